@@ -1,0 +1,158 @@
+/**
+ * The journal: wmsbridge's durable state. One interface, several stores: SQLite (embedded default,
+ * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
+ * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
+ */
+import type { RecordOp, SourceLocation } from '../map/types.js';
+import type { Target, RefResource } from '../wms/targets.js';
+
+export type FileStatus =
+  | 'claimed' // moved into the working folder, not fully mapped yet
+  | 'mapped' // every row is in the journal as a record or a reject
+  | 'done' // every record settled, original archived
+  | 'error' // the file as a whole could not be processed, original in the error folder
+  | 'duplicate'; // same content as an earlier file: not processed again
+
+export interface FileRow {
+  id: number;
+  channel: string;
+  /** file name as dropped */
+  name: string;
+  /** where the original is now (working folder, archive or error folder) */
+  path: string;
+  size: number;
+  sha256: string;
+  status: FileStatus;
+  /** the file this one duplicates, when status is 'duplicate' */
+  duplicateOf: number | null;
+  error: string | null;
+  /** id of the run that processed it */
+  runId: string | null;
+  /** claim owner (instance id) and lease expiry, for shared stores */
+  owner: string | null;
+  leaseUntil: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type RecordStatus =
+  | 'pending' // mapped, not sent yet
+  | 'sending' // a request is (or was, at a crash) in flight
+  | 'sent' // settled with outcome created / updated / unchanged
+  | 'rejected' // refused by validation or by the WMS (4xx): fix the data
+  | 'failed' // gave up after retries (network, 5xx): can be retried
+  | 'held' // not sent: a dependency failed, or in-doubt without read-back under the 'hold' policy
+  | 'in_doubt'; // a send whose outcome is unknown (crash in flight), not settled yet
+
+export type RecordOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'rejected' | 'failed' | 'held' | 'in-doubt';
+
+export interface NewRecord {
+  target: Target;
+  op: RecordOp;
+  key: string;
+  source: SourceLocation;
+  mapping: string;
+  payload: Record<string, unknown>;
+  /** sha256 of the canonical JSON of the payload (refs unresolved) */
+  payloadHash: string;
+  attachmentPath?: string;
+  /** records rejected at map time are journaled too, with status 'rejected' and the issues */
+  status?: 'pending' | 'rejected';
+  error?: string;
+}
+
+export interface RecordRow extends Omit<NewRecord, 'status' | 'error'> {
+  id: number;
+  fileId: number;
+  status: RecordStatus;
+  outcome: RecordOutcome | null;
+  wmsId: string | null;
+  error: string | null;
+  attempts: number;
+  updatedAt: string;
+}
+
+export interface RecordQuery {
+  fileIds?: number[];
+  targets?: Target[];
+  statuses?: RecordStatus[];
+  /** only records with id > afterId (keyset paging) */
+  afterId?: number;
+  limit?: number;
+}
+
+export interface RecordResult {
+  status: Exclude<RecordStatus, 'pending' | 'sending'>;
+  outcome: RecordOutcome;
+  wmsId?: string | null;
+  error?: string | null;
+}
+
+export interface XrefEntry {
+  resource: RefResource;
+  key: string;
+  wmsId: string;
+  /** hash of the last payload sent for this key: an identical payload later is 'unchanged' */
+  payloadHash: string | null;
+  updatedAt: string;
+}
+
+export interface WebhookEventRow {
+  id: number;
+  /** dedup key: the event id when the payload has one, else sha256 of kind + body */
+  dedupKey: string;
+  kind: string;
+  receivedAt: string;
+  body: string;
+  /** set when written to outbox */
+  deliveredAt: string | null;
+  /** linked record (a webhook about a document wmsbridge sent) */
+  recordId: number | null;
+}
+
+export interface Journal {
+  /** the store's name for messages: 'sqlite:/path/state/journal.db' or 'postgres://host/db' */
+  readonly location: string;
+
+  // ---- files -------------------------------------------------------------------------------
+  /**
+   * Registers a claimed file. If a file with the same sha256 was already processed (status done,
+   * mapped or claimed) and `force` is false, the new row gets status 'duplicate' and duplicateOf.
+   */
+  addFile(file: { channel: string; name: string; path: string; size: number; sha256: string; runId: string; force?: boolean; owner?: string }): Promise<FileRow>;
+  getFile(id: number): Promise<FileRow | undefined>;
+  listFiles(query?: { statuses?: FileStatus[]; channel?: string; runId?: string }): Promise<FileRow[]>;
+  updateFile(id: number, patch: Partial<Pick<FileRow, 'status' | 'path' | 'error' | 'runId' | 'owner' | 'leaseUntil'>>): Promise<void>;
+
+  // ---- records -----------------------------------------------------------------------------
+  /** Inserts a batch of records for one file in one transaction. */
+  addRecords(fileId: number, records: NewRecord[]): Promise<void>;
+  /** Records matching the query, ordered by id. */
+  listRecords(query: RecordQuery): Promise<RecordRow[]>;
+  countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;
+  /** Marks a record in flight (status 'sending', attempts + 1) before its request leaves. */
+  markSending(recordId: number): Promise<void>;
+  /** Settles a record. */
+  settle(recordId: number, result: RecordResult): Promise<void>;
+  /** At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. */
+  recoverInFlight(fileIds?: number[]): Promise<number>;
+  /** Latest settled record for (target, key) in another file: for 'unchanged' detection and reports. */
+  findLatest(target: Target, key: string): Promise<RecordRow | undefined>;
+
+  // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
+  getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined>;
+  putXref(resource: RefResource, key: string, wmsId: string, payloadHash: string | null): Promise<void>;
+  deleteXref(resource: RefResource, key: string): Promise<void>;
+
+  // ---- key/value (finished inventories exported, schedules' last runs, ...) ------------------
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+
+  // ---- webhooks -------------------------------------------------------------------------------
+  /** Stores an event once; returns { stored: false } when the dedupKey was seen before. */
+  addWebhookEvent(event: { dedupKey: string; kind: string; body: string; recordId?: number | null }): Promise<{ stored: boolean; id: number }>;
+  listWebhookEvents(query: { undeliveredOnly?: boolean; limit?: number }): Promise<WebhookEventRow[]>;
+  markWebhookDelivered(ids: number[]): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,79 @@
+/**
+ * The contract between mapping (parse + map, pure) and sending (push). A mapping turns source rows
+ * into MappedRecords; a record may hold references to WMS ids that are not known yet at map time
+ * (a product's category may be created in the same run). Those are `RefValue` placeholders,
+ * resolved by push just before sending, after everything of a lower tier has been settled.
+ */
+import type { RefResource, Target } from '../wms/targets.js';
+import type { RowIssue } from '../shared/errors.js';
+
+/**
+ * A reference to a WMS id, resolved at send time.
+ * - Without `by`: the natural key of a record wmsbridge sends (e.g. a Category's codeERP). It is looked
+ *   up in the journal's cross-reference; a record of the same run with that target and key is a
+ *   dependency (sent first; when it fails, the referring record is held).
+ * - With `by`: a WMS reference read (Warehouse by codeERP, Dock by name, LogisticsProfile by
+ *   mnemonic, MaterialStatus by name, Provider/ShippingCompany by codeERP, Owners by code, Company or
+ *   Branch by name or cnpj). The cross-reference is tried first.
+ */
+export interface RefValue {
+  $ref: { resource: RefResource; value: string; by?: string };
+}
+
+export function isRef(v: unknown): v is RefValue {
+  return typeof v === 'object' && v !== null && '$ref' in v && typeof (v as RefValue).$ref === 'object';
+}
+
+/** Where a record came from. Lines are 1-based physical lines of the source file. */
+export interface SourceLocation {
+  line: number;
+  /** last line, for documents made of several rows */
+  lineEnd?: number;
+  /** XML element path (e.g. nfeProc/NFe/infNFe/det[3]) when the source is XML */
+  element?: string;
+}
+
+export type RecordOp = 'create' | 'update' | 'upsert' | 'delete';
+
+export interface MappedRecord {
+  target: Target;
+  op: RecordOp;
+  /** natural key, unique per target (codeERP, code, "nf|provider", "order|owner"...) */
+  key: string;
+  source: SourceLocation;
+  /** the request body, possibly holding RefValue placeholders at any depth */
+  payload: Record<string, unknown>;
+  /** PickingListAttachment only: path of the file to attach, relative to the channel's inbox */
+  attachmentPath?: string;
+  /** name of the mapping that produced it */
+  mapping: string;
+}
+
+/** A source row (or document) that could not be mapped: written to the rejects and result files. */
+export interface RejectedRow {
+  source: SourceLocation;
+  /** the raw source fields as read, to rewrite the row in the original format */
+  raw: RawRow;
+  issues: RowIssue[];
+  mapping: string;
+  /** the natural key when it could be computed */
+  key?: string;
+  target?: Target;
+}
+
+/** A parsed source row: values by column name (or index) plus its location. */
+export interface RawRow {
+  /** 1-based physical line (first line for multi-line quoted fields) */
+  line: number;
+  lineEnd?: number;
+  /** delimited: column name (or "0","1".. without header) -> value; fixed-width: field -> value; XML: path -> value */
+  fields: Record<string, string>;
+  /** delimited: the row as an array in file order (to write rejects back in the same shape) */
+  cells?: string[];
+  /** fixed-width: the record type; XML: the element path */
+  recordType?: string;
+  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited) */
+  text?: string;
+}
+
+export type MapOutput = { ok: true; record: MappedRecord } | { ok: false; reject: RejectedRow };

@@ -1,0 +1,52 @@
+/**
+ * Runs the real CLI as a child process. From compiled tests (dist/test/...) it runs dist/src/cli/main.js;
+ * from a .ts test run with tsx it runs src/cli/main.ts through tsx, so helpers can iterate without a build.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+
+const here = fileURLToPath(import.meta.url);
+const fromTs = here.endsWith('.ts');
+export const PROJECT_ROOT = fileURLToPath(new URL(fromTs ? '../../' : '../../../', import.meta.url));
+export const SHARED_DIR = fileURLToPath(new URL(fromTs ? '../../../shared/' : '../../../../shared/', import.meta.url));
+
+export function cliCommand(): { cmd: string; args: string[] } {
+  if (fromTs) return { cmd: process.execPath, args: ['--import', 'tsx', `${PROJECT_ROOT}src/cli/main.ts`] };
+  const main = `${PROJECT_ROOT}dist/src/cli/main.js`;
+  if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
+  return { cmd: process.execPath, args: [main] };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
+  const { cmd, args: pre } = cliCommand();
+  return spawn(cmd, [...pre, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+    env: { ...process.env, WMSBRIDGE_LOG_PRETTY: '0', ...(options.env ?? {}) },
+  });
+}
+
+/** Runs the CLI to completion (bounded by timeoutMs; killed with SIGKILL past it). */
+export function runCli(args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<CliResult> {
+  const child = spawnCli(args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
