@@ -3,7 +3,7 @@
  * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
  * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
  */
-import type { RecordOp, SourceLocation } from '../map/types.js';
+import type { RawRow, RecordOp, SourceLocation } from '../map/types.js';
 import type { Target, RefResource } from '../wms/targets.js';
 
 export type FileStatus =
@@ -56,6 +56,11 @@ export interface NewRecord {
   /** sha256 of the canonical JSON of the payload (refs unresolved) */
   payloadHash: string;
   attachmentPath?: string;
+  /**
+   * the source row(s) as read, so a record refused at send time (lookup not found, WMS validation)
+   * can still be written to the rejects file in the original format
+   */
+  raw?: RawRow[];
   /** records rejected at map time are journaled too, with status 'rejected' and the issues */
   status?: 'pending' | 'rejected';
   error?: string;

@@ -47,6 +47,8 @@ export interface MappedRecord {
   attachmentPath?: string;
   /** name of the mapping that produced it */
   mapping: string;
+  /** the source row(s) it was made from (kept for rejects written at send time) */
+  raw: RawRow[];
 }
 
 /** A source row (or document) that could not be mapped: written to the rejects and result files. */
@@ -77,3 +79,24 @@ export interface RawRow {
 }
 
 export type MapOutput = { ok: true; record: MappedRecord } | { ok: false; reject: RejectedRow };
+
+/**
+ * Read-only reference data (Company, Branch, Warehouse, Dock, LogisticsProfile, MaterialStatus),
+ * preloaded from the WMS before a file is mapped, so lookups are synchronous and a code that is not
+ * found rejects the row at map time with the original row at hand.
+ */
+export interface ReferenceCache {
+  /** the WMS id of the record of `resource` whose field `by` equals `value` (case-insensitive, trimmed) */
+  find(resource: RefResource, by: string, value: string): string | undefined;
+  /** whether this resource was loaded at all (a mapping needing an unloaded resource is a bug) */
+  has(resource: RefResource): boolean;
+}
+
+/** What a mapping needs at map time besides its rows. */
+export interface MapContext {
+  /** the file name as dropped, for messages */
+  file: string;
+  refs: ReferenceCache;
+  /** "now" for templates and default dates */
+  now: Date;
+}
