@@ -54,8 +54,8 @@ export interface MappedRecord {
 /** A source row (or document) that could not be mapped: written to the rejects and result files. */
 export interface RejectedRow {
   source: SourceLocation;
-  /** the raw source fields as read, to rewrite the row in the original format */
-  raw: RawRow;
+  /** the raw source row(s) as read (several for a document), to rewrite them in the original format */
+  raw: RawRow[];
   issues: RowIssue[];
   mapping: string;
   /** the natural key when it could be computed */
