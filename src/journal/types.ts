@@ -143,6 +143,8 @@ export interface Journal {
   recoverInFlight(fileIds?: number[]): Promise<number>;
   /** Latest settled record for (target, key) in another file: for 'unchanged' detection and reports. */
   findLatest(target: Target, key: string): Promise<RecordRow | undefined>;
+  /** The record whose send returned this WMS id (links webhooks to the file and line they concern). */
+  findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
 
   // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
   getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined>;
