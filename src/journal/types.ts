@@ -132,6 +132,11 @@ export interface Journal {
   // ---- records -----------------------------------------------------------------------------
   /** Inserts a batch of records for one file in one transaction. */
   addRecords(fileId: number, records: NewRecord[]): Promise<void>;
+  /**
+   * Removes every record of a file: used when a file that was claimed but not fully mapped (a crash
+   * mid-mapping, nothing of it sent yet) is mapped again from the start.
+   */
+  deleteRecords(fileId: number): Promise<void>;
   /** Records matching the query, ordered by id. */
   listRecords(query: RecordQuery): Promise<RecordRow[]>;
   countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;
