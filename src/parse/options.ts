@@ -1,0 +1,254 @@
+/**
+ * Parser options: one zod schema per source format, a discriminated union on `format`.
+ * The mapping model embeds `ParseOptionsSchema` (a mapping says how its files are read), so every
+ * option carries a `.describe()` text and a default; unknown keys are refused (strict objects), so a
+ * typo in a mapping file is a config error instead of a silently ignored option.
+ *
+ * `ParseOptionsInput` is what a mapping file may write (defaults optional); `ParseOptions` is the
+ * resolved shape after `ParseOptionsSchema.parse()` (defaults filled in). See docs/PARSERS.md.
+ */
+import { z } from 'zod';
+
+/** 1 MiB: the default longest physical line (characters) a text parser accepts before reporting 'line_too_long'. */
+export const DEFAULT_MAX_LINE_LENGTH = 1024 * 1024;
+/** 20 MiB: the default size limit of non-streaming formats (xml, json). */
+export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
+
+export const Encoding = z
+  .enum(['utf-8', 'windows-1252', 'iso-8859-1'])
+  .describe(
+    'Character encoding of the file. Decoded with iconv-lite (windows-1252 maps 0x80-0x9F to € ‚ „ … – — etc.; ' +
+      'iso-8859-1 maps them to C1 controls). A UTF-8 BOM is always stripped.',
+  );
+export type Encoding = z.infer<typeof Encoding>;
+
+const MaxLineLength = z
+  .number()
+  .int()
+  .positive()
+  .default(DEFAULT_MAX_LINE_LENGTH)
+  .describe('Longest physical line (in characters) accepted; a longer one is reported as a line_too_long error item. @default 1048576');
+
+const MaxBytes = z
+  .number()
+  .int()
+  .positive()
+  .default(DEFAULT_MAX_BYTES)
+  .describe('Largest file accepted (bytes): the whole file is held in memory. A larger file is refused with an InputError. @default 20971520 (20 MB)');
+
+const SingleChar = z.string().length(1);
+
+/** Slash path with no empty segment: 'nfeProc/NFe/infNFe/det'. */
+const SlashPath = z
+  .string()
+  .min(1)
+  .regex(/^[^/]+(\/[^/]+)*$/, 'must be a slash-separated path without leading/trailing slash (e.g. nfeProc/NFe/infNFe/det)');
+
+// ---------------------------------------------------------------------------------------------
+// delimited (CSV, TXT with ; , | or TAB)
+// ---------------------------------------------------------------------------------------------
+
+export const DelimitedOptionsSchema = z
+  .strictObject({
+    format: z.literal('delimited'),
+    delimiter: z
+      .enum([';', ',', '|', '\t'])
+      .default(';')
+      .describe('Field separator: ";" "," "|" or TAB ("\\t"). @default ";"'),
+    quote: z
+      .union([SingleChar, z.literal(false)])
+      .default('"')
+      .describe('Quote character, or false when the file never quotes (e.g. SPED: a " is then plain text). @default "\\""'),
+    escape: SingleChar.optional().describe(
+      'Escape character inside quoted fields. @default the quote character (a doubled quote "" is a literal quote)',
+    ),
+    header: z
+      .boolean()
+      .default(true)
+      .describe('Whether the first (non-skipped) line holds the column names. Names are trimmed; duplicates get _2, _3... @default true'),
+    columns: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe(
+        'Column names when there is no header (header: false). Without them, fields are keyed "0", "1", ... ' +
+          'With a header, they are ignored. Also used to count expected columns.',
+      ),
+    skipLines: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('Number of leading physical lines to skip before the header/first row (titles, export banners). @default 0'),
+    skipEmptyLines: z.boolean().default(true).describe('Skip lines that are empty (or only whitespace-free empty). @default true'),
+    comment: SingleChar.optional().describe('A line starting with this character is a comment and skipped. @default none'),
+    trim: z.boolean().default(false).describe('Trim spaces around every cell value (cells kept raw for rejects). @default false'),
+    encoding: Encoding.default('utf-8').describe('Character encoding of the file. @default "utf-8"'),
+    relaxColumnCount: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept rows with fewer/more cells than the header or declared columns (e.g. SPED EFD, whose record types ' +
+          'differ in length). When false, such a row is a ragged_row error item ("expected 12 columns, found 9"). @default false',
+      ),
+    maxLineLength: MaxLineLength,
+  })
+  .describe('Delimited text (CSV / TXT), streamed line by line.');
+export type DelimitedOptions = z.output<typeof DelimitedOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// fixed-width (CNAB 240/400, legacy layouts)
+// ---------------------------------------------------------------------------------------------
+
+export const FixedFieldSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('Field name (the key in the row\'s fields).'),
+    start: z.number().int().min(1).describe('1-based first character position.'),
+    length: z.number().int().min(1).describe('Number of characters.'),
+  })
+  .describe('One field of a fixed-width record. Values are NOT trimmed (the mapping decides).');
+export type FixedField = z.output<typeof FixedFieldSchema>;
+
+const MatchAt = z.strictObject({
+  start: z.number().int().min(1).describe('1-based position where the value must appear.'),
+  value: z.string().min(1).describe('Literal text expected at that position (e.g. "0", "1", "9").'),
+});
+
+export const RecordMatchSchema = z
+  .union([MatchAt, z.array(MatchAt).min(1), z.literal('default')])
+  .describe(
+    'How a line is recognised as this record type: a literal at a position, a list of literals that must ALL match ' +
+      '(CNAB240 segment P: "3" at 8 and "P" at 14), or "default" (any line no other type matched).',
+  );
+export type RecordMatch = z.output<typeof RecordMatchSchema>;
+
+export const FixedRecordSchema = z
+  .strictObject({
+    type: z.string().min(1).describe('Record type name, set as the row\'s recordType (e.g. "header", "detail", "trailer").'),
+    match: RecordMatchSchema,
+    fields: z.array(FixedFieldSchema).describe('Fields of this record type.'),
+  })
+  .describe('A record type of a fixed-width file. Types are tried in order; "default" is tried last.');
+export type FixedRecord = z.output<typeof FixedRecordSchema>;
+
+export const TrailerCheckSchema = z
+  .strictObject({
+    type: z.string().min(1).default('trailer').describe('Record type of the trailer line. @default "trailer"'),
+    countField: z.string().min(1).describe('Field of the trailer holding the record count (digits; spaces and leading zeros allowed).'),
+    counts: z
+      .union([z.enum(['detail', 'all']), z.array(z.string().min(1)).min(1)])
+      .default('all')
+      .describe(
+        'What the count counts. "all": every physical record of the file up to and including the trailer (CNAB240 ' +
+          '"quantidade de registros", CNAB400 trailer sequence number). "detail": every record before the trailer whose ' +
+          'type is neither the trailer type nor "header". A list: records of those types. @default "all"',
+      ),
+    offset: z.number().int().default(0).describe('Added to the counted number before comparing. @default 0'),
+  })
+  .describe('Trailer count check: a mismatch makes the whole file fail (InputError naming the trailer line and both numbers).');
+export type TrailerCheck = z.output<typeof TrailerCheckSchema>;
+
+export const FixedWidthOptionsSchema = z
+  .strictObject({
+    format: z.literal('fixed-width'),
+    encoding: Encoding.default('utf-8').describe('Character encoding of the file; positions count characters. @default "utf-8"'),
+    records: z.array(FixedRecordSchema).min(1).describe('Record types; a line matching none is an unknown_record error item.'),
+    lineLength: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Expected line length (e.g. 240, 400). Longer lines are line_too_long error items; shorter (right-trimmed) lines are tolerated. @default none'),
+    skipEmptyLines: z.boolean().default(true).describe('Skip empty lines (a trailing blank line, a final EOF marker line). @default true'),
+    trailer: TrailerCheckSchema.optional(),
+    maxLineLength: MaxLineLength,
+  })
+  .describe('Fixed-width text (CNAB, mainframe layouts), read line by line.');
+export type FixedWidthOptions = z.output<typeof FixedWidthOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// xml (NF-e and friends)
+// ---------------------------------------------------------------------------------------------
+
+/** NF-e det children that may repeat: always arrays so one lot and two lots look alike. */
+export const DEFAULT_XML_REPEAT = ['prod/rastro', 'prod/DI', 'prod/DI/adi', 'prod/detExport', 'prod/med', 'prod/arma'];
+
+export const XmlOptionsSchema = z
+  .strictObject({
+    format: z.literal('xml'),
+    itemPath: z
+      .union([SlashPath, z.array(SlashPath).min(1)])
+      .describe(
+        'Path (element names, namespace prefixes removed) from the document root to the repeating item element, ' +
+          'e.g. "nfeProc/NFe/infNFe/det". A list gives alternatives, tried in order; the first that exists is used.',
+      ),
+    rootOptional: z
+      .boolean()
+      .default(true)
+      .describe(
+        'The first segment of itemPath may be absent (an NFe without its nfeProc envelope). Document-level paths ' +
+          '("/NFe/infNFe/ide/nNF") never include that optional root. @default true',
+      ),
+    repeat: z
+      .array(SlashPath)
+      .default(DEFAULT_XML_REPEAT)
+      .describe(
+        'Item-relative paths of children that may repeat; they always get the indexed scheme (prod/rastro[0]/nLote) even ' +
+          'when only one is present. @default ["prod/rastro","prod/DI","prod/DI/adi","prod/detExport","prod/med","prod/arma"]',
+      ),
+    maxBytes: MaxBytes,
+    encoding: Encoding.optional().describe('Character encoding. @default the encoding of the XML declaration, else utf-8'),
+  })
+  .describe('XML document(s) with a repeating item element. Not streaming: bounded by maxBytes. DOCTYPE/ENTITY refused.');
+export type XmlOptions = z.output<typeof XmlOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// json / jsonl
+// ---------------------------------------------------------------------------------------------
+
+export const JsonOptionsSchema = z
+  .strictObject({
+    format: z.literal('json'),
+    itemPath: SlashPath.optional().describe(
+      'Slash path from the top-level object to the array of items (e.g. "data/items"). @default none: the top level is the array',
+    ),
+    maxBytes: MaxBytes,
+    encoding: Encoding.default('utf-8').describe('Character encoding. @default "utf-8"'),
+  })
+  .describe('A JSON document: a top-level array of items, or an object with itemPath to one. Not streaming: bounded by maxBytes.');
+export type JsonOptions = z.output<typeof JsonOptionsSchema>;
+
+export const JsonlOptionsSchema = z
+  .strictObject({
+    format: z.literal('jsonl'),
+    encoding: Encoding.default('utf-8').describe('Character encoding. @default "utf-8"'),
+    skipEmptyLines: z.boolean().default(true).describe('Skip blank lines. @default true'),
+    maxLineLength: MaxLineLength,
+  })
+  .describe('JSON Lines: one JSON object per line, streamed. A line that is not an object is an error item.');
+export type JsonlOptions = z.output<typeof JsonlOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// the union
+// ---------------------------------------------------------------------------------------------
+
+export const ParseOptionsSchema = z
+  .discriminatedUnion('format', [
+    DelimitedOptionsSchema,
+    FixedWidthOptionsSchema,
+    XmlOptionsSchema,
+    JsonOptionsSchema,
+    JsonlOptionsSchema,
+  ])
+  .describe('How a source file is read: format and its options.');
+
+/** Resolved options (defaults filled in). */
+export type ParseOptions = z.output<typeof ParseOptionsSchema>;
+/** What a mapping file may write (defaults optional). */
+export type ParseOptionsInput = z.input<typeof ParseOptionsSchema>;
+export type ParseFormat = ParseOptions['format'];
+
+/** Validate and fill defaults; throws a ZodError on bad options (callers wrap it in a ConfigError). */
+export function resolveParseOptions(input: ParseOptionsInput | ParseOptions): ParseOptions {
+  return ParseOptionsSchema.parse(input);
+}

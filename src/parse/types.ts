@@ -1,0 +1,71 @@
+/**
+ * What the parsers yield. A row-level problem (ragged row, broken quote, unknown record type, bad JSON
+ * line, over-long line) is data: an `error` item with its location and the raw text/cells, so the
+ * rejects writer can write it back. A whole-file problem throws InputError instead.
+ */
+import type { RawRow } from '../map/types.js';
+import type { RowIssue } from '../shared/errors.js';
+
+export type { RawRow } from '../map/types.js';
+
+export interface ParsedRowItem {
+  kind: 'row';
+  row: RawRow;
+}
+
+export interface ParsedErrorItem {
+  kind: 'error';
+  /** 1-based physical line where the problem starts */
+  line: number;
+  /** last physical line, when the problem spans several (a quoted field with newlines) */
+  lineEnd?: number;
+  /** the raw text of the line(s), without the line terminator */
+  text?: string;
+  /** the cells that could be split, when any (delimited) */
+  cells?: string[];
+  /** fixed-width: the record type, when known */
+  recordType?: string;
+  issue: RowIssue;
+}
+
+export type ParsedItem = ParsedRowItem | ParsedErrorItem;
+
+/**
+ * Stable codes of parse error items (RowIssue.code):
+ * - ragged_row: cell count differs from the header/declared columns
+ * - bad_quote: unclosed or misplaced quote in a delimited line
+ * - line_too_long: a physical line (or a record) longer than maxLineLength / lineLength
+ * - unknown_record: a fixed-width line no record type matches
+ * - bad_json: a JSONL line that is not a JSON object
+ * - not_an_object: a JSON item that is not an object
+ */
+export const ParseIssueCode = {
+  RAGGED_ROW: 'ragged_row',
+  BAD_QUOTE: 'bad_quote',
+  LINE_TOO_LONG: 'line_too_long',
+  UNKNOWN_RECORD: 'unknown_record',
+  BAD_JSON: 'bad_json',
+  NOT_AN_OBJECT: 'not_an_object',
+} as const;
+export type ParseIssueCode = (typeof ParseIssueCode)[keyof typeof ParseIssueCode];
+
+/** Counters a caller may keep while iterating (see `countItems` in index.ts). */
+export interface ParseSummary {
+  rows: number;
+  errors: number;
+  bytes: number;
+}
+
+/** Extra facts a parser learns while reading, useful to write rejects back in the same shape. */
+export interface ParseFacts {
+  /** delimited with header: the header cells as read (trimmed, before de-duplication) */
+  header?: string[];
+  /** the effective column names (after _2/_3 suffixing for duplicates) */
+  columns?: string[];
+  /** duplicate header names that were renamed ("name" -> "name_2") */
+  renamedColumns?: Array<{ from: string; to: string }>;
+  /** the line terminator seen first in the file */
+  newline?: '\r\n' | '\n' | '\r';
+  /** bytes read from the file so far */
+  bytes: number;
+}
