@@ -1,0 +1,191 @@
+/**
+ * Pull schedules: a tiny grammar, pure. No timers here: the caller (run --pulls, the watch loop)
+ * asks `isDue(schedule, lastRun, now)` whenever it likes (the watch loop: every minute).
+ *
+ * Grammar (case-insensitive, spaces between tokens free):
+ *   every <N>m                   every N minutes   (1 <= N <= 1440), counted from the last run
+ *   every <N>h                   every N hours     (1 <= N <= 168),  counted from the last run
+ *   daily HH:MM [ZONE]           every day at HH:MM wall-clock time
+ *   weekdays HH:MM [ZONE]        Monday to Friday at HH:MM wall-clock time
+ * ZONE is an IANA time zone name (America/Sao_Paulo). Without it, the `timeZone` option of
+ * parseSchedule applies, and without that the local time zone of the process (TZ).
+ *
+ * Rules (docs/PULL.md):
+ * - A schedule that never ran (lastRun null) is due at once: the first check runs it.
+ * - `every`: due lastRun + interval. A lastRun in the future (clock moved back) counts as now.
+ * - `daily` / `weekdays`: due at the first slot strictly after lastRun. Missed slots (process down
+ *   for days) are caught up ONCE, not once per missed slot.
+ * - A slot inside a DST gap (02:30 on a spring-forward day) is the instant the clock jumps over it
+ *   (reads 03:30 after a one-hour jump); in a repeated hour (fall-back) the first occurrence.
+ */
+import { ConfigError } from '../shared/errors.js';
+
+export type Schedule =
+  | { readonly kind: 'every'; readonly intervalMs: number; readonly source: string }
+  | {
+      readonly kind: 'daily' | 'weekdays';
+      readonly hour: number;
+      readonly minute: number;
+      /** IANA zone; undefined: the local time zone of the process */
+      readonly timeZone: string | undefined;
+      readonly source: string;
+    };
+
+export interface ScheduleOptions {
+  /** IANA time zone for daily/weekdays when the schedule string names none. @default process local zone */
+  timeZone?: string;
+}
+
+export const SCHEDULE_GRAMMAR = "'every <N>m' | 'every <N>h' | 'daily HH:MM [Zone/Name]' | 'weekdays HH:MM [Zone/Name]'";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Parses a schedule string; throws ConfigError naming the string and the grammar. */
+export function parseSchedule(s: string, options: ScheduleOptions = {}): Schedule {
+  const source = s.trim();
+  const fail = (why: string): never => {
+    throw new ConfigError(`schedule "${s}": ${why} (expected ${SCHEDULE_GRAMMAR})`, { details: { schedule: s } });
+  };
+  const tokens = source.split(/\s+/).filter((t) => t.length > 0);
+  const head = tokens[0]?.toLowerCase();
+  if (head === 'every') {
+    if (tokens.length !== 2) fail('"every" takes one interval like 30m or 2h');
+    const m = /^(\d{1,4})\s*([mh])$/i.exec(tokens[1] ?? '');
+    if (!m) return fail(`interval "${tokens[1] ?? ''}" is not <N>m or <N>h`);
+    const n = Number(m[1]);
+    const unit = (m[2] ?? 'm').toLowerCase();
+    if (n < 1) fail('the interval must be at least 1');
+    if (unit === 'm' && n > 1440) fail('at most 1440 minutes (use daily HH:MM for daily runs)');
+    if (unit === 'h' && n > 168) fail('at most 168 hours');
+    return { kind: 'every', intervalMs: n * (unit === 'h' ? HOUR : MINUTE), source };
+  }
+  if (head === 'daily' || head === 'weekdays') {
+    if (tokens.length < 2 || tokens.length > 3) fail(`"${head}" takes a time HH:MM and optionally a time zone`);
+    const m = /^(\d{1,2}):(\d{2})$/.exec(tokens[1] ?? '');
+    if (!m) return fail(`time "${tokens[1] ?? ''}" is not HH:MM`);
+    const hour = Number(m[1]);
+    const minute = Number(m[2]);
+    if (hour > 23 || minute > 59) fail(`time "${tokens[1] ?? ''}" is out of range (00:00 to 23:59)`);
+    const timeZone = tokens[2] ?? options.timeZone;
+    if (timeZone !== undefined && !isValidTimeZone(timeZone)) fail(`unknown time zone "${timeZone}"`);
+    return { kind: head, hour, minute, timeZone, source };
+  }
+  return fail(source.length === 0 ? 'empty' : `unknown form "${tokens[0] ?? ''}"`);
+}
+
+/** When the schedule is next due, given its last run (null: never ran). */
+export function nextRun(schedule: Schedule, lastRun: Date | null, now: Date): Date {
+  if (lastRun === null || Number.isNaN(lastRun.getTime())) return new Date(now.getTime());
+  const last = Math.min(lastRun.getTime(), now.getTime());
+  if (schedule.kind === 'every') return new Date(last + schedule.intervalMs);
+  return new Date(nextSlotAfter(schedule, last));
+}
+
+/** Whether the schedule should run now. */
+export function isDue(schedule: Schedule, lastRun: Date | null, now: Date): boolean {
+  return nextRun(schedule, lastRun, now).getTime() <= now.getTime();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wall-clock arithmetic in a time zone, with Intl only (no dependency).
+// ---------------------------------------------------------------------------------------------
+
+interface WallClock {
+  year: number;
+  month: number; // 1-12
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  /** 0 Sunday .. 6 Saturday */
+  weekday: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = timeZone ?? '';
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      weekday: 'short',
+    });
+    formatters.set(key, f);
+  }
+  return f;
+}
+
+const WEEKDAYS: Record<string, number> = { Sun: 0, Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6 };
+
+export function wallClock(instant: number, timeZone: string | undefined): WallClock {
+  const parts: Record<string, string> = {};
+  for (const p of formatter(timeZone).formatToParts(new Date(instant))) parts[p.type] = p.value;
+  return {
+    year: Number(parts['year']),
+    month: Number(parts['month']),
+    day: Number(parts['day']),
+    hour: Number(parts['hour']) % 24,
+    minute: Number(parts['minute']),
+    second: Number(parts['second']),
+    weekday: WEEKDAYS[parts['weekday'] ?? ''] ?? 0,
+  };
+}
+
+/** Offset of the zone at an instant, in ms (wall clock read as UTC minus the instant). */
+function offsetAt(instant: number, timeZone: string | undefined): number {
+  const w = wallClock(instant, timeZone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - Math.floor(instant / 1000) * 1000;
+}
+
+/**
+ * The instant at which the wall clock of the zone reads y-m-d hh:mm. In a repeated hour, the first
+ * occurrence; in a gap, the instant the clock jumps over it (the pre-transition offset applied).
+ */
+export function instantOfWallClock(y: number, m: number, d: number, hh: number, mm: number, timeZone: string | undefined): number {
+  const wall = Date.UTC(y, m - 1, d, hh, mm, 0);
+  const before = offsetAt(wall - DAY / 2, timeZone);
+  const after = offsetAt(wall + DAY / 2, timeZone);
+  const candidates = [wall - before, wall - after].filter((t) => {
+    const w = wallClock(t, timeZone);
+    return w.year === y && w.month === m && w.day === d && w.hour === hh && w.minute === mm;
+  });
+  if (candidates.length > 0) return Math.min(...candidates);
+  return wall - before;
+}
+
+function nextSlotAfter(schedule: Extract<Schedule, { kind: 'daily' | 'weekdays' }>, after: number): number {
+  const tz = schedule.timeZone;
+  const start = wallClock(after, tz);
+  // walk calendar days from the day of `after`; 8 days always reach a weekday slot
+  for (let i = 0; i < 10; i++) {
+    const day = new Date(Date.UTC(start.year, start.month - 1, start.day + i));
+    const y = day.getUTCFullYear();
+    const m = day.getUTCMonth() + 1;
+    const d = day.getUTCDate();
+    const weekday = day.getUTCDay();
+    if (schedule.kind === 'weekdays' && (weekday === 0 || weekday === 6)) continue;
+    const slot = instantOfWallClock(y, m, d, schedule.hour, schedule.minute, tz);
+    if (slot > after) return slot;
+  }
+  /* c8 ignore next */
+  throw new Error(`schedule "${schedule.source}": no slot found after ${new Date(after).toISOString()}`);
+}
+
+function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
