@@ -1,0 +1,94 @@
+/**
+ * The run report's data model: what a run did, file by file and resource by resource. Built by the
+ * run command from the journal (so `wmsbridge report --rebuild` can write it again) and rendered by
+ * src/outbox/report.ts as HTML, CSV and JSON.
+ */
+
+export type Outcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'rejected' | 'failed' | 'held' | 'in-doubt' | 'skipped';
+
+/** Every outcome in display order (good news first, then what needs attention). */
+export const OUTCOMES = [
+  'created',
+  'updated',
+  'unchanged',
+  'deleted',
+  'skipped',
+  'rejected',
+  'failed',
+  'held',
+  'in-doubt',
+] as const satisfies readonly Outcome[];
+
+/** Outcomes that need someone to look at the record (the "N records need attention" figure). */
+export const ATTENTION_OUTCOMES = ['rejected', 'failed', 'held', 'in-doubt'] as const satisfies readonly Outcome[];
+
+export type FileReportStatus = 'done' | 'error' | 'duplicate' | 'partial';
+
+export interface FileSummary {
+  channel: string;
+  /** the file name as dropped */
+  name: string;
+  status: FileReportStatus;
+  mapping: string | null;
+  target: string | null;
+  rows: number;
+  outcomes: Partial<Record<Outcome, number>>;
+  /** result CSV: relative to the outbox folder (or absolute) */
+  resultFile?: string;
+  /** rejects file: relative to the outbox folder (or absolute) */
+  rejectsFile?: string;
+  /** where the original went (archive or error folder) */
+  archivedTo?: string;
+  error?: string;
+  durationMs?: number;
+}
+
+export interface AttentionItem {
+  file: string;
+  line: number;
+  target: string;
+  key: string;
+  outcome: Outcome;
+  reason: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  command: string;
+  dryRun: boolean;
+  /** ISO 8601 instants */
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  exitCode: number;
+  host: string;
+  version: string;
+  wms: { url: string; sandbox: boolean; requests: number; retries: number; refreshes: number; failures: number };
+  totals: Record<Outcome, number> & { files: number; records: number };
+  files: FileSummary[];
+  resources: Array<{ target: string; outcomes: Partial<Record<Outcome, number>> }>;
+  /** ranked, most frequent first (the report sorts again to be safe) */
+  errorReasons: Array<{ reason: string; count: number; example?: { file: string; line: number } }>;
+  /** cumulative settled records over time; atMs is relative to startedAt */
+  timeline: Array<{ atMs: number; settled: number }>;
+  /** held / in-doubt / failed (and rejected) records, capped by the producer */
+  attention: AttentionItem[];
+  webhooks?: Array<{ kind: string; count: number; linked: number }>;
+}
+
+/** A zero for every outcome: a starting point for producers that count. */
+export function emptyTotals(): RunSummary['totals'] {
+  return {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    deleted: 0,
+    rejected: 0,
+    failed: 0,
+    held: 0,
+    'in-doubt': 0,
+    skipped: 0,
+    files: 0,
+    records: 0,
+  };
+}
