@@ -146,8 +146,11 @@ export interface Journal {
   settle(recordId: number, result: RecordResult): Promise<void>;
   /** At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. */
   recoverInFlight(fileIds?: number[]): Promise<number>;
-  /** Latest settled record for (target, key) in another file: for 'unchanged' detection and reports. */
-  findLatest(target: Target, key: string): Promise<RecordRow | undefined>;
+  /**
+   * Latest settled record (status sent, rejected, failed or held) for (target, key), optionally in
+   * another file than `excludeFileId`: for 'unchanged' detection and reports.
+   */
+  findLatest(target: Target, key: string, options?: { excludeFileId?: number }): Promise<RecordRow | undefined>;
   /** The record whose send returned this WMS id (links webhooks to the file and line they concern). */
   findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
 

@@ -1,0 +1,577 @@
+/**
+ * The embedded journal: one SQLite file (better-sqlite3) in the state folder.
+ *
+ * - WAL mode, so readers (status, webhooks) never block the writer and a crash never leaves a torn file.
+ * - synchronous=FULL by default: with NORMAL a power loss may roll back the last commits, and a lost
+ *   'sending' mark turns an in-doubt send into a silent resend. FULL costs one fsync per commit, which
+ *   batches (addRecords) amortise; see docs/INTAKE.md for the measured figures.
+ * - busy_timeout so a second process (status, webhooks) waits instead of failing on a held write lock.
+ * - Schema versioned in `schema_version`; MIGRATIONS are applied in order, each in one transaction.
+ * All methods are async (the interface also fits a networked store); the work itself is synchronous.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { isBridgeError, errorMessage } from '../shared/errors.js';
+import type { Target, RefResource } from '../wms/targets.js';
+import { JournalError } from './errors.js';
+import type {
+  FileRow,
+  FileStatus,
+  Journal,
+  NewRecord,
+  RecordQuery,
+  RecordResult,
+  RecordRow,
+  RecordStatus,
+  WebhookEventRow,
+  XrefEntry,
+} from './types.js';
+
+export interface SqliteJournalOptions {
+  /** path of the database file (created with its folder if missing), or ':memory:' */
+  path: string;
+  /**
+   * PRAGMA synchronous. FULL survives power loss with every commit intact; NORMAL (WAL) survives a
+   * process crash but may lose the last commits on power loss.
+   * @default 'FULL'
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * How long a write waits for another process's lock before failing (ms).
+   * @default 10000
+   */
+  busyTimeoutMs?: number;
+}
+
+export const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
+const FILE_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done', 'error', 'duplicate'];
+
+/** Statuses of an earlier file that make a new file with the same content a duplicate. */
+const DUPLICATE_OF_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done'];
+
+const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
+
+/**
+ * Migrations, applied in order. Never edit a shipped entry: append a new one. Index i brings the
+ * schema from version i to version i + 1.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE files (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    channel       TEXT    NOT NULL,
+    name          TEXT    NOT NULL,
+    path          TEXT    NOT NULL,
+    size          INTEGER NOT NULL,
+    sha256        TEXT    NOT NULL,
+    status        TEXT    NOT NULL CHECK (status IN (${sqlList(FILE_STATUSES)})),
+    duplicate_of  INTEGER REFERENCES files(id),
+    error         TEXT,
+    run_id        TEXT,
+    owner         TEXT,
+    lease_until   TEXT,
+    created_at    TEXT    NOT NULL,
+    updated_at    TEXT    NOT NULL
+  );
+  CREATE INDEX files_by_sha256 ON files (sha256, status);
+  CREATE INDEX files_by_status ON files (status);
+
+  CREATE TABLE records (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    file_id         INTEGER NOT NULL REFERENCES files(id),
+    target          TEXT    NOT NULL,
+    op              TEXT    NOT NULL,
+    key             TEXT    NOT NULL,
+    source          TEXT    NOT NULL,
+    mapping         TEXT    NOT NULL,
+    payload         TEXT    NOT NULL,
+    payload_hash    TEXT    NOT NULL,
+    attachment_path TEXT,
+    raw             TEXT,
+    status          TEXT    NOT NULL CHECK (status IN (${sqlList(RECORD_STATUSES)})),
+    outcome         TEXT,
+    wms_id          TEXT,
+    error           TEXT,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    updated_at      TEXT    NOT NULL
+  );
+  CREATE INDEX records_by_file_status ON records (file_id, status);
+  CREATE INDEX records_by_target_key ON records (target, key);
+  CREATE INDEX records_by_status ON records (status);
+  CREATE INDEX records_by_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL;
+
+  CREATE TABLE xref (
+    resource      TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    wms_id        TEXT NOT NULL,
+    payload_hash  TEXT,
+    updated_at    TEXT NOT NULL,
+    PRIMARY KEY (resource, key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE webhook_events (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    dedup_key     TEXT NOT NULL UNIQUE,
+    kind          TEXT NOT NULL,
+    received_at   TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    delivered_at  TEXT,
+    record_id     INTEGER REFERENCES records(id)
+  );
+  CREATE INDEX webhook_events_undelivered ON webhook_events (id) WHERE delivered_at IS NULL;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+interface FileDbRow {
+  id: number;
+  channel: string;
+  name: string;
+  path: string;
+  size: number;
+  sha256: string;
+  status: FileStatus;
+  duplicate_of: number | null;
+  error: string | null;
+  run_id: string | null;
+  owner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface RecordDbRow {
+  id: number;
+  file_id: number;
+  target: Target;
+  op: RecordRow['op'];
+  key: string;
+  source: string;
+  mapping: string;
+  payload: string;
+  payload_hash: string;
+  attachment_path: string | null;
+  raw: string | null;
+  status: RecordStatus;
+  outcome: RecordRow['outcome'];
+  wms_id: string | null;
+  error: string | null;
+  attempts: number;
+  updated_at: string;
+}
+
+interface XrefDbRow {
+  resource: RefResource;
+  key: string;
+  wms_id: string;
+  payload_hash: string | null;
+  updated_at: string;
+}
+
+interface WebhookDbRow {
+  id: number;
+  dedup_key: string;
+  kind: string;
+  received_at: string;
+  body: string;
+  delivered_at: string | null;
+  record_id: number | null;
+}
+
+const now = (): string => new Date().toISOString();
+
+function toFileRow(r: FileDbRow): FileRow {
+  return {
+    id: r.id,
+    channel: r.channel,
+    name: r.name,
+    path: r.path,
+    size: r.size,
+    sha256: r.sha256,
+    status: r.status,
+    duplicateOf: r.duplicate_of,
+    error: r.error,
+    runId: r.run_id,
+    owner: r.owner,
+    leaseUntil: r.lease_until,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toRecordRow(r: RecordDbRow): RecordRow {
+  const row: RecordRow = {
+    id: r.id,
+    fileId: r.file_id,
+    target: r.target,
+    op: r.op,
+    key: r.key,
+    source: JSON.parse(r.source) as RecordRow['source'],
+    mapping: r.mapping,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    payloadHash: r.payload_hash,
+    status: r.status,
+    outcome: r.outcome,
+    wmsId: r.wms_id,
+    error: r.error,
+    attempts: r.attempts,
+    updatedAt: r.updated_at,
+  };
+  if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
+  if (r.raw !== null) row.raw = JSON.parse(r.raw) as RecordRow['raw'];
+  return row;
+}
+
+function toXref(r: XrefDbRow): XrefEntry {
+  return { resource: r.resource, key: r.key, wmsId: r.wms_id, payloadHash: r.payload_hash, updatedAt: r.updated_at };
+}
+
+function toWebhook(r: WebhookDbRow): WebhookEventRow {
+  return {
+    id: r.id,
+    dedupKey: r.dedup_key,
+    kind: r.kind,
+    receivedAt: r.received_at,
+    body: r.body,
+    deliveredAt: r.delivered_at,
+    recordId: r.record_id,
+  };
+}
+
+/** Applies pending migrations; refuses a database written by a newer wmsbridge. */
+function migrate(db: Database.Database, location: string): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
+  const current = (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
+  if (current > SCHEMA_VERSION) {
+    throw new JournalError(
+      `journal ${location}: schema version ${current} is newer than this wmsbridge supports (${SCHEMA_VERSION}); upgrade wmsbridge or use another --state-dir`,
+    );
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    const sql = MIGRATIONS[v] as string;
+    db.transaction(() => {
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, now());
+    }).immediate();
+  }
+}
+
+/** Opens (creating or migrating) the SQLite journal at `options.path`. */
+export async function createSqliteJournal(options: SqliteJournalOptions): Promise<Journal> {
+  const memory = options.path === ':memory:';
+  const path = memory ? options.path : resolve(options.path);
+  const location = `sqlite:${path}`;
+  let db: Database.Database;
+  try {
+    if (!memory) mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path);
+  } catch (err) {
+    throw new JournalError(`journal ${location}: cannot open: ${errorMessage(err)}`, { cause: err });
+  }
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    if (!memory) db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+    migrate(db, location);
+  } catch (err) {
+    db.close();
+    if (isBridgeError(err)) throw err;
+    throw new JournalError(`journal ${location}: cannot initialise: ${errorMessage(err)}`, { cause: err });
+  }
+  return buildJournal(db, location);
+}
+
+function buildJournal(db: Database.Database, location: string): Journal {
+  let closed = false;
+  const cache = new Map<string, Database.Statement>();
+  /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
+  const stmt = (sql: string): Database.Statement => {
+    let s = cache.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      cache.set(sql, s);
+    }
+    return s;
+  };
+
+  /** Runs one journal operation; names the store and the operation in any error. */
+  function op<T>(name: string, fn: () => T): Promise<T> {
+    if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      if (isBridgeError(err)) return Promise.reject(err);
+      return Promise.reject(new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err }));
+    }
+  }
+
+  const addFileTx = db.transaction(
+    (f: { channel: string; name: string; path: string; size: number; sha256: string; runId: string; force?: boolean; owner?: string }): FileRow => {
+      let duplicateOf: number | null = null;
+      if (!f.force) {
+        const earlier = stmt(
+          `SELECT id FROM files WHERE sha256 = ? AND status IN (${sqlList(DUPLICATE_OF_STATUSES)}) ORDER BY id LIMIT 1`,
+        ).get(f.sha256) as { id: number } | undefined;
+        if (earlier) duplicateOf = earlier.id;
+      }
+      const ts = now();
+      const info = stmt(
+        `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(f.channel, f.name, f.path, f.size, f.sha256, duplicateOf === null ? 'claimed' : 'duplicate', duplicateOf, f.runId, f.owner ?? null, ts, ts);
+      return toFileRow(stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
+    },
+  );
+
+  const addRecordsTx = db.transaction((fileId: number, records: NewRecord[]) => {
+    const insert = stmt(
+      `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, attempts, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+    );
+    const ts = now();
+    for (const r of records) {
+      insert.run(
+        fileId,
+        r.target,
+        r.op,
+        r.key,
+        JSON.stringify(r.source),
+        r.mapping,
+        JSON.stringify(r.payload),
+        r.payloadHash,
+        r.attachmentPath ?? null,
+        r.raw === undefined ? null : JSON.stringify(r.raw),
+        r.status ?? 'pending',
+        r.error ?? null,
+        ts,
+      );
+    }
+  });
+
+  /**
+   * Only a file none of whose records left the building can be re-mapped: a record that was (or may
+   * have been) sent must stay, or its outcome would be forgotten.
+   */
+  const deleteRecordsTx = db.transaction((fileId: number) => {
+    const touched = stmt(
+      `SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ('pending', 'rejected') OR attempts > 0)`,
+    ).get(fileId) as { n: number };
+    if (touched.n > 0) {
+      throw new JournalError(
+        `journal ${location}: deleteRecords: file ${fileId} has ${touched.n} record(s) that were sent or are in flight; refusing to delete its records`,
+      );
+    }
+    stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
+  });
+
+  /** WHERE clause for a record query; arrays are bound as JSON so each query shape is one statement. */
+  function recordWhere(q: Omit<RecordQuery, 'limit'>): { where: string; params: unknown[] } {
+    const conds: string[] = [];
+    const params: unknown[] = [];
+    if (q.fileIds) {
+      conds.push('file_id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.fileIds));
+    }
+    if (q.targets) {
+      conds.push('target IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.targets));
+    }
+    if (q.statuses) {
+      conds.push('status IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.statuses));
+    }
+    if (q.afterId !== undefined) {
+      conds.push('id > ?');
+      params.push(q.afterId);
+    }
+    return { where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
+  }
+
+  const journal: Journal = {
+    location,
+
+    addFile: (file) => op('addFile', () => addFileTx.immediate(file)),
+
+    getFile: (id) =>
+      op('getFile', () => {
+        const r = stmt('SELECT * FROM files WHERE id = ?').get(id) as FileDbRow | undefined;
+        return r ? toFileRow(r) : undefined;
+      }),
+
+    listFiles: (query = {}) =>
+      op('listFiles', () => {
+        const conds: string[] = [];
+        const params: unknown[] = [];
+        if (query.statuses) {
+          conds.push('status IN (SELECT value FROM json_each(?))');
+          params.push(JSON.stringify(query.statuses));
+        }
+        if (query.channel !== undefined) {
+          conds.push('channel = ?');
+          params.push(query.channel);
+        }
+        if (query.runId !== undefined) {
+          conds.push('run_id = ?');
+          params.push(query.runId);
+        }
+        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+        return (stmt(`SELECT * FROM files ${where} ORDER BY id`).all(...params) as FileDbRow[]).map(toFileRow);
+      }),
+
+    updateFile: (id, patch) =>
+      op('updateFile', () => {
+        const columns: Record<string, string> = { status: 'status', path: 'path', error: 'error', runId: 'run_id', owner: 'owner', leaseUntil: 'lease_until' };
+        const sets: string[] = [];
+        const params: unknown[] = [];
+        for (const [k, col] of Object.entries(columns)) {
+          if (k in patch && (patch as Record<string, unknown>)[k] !== undefined) {
+            sets.push(`${col} = ?`);
+            params.push((patch as Record<string, unknown>)[k]);
+          }
+        }
+        sets.push('updated_at = ?');
+        params.push(now(), id);
+        const info = stmt(`UPDATE files SET ${sets.join(', ')} WHERE id = ?`).run(...params);
+        if (info.changes === 0) throw new JournalError(`journal ${location}: updateFile: file ${id} not found`);
+      }),
+
+    addRecords: (fileId, records) =>
+      op('addRecords', () => {
+        if (records.length === 0) return;
+        addRecordsTx.immediate(fileId, records);
+      }),
+
+    deleteRecords: (fileId) =>
+      op('deleteRecords', () => {
+        deleteRecordsTx.immediate(fileId);
+      }),
+
+    listRecords: (query) =>
+      op('listRecords', () => {
+        const { where, params } = recordWhere(query);
+        const limit = query.limit !== undefined ? ' LIMIT ?' : '';
+        if (query.limit !== undefined) params.push(query.limit);
+        return (stmt(`SELECT * FROM records ${where} ORDER BY id${limit}`).all(...params) as RecordDbRow[]).map(toRecordRow);
+      }),
+
+    countRecords: (query) =>
+      op('countRecords', () => {
+        const { where, params } = recordWhere(query);
+        const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
+        for (const r of stmt(`SELECT status, COUNT(*) AS n FROM records ${where} GROUP BY status`).all(...params) as { status: RecordStatus; n: number }[]) {
+          counts[r.status] = r.n;
+        }
+        return counts;
+      }),
+
+    markSending: (recordId) =>
+      op('markSending', () => {
+        const info = stmt(`UPDATE records SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now(), recordId);
+        if (info.changes === 0) throw new JournalError(`journal ${location}: markSending: record ${recordId} not found`);
+      }),
+
+    settle: (recordId, result: RecordResult) =>
+      op('settle', () => {
+        const keepWmsId = result.wmsId === undefined;
+        const info = stmt(
+          `UPDATE records SET status = ?, outcome = ?, error = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`,
+        ).run(...[result.status, result.outcome, result.error ?? null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId]);
+        if (info.changes === 0) throw new JournalError(`journal ${location}: settle: record ${recordId} not found`);
+      }),
+
+    recoverInFlight: (fileIds) =>
+      op('recoverInFlight', () => {
+        const ts = now();
+        const info = fileIds
+          ? stmt(`UPDATE records SET status = 'in_doubt', updated_at = ? WHERE status = 'sending' AND file_id IN (SELECT value FROM json_each(?))`).run(
+              ts,
+              JSON.stringify(fileIds),
+            )
+          : stmt(`UPDATE records SET status = 'in_doubt', updated_at = ? WHERE status = 'sending'`).run(ts);
+        return info.changes;
+      }),
+
+    findLatest: (target, key, options) =>
+      op('findLatest', () => {
+        const exclude = options?.excludeFileId;
+        const r = stmt(
+          `SELECT * FROM records WHERE target = ? AND key = ? AND status IN ('sent', 'rejected', 'failed', 'held')${exclude !== undefined ? ' AND file_id <> ?' : ''}
+           ORDER BY id DESC LIMIT 1`,
+        ).get(...(exclude !== undefined ? [target, key, exclude] : [target, key])) as RecordDbRow | undefined;
+        return r ? toRecordRow(r) : undefined;
+      }),
+
+    findRecordByWmsId: (wmsId) =>
+      op('findRecordByWmsId', () => {
+        const r = stmt('SELECT * FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1').get(wmsId) as RecordDbRow | undefined;
+        return r ? toRecordRow(r) : undefined;
+      }),
+
+    getXref: (resource, key) =>
+      op('getXref', () => {
+        const r = stmt('SELECT * FROM xref WHERE resource = ? AND key = ?').get(resource, key) as XrefDbRow | undefined;
+        return r ? toXref(r) : undefined;
+      }),
+
+    putXref: (resource, key, wmsId, payloadHash) =>
+      op('putXref', () => {
+        stmt(
+          `INSERT INTO xref (resource, key, wms_id, payload_hash, updated_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
+        ).run(resource, key, wmsId, payloadHash, now());
+      }),
+
+    deleteXref: (resource, key) =>
+      op('deleteXref', () => {
+        stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
+      }),
+
+    getMeta: (key) =>
+      op('getMeta', () => (stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value),
+
+    setMeta: (key, value) =>
+      op('setMeta', () => {
+        stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+      }),
+
+    addWebhookEvent: (event) =>
+      op('addWebhookEvent', () => {
+        const info = stmt(
+          'INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING',
+        ).run(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null);
+        if (info.changes === 1) return { stored: true, id: Number(info.lastInsertRowid) };
+        const existing = stmt('SELECT id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number };
+        return { stored: false, id: existing.id };
+      }),
+
+    listWebhookEvents: (query) =>
+      op('listWebhookEvents', () => {
+        const where = query.undeliveredOnly ? 'WHERE delivered_at IS NULL' : '';
+        const limit = query.limit !== undefined ? ' LIMIT ?' : '';
+        const params = query.limit !== undefined ? [query.limit] : [];
+        return (stmt(`SELECT * FROM webhook_events ${where} ORDER BY id${limit}`).all(...params) as WebhookDbRow[]).map(toWebhook);
+      }),
+
+    markWebhookDelivered: (ids) =>
+      op('markWebhookDelivered', () => {
+        if (ids.length === 0) return;
+        stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
+      }),
+
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      cache.clear();
+      db.close();
+    },
+  };
+  return journal;
+}
