@@ -1,6 +1,172 @@
+/**
+ * `wmsbridge webhooks`: serves the webhook receiver alone (docs/WEBHOOKS.md). The journal is
+ * <state-dir>/journal.db; events land in <outbox>/webhooks/<kind>/. SIGTERM/SIGINT stop it cleanly
+ * (requests in flight are answered, the outbox is flushed, the journal closed).
+ * runWebhooksCommand() is the flag-free entry point the config-driven path (watch) can call.
+ */
+import { parseArgs } from 'node:util';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../shared/errors.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { createSqliteJournal } from '../journal/sqlite.js';
+import type { Journal } from '../journal/types.js';
+import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
+import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
 
-export default async function webhooks(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge webhooks: not implemented yet\n');
-  return 2;
+export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'outboxDir'> {
+  /** folder of the journal (journal.db). @default './state' */
+  stateDir?: string;
+  /** @default './outbox' */
+  outboxDir?: string;
+  /** an open journal to use instead of <stateDir>/journal.db (not closed by close()) */
+  journal?: Journal;
+  logger?: Logger;
+  hooks?: WebhookHooks;
+}
+
+export interface RunningWebhooks {
+  receiver: WebhookReceiver;
+  journal: Journal;
+  /** closes the receiver (flushing the outbox) and the journal it opened */
+  close(): Promise<void>;
+}
+
+/**
+ * Test-only hook: with WMSBRIDGE_TEST_CRASH_AFTER_STORE=1 the process exits with code 137 (as if
+ * killed with SIGKILL) right after an event is committed to the journal and before it is answered.
+ */
+export function testHooksFromEnv(env: NodeJS.ProcessEnv): WebhookHooks | undefined {
+  if (env['WMSBRIDGE_TEST_CRASH_AFTER_STORE'] !== '1') return undefined;
+  return {
+    afterStore: ({ stored }) => {
+      if (stored) process.exit(137);
+    },
+  };
+}
+
+export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): Promise<RunningWebhooks> {
+  const logger = options.logger ?? createLogger({ name: 'wmsbridge-webhooks' });
+  const stateDir = resolve(options.stateDir ?? 'state');
+  const outboxDir = resolve(options.outboxDir ?? 'outbox');
+  const ownJournal = options.journal === undefined;
+  const journal = options.journal ?? (await createSqliteJournal({ path: join(stateDir, 'journal.db') }));
+  const { stateDir: _s, outboxDir: _o, journal: _j, logger: _l, hooks, ...receiverOptions } = options;
+  let receiver: WebhookReceiver;
+  try {
+    receiver = await createWebhookReceiver({ ...receiverOptions, outboxDir }, { journal, logger, ...(hooks ? { hooks } : {}) });
+  } catch (err) {
+    if (ownJournal) await journal.close();
+    throw err;
+  }
+  return {
+    receiver,
+    journal,
+    async close() {
+      await receiver.close();
+      if (ownJournal) await journal.close();
+    },
+  };
+}
+
+const USAGE = `usage: wmsbridge webhooks [options]
+
+Serves the webhook receiver: POST <url>/webhooks/<kind> (kinds: receipt, receipt-status, shipping,
+order-status, packing, stock). Events are stored in <state-dir>/journal.db before they are answered,
+then written to <outbox>/webhooks/<kind>/.
+
+options:
+  --port N             port (0 = a free port)                 default 8787
+  --host H             interface to bind                      default 127.0.0.1
+  --state-dir DIR      folder of the journal                  default ./state
+  --outbox DIR         outbox folder                          default ./outbox
+  --secret-env VAR     name of the environment variable holding the shared secret
+  --secret-header H    header carrying the secret             default X-Webhook-Secret
+  --base-path P        path prefix                            default /webhooks
+  --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
+  --tls-key FILE       PEM private key for --tls-cert
+  --max-body-bytes N   larger bodies are answered 413         default 1048576
+  --flush-interval-ms N  outbox flush cadence                 default 1000
+`;
+
+function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${name} must be an integer between ${min} and ${max} (got "${value}")`);
+  return n;
+}
+
+export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): WebhooksCommandOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'state-dir': { type: 'string' },
+        outbox: { type: 'string' },
+        'secret-env': { type: 'string' },
+        'secret-header': { type: 'string' },
+        'base-path': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
+        'flush-interval-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new ConfigError(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (values.help) return 'help';
+  const options: WebhooksCommandOptions = {};
+  const port = intOption('port', values.port, 0, 65535);
+  if (port !== undefined) options.port = port;
+  if (values.host !== undefined) options.host = values.host;
+  if (values['state-dir'] !== undefined) options.stateDir = values['state-dir'];
+  if (values.outbox !== undefined) options.outboxDir = values.outbox;
+  if (values['base-path'] !== undefined) options.basePath = values['base-path'];
+  if (values['secret-header'] !== undefined) options.secretHeader = values['secret-header'];
+  const maxBody = intOption('max-body-bytes', values['max-body-bytes'], 1024, 1024 * 1024 * 1024);
+  if (maxBody !== undefined) options.maxBodyBytes = maxBody;
+  const flushMs = intOption('flush-interval-ms', values['flush-interval-ms'], 0, 3_600_000);
+  if (flushMs !== undefined) options.flushIntervalMs = flushMs;
+  const secretEnv = values['secret-env'];
+  if (secretEnv !== undefined) {
+    const secret = env[secretEnv];
+    if (secret === undefined || secret === '') throw new ConfigError(`--secret-env ${secretEnv}: the environment variable ${secretEnv} is not set or empty`);
+    options.secret = secret;
+  }
+  const cert = values['tls-cert'];
+  const key = values['tls-key'];
+  if ((cert === undefined) !== (key === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
+  if (cert !== undefined && key !== undefined) options.tls = { certFile: cert, keyFile: key };
+  return options;
+}
+
+export default async function webhooks(args: string[], io: CliIo): Promise<number> {
+  const parsed = parseWebhooksArgs(args, process.env);
+  if (parsed === 'help') {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const hooks = testHooksFromEnv(process.env);
+  const running = await runWebhooksCommand({ ...parsed, ...(hooks ? { hooks } : {}) });
+  const basePath = parsed.basePath ?? '/webhooks';
+  io.stderr.write(`wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})\n`);
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      io.stderr.write(`wmsbridge webhooks: ${signal}: stopping\n`);
+      resolveStop();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await running.close();
+  return 0;
 }

@@ -1,0 +1,240 @@
+/**
+ * The webhook request handler: verification, kind resolution, idempotent durable storage. It answers
+ * 200 {"received":true} only after the journal committed the event; everything slow (outbox files,
+ * linking to source lines) happens later in the flusher (./flush.ts). It is a plain
+ * `(req, res) => void` so it can be bound to node:http/https, mounted in another server, or driven
+ * without a port (./inject.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Journal } from '../journal/types.js';
+import type { Logger } from '../shared/logger.js';
+import { errorMessage } from '../shared/errors.js';
+import { computeDedupKey, extractEventId, extractLinkId } from './event.js';
+import { KIND_HEADERS, WEBHOOK_KINDS, resolveKind, resolveKindName, type KindSource, type WebhookKind } from './kinds.js';
+import { createSecretVerifier } from './secret.js';
+
+/** What the test/fault hooks see of one request. */
+export interface WebhookHookContext {
+  kind: WebhookKind;
+  dedupKey: string;
+  eventId: string | undefined;
+}
+
+/**
+ * Hooks for tests and fault injection (never needed in production).
+ * - beforeStore: return an HTTP status (e.g. 500) to answer it instead of storing the event.
+ * - afterStore: runs after the journal commit and before the answer (e.g. to crash the process there).
+ */
+export interface WebhookHooks {
+  beforeStore?: (ctx: WebhookHookContext) => number | undefined | void | Promise<number | undefined | void>;
+  afterStore?: (ctx: WebhookHookContext & { stored: boolean; id: number }) => void | Promise<void>;
+}
+
+export interface ResolvedHandlerOptions {
+  basePath: string;
+  secret: string | undefined;
+  secretHeader: string;
+  maxBodyBytes: number;
+  kindFrom: readonly KindSource[];
+  aliases: ReadonlyMap<string, WebhookKind>;
+}
+
+export interface WebhookHandlerDeps {
+  journal: Journal;
+  logger: Logger;
+  hooks?: WebhookHooks;
+}
+
+export type WebhookHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const KINDS_TEXT = WEBHOOK_KINDS.join(', ');
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.writableEnded) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function refuse(res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}): void {
+  send(res, status, { received: false, error }, headers);
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** application/json, optionally with charset=utf-8; anything else is refused (415). */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const [type, ...params] = value.split(';').map((s) => s.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  for (const p of params) {
+    const [k, v] = p.split('=').map((s) => s.trim());
+    if (k === 'charset' && v !== 'utf-8' && v !== 'utf8' && v !== '"utf-8"') return false;
+  }
+  return true;
+}
+
+type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
+
+/** Reads the body up to `limit` bytes; past it, stops keeping data and reports too-large at once. */
+function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const done = (r: BodyResult): void => {
+      if (settled) return;
+      settled = true;
+      resolve(r);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return; // draining past the limit
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        done({ ok: false, reason: 'too-large' });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => done({ ok: true, body: Buffer.concat(chunks, size) }));
+    req.on('aborted', () => done({ ok: false, reason: 'aborted' }));
+    req.on('error', () => done({ ok: false, reason: 'aborted' }));
+  });
+}
+
+/** `/webhooks/a/b?x` -> ['a', 'b'] relative to basePath; undefined when outside basePath or undecodable. */
+export function routeSegments(url: string, basePath: string): string[] | undefined {
+  const q = url.indexOf('?');
+  const pathname = q === -1 ? url : url.slice(0, q);
+  if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return undefined;
+  try {
+    return pathname
+      .slice(basePath.length)
+      .split('/')
+      .filter((s) => s !== '')
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    return undefined;
+  }
+}
+
+export function createWebhookHandler(options: ResolvedHandlerOptions, deps: WebhookHandlerDeps): WebhookHandler {
+  const { journal, logger, hooks } = deps;
+  const verify = options.secret !== undefined ? createSecretVerifier(options.secret) : undefined;
+  const secretHeader = options.secretHeader.toLowerCase();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const segments = routeSegments(req.url ?? '/', options.basePath);
+    if (segments === undefined) return refuse(res, 404, 'not found');
+
+    if (segments.length === 1 && segments[0] === 'healthz') {
+      if (req.method === 'GET' || req.method === 'HEAD') return send(res, 200, { ok: true });
+      return refuse(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
+    }
+    if (req.method !== 'POST') return refuse(res, 405, 'method not allowed: webhooks are POST', { allow: 'POST' });
+    if (segments.length > 2) return refuse(res, 404, 'not found');
+
+    // Route: /<base>, /<base>/<kind>, /<base>/<secret>, /<base>/<secret>/<kind>
+    const headerSecret = header(req, secretHeader);
+    let routeKind: string | undefined;
+    let pathSecret: string | undefined;
+    if (segments.length === 2) {
+      if (!verify) return refuse(res, 404, 'not found');
+      pathSecret = segments[0];
+      routeKind = segments[1];
+    } else if (segments.length === 1) {
+      const seg = segments[0] as string;
+      if (verify && headerSecret === undefined && resolveKindName(seg, options.aliases) === undefined) pathSecret = seg;
+      else routeKind = seg;
+    }
+
+    if (verify) {
+      // every secret presented must match, and at least one must be presented
+      const presented = [headerSecret, pathSecret].filter((s): s is string => s !== undefined);
+      let ok = presented.length > 0;
+      for (const s of presented) ok = verify(s) && ok; // no short-circuit: same work either way
+      if (!ok) return refuse(res, 401, 'unauthorized');
+    }
+
+    if (!isJsonContentType(header(req, 'content-type'))) {
+      return refuse(res, 415, 'unsupported media type: send Content-Type: application/json');
+    }
+    const declared = Number(header(req, 'content-length'));
+    if (Number.isFinite(declared) && declared > options.maxBodyBytes) {
+      req.resume();
+      return refuse(res, 413, `payload too large (limit ${options.maxBodyBytes} bytes)`, { connection: 'close' });
+    }
+    const read = await readBody(req, options.maxBodyBytes);
+    if (!read.ok) {
+      if (read.reason === 'aborted') return;
+      return refuse(res, 413, `payload too large (limit ${options.maxBodyBytes} bytes)`, { connection: 'close' });
+    }
+    const raw = read.body;
+
+    let payload: unknown;
+    try {
+      payload = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return refuse(res, 400, 'invalid JSON body');
+    }
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+      return refuse(res, 400, 'invalid body: a JSON object is expected');
+    }
+
+    const kindHeader = KIND_HEADERS.map((h) => header(req, h)).find((v) => v !== undefined && v.trim() !== '');
+    const resolution = resolveKind({ route: routeKind, header: kindHeader, payload }, options.kindFrom, options.aliases);
+    if (!resolution.ok) {
+      const why = resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
+      return refuse(res, 404, `${why}; kinds: ${KINDS_TEXT}`);
+    }
+    const kind = resolution.kind;
+    const eventId = extractEventId(req.headers, payload);
+    const dedupKey = computeDedupKey(kind, raw, eventId);
+    const ctx: WebhookHookContext = { kind, dedupKey, eventId };
+
+    if (hooks?.beforeStore) {
+      const status = await hooks.beforeStore(ctx);
+      if (typeof status === 'number' && status !== 200) return refuse(res, status, 'refused by fault hook');
+    }
+
+    // Link to the journaled record that created the document (best effort: never blocks storage).
+    let recordId: number | null = null;
+    const linkId = extractLinkId(payload);
+    if (linkId !== undefined) {
+      try {
+        recordId = (await journal.findRecordByWmsId(linkId))?.id ?? null;
+      } catch (err) {
+        logger.warn({ kind, dedupKey, err: errorMessage(err) }, 'webhook: record lookup failed; storing unlinked');
+      }
+    }
+
+    let result: { stored: boolean; id: number };
+    try {
+      result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), recordId });
+    } catch (err) {
+      logger.error({ kind, dedupKey, err: errorMessage(err) }, 'webhook: not stored (journal failed); answering 500 so the sender resends');
+      return refuse(res, 500, 'not stored, please resend');
+    }
+    if (hooks?.afterStore) await hooks.afterStore({ ...ctx, ...result });
+
+    logger.info({ kind, dedupKey, id: result.id, stored: result.stored, linked: recordId !== null }, result.stored ? 'webhook received' : 'webhook resent: already stored');
+    logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');
+    send(res, 200, { received: true });
+  }
+
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err: errorMessage(err) }, 'webhook: unexpected error');
+      refuse(res, 500, 'internal error');
+    });
+  };
+}

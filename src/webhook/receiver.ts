@@ -1,0 +1,185 @@
+/**
+ * The webhook receiver: the request handler (./handler.ts) bound to node:http (or https), plus the
+ * flush loop (./flush.ts) that moves stored events to the outbox every flushIntervalMs.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { Journal } from '../journal/types.js';
+import type { Logger } from '../shared/logger.js';
+import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
+import type { CsvFormatOptions } from '../outbox/csv.js';
+import { createWebhookHandler, type WebhookHandler, type WebhookHooks } from './handler.js';
+import { flushWebhookEvents } from './flush.js';
+import { DEFAULT_KIND_FROM, resolveKindAliases, type KindSource } from './kinds.js';
+
+export interface WebhookReceiverOptions {
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 = a free port. @default 8787 */
+  port?: number;
+  /** @default '/webhooks' */
+  basePath?: string;
+  /**
+   * Shared secret, accepted in the secretHeader header or as a path segment
+   * (`/webhooks/<secret>/<kind>`). Unset: no authentication (bind to loopback or a private network).
+   */
+  secret?: string;
+  /** @default 'X-Webhook-Secret' */
+  secretHeader?: string;
+  /** serve HTTPS with these PEM files (for direct exposure without a reverse proxy) */
+  tls?: { certFile: string; keyFile: string };
+  /** larger bodies are answered 413. @default 1048576 (1 MiB) */
+  maxBodyBytes?: number;
+  /** where the kind is taken from, in order. @default ['route', 'header', 'payload'] */
+  kindFrom?: KindSource[];
+  /** extra kind aliases (e.g. { recebimento: 'receipt' }); the Portuguese names are built in */
+  kindAliases?: Record<string, string>;
+  /** events land in <outboxDir>/webhooks/<kind>/ */
+  outboxDir: string;
+  /** cadence of the outbox flush loop (ms; 0 disables the loop: flush() only). @default 1000 */
+  flushIntervalMs?: number;
+  /** events per flush round. @default 500 */
+  flushBatchSize?: number;
+  /** format of the flattened CSV files. @default the outbox defaults (UTF-8 BOM, ';', decimal comma) */
+  csvFormat?: CsvFormatOptions;
+}
+
+export interface WebhookReceiverDeps {
+  journal: Journal;
+  logger: Logger;
+  /** test/fault hooks (see WebhookHooks) */
+  hooks?: WebhookHooks;
+}
+
+export interface WebhookReceiver {
+  /** base URL of the server (`http://127.0.0.1:PORT`); webhooks go to `${url}${basePath}/<kind>` */
+  url: string;
+  /** stops accepting, waits for requests in flight, stops the loop, flushes once more */
+  close(): Promise<void>;
+  /** writes every undelivered event to the outbox now; resolves to how many were delivered */
+  flush(): Promise<number>;
+  /** the request handler, to mount in another server */
+  handler: WebhookHandler;
+}
+
+function normalizeBasePath(p: string): string {
+  const withSlash = p.startsWith('/') ? p : `/${p}`;
+  return withSlash.length > 1 ? withSlash.replace(/\/+$/, '') : withSlash;
+}
+
+export async function createWebhookReceiver(options: WebhookReceiverOptions, deps: WebhookReceiverDeps): Promise<WebhookReceiver> {
+  const { journal, logger } = deps;
+  const host = options.host ?? '127.0.0.1';
+  const basePath = normalizeBasePath(options.basePath ?? '/webhooks');
+  if (basePath === '/') throw new BridgeError(ErrorCode.CONFIG, 'webhooks.basePath must not be "/"');
+  if (options.secret !== undefined && options.secret.length < 8) {
+    throw new BridgeError(ErrorCode.CONFIG, 'webhooks.secret is too short (at least 8 characters)');
+  }
+  let aliases;
+  try {
+    aliases = resolveKindAliases(options.kindAliases);
+  } catch (err) {
+    throw new BridgeError(ErrorCode.CONFIG, `webhooks.kindAliases: ${errorMessage(err)}`, { cause: err });
+  }
+  const handler = createWebhookHandler(
+    {
+      basePath,
+      secret: options.secret,
+      secretHeader: options.secretHeader ?? 'X-Webhook-Secret',
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      kindFrom: options.kindFrom && options.kindFrom.length > 0 ? options.kindFrom : DEFAULT_KIND_FROM,
+      aliases,
+    },
+    { journal, logger, ...(deps.hooks ? { hooks: deps.hooks } : {}) },
+  );
+
+  // ---- flush: serialised, so the loop and flush() never write the same batch at once ----
+  let flushing: Promise<number> = Promise.resolve(0);
+  const flushOptions = {
+    outboxDir: options.outboxDir,
+    ...(options.flushBatchSize !== undefined ? { batchSize: options.flushBatchSize } : {}),
+    ...(options.csvFormat !== undefined ? { csvFormat: options.csvFormat } : {}),
+  };
+  const flush = (): Promise<number> => {
+    const run = flushing.catch(() => 0).then(async () => (await flushWebhookEvents(flushOptions, { journal, logger })).delivered);
+    flushing = run;
+    return run;
+  };
+
+  let server: Server;
+  if (options.tls) {
+    let cert: Buffer;
+    let key: Buffer;
+    try {
+      [cert, key] = await Promise.all([readFile(options.tls.certFile), readFile(options.tls.keyFile)]);
+    } catch (err) {
+      throw new BridgeError(ErrorCode.CONFIG, `webhooks.tls: cannot read the certificate or key file: ${errorMessage(err)}`, { cause: err });
+    }
+    server = createHttpsServer({ cert, key }, handler) as unknown as Server;
+  } else {
+    server = createHttpServer(handler);
+  }
+  // a slow or stalled sender must not hold a connection forever
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(
+        new BridgeError(ErrorCode.WEBHOOK, `webhook receiver: cannot listen on ${host}:${options.port ?? 8787}: ${err.code ?? err.message}`, { cause: err }),
+      );
+    };
+    server.once('error', onError);
+    server.listen(options.port ?? 8787, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `${options.tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
+
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const interval = options.flushIntervalMs ?? 1000;
+  const tick = (): void => {
+    flush()
+      .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'webhook flush failed; will retry'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, interval);
+      });
+  };
+  if (interval > 0) timer = setTimeout(tick, interval);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    handler,
+    flush,
+    close() {
+      closing ??= (async () => {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        await new Promise<void>((resolve) => {
+          // requests in flight finish (their events are committed and answered); stragglers are cut
+          const force = setTimeout(() => server.closeAllConnections(), 5_000);
+          server.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          server.closeIdleConnections();
+        });
+        try {
+          await flush();
+        } catch (err) {
+          // nothing is lost: the events stay undelivered in the journal for the next start
+          logger.warn({ err: errorMessage(err) }, 'webhook flush at close failed; the events stay in the journal');
+        }
+      })();
+      return closing;
+    },
+  };
+}
