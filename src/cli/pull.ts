@@ -1,6 +1,296 @@
+/**
+ * `wmsbridge pull <what>`: one export from the WMS into the outbox (default ./outbox/exports).
+ * The core is runPullCommand(options), reusable by config-driven callers; this file's default export
+ * only turns argv and the environment into those options.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CsvFormatOptions } from '../outbox/csv.js';
+import { openJournal } from '../journal/index.js';
+import { runPull } from '../pull/run.js';
+import { isPullKind, PULL_FORMATS, PULL_KINDS, type PullFormat, type PullRequest, type PullResult, type RefCacheRefresher } from '../pull/types.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import { ConfigError } from '../shared/errors.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { createWmsClient } from '../wms/client.js';
+import type { StockSearchFilters } from '../wms/schemas.js';
 import type { CliIo } from './types.js';
 
-export default async function pull(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge pull: not implemented yet\n');
-  return 2;
+export interface PullCommandOptions {
+  what: string;
+  /** @default 'csv' */
+  format?: PullFormat;
+  csv?: CsvFormatOptions;
+  filters?: StockSearchFilters;
+  doneFile?: boolean;
+  force?: boolean;
+  fileName?: string;
+  pageSize?: number;
+  /** the outbox folder; the file goes to <outboxDir>/exports. @default './outbox' */
+  outboxDir?: string;
+  /** the exports folder itself (overrides outboxDir) */
+  outDir?: string;
+  /** state folder holding journal.db. @default './state' */
+  stateDir?: string;
+  /** folder relative paths are resolved against. @default process.cwd() */
+  cwd?: string;
+  /**
+   * The WMS to read. Without it an in-process sandbox is started (createSandbox(), seed 1) and closed
+   * after the export.
+   */
+  wms?: { url: string; accessKeyID: string; secretKey: string; userAgent?: string };
+  /** sandbox seed when no WMS is given. @default 1 */
+  sandboxSeed?: number | string;
+  logger?: Logger;
+  refCache?: RefCacheRefresher;
+  now?: () => Date;
+}
+
+export interface PullCommandResult extends PullResult {
+  what: string;
+  wms: { url: string; sandbox: boolean };
+}
+
+/** Runs one pull end to end: WMS client (or in-process sandbox), journal, export file. */
+export async function runPullCommand(options: PullCommandOptions): Promise<PullCommandResult> {
+  if (!isPullKind(options.what)) {
+    throw new ConfigError(`pull: unknown kind "${options.what}" (expected one of ${PULL_KINDS.join(', ')})`);
+  }
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const outDir = options.outDir !== undefined ? resolve(cwd, options.outDir) : join(resolve(cwd, options.outboxDir ?? 'outbox'), 'exports');
+  const stateDir = resolve(cwd, options.stateDir ?? 'state');
+  const logger = options.logger ?? createLogger();
+  const request: PullRequest = { what: options.what, outDir };
+  if (options.format !== undefined) request.format = options.format;
+  if (options.csv !== undefined) request.csv = options.csv;
+  if (options.filters !== undefined) request.filters = options.filters;
+  if (options.doneFile !== undefined) request.doneFile = options.doneFile;
+  if (options.force !== undefined) request.force = options.force;
+  if (options.fileName !== undefined) request.fileName = options.fileName;
+  if (options.pageSize !== undefined) request.pageSize = options.pageSize;
+
+  let sandbox: Sandbox | undefined;
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    let wms = options.wms;
+    if (!wms) {
+      sandbox = await createSandbox({ port: 0, seed: options.sandboxSeed ?? 1, logger: logger.child({ component: 'sandbox' }) });
+      const sb = sandbox;
+      closers.unshift(() => sb.close());
+      wms = { url: sandbox.url, accessKeyID: sandbox.accessKeyID, secretKey: sandbox.secretKey };
+    }
+    const client = createWmsClient({
+      baseUrl: wms.url,
+      accessKeyID: wms.accessKeyID,
+      secretKey: wms.secretKey,
+      ...(wms.userAgent !== undefined ? { userAgent: wms.userAgent } : {}),
+      logger: logger.child({ component: 'wms' }),
+    });
+    closers.unshift(() => client.close());
+    await mkdir(stateDir, { recursive: true });
+    const journal = await openJournal({ kind: 'sqlite', path: join(stateDir, 'journal.db') });
+    closers.unshift(() => journal.close());
+    const deps: Parameters<typeof runPull>[1] = { client, journal, logger };
+    if (options.now) deps.now = options.now;
+    if (options.refCache) deps.refCache = options.refCache;
+    const result = await runPull(request, deps);
+    return { ...result, what: options.what, wms: { url: redactUrl(wms.url), sandbox: sandbox !== undefined } };
+  } finally {
+    for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'pull: error while closing'));
+  }
+}
+
+/** The URL without credentials, query or fragment (for output and logs). */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+const USAGE = `usage: wmsbridge pull <what> [options]
+
+what: ${PULL_KINDS.join(', ')}
+
+output:
+  --format csv|jsonl|json        file format (default csv)
+  --encoding utf-8-bom|utf-8|windows-1252   CSV encoding (default utf-8-bom)
+  --delimiter ';'|','|tab|'|'    CSV delimiter (default ;)
+  --decimal ,|.                  CSV decimal separator (default ,)
+  --date-format iso|dd/MM/yyyy|'dd/MM/yyyy HH:mm:ss'   CSV dates (default dd/MM/yyyy HH:mm:ss)
+  --line-ending crlf|lf          CSV line ending (default crlf)
+  --time-zone ZONE               IANA zone CSV instants are shown in (default: this machine's)
+  --done-file                    also write <file>.done after the file appears
+  --file-name NAME               fixed file name (replaced atomically) instead of <what>-YYYYMMDD-HHmmss.<ext>
+  --out DIR                      exports folder (default <outbox>/exports)
+  --outbox DIR                   outbox folder (default ./outbox)
+  --state DIR                    state folder with journal.db (default ./state)
+  --page-size N                  records per page asked of the WMS
+  --force                        inventory-finished: export again inventories exported before
+  --json                         print the result as one JSON line
+
+stock-search filters:
+  --warehouse-id ID --owner-id ID --product-id ID --lot-number LOT --material-status-id ID
+  --container-code CODE --unit-measurement-id ID --manufacturing-date DATE --expiration-date DATE
+
+WMS (default: an in-process sandbox):
+  --wms-url URL                  or env WMS_URL
+  --access-key-id KEY            or env WMS_ACCESS_KEY_ID
+  --secret-key-env VAR           NAME of the env variable holding the secret (default WMS_SECRET_KEY)
+  --sandbox                      use an in-process sandbox even when WMS_URL is set
+  --sandbox-seed S               seed of that sandbox (default 1)
+`;
+
+const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
+  ['warehouse-id', 'warehouseId'],
+  ['owner-id', 'ownerId'],
+  ['product-id', 'productId'],
+  ['lot-number', 'lotNumber'],
+  ['material-status-id', 'materialStatusId'],
+  ['container-code', 'containerCode'],
+  ['unit-measurement-id', 'unitMeasurementId'],
+  ['manufacturing-date', 'manufacturingDate'],
+  ['expiration-date', 'expirationDate'],
+];
+
+/** argv (+ env) to PullCommandOptions; throws ConfigError on a bad flag. Exported for tests. */
+export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullCommandOptions & { json: boolean; help: boolean } {
+  const str = { type: 'string' } as const;
+  const bool = { type: 'boolean' } as const;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        format: str,
+        encoding: str,
+        delimiter: str,
+        decimal: str,
+        'date-format': str,
+        'line-ending': str,
+        'time-zone': str,
+        'done-file': bool,
+        'file-name': str,
+        out: str,
+        outbox: str,
+        state: str,
+        'page-size': str,
+        force: bool,
+        json: bool,
+        help: { type: 'boolean', short: 'h' },
+        'wms-url': str,
+        'access-key-id': str,
+        'secret-key-env': str,
+        sandbox: bool,
+        'sandbox-seed': str,
+        ...Object.fromEntries(FILTER_FLAGS.map(([flag]) => [flag, str])),
+      },
+    });
+  } catch (err) {
+    throw new ConfigError(`pull: ${(err as Error).message}`);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  const s = (k: string): string | undefined => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const help = v['help'] === true;
+  const [what, ...extra] = parsed.positionals;
+  if (help) return { what: what ?? '', json: false, help: true };
+  if (!what) throw new ConfigError(`pull: missing <what> (one of ${PULL_KINDS.join(', ')})`);
+  if (extra.length > 0) throw new ConfigError(`pull: unexpected argument "${extra[0]}"`);
+  if (!isPullKind(what)) throw new ConfigError(`pull: unknown kind "${what}" (expected one of ${PULL_KINDS.join(', ')})`);
+
+  const out: PullCommandOptions & { json: boolean; help: boolean } = { what, json: v['json'] === true, help: false };
+  const format = s('format');
+  if (format !== undefined) {
+    if (!(PULL_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`pull: --format must be one of ${PULL_FORMATS.join(', ')}, got "${format}"`);
+    out.format = format as PullFormat;
+  }
+  const csv: Record<string, unknown> = {};
+  if (s('encoding') !== undefined) csv['encoding'] = s('encoding');
+  const delimiter = s('delimiter');
+  if (delimiter !== undefined) csv['delimiter'] = delimiter === 'tab' || delimiter === '\\t' ? '\t' : delimiter;
+  if (s('decimal') !== undefined) csv['decimalSeparator'] = s('decimal');
+  if (s('date-format') !== undefined) csv['dateFormat'] = s('date-format');
+  const lineEnding = s('line-ending');
+  if (lineEnding !== undefined) {
+    if (lineEnding !== 'crlf' && lineEnding !== 'lf') throw new ConfigError(`pull: --line-ending must be crlf or lf, got "${lineEnding}"`);
+    csv['lineEnding'] = lineEnding === 'crlf' ? '\r\n' : '\n';
+  }
+  if (s('time-zone') !== undefined) csv['timeZone'] = s('time-zone');
+  if (Object.keys(csv).length > 0) out.csv = csv as CsvFormatOptions;
+
+  const filters: Record<string, string> = {};
+  for (const [flag, key] of FILTER_FLAGS) {
+    const value = s(flag);
+    if (value !== undefined) filters[key] = value;
+  }
+  if (Object.keys(filters).length > 0) {
+    if (what !== 'stock-search') throw new ConfigError(`pull ${what}: the stock filters (--warehouse-id ...) apply to stock-search only`);
+    out.filters = filters as StockSearchFilters;
+  }
+  if (v['done-file'] === true) out.doneFile = true;
+  if (v['force'] === true) out.force = true;
+  if (s('file-name') !== undefined) out.fileName = s('file-name')!;
+  if (s('out') !== undefined) out.outDir = s('out')!;
+  if (s('outbox') !== undefined) out.outboxDir = s('outbox')!;
+  if (s('state') !== undefined) out.stateDir = s('state')!;
+  const pageSize = s('page-size');
+  if (pageSize !== undefined) {
+    const n = Number(pageSize);
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`pull: --page-size must be a positive integer, got "${pageSize}"`);
+    out.pageSize = n;
+  }
+  if (s('sandbox-seed') !== undefined) {
+    const seed = s('sandbox-seed')!;
+    out.sandboxSeed = /^\d+$/.test(seed) ? Number(seed) : seed;
+  }
+
+  const url = s('wms-url') ?? env['WMS_URL'];
+  if (v['sandbox'] !== true && url) {
+    const accessKeyID = s('access-key-id') ?? env['WMS_ACCESS_KEY_ID'];
+    const secretEnv = s('secret-key-env') ?? 'WMS_SECRET_KEY';
+    const secretKey = env[secretEnv];
+    if (!accessKeyID) throw new ConfigError('pull: --wms-url needs --access-key-id or WMS_ACCESS_KEY_ID');
+    if (!secretKey) throw new ConfigError(`pull: --wms-url needs the secret key in the environment variable ${secretEnv} (it is never a flag)`);
+    out.wms = { url, accessKeyID, secretKey };
+  }
+  return out;
+}
+
+export default async function pull(args: string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parsePullArgs>;
+  try {
+    parsed = parsePullArgs(args, process.env);
+  } catch (err) {
+    io.stderr.write(`wmsbridge pull: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const { json, help: _help, ...options } = parsed;
+  const result = await runPullCommand(options);
+  if (json) {
+    io.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  }
+  if (result.file === null) {
+    io.stdout.write(`no new finished inventory to export (${result.skipped ?? 0} already exported; --force exports them again)\n`);
+    return 0;
+  }
+  let line = `${result.file}\t${result.records} records`;
+  if (result.inventories !== undefined) line += `, ${result.inventories} inventories`;
+  if (result.skipped) line += `, ${result.skipped} finished inventories skipped (already exported; --force exports them again)`;
+  if (result.replacedChars) line += `, ${result.replacedChars} characters not representable in windows-1252 written as ?`;
+  io.stdout.write(`${line}\n`);
+  return 0;
 }
