@@ -1,0 +1,79 @@
+/** Envelopes, status texts and paging of the sandbox answers. */
+export const MSG_OK = 'The request has succeeded';
+
+export const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Validation failed',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  500: 'Internal server error',
+};
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export function ok(data: unknown): Reply {
+  return { status: 200, body: { code: 200, message: MSG_OK, data, error: '' } };
+}
+
+export function fail(status: number, error: string, data: unknown = null, headers?: Record<string, string>): Reply {
+  const r: Reply = { status, body: { code: status, message: STATUS_TEXT[status] ?? 'Error', data, error } };
+  if (headers) r.headers = headers;
+  return r;
+}
+
+export interface Paging {
+  index: number;
+  limit: number;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+
+/** PagingIndex (1-based, default 1) and PagingLimit (default 100, clamped to max) from the query. */
+export function parsePaging(query: URLSearchParams | null, maxPageSize: number): Paging | Reply {
+  let index = 1;
+  let limit = DEFAULT_PAGE_SIZE;
+  const problems: string[] = [];
+  const pi = query?.get('PagingIndex');
+  const pl = query?.get('PagingLimit');
+  if (pi !== null && pi !== undefined) {
+    if (!/^\d+$/.test(pi) || Number(pi) < 1) problems.push('PagingIndex: must be an integer >= 1 (the first page is 1)');
+    else index = Number(pi);
+  }
+  if (pl !== null && pl !== undefined) {
+    if (!/^\d+$/.test(pl) || Number(pl) < 1) problems.push('PagingLimit: must be an integer >= 1');
+    else limit = Math.min(Number(pl), maxPageSize);
+  }
+  if (problems.length) return fail(400, problems.join('; '));
+  return { index, limit: Math.min(limit, maxPageSize) };
+}
+
+export function listReply(total: number, paging: Paging, data: unknown[]): Reply {
+  return {
+    status: 200,
+    body: {
+      code: 200,
+      message: MSG_OK,
+      count: total,
+      totalPages: Math.ceil(total / paging.limit),
+      pagingLimit: paging.limit,
+      pagingIndex: paging.index,
+      data,
+      error: '',
+    },
+  };
+}
+
+export function pageOf<T>(all: readonly T[], paging: Paging): Reply {
+  const start = (paging.index - 1) * paging.limit;
+  return listReply(all.length, paging, start >= all.length ? [] : all.slice(start, start + paging.limit));
+}

@@ -1,0 +1,64 @@
+/**
+ * The sandbox WMS: a faithful, strict local implementation of ../shared/wms-interface.md with real
+ * state, bound to 127.0.0.1 on node:http. It is the embedded default of wmsbridge and what every test
+ * talks to. Decisions where the spec says "not shown" are listed in docs/SANDBOX.md.
+ */
+import type { Logger } from '../shared/logger.js';
+import type { SandboxState } from './state.js';
+import { startSandboxServer } from './server.js';
+
+export type { SandboxState } from './state.js';
+
+export interface SandboxOptions {
+  /** TCP port. @default 0 (a free port) */
+  port?: number;
+  /** Interface to bind. @default '127.0.0.1' */
+  host?: string;
+  /** Seed of the deterministic seed data, ids, credentials and fault RNG. @default 1 */
+  seed?: number | string;
+  /** Access token lifetime in seconds. @default 900 */
+  tokenTtlSeconds?: number;
+  /** Latency added to every API request (not /__sandbox). @default 0 */
+  latencyMs?: number;
+  /** Fraction of API requests answered HTTP 500 (envelope code 500), without state change. @default 0 */
+  failRate?: number;
+  /** Fraction of API requests answered HTTP 429 with Retry-After: 1, without state change. @default 0 */
+  rate429?: number;
+  /** Fraction of API requests whose connection is destroyed without an answer. @default 0 */
+  resetRate?: number;
+  /** JSON file holding the state: loaded at start, saved atomically (debounced) on change and on close. */
+  stateFile?: string;
+  /** @default derived from the seed */
+  accessKeyID?: string;
+  /** @default derived from the seed */
+  secretKey?: string;
+  /** Base URL of the webhook receiver; webhooks go to <webhookUrl>/webhooks/<kind>. */
+  webhookUrl?: string;
+  /** Delays between webhook resends (at most 3 resends). @default [1000, 5000, 15000] */
+  webhookRetryDelaysMs?: number[];
+  /** Largest PagingLimit honoured (larger values are clamped). @default 500 */
+  maxPageSize?: number;
+  /** Synthetic stock records derived from their index (memory-light; for the pull benchmark). @default 0 */
+  stockRecords?: number;
+  logger?: Logger;
+}
+
+export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
+
+export interface Sandbox {
+  url: string;
+  accessKeyID: string;
+  secretKey: string;
+  /** The live state (direct access for tests: read-only use). Replaced by reset(). */
+  readonly state: SandboxState;
+  setFaults(f: SandboxFaults): void;
+  /** Sets the number of synthetic stock records (derived from their index, not stored). */
+  seedStock(n: number): void;
+  /** Back to the seed data (credentials and issued tokens are kept). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  return startSandboxServer(options);
+}

@@ -1,0 +1,150 @@
+/**
+ * Sandbox state: plain JSON-serialisable collections (so the state file is a JSON dump), plus id
+ * indexes rebuilt on load. Records are stored in the Record shape with the canonical spellings.
+ */
+export type Rec = Record<string, unknown> & { id: string };
+
+/** Collections by resource name (the names used by /__sandbox/state?resource=X and /__sandbox/counts). */
+export const RESOURCES = [
+  'Company',
+  'Branch',
+  'Warehouse',
+  'SubWarehouse',
+  'Dock',
+  'LogisticsProfile',
+  'MaterialStatus',
+  'Owners',
+  'UnitMeasurement',
+  'Category',
+  'Family',
+  'Product',
+  'ConversionFactor',
+  'ShippingCompany',
+  'Provider',
+  'PurchaseOrder',
+  'PickingList',
+  'Attachment',
+  'Inventory',
+] as const;
+export type Resource = (typeof RESOURCES)[number];
+
+export interface StockRow {
+  warehouseId: string;
+  warehouseName: string | null;
+  ownerId: string | null;
+  ownerName: string | null;
+  productId: string;
+  productCode: string | null;
+  productName: string | null;
+  lotNumber: string | null;
+  manufacturingDate: string | null;
+  expirationDate: string | null;
+  quantity: number;
+  reserved: number;
+  materialStatusId: string | null;
+  materialStatusName: string | null;
+  unitMeasurementId: string | null;
+  unitMeasurementName: string | null;
+}
+
+/** Synthetic stock: `count` records derived from their index (see stock.ts), only overrides stored. */
+export interface SyntheticStock {
+  count: number;
+  products: Array<{ id: string; code: string; name: string; unitId: string; unitName: string }>;
+  warehouses: Array<{ id: string; name: string }>;
+  owner: { id: string; name: string };
+  status: { id: string; name: string };
+  /** index -> materialStatusId set by lock/unlock */
+  statusOverrides: Record<string, string>;
+}
+
+export interface SyncSession {
+  ownerId: string;
+  chunks: number;
+  /** productId -> quantity (last value wins: a resent chunk is idempotent) */
+  products: Record<string, number>;
+  completed: boolean;
+  completedAt: string | null;
+}
+
+export interface SandboxStats {
+  requests: number;
+  faults: { failRate: number; rate429: number; resetBefore: number; resetAfter: number };
+  authorizations: number;
+  refreshes: number;
+  authFailures: number;
+  validationFailures: number;
+}
+
+export interface SandboxState {
+  version: 1;
+  seed: string;
+  /** counter behind deterministic ids of created records */
+  nextSeq: number;
+  collections: Record<Resource, Rec[]>;
+  stock: StockRow[];
+  synthetic: SyntheticStock;
+  syncSessions: Record<string, SyncSession>;
+  /** creations through the API, per resource and natural key (duplicates are allowed and counted) */
+  creations: Record<string, Record<string, number>>;
+  updates: Record<string, number>;
+  deletes: Record<string, number>;
+  stats: SandboxStats;
+}
+
+export function emptyStats(): SandboxStats {
+  return {
+    requests: 0,
+    faults: { failRate: 0, rate429: 0, resetBefore: 0, resetAfter: 0 },
+    authorizations: 0,
+    refreshes: 0,
+    authFailures: 0,
+    validationFailures: 0,
+  };
+}
+
+/** Id indexes over the collections (not serialised). */
+export class StateIndex {
+  private readonly byId = new Map<Resource, Map<string, Rec>>();
+  constructor(private readonly state: SandboxState) {
+    for (const r of RESOURCES) {
+      const m = new Map<string, Rec>();
+      for (const rec of state.collections[r]) m.set(rec.id.toLowerCase(), rec);
+      this.byId.set(r, m);
+    }
+  }
+  get(resource: Resource, id: string): Rec | undefined {
+    return this.byId.get(resource)?.get(id.toLowerCase());
+  }
+  has(resource: Resource, id: string): boolean {
+    return this.byId.get(resource)?.has(id.toLowerCase()) ?? false;
+  }
+  add(resource: Resource, rec: Rec): void {
+    this.state.collections[resource].push(rec);
+    this.byId.get(resource)?.set(rec.id.toLowerCase(), rec);
+  }
+  replace(resource: Resource, rec: Rec): void {
+    const list = this.state.collections[resource];
+    const i = list.findIndex((r) => r.id === rec.id);
+    if (i >= 0) list[i] = rec;
+    else list.push(rec);
+    this.byId.get(resource)?.set(rec.id.toLowerCase(), rec);
+  }
+  remove(resource: Resource, id: string): boolean {
+    const list = this.state.collections[resource];
+    const lower = id.toLowerCase();
+    const i = list.findIndex((r) => r.id.toLowerCase() === lower);
+    if (i < 0) return false;
+    list.splice(i, 1);
+    this.byId.get(resource)?.delete(lower);
+    return true;
+  }
+}
+
+/** Checks the shape of a loaded state file well enough to refuse a foreign or damaged file. */
+export function isSandboxState(v: unknown): v is SandboxState {
+  if (!v || typeof v !== 'object') return false;
+  const s = v as Partial<SandboxState>;
+  if (s.version !== 1 || typeof s.nextSeq !== 'number' || !s.collections || !Array.isArray(s.stock) || !s.synthetic) return false;
+  return RESOURCES.every((r) => Array.isArray((s.collections as Record<string, unknown>)[r]));
+}
