@@ -4,6 +4,7 @@
  * Secrets never live in the file: only the NAME of an environment variable or a file path holding them.
  */
 import { z } from 'zod';
+import { CsvFormatSchema } from '../outbox/csv.js';
 
 const Duration = z.number().int().nonnegative();
 
@@ -53,14 +54,8 @@ export const ChannelSchema = z.strictObject({
 });
 export type ChannelConfig = z.infer<typeof ChannelSchema>;
 
-export const CsvFormatConfig = z.strictObject({
-  encoding: z.enum(['utf-8-bom', 'utf-8', 'windows-1252']).default('utf-8-bom'),
-  delimiter: z.enum([';', ',', '\t', '|']).default(';'),
-  decimalSeparator: z.enum([',', '.']).default(','),
-  dateFormat: z.enum(['iso', 'dd/MM/yyyy', 'dd/MM/yyyy HH:mm:ss']).default('dd/MM/yyyy HH:mm:ss'),
-  lineEnding: z.enum(['\r\n', '\n']).default('\r\n'),
-  neutralizeFormulas: z.boolean().default(true),
-});
+/** CSV format of outbox files: the outbox's own schema (src/outbox/csv.ts). */
+export const CsvFormatConfig = CsvFormatSchema;
 
 export const WmsConfigSchema = z.strictObject({
   /** @default '' (embedded sandbox) */

@@ -1,0 +1,399 @@
+/**
+ * Sending: every pending record of the given files, tier by tier (units, categories, carriers,
+ * providers, owners -> families -> products -> documents, factors, stock -> attachments), with limited
+ * concurrency. Each send is marked in the journal before its request leaves and settled after, so a
+ * crash leaves at most the in-flight records in doubt, never a record sent twice unknowingly.
+ */
+import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Logger } from '../shared/logger.js';
+import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
+import type { WmsClient } from '../wms/client-types.js';
+import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
+import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
+import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
+import { createRefResolver, failureKey, type RunFailures } from './refs.js';
+import type { LoadableReferenceCache } from './reference-cache.js';
+import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
+import { uuidV5 } from '../shared/uuid.js';
+
+export interface ChannelPolicy {
+  /** the channel's inbox folder (attachments are read from inside it only) */
+  inboxDir: string;
+  concurrency?: number | undefined;
+  inDoubt: { masterData: 'resend' | 'hold'; documents: 'resend' | 'hold' };
+  stockSyncChunkSize: number;
+}
+
+export interface PushOptions {
+  journal: Journal;
+  client: WmsClient;
+  refCache: LoadableReferenceCache;
+  logger: Logger;
+  /** files whose records are sent */
+  files: ReadonlyArray<{ id: number; name: string; sha256: string; policy: ChannelPolicy }>;
+  /** global concurrency (p-limit) */
+  concurrency: number;
+  /** records read from the journal per batch */
+  batchSize: number;
+  /** aborting stops picking new records; in-flight requests finish and are settled */
+  signal?: AbortSignal;
+  onSettled?: (row: RecordRow, result: RecordResult) => void;
+}
+
+export interface PushStats {
+  settled: number;
+  aborted: boolean;
+}
+
+const DOCUMENT_TARGETS = new Set<Target>(['PurchaseOrder', 'PickingList', 'PickingListAttachment']);
+
+/** Authentication refused: no record can be sent; the run stops (exit 2) and records stay pending. */
+export class FatalPushError extends BridgeError {
+  constructor(message: string, cause: unknown) {
+    super(ErrorCode.WMS_AUTH, message, { cause });
+    this.name = 'FatalPushError';
+  }
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** Canonical JSON (sorted keys) so equal payloads hash equally whatever the key order. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function payloadHash(payload: unknown): string {
+  return sha256(canonicalJson(payload));
+}
+
+function describeError(err: unknown): string {
+  if (isWmsError(err)) return err.message;
+  return errorMessage(err);
+}
+
+/** Data problems the WMS refused: fixing the data is the way out, not retrying. */
+function isRejection(err: WmsError): boolean {
+  if (err.code === WmsErrorCode.VALIDATION || err.code === WmsErrorCode.ENVELOPE || err.code === WmsErrorCode.RESPONSE) return true;
+  if (err.code === WmsErrorCode.HTTP && err.httpStatus !== undefined && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 408) return true;
+  return false;
+}
+
+export async function pushFiles(opts: PushOptions): Promise<PushStats> {
+  const { journal, client, logger } = opts;
+  const failures: RunFailures = new Map();
+  const resolver = createRefResolver({ journal, client, refCache: opts.refCache, failures });
+  const policyOf = new Map(opts.files.map((f) => [f.id, f.policy]));
+  const fileIds = opts.files.map((f) => f.id);
+  const globalLimit = pLimit(opts.concurrency);
+  const channelLimits = new Map<string, ReturnType<typeof pLimit>>();
+  let settledCount = 0;
+  let fatal: unknown = null;
+
+  const settle = async (row: RecordRow, result: RecordResult): Promise<void> => {
+    await journal.settle(row.id, result);
+    settledCount++;
+    const info = TARGET_INFO[row.target];
+    if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), `${result.outcome}: ${result.error ?? ''}`.trim());
+    opts.onSettled?.(row, result);
+  };
+
+  // resume: what already failed in these files blocks its dependants
+  for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'] }, opts.batchSize)) {
+    const info = TARGET_INFO[row.target];
+    if (info.xref) failures.set(failureKey(info.xref, row.key), `${row.status}: ${row.error ?? ''}`.trim());
+  }
+
+  const limitFor = (policy: ChannelPolicy | undefined) => {
+    if (!policy?.concurrency) return null;
+    let l = channelLimits.get(policy.inboxDir);
+    if (!l) channelLimits.set(policy.inboxDir, (l = pLimit(policy.concurrency)));
+    return l;
+  };
+
+  const inDoubtPolicy = (row: RecordRow): 'resend' | 'hold' => {
+    const p = policyOf.get(row.fileId);
+    const docs = DOCUMENT_TARGETS.has(row.target);
+    return docs ? (p?.inDoubt.documents ?? 'hold') : (p?.inDoubt.masterData ?? 'resend');
+  };
+
+  async function processRecord(row: RecordRow): Promise<void> {
+    if (opts.signal?.aborted || fatal) return;
+    const policy = policyOf.get(row.fileId);
+    const ctx: SendContext = { client, journal, inboxDir: policy?.inboxDir ?? '.' };
+    const info = TARGET_INFO[row.target];
+    const resolved = await resolver.resolve(row.payload);
+    if (!resolved.ok) {
+      await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error: `${resolved.field}: ${resolved.message}` });
+      return;
+    }
+    const checked = info.schema.safeParse(resolved.payload);
+    if (!checked.success) {
+      const msg = checked.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: msg });
+      return;
+    }
+    const input: SendInput = { target: row.target, key: row.key, payload: checked.data as Record<string, unknown>, attachmentPath: row.attachmentPath };
+
+    // an earlier attempt whose outcome is unknown (crash in flight): read back where the interface can
+    if (row.status === 'in_doubt') {
+      let rb: SendOutput | 'absent' | null;
+      try {
+        rb = await readBack(input, ctx);
+      } catch (err) {
+        await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}` });
+        return;
+      }
+      if (rb && rb !== 'absent') {
+        await afterSent(row, rb);
+        return;
+      }
+      if (rb === null && inDoubtPolicy(row) === 'hold') {
+        await settle(row, {
+          status: 'held',
+          outcome: 'in-doubt',
+          error: 'in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect; check the WMS, then `wmsbridge resolve`',
+        });
+        return;
+      }
+    }
+
+    // idempotent reruns: the same payload already delivered for this key is not sent again
+    if (info.xref) {
+      const known = await journal.getXref(info.xref, row.key);
+      if (known && known.payloadHash === row.payloadHash) {
+        await settle(row, { status: 'sent', outcome: 'unchanged', wmsId: known.wmsId });
+        return;
+      }
+      if (known && row.op === 'create') {
+        await settle(row, {
+          status: 'rejected',
+          outcome: 'rejected',
+          error: `${info.label} '${row.key}' was already created (WMS id ${known.wmsId}) with other data, and the interface has no update for it: change it in the WMS`,
+        });
+        return;
+      }
+    }
+
+    await journal.markSending(row.id);
+    try {
+      const out = await send(input, ctx);
+      await afterSent(row, out);
+    } catch (err) {
+      await onSendError(row, input, ctx, err);
+    }
+  }
+
+  async function afterSent(row: RecordRow, out: SendOutput): Promise<void> {
+    const info = TARGET_INFO[row.target];
+    if (info.xref && out.wmsId) await journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash);
+    if (row.target === 'ConversionFactorDelete') {
+      await journal.deleteXref('ConversionFactor', row.key);
+    }
+    await settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null });
+  }
+
+  async function onSendError(row: RecordRow, input: SendInput, ctx: SendContext, err: unknown): Promise<void> {
+    if (err instanceof SendRefused) {
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: `${err.field ?? 'record'}: ${err.message}` });
+      return;
+    }
+    if (!isWmsError(err)) {
+      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+      return;
+    }
+    if (err.code === WmsErrorCode.AUTH) {
+      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+      fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
+      return;
+    }
+    if (isRejection(err)) {
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err) });
+      return;
+    }
+    if (err.mayHaveReachedServer) {
+      // the request may have taken effect: read back, else the channel's policy
+      let rb: SendOutput | 'absent' | null = null;
+      try {
+        rb = await readBack(input, ctx);
+      } catch {
+        rb = null;
+      }
+      if (rb && rb !== 'absent') {
+        await afterSent(row, rb);
+        return;
+      }
+      if (rb === 'absent' || inDoubtPolicy(row) === 'resend') {
+        try {
+          const out = await send(input, ctx);
+          await afterSent(row, out);
+        } catch (err2) {
+          if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2) });
+          else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2) });
+          else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2) });
+        }
+        return;
+      }
+      await settle(row, {
+        status: 'held',
+        outcome: 'in-doubt',
+        error: `in doubt: ${describeError(err)}; the interface cannot tell whether it took effect: check the WMS, then \`wmsbridge resolve\``,
+      });
+      return;
+    }
+    await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+  }
+
+  for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal; tier++) {
+    const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && t !== 'StockSync');
+    const inflight = new Set<Promise<void>>();
+    for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+      if (opts.signal?.aborted || fatal) break;
+      const chLimit = limitFor(policyOf.get(row.fileId));
+      const task = globalLimit(() => (chLimit ? chLimit(() => processRecord(row)) : processRecord(row)));
+      const p = task.catch((err: unknown) => {
+        logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
+      });
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+      // back-pressure: never hold more than a batch of queued records in memory
+      while (inflight.size >= opts.batchSize) await Promise.race(inflight);
+    }
+    await Promise.all(inflight);
+    if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !fatal) {
+      for (const f of opts.files) await pushStockSync(f, { journal, client, resolver, settle, logger, batchSize: opts.batchSize, chunkSize: f.policy.stockSyncChunkSize, signal: opts.signal });
+    }
+  }
+  if (fatal) throw fatal;
+  return { settled: settledCount, aborted: opts.signal?.aborted ?? false };
+}
+
+/** Keyset iteration over records, one batch in memory at a time. */
+export async function* iterate(
+  journal: Journal,
+  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][] },
+  batchSize: number,
+): AsyncGenerator<RecordRow> {
+  let afterId = 0;
+  for (;;) {
+    const rows = await journal.listRecords({ ...query, afterId, limit: batchSize });
+    if (rows.length === 0) return;
+    for (const r of rows) yield r;
+    afterId = rows[rows.length - 1]!.id;
+    if (rows.length < batchSize) return;
+  }
+}
+
+/**
+ * Stock synchronisation: one file is one session per owner (a stable sessionId derived from the file,
+ * so a resumed session is the same session), sent in chunks with isLastChunk on the last. A failed chunk
+ * is retried by the client, not the session. If any row of the file was refused, nothing is sent: a
+ * partial synchronisation would zero the stock of the missing products.
+ */
+async function pushStockSync(
+  file: { id: number; name: string; sha256: string },
+  d: {
+    journal: Journal;
+    client: WmsClient;
+    resolver: ReturnType<typeof createRefResolver>;
+    settle: (row: RecordRow, r: RecordResult) => Promise<void>;
+    logger: Logger;
+    batchSize: number;
+    chunkSize: number;
+    signal?: AbortSignal | undefined;
+  },
+): Promise<void> {
+  const q = { fileIds: [file.id], targets: ['StockSync' as Target] };
+  const counts = await d.journal.countRecords(q);
+  if ((counts.pending ?? 0) + (counts.in_doubt ?? 0) === 0) return;
+  // pass 1: resolve every row; refuse the session if any row is refused
+  let refused = counts.rejected ?? 0;
+  const owners = new Set<string>();
+  for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
+    const r = await d.resolver.resolve(row.payload);
+    if (!r.ok) {
+      await d.settle(row, { status: r.status, outcome: r.status === 'held' ? 'held' : 'rejected', error: `${r.field}: ${r.message}` });
+      refused++;
+      continue;
+    }
+    const c = TARGET_INFO.StockSync.schema.safeParse(r.payload);
+    if (!c.success) {
+      await d.settle(row, { status: 'rejected', outcome: 'rejected', error: c.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+      refused++;
+      continue;
+    }
+    owners.add(String(r.payload['ownerId']));
+  }
+  if (refused > 0) {
+    for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
+      await d.settle(row, {
+        status: 'held',
+        outcome: 'held',
+        error: `stock sync of ${file.name} not sent: ${refused} row(s) were refused, and a partial synchronisation would zero the stock of the missing products; fix the rejects and drop the whole file again`,
+      });
+    }
+    return;
+  }
+  // pass 2: one session per owner, chunked
+  for (const ownerId of owners) {
+    const sessionId = uuidV5(`${file.sha256}:${file.id}:${ownerId}`, uuidV5.STOCK_SYNC_NAMESPACE);
+    let chunk: Array<{ row: RecordRow; productId: string; quantity: number }> = [];
+    let broken: string | null = null;
+    const flush = async (isLast: boolean) => {
+      const rows = chunk;
+      chunk = [];
+      if (broken) {
+        // an earlier chunk failed: sending the rest (and the last chunk) would apply a partial session
+        for (const c of rows) await d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}` });
+        return;
+      }
+      for (const c of rows) await d.journal.markSending(c.row.id);
+      try {
+        await d.client.syncStock({ sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) }, { idempotent: true });
+        for (const c of rows) await d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null });
+      } catch (err) {
+        const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
+        broken = `a chunk failed: ${describeError(err)}`;
+        for (const c of rows) await d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}` });
+      }
+    };
+    // look-ahead of one chunk, so the last chunk is known when it is sent
+    let pending: typeof chunk | null = null;
+    for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
+      if (d.signal?.aborted) return;
+      const r = await d.resolver.resolve(row.payload);
+      if (!r.ok || String(r.payload['ownerId']) !== ownerId) continue;
+      chunk.push({ row, productId: String(r.payload['productId']), quantity: Number(r.payload['quantity']) });
+      if (chunk.length >= d.chunkSize) {
+        if (pending) {
+          const next = chunk;
+          chunk = pending;
+          await flush(false);
+          chunk = [];
+          pending = next;
+        } else {
+          pending = chunk;
+          chunk = [];
+        }
+      }
+    }
+    const tail = chunk;
+    if (pending) {
+      chunk = pending;
+      await flush(tail.length === 0);
+    }
+    if (tail.length > 0) {
+      chunk = tail;
+      await flush(true);
+    }
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * One send function per target: the request(s) that deliver a resolved payload, and what came of it.
+ * Upserts where the interface allows (Provider, ShippingCompany by codeERP; ConversionFactor by the id in
+ * the cross-reference); Owners are looked up by code first (there is no update for owners).
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path';
+import type { RecordOutcome } from '../journal/types.js';
+import type { Journal } from '../journal/types.js';
+import type { WmsClient } from '../wms/client-types.js';
+import type * as S from '../wms/schemas.js';
+import type { Target } from '../wms/targets.js';
+
+export interface SendContext {
+  client: WmsClient;
+  journal: Journal;
+  /** the channel's inbox folder: attachments are taken only from inside it */
+  inboxDir: string;
+}
+
+export interface SendInput {
+  target: Target;
+  key: string;
+  payload: Record<string, unknown>;
+  attachmentPath?: string | undefined;
+}
+
+export interface SendOutput {
+  outcome: Extract<RecordOutcome, 'created' | 'updated' | 'unchanged' | 'deleted'>;
+  wmsId: string | null;
+  note?: string;
+}
+
+/** A send refused before any request (bad attachment path...): the record is rejected. */
+export class SendRefused extends Error {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'SendRefused';
+  }
+}
+
+const ATTACHMENT_TYPES: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.txt': 'text/plain',
+  '.csv': 'text/csv',
+  '.xml': 'application/xml',
+  '.zpl': 'application/octet-stream',
+};
+
+/** Resolves an attachment path strictly inside the inbox folder (no .., no absolute, no symlink escape). */
+export async function resolveAttachmentPath(inboxDir: string, p: string): Promise<string> {
+  if (!p || p.includes('\0')) throw new SendRefused('attachment path is empty or invalid', 'file');
+  if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\')) throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file');
+  const root = await realpath(inboxDir);
+  const candidate = resolve(root, p.replace(/\\/g, '/'));
+  const rel = relative(root, candidate);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new SendRefused(`attachment path '${p}' escapes the inbox folder: refused`, 'file');
+  let real: string;
+  try {
+    real = await realpath(candidate);
+  } catch {
+    throw new SendRefused(`attachment file '${p}' not found in the inbox folder`, 'file');
+  }
+  if (real !== root && !real.startsWith(root + sep)) throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file');
+  const st = await stat(real);
+  if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file');
+  return real;
+}
+
+export async function send(input: SendInput, ctx: SendContext): Promise<SendOutput> {
+  const { client } = ctx;
+  const p = input.payload;
+  switch (input.target) {
+    case 'UnitMeasurement': {
+      const r = await client.createUnitMeasurement(p as S.UnitMeasurementCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'Category': {
+      const r = await client.createCategory(p as S.CategoryCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'Family': {
+      const r = await client.createFamily(p as S.FamilyCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'Product': {
+      const r = await client.createProduct(p as S.ProductCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'PurchaseOrder': {
+      const r = await client.createPurchaseOrder(p as S.PurchaseOrderCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'PickingList': {
+      const r = await client.createPickingList(p as S.PickingListCreate);
+      return { outcome: 'created', wmsId: r.id };
+    }
+    case 'Provider':
+    case 'ShippingCompany': {
+      const codeERP = typeof p['codeERP'] === 'string' && p['codeERP'] ? p['codeERP'] : null;
+      const isProvider = input.target === 'Provider';
+      const existing = codeERP ? (isProvider ? await client.getProviderByErp(codeERP) : await client.getShippingCompanyByErp(codeERP)) : null;
+      if (existing) {
+        const body = { ...p, id: existing.id };
+        if (isProvider) await client.updateProvider(body as S.ProviderUpdate, { idempotent: true });
+        else await client.updateShippingCompany(body as S.ShippingCompanyUpdate, { idempotent: true });
+        return { outcome: 'updated', wmsId: existing.id };
+      }
+      const created = isProvider ? await client.createProvider(p as S.ProviderCreate) : await client.createShippingCompany(p as S.ShippingCompanyCreate);
+      let id = created?.id ?? null;
+      if (!id && codeERP) id = (isProvider ? await client.getProviderByErp(codeERP) : await client.getShippingCompanyByErp(codeERP))?.id ?? null;
+      return { outcome: 'created', wmsId: id };
+    }
+    case 'Owners': {
+      const code = String(p['code'] ?? '');
+      const existing = code ? await client.getOwnerByCode(code) : null;
+      if (existing) return { outcome: 'unchanged', wmsId: existing.id, note: 'owner already exists (the interface has no owner update)' };
+      const created = await client.createOwner(p as S.OwnerCreate);
+      const id = created?.id ?? (await client.getOwnerByCode(code))?.id ?? null;
+      return { outcome: 'created', wmsId: id };
+    }
+    case 'ConversionFactor': {
+      const known = await ctx.journal.getXref('ConversionFactor', input.key);
+      const existing = known ? await client.getConversionFactor(known.wmsId) : null;
+      if (existing) {
+        await client.updateConversionFactor({ ...(p as S.ConversionFactorCreate), id: existing.id }, { idempotent: true });
+        return { outcome: 'updated', wmsId: existing.id };
+      }
+      const created = await client.createConversionFactor(p as S.ConversionFactorCreate);
+      return { outcome: 'created', wmsId: created?.id ?? null };
+    }
+    case 'ConversionFactorDelete': {
+      const id = String(p['id']);
+      await client.deleteConversionFactor(id, { idempotent: true });
+      return { outcome: 'deleted', wmsId: id };
+    }
+    case 'StockLock':
+    case 'StockUnlock': {
+      const r = input.target === 'StockLock' ? await client.lockStock(p as S.StockLockRequest, { idempotent: true }) : await client.unlockStock(p as S.StockLockRequest, { idempotent: true });
+      return { outcome: 'updated', wmsId: null, note: `${r.stocksLocked} stock record(s) changed` };
+    }
+    case 'PickingListAttachment': {
+      if (!input.attachmentPath) throw new SendRefused('no attachment file named', 'file');
+      const real = await resolveAttachmentPath(ctx.inboxDir, input.attachmentPath);
+      const content = await readFile(real);
+      const ext = extname(real).toLowerCase();
+      const body = p as S.AttachmentRequest;
+      const r = await client.attachToPickingList({
+        pickingListID: body.PickingListID,
+        userFileName: body.UserFileName,
+        ...(body.IsPrintCheckout !== undefined ? { isPrintCheckout: body.IsPrintCheckout } : {}),
+        content,
+        fileName: basename(real),
+        contentType: ATTACHMENT_TYPES[ext] ?? 'application/octet-stream',
+      });
+      return { outcome: 'created', wmsId: r.pickingListID };
+    }
+    case 'StockSync':
+      throw new Error('StockSync records are sent as sessions by the pipeline, not one by one');
+  }
+}
+
+/**
+ * Settles an in-doubt send by reading the WMS, where the interface allows it.
+ * Returns the settled output, 'absent' when the read shows the send did not take effect, or null when no
+ * read-back exists for this target.
+ */
+export async function readBack(input: SendInput, ctx: SendContext): Promise<SendOutput | 'absent' | null> {
+  const { client } = ctx;
+  const p = input.payload;
+  switch (input.target) {
+    case 'Provider':
+    case 'ShippingCompany': {
+      const codeERP = typeof p['codeERP'] === 'string' ? p['codeERP'] : '';
+      if (!codeERP) return null;
+      const r = input.target === 'Provider' ? await client.getProviderByErp(codeERP) : await client.getShippingCompanyByErp(codeERP);
+      if (!r) return 'absent';
+      // the record exists: an upsert is settled by sending the update again (idempotent PUT)
+      return null;
+    }
+    case 'Owners': {
+      const r = await client.getOwnerByCode(String(p['code'] ?? ''));
+      return r ? { outcome: 'created', wmsId: r.id, note: 'settled by read-back after an in-doubt send' } : 'absent';
+    }
+    case 'ConversionFactor': {
+      const codeERP = typeof p['codeERP'] === 'string' ? p['codeERP'] : '';
+      if (!codeERP) return null;
+      for await (const cf of client.listConversionFactors()) {
+        if (cf.codeERP === codeERP && cf.productID === p['productID']) return { outcome: 'created', wmsId: cf.id, note: 'settled by read-back after an in-doubt send' };
+      }
+      return 'absent';
+    }
+    case 'ConversionFactorDelete': {
+      const r = await client.getConversionFactor(String(p['id']));
+      return r ? 'absent' : { outcome: 'deleted', wmsId: String(p['id']), note: 'settled by read-back after an in-doubt send' };
+    }
+    case 'StockLock':
+    case 'StockUnlock':
+      // setting a material status again is idempotent: resending is safe
+      return 'absent';
+    default:
+      return null;
+  }
+}
