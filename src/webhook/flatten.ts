@@ -21,73 +21,104 @@ interface KindCsvSpec {
   items?: { arrays: readonly string[]; fields: readonly FieldSpec[] };
 }
 
-const OCCURRED: FieldSpec = ['occurred_at', 'occurredAt', 'occurred_at', 'timestamp', 'date'];
+const OCCURRED: FieldSpec = ['occurred_at', 'occurredAt', 'timestamp'];
 const PO: FieldSpec = ['purchase_order_id', 'purchaseOrderId', 'purchaseOrderID', 'PurchaseOrderID'];
-const PO_NUMBER: FieldSpec = ['invoice_number', 'nf', 'invoiceNumber', 'number', 'documentNumber'];
-const PO_SERIES: FieldSpec = ['invoice_series', 'series', 'serie'];
-const PO_ERP: FieldSpec = ['code_erp', 'codeERP', 'codeErp'];
-const RECEIPT_STATUS: FieldSpec = ['receipt_status', 'receiptStatus', 'status'];
+const NF: FieldSpec = ['nf', 'nf', 'invoiceNumber', 'invoice'];
+const CODE_ERP: FieldSpec = ['code_erp', 'codeERP', 'codeErp'];
+const RECEIPT_STATUS: FieldSpec = ['receipt_status', 'receiptStatus'];
+const PREVIOUS: FieldSpec = ['previous_status', 'previousStatus'];
+const CHANGED_AT: FieldSpec = ['changed_at', 'changedAt'];
 const PL: FieldSpec = ['picking_list_id', 'pickingListId', 'pickingListID', 'PickingListID'];
-const PL_ORDER: FieldSpec = ['order_number', 'order', 'orderNumber', 'number'];
-const PICKING_STATUS: FieldSpec = ['picking_status', 'pickingStatus', 'status'];
-const PRODUCT: FieldSpec = ['product_id', 'productId', 'productID'];
-const PRODUCT_CODE: FieldSpec = ['product_code', 'productCode', 'sku', 'codeERP'];
+const ORDER: FieldSpec = ['order', 'order', 'orderNumber'];
+const PICKING_STATUS: FieldSpec = ['picking_status', 'pickingStatus'];
+const PRODUCT: FieldSpec = ['product_id', 'productID', 'productId'];
 const QTY: FieldSpec = ['quantity', 'quantity', 'qty'];
 const LOT: FieldSpec = ['lot_number', 'lotNumber', 'lot'];
 const ITEM_ID: FieldSpec = ['item_id', 'id', 'itemId', 'itemID'];
 
+/**
+ * Known shapes (the sandbox's; docs/WEBHOOKS.md lists them). Column names are snake_case and stable:
+ * adding a field appends a column, never renames one.
+ */
 const SPECS: Record<string, KindCsvSpec> = {
   receipt: {
-    doc: [OCCURRED, PO, PO_NUMBER, PO_SERIES, PO_ERP, RECEIPT_STATUS],
+    doc: [
+      OCCURRED,
+      PO,
+      NF,
+      CODE_ERP,
+      ['provider_id', 'providerID', 'providerId'],
+      ['owner_id', 'ownersID', 'ownerID', 'ownerId'],
+      ['warehouse_id', 'warehouseID', 'warehouseId'],
+      RECEIPT_STATUS,
+      ['start_date', 'startDate'],
+      ['end_date', 'endDate'],
+    ],
     items: {
-      arrays: ['items', 'purchaseOrderItens', 'purchaseOrderItems'],
-      fields: [ITEM_ID, PRODUCT, PRODUCT_CODE, QTY, ['received', 'received', 'receivedQuantity'], LOT],
+      arrays: ['items', 'purchaseOrderItens'],
+      fields: [ITEM_ID, PRODUCT, LOT, QTY, ['received', 'received', 'receivedQuantity']],
     },
   },
   'receipt-status': {
-    doc: [OCCURRED, PO, PO_NUMBER, PO_SERIES, PO_ERP, RECEIPT_STATUS, ['previous_status', 'previousStatus', 'previousReceiptStatus']],
+    doc: [OCCURRED, PO, NF, CODE_ERP, PREVIOUS, RECEIPT_STATUS, ['receipt_status_name', 'receiptStatusName'], CHANGED_AT],
   },
   'order-status': {
-    doc: [OCCURRED, PL, PL_ORDER, PO_ERP, PICKING_STATUS, ['previous_status', 'previousStatus', 'previousPickingStatus']],
+    doc: [OCCURRED, PL, ORDER, CODE_ERP, PREVIOUS, PICKING_STATUS, ['picking_status_name', 'pickingStatusName'], CHANGED_AT],
   },
   shipping: {
-    doc: [OCCURRED, PL, PL_ORDER, PO_ERP, PICKING_STATUS, ['shipped_at', 'shippedAt'], ['carrier_id', 'shippingCompanyID', 'shippingCompanyId', 'carrierId']],
+    doc: [
+      OCCURRED,
+      PL,
+      ORDER,
+      CODE_ERP,
+      ['document', 'document'],
+      ['shipping_company_id', 'shippingCompanyID', 'shippingCompanyId'],
+      ['shipped_at', 'shippedAt'],
+    ],
     items: {
-      arrays: ['items', 'pickingListItens', 'pickingListItems'],
-      fields: [ITEM_ID, PRODUCT, PRODUCT_CODE, QTY, ['separated', 'separateQuantity', 'separatedQuantity', 'shippedQuantity'], LOT],
+      arrays: ['items', 'pickingItens'],
+      fields: [ITEM_ID, PRODUCT, LOT, QTY, ['separate_quantity', 'separateQuantity', 'separatedQuantity']],
     },
   },
   packing: {
-    doc: [OCCURRED, PL, PL_ORDER, PO_ERP, ['volume_count', 'volumeCount', 'volumesCount']],
+    doc: [OCCURRED, PL, ORDER, CODE_ERP, ['packed_at', 'packedAt'], ['volume_count', 'volumeCount']],
     groups: {
       arrays: ['volumes'],
       fields: [
-        ['volume', 'number', 'volume', 'sequence', 'id'],
-        ['volume_code', 'code', 'label', 'barcode'],
-        ['weight_kg', 'weightKg', 'weight', 'grossWeight'],
-        ['volume_type', 'type', 'packageType', 'packaging'],
+        ['volume_number', 'volumeNumber', 'number'],
+        ['package_code', 'packageCode', 'code'],
+        ['weight', 'weight', 'grossWeight'],
       ],
     },
-    items: { arrays: ['items'], fields: [PRODUCT, PRODUCT_CODE, QTY, LOT] },
+    items: { arrays: ['items'], fields: [PRODUCT, LOT, QTY] },
   },
   stock: {
-    doc: [OCCURRED],
+    doc: [
+      OCCURRED,
+      ['position_at', 'positionAt'],
+      ['filter_product_id', 'productId'],
+      ['position_count', 'count'],
+      ['truncated', 'truncated'],
+    ],
     items: {
-      arrays: ['stocks', 'items', 'stock', 'positions'],
+      arrays: ['positions', 'stocks', 'items'],
       fields: [
         ['warehouse_id', 'warehouseId', 'warehouseID'],
         ['warehouse_name', 'warehouseName'],
         ['owner_id', 'ownerId', 'ownerID'],
-        PRODUCT,
-        PRODUCT_CODE,
+        ['owner_name', 'ownerName'],
+        ['product_id', 'productId', 'productID'],
+        ['product_code', 'productCode'],
         ['product_name', 'productName'],
         LOT,
+        ['manufacturing_date', 'manufacturingDate'],
         ['expiration_date', 'expirationDate'],
         QTY,
-        ['reserved', 'reserved', 'reservedQuantity'],
+        ['reserved', 'reserved'],
         ['material_status_id', 'materialStatusId', 'materialStatusID'],
         ['material_status_name', 'materialStatusName'],
-        ['unit', 'unitMeasurementName', 'unit', 'unitMeasurement'],
+        ['unit_measurement_id', 'unitMeasurementId'],
+        ['unit_measurement_name', 'unitMeasurementName'],
       ],
     },
   },
@@ -95,6 +126,11 @@ const SPECS: Record<string, KindCsvSpec> = {
 
 function columnsOf(fields: readonly FieldSpec[] | undefined): string[] {
   return (fields ?? []).map((f) => f[0]);
+}
+
+/** Columns holding timestamps or dates (written in the CSV format's date format). */
+export function csvDateColumns(columns: readonly string[]): string[] {
+  return columns.filter((c) => c.endsWith('_at') || c.endsWith('_date'));
 }
 
 /** The CSV columns of a kind (stable: common columns, then event, group and item fields), or undefined when its shape is unknown. */

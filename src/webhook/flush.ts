@@ -16,7 +16,7 @@ import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { createCsvWriter, createJsonlWriter, type CsvFormatOptions } from '../outbox/csv.js';
 import { extractEventId, extractLinkId } from './event.js';
-import { csvColumnsFor, flattenEvent } from './flatten.js';
+import { csvColumnsFor, csvDateColumns, flattenEvent } from './flatten.js';
 
 /** Where an event's document came from (the ERP file and line wmsbridge sent it from). */
 export interface SourceLink {
@@ -139,7 +139,7 @@ export async function writeWebhookBatch(
   const csvPath = csvColumns ? join(dir, `${base}.csv`) : null;
 
   const jsonl = createJsonlWriter(jsonlPath);
-  const csv = csvColumns && csvPath ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: ['received_at', 'occurred_at'] }) : undefined;
+  const csv = csvColumns && csvPath ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: csvDateColumns(csvColumns) }) : undefined;
   try {
     for (const e of events) {
       const payload = e.payload;
