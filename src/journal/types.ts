@@ -144,6 +144,12 @@ export interface Journal {
   markSending(recordId: number): Promise<void>;
   /** Settles a record. */
   settle(recordId: number, result: RecordResult): Promise<void>;
+  /**
+   * Operator decision (`wmsbridge resolve --retry`): puts settled records (held, failed, in_doubt) back
+   * to 'pending' so the next push sends them. Returns how many changed. Records already sent are never
+   * requeued.
+   */
+  requeue(recordIds: number[]): Promise<number>;
   /** At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. */
   recoverInFlight(fileIds?: number[]): Promise<number>;
   /**
