@@ -1,6 +1,115 @@
+/**
+ * `wmsbridge sandbox`: runs the local sandbox WMS until SIGTERM/SIGINT. When ready it prints EXACTLY
+ * ONE JSON line to stdout, {"url":...,"accessKeyID":...,"secretKey":...}, and nothing else there
+ * (logs go to stderr): operators' scripts read that line.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../shared/errors.js';
+import { createLogger } from '../shared/logger.js';
+import { createSandbox, type SandboxOptions } from '../sandbox/index.js';
 import type { CliIo } from './types.js';
 
-export default async function sandbox(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge sandbox: not implemented yet\n');
-  return 2;
+const USAGE = `usage: wmsbridge sandbox [options]
+
+Runs the local sandbox WMS (the whole interface, strict, with real state) on 127.0.0.1.
+Prints one JSON line {"url","accessKeyID","secretKey"} to stdout when ready; logs go to stderr.
+Stops cleanly on SIGTERM or SIGINT (exit 0).
+
+options:
+  --port N              TCP port (default 0: a free port)
+  --host H              interface (default 127.0.0.1)
+  --seed S              seed of the data, ids and credentials (default 1)
+  --token-ttl SECONDS   access token lifetime (default 900)
+  --latency-ms N        latency added to every API request (default 0)
+  --fail-rate F         fraction of requests answered 500 (0..1, default 0)
+  --rate-429 F          fraction of requests answered 429 Retry-After: 1 (0..1, default 0)
+  --reset-rate F        fraction of connections destroyed without an answer (0..1, default 0)
+  --state-file PATH     JSON state file: loaded at start, saved atomically on change and exit
+  --webhook-url URL     webhook receiver base URL (webhooks go to URL/webhooks/<kind>)
+  --stock-records N     synthetic stock records derived from their index (default 0)
+  --max-page-size N     largest PagingLimit honoured (default 500)
+  --access-key-id ID    credential (default derived from the seed)
+  --secret-key KEY      credential (default derived from the seed; prefer WMSBRIDGE_SANDBOX_SECRET)
+  -h, --help            this text
+`;
+
+function num(name: string, v: string | undefined, opts: { min?: number; max?: number; int?: boolean } = {}): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max)) {
+    const range = opts.max !== undefined ? ` between ${opts.min ?? '-inf'} and ${opts.max}` : opts.min !== undefined ? ` >= ${opts.min}` : '';
+    throw new ConfigError(`--${name}: expected a${opts.int ? 'n integer' : ' number'}${range}, got "${v}"`);
+  }
+  return n;
+}
+
+export default async function sandbox(args: string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        seed: { type: 'string' },
+        'token-ttl': { type: 'string' },
+        'latency-ms': { type: 'string' },
+        'fail-rate': { type: 'string' },
+        'rate-429': { type: 'string' },
+        'reset-rate': { type: 'string' },
+        'state-file': { type: 'string' },
+        'webhook-url': { type: 'string' },
+        'stock-records': { type: 'string' },
+        'max-page-size': { type: 'string' },
+        'access-key-id': { type: 'string' },
+        'secret-key': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    io.stderr.write(`wmsbridge sandbox: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stderr.write(USAGE);
+    return 0;
+  }
+  const webhookUrl = values['webhook-url'];
+  if (webhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(webhookUrl)) throw new ConfigError(`--webhook-url: expected an http(s) URL, got "${webhookUrl}"`);
+  const options: SandboxOptions = {
+    port: num('port', values.port, { min: 0, max: 65535, int: true }) ?? 0,
+    host: values.host ?? '127.0.0.1',
+    seed: values.seed ?? 1,
+    tokenTtlSeconds: num('token-ttl', values['token-ttl'], { min: 1 }),
+    latencyMs: num('latency-ms', values['latency-ms'], { min: 0 }),
+    failRate: num('fail-rate', values['fail-rate'], { min: 0, max: 1 }),
+    rate429: num('rate-429', values['rate-429'], { min: 0, max: 1 }),
+    resetRate: num('reset-rate', values['reset-rate'], { min: 0, max: 1 }),
+    stateFile: values['state-file'],
+    webhookUrl,
+    stockRecords: num('stock-records', values['stock-records'], { min: 0, int: true }),
+    maxPageSize: num('max-page-size', values['max-page-size'], { min: 1, int: true }),
+    accessKeyID: values['access-key-id'],
+    secretKey: values['secret-key'] ?? process.env['WMSBRIDGE_SANDBOX_SECRET'],
+    logger: createLogger({ name: 'wms-sandbox' }),
+  };
+  for (const k of Object.keys(options) as Array<keyof SandboxOptions>) if (options[k] === undefined) delete options[k];
+
+  const sb = await createSandbox(options);
+  io.stdout.write(`${JSON.stringify({ url: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey })}\n`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const on = (s: NodeJS.Signals): void => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(s);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+  options.logger?.info({ signal }, 'sandbox stopping');
+  await sb.close();
+  return 0;
 }
