@@ -543,8 +543,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     label: string,
     opts: PageOptions | undefined,
     params?: Record<string, string>,
-    json?: unknown,
+    jsonBody?: () => unknown,
   ): AsyncGenerator<z.output<T>> {
+    const json = jsonBody ? jsonBody() : undefined;
     const size = opts?.pageSize ?? defaultPageSize;
     let index = pagingBase;
     let previous: string | undefined;
@@ -659,18 +660,18 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
 
     listConversionFactors: (opts) => paged('listConversionFactors', S.ConversionFactorRecord, 'ConversionFactor', opts),
     getConversionFactor: (id, opts) => getOne('getConversionFactor', { id }, S.ConversionFactorRecord, 'ConversionFactor', opts),
-    createConversionFactor: (body, opts) =>
+    createConversionFactor: async (body, opts) =>
       sendOptional('createConversionFactor', requestBody('createConversionFactor', S.ConversionFactorCreate, body, 'ConversionFactor'), S.ConversionFactorRecord, opts),
-    updateConversionFactor: (body, opts) =>
+    updateConversionFactor: async (body, opts) =>
       sendOptional('updateConversionFactor', requestBody('updateConversionFactor', S.ConversionFactorUpdate, body, 'ConversionFactor update'), S.ConversionFactorRecord, opts),
     async deleteConversionFactor(id, opts) {
       await call({ name: 'deleteConversionFactor', params: { id }, signal: opts?.signal, ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}) });
     },
 
     listStock: (opts) => paged('listStock', S.StockRecord, 'Stock', opts),
-    searchStock: (filters, opts) => paged('searchStock', S.StockRecord, 'Stock', opts, undefined, requestBody('searchStock', S.StockSearchFilters, filters, 'stock search filters')),
-    lockStock: (body, opts) => lockCall('lockStock', body, opts),
-    unlockStock: (body, opts) => lockCall('unlockStock', body, opts),
+    searchStock: (filters, opts) => paged('searchStock', S.StockRecord, 'Stock', opts, undefined, () => requestBody('searchStock', S.StockSearchFilters, filters, 'stock search filters')),
+    lockStock: async (body, opts) => lockCall('lockStock', body, opts),
+    unlockStock: async (body, opts) => lockCall('unlockStock', body, opts),
     async syncStock(body, opts) {
       const json = requestBody('syncStock', S.StockSyncRequest, body, 'stock sync chunk');
       const result = await sendRequired('syncStock', json, S.StockSyncResult, 'StockSyncResult', opts);
@@ -690,21 +691,21 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     listShippingCompanies: (opts) => paged('listShippingCompanies', S.ShippingCompanyRecord, 'ShippingCompany', opts),
     getShippingCompany: (id, opts) => getOne('getShippingCompany', { id }, S.ShippingCompanyRecord, 'ShippingCompany', opts),
     getShippingCompanyByErp: (codeERP, opts) => getOne('getShippingCompanyByErp', { codeERP }, S.ShippingCompanyRecord, 'ShippingCompany', opts),
-    createShippingCompany: (body, opts) =>
+    createShippingCompany: async (body, opts) =>
       sendOptional('createShippingCompany', requestBody('createShippingCompany', S.ShippingCompanyCreate, body, 'ShippingCompany'), S.ShippingCompanyRecord, opts),
-    updateShippingCompany: (body, opts) =>
+    updateShippingCompany: async (body, opts) =>
       sendOptional('updateShippingCompany', requestBody('updateShippingCompany', S.ShippingCompanyUpdate, body, 'ShippingCompany update'), S.ShippingCompanyRecord, opts),
 
     listProviders: (opts) => paged('listProviders', S.ProviderRecord, 'Provider', opts),
     getProvider: (id, opts) => getOne('getProvider', { id }, S.ProviderRecord, 'Provider', opts),
     getProviderByErp: (codeERP, opts) => getOne('getProviderByErp', { codeERP }, S.ProviderRecord, 'Provider', opts),
-    createProvider: (body, opts) => sendOptional('createProvider', requestBody('createProvider', S.ProviderCreate, body, 'Provider'), S.ProviderRecord, opts),
-    updateProvider: (body, opts) => sendOptional('updateProvider', requestBody('updateProvider', S.ProviderUpdate, body, 'Provider update'), S.ProviderRecord, opts),
+    createProvider: async (body, opts) => sendOptional('createProvider', requestBody('createProvider', S.ProviderCreate, body, 'Provider'), S.ProviderRecord, opts),
+    updateProvider: async (body, opts) => sendOptional('updateProvider', requestBody('updateProvider', S.ProviderUpdate, body, 'Provider update'), S.ProviderRecord, opts),
 
     listOwners: (opts) => paged('listOwners', S.OwnerRecord, 'Owners', opts),
     getOwner: (id, opts) => getOne('getOwner', { id }, S.OwnerRecord, 'Owners', opts),
     getOwnerByCode: (code, opts) => getOne('getOwnerByCode', { code }, S.OwnerRecord, 'Owners', opts),
-    createOwner: (body, opts) => sendOptional('createOwner', requestBody('createOwner', S.OwnerCreate, body, 'Owners'), S.OwnerRecord, opts),
+    createOwner: async (body, opts) => sendOptional('createOwner', requestBody('createOwner', S.OwnerCreate, body, 'Owners'), S.OwnerRecord, opts),
 
     listInventories: (opts) => paged('listInventories', S.InventoryRecord, 'Inventory', opts),
     listFinishedInventories: (opts) => paged('listFinishedInventories', S.InventoryRecord, 'Inventory', opts),
@@ -720,15 +721,15 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     listCompanies: (opts) => paged('listCompanies', S.CompanyRecord, 'Company', opts),
     listSubWarehouses: (warehouseId, opts) => paged('listSubWarehouses', S.SubWarehouseRecord, 'SubWarehouse', opts, { warehouseId }),
 
-    createPickingList: (body, opts) =>
+    createPickingList: async (body, opts) =>
       sendRequired('createPickingList', requestBody('createPickingList', S.PickingListCreate, body, 'PickingList'), S.PickingListRecord, 'PickingList', opts),
-    createPurchaseOrder: (body, opts) =>
+    createPurchaseOrder: async (body, opts) =>
       sendRequired('createPurchaseOrder', requestBody('createPurchaseOrder', S.PurchaseOrderCreate, body, 'PurchaseOrder'), S.PurchaseOrderRecord, 'PurchaseOrder', opts),
-    createProduct: (body, opts) => sendRequired('createProduct', requestBody('createProduct', S.ProductCreate, body, 'Product'), S.ProductRecord, 'Product', opts),
-    createUnitMeasurement: (body, opts) =>
+    createProduct: async (body, opts) => sendRequired('createProduct', requestBody('createProduct', S.ProductCreate, body, 'Product'), S.ProductRecord, 'Product', opts),
+    createUnitMeasurement: async (body, opts) =>
       sendRequired('createUnitMeasurement', requestBody('createUnitMeasurement', S.UnitMeasurementCreate, body, 'UnitMeasurement'), S.UnitMeasurementRecord, 'UnitMeasurement', opts),
-    createFamily: (body, opts) => sendRequired('createFamily', requestBody('createFamily', S.FamilyCreate, body, 'Family'), S.FamilyRecord, 'Family', opts),
-    createCategory: (body, opts) => sendRequired('createCategory', requestBody('createCategory', S.CategoryCreate, body, 'Category'), S.CategoryRecord, 'Category', opts),
+    createFamily: async (body, opts) => sendRequired('createFamily', requestBody('createFamily', S.FamilyCreate, body, 'Family'), S.FamilyRecord, 'Family', opts),
+    createCategory: async (body, opts) => sendRequired('createCategory', requestBody('createCategory', S.CategoryCreate, body, 'Category'), S.CategoryRecord, 'Category', opts),
 
     async attachToPickingList(input: AttachmentInput, opts?: CallOptions) {
       const fields = requestBody(

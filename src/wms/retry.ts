@@ -7,8 +7,8 @@
  * - 429, 503 and 408: the server answered and refused, nothing took effect: retried for every method,
  *   honouring Retry-After (seconds or HTTP date) even beyond maxDelayMs, up to 60 s;
  * - other 5xx: retried for idempotent calls; for non-idempotent calls only when `retryPostOn5xx`
- *   (default true: a 5xx is a completed answer saying the server failed). 504 to a non-idempotent call is
- *   never retried: a gateway timeout says the upstream may still be applying it;
+ *   (default true: a 5xx is a completed answer saying the server failed). 502 and 504 to a non-idempotent
+ *   call are never retried: a gateway answered, and the upstream may have applied (or still be applying) it;
  * - network errors and timeouts: retried for idempotent calls; for non-idempotent calls only when the
  *   request provably did not reach the server (`mayHaveReachedServer === false`).
  * Delays: exponential backoff with full jitter: random() * min(maxDelayMs, baseDelayMs * 2^(attempt-1)).
@@ -111,7 +111,7 @@ export function decideRetry(
   }
   if (status >= 500 && status <= 599) {
     if (!idempotent) {
-      if (status === 504) return undefined;
+      if (status === 502 || status === 504) return undefined;
       if (opts.retryPostOn5xx === false) return undefined;
     }
     return backoffDelay(attempt, policy, random);

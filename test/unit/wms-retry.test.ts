@@ -40,6 +40,8 @@ describe('decideRetry table', () => {
     ['500 POST marked idempotent, retryPostOn5xx false', answered(500), 'POST', { idempotent: true, retryPostOn5xx: false }, true],
     ['504 POST (gateway timeout: in doubt)', answered(504), 'POST', {}, false],
     ['504 GET', answered(504), 'GET', {}, true],
+    ['502 POST (bad gateway: in doubt)', answered(502), 'POST', {}, false],
+    ['502 PUT', answered(502), 'PUT', {}, true],
     ['envelope 500 under HTTP 200, GET', answered(200, {}, 500), 'GET', {}, true],
     ['envelope 200 with error text (E_WMS_ENVELOPE)', answered(200, {}, 200), 'GET', {}, false],
     ['network before send, POST', network(false, WmsErrorCode.NETWORK, 'ECONNREFUSED'), 'POST', {}, true],

@@ -1,0 +1,523 @@
+/**
+ * The client against a scripted HTTP server on 127.0.0.1: the answers a real WMS might give that the
+ * sandbox never gives (failure inside an HTTP 200, a repeated page, a reset after the body arrived, a
+ * hang, echoed secrets, records that do not fit). The sandbox suite is wms-client.test.ts.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWmsClient, type WmsClientOptions } from '../../src/wms/client.js';
+import { WmsError } from '../../src/wms/errors.js';
+import type { WmsClient } from '../../src/wms/client-types.js';
+
+const SECRET = 'super-secret-key-123';
+const UUID = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+type Route = (req: Seen, res: ServerResponse) => unknown;
+
+let server: Server;
+let baseUrl: string;
+let route: Route = (_req, res) => res.end();
+let seen: Seen[] = [];
+let tokenN = 0;
+let inFlight = 0;
+let peakInFlight = 0;
+const sockets = new Set<import('node:net').Socket>();
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+const ok = (data: unknown) => ({ code: 200, message: 'The request has succeeded', data, error: '' });
+const list = (data: unknown[], extra: Record<string, unknown> = {}) => ({ code: 200, message: 'ok', count: data.length, totalPages: 1, pagingLimit: 100, pagingIndex: 1, data, error: '', ...extra });
+
+/** Default handling of the auth calls: hands out numbered tokens. */
+function authRoute(req: Seen, res: ServerResponse): boolean {
+  if (req.url.endsWith('/open/v1/authorize') || req.url.endsWith('/open/v1/refreshtoken')) {
+    tokenN++;
+    json(res, 200, ok({ token: `tok-${tokenN}-abcdef`, refreshToken: `rt-${tokenN}-abcdef` }));
+    return true;
+  }
+  return false;
+}
+
+function client(extra: Partial<WmsClientOptions> = {}): WmsClient {
+  return createWmsClient({ baseUrl, accessKeyID: 'edge-key', secretKey: SECRET, retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 }, ...extra });
+}
+const apiCalls = () => seen.filter((s) => !s.url.startsWith('/open/v1/authorize') && !s.url.startsWith('/open/v1/refreshtoken'));
+
+before(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const s: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      seen.push(s);
+      inFlight++;
+      peakInFlight = Math.max(peakInFlight, inFlight);
+      res.on('close', () => inFlight--);
+      if (authRoute(s, res)) return;
+      void route(s, res);
+    });
+  });
+  server.on('connection', (sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+function reset(r: Route) {
+  route = r;
+  seen = [];
+  tokenN = 0;
+  peakInFlight = 0;
+}
+
+async function rejectsWith(p: Promise<unknown>, check: (e: WmsError) => void): Promise<WmsError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof WmsError, `expected a WmsError, got ${String(err)}`);
+    check(err);
+    return err;
+  }
+  assert.fail('expected a rejection');
+}
+
+const warehouse = (n: number) => ({ id: UUID(n), companyID: UUID(900), branchID: UUID(901), name: `W${n}` });
+
+describe('wire details', () => {
+  test('headers on every call; User-Agent and Accept on auth calls, Bearer only on the others', async () => {
+    reset((_req, res) => json(res, 200, list([warehouse(1)])));
+    const c = client({ userAgent: 'edge-test/1.0' });
+    try {
+      const rows = [];
+      for await (const w of c.listWarehouses()) rows.push(w);
+      assert.equal(rows.length, 1);
+    } finally {
+      await c.close();
+    }
+    const [authCall, apiCall] = seen;
+    assert.equal(authCall!.url, '/open/v1/authorize');
+    assert.equal(authCall!.headers['user-agent'], 'edge-test/1.0');
+    assert.equal(authCall!.headers['accept'], 'application/json');
+    assert.equal(authCall!.headers['authorization'], undefined);
+    assert.deepEqual(JSON.parse(authCall!.body.toString()), { accessKeyID: 'edge-key', secretKey: SECRET });
+    assert.equal(apiCall!.url, '/open/v1/warehouse?PagingIndex=1&PagingLimit=100');
+    assert.equal(apiCall!.headers['user-agent'], 'edge-test/1.0');
+    assert.equal(apiCall!.headers['authorization'], 'Bearer tok-1-abcdef');
+  });
+
+  test('a base URL path prefix is kept', async () => {
+    reset((_req, res) => json(res, 200, list([])));
+    const c = createWmsClient({ baseUrl: `${baseUrl}/api/`, accessKeyID: 'k', secretKey: SECRET });
+    try {
+      for await (const _ of c.listCompanies()) assert.fail('no rows expected');
+    } finally {
+      await c.close();
+    }
+    assert.ok(seen.some((s) => s.url.startsWith('/api/open/v1/company?')), JSON.stringify(seen.map((s) => s.url)));
+  });
+
+  test('GET Stock/search sends its JSON body', async () => {
+    reset((_req, res) => json(res, 200, list([])));
+    const c = client();
+    try {
+      for await (const _ of c.searchStock({ warehouseId: UUID(1), lotNumber: 'L1' })) assert.fail('no rows');
+    } finally {
+      await c.close();
+    }
+    const s = apiCalls()[0]!;
+    assert.equal(s.method, 'GET');
+    assert.match(s.url, /^\/open\/v1\/Stock\/search\?PagingIndex=1&PagingLimit=100$/);
+    assert.equal(s.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(s.body.toString()), { warehouseId: UUID(1), lotNumber: 'L1' });
+  });
+
+  test('concurrency cap holds', async () => {
+    reset((_req, res) => setTimeout(() => json(res, 200, ok(warehouse(1))), 20));
+    const c = client({ concurrency: 3 });
+    try {
+      await c.authorize();
+      await Promise.all(Array.from({ length: 15 }, () => c.getMaterialStatus(UUID(1)).catch(() => null)));
+    } finally {
+      await c.close();
+    }
+    assert.ok(peakInFlight <= 3, `peak ${peakInFlight}`);
+    assert.ok(peakInFlight >= 2, `peak ${peakInFlight}: the cap was not exercised`);
+  });
+});
+
+describe('envelopes', () => {
+  test('a failure inside HTTP 200 is E_WMS_ENVELOPE and keeps the envelope fields', async () => {
+    reset((_req, res) => json(res, 200, { code: 409, message: 'Conflict', data: null, error: 'order already exists' }));
+    const c = client();
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => {
+        assert.equal(e.code, 'E_WMS_ENVELOPE');
+        assert.equal(e.httpStatus, 200);
+        assert.equal(e.envelopeCode, 409);
+        assert.equal(e.envelopeError, 'order already exists');
+        assert.equal(e.message, '[POST] /open/v1/category: 409 (HTTP 200) - order already exists');
+        assert.equal(e.attempts, 1);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 1, 'not retried');
+  });
+
+  test('code 200 with a non-empty error is a failure', async () => {
+    reset((_req, res) => json(res, 200, { code: 200, message: 'ok', data: { id: UUID(1), name: 'x', status: 1 }, error: 'partially saved' }));
+    const c = client();
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => assert.equal(e.code, 'E_WMS_ENVELOPE'));
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('envelope 400 under HTTP 200 is E_WMS_VALIDATION', async () => {
+    reset((_req, res) => json(res, 200, { code: 400, message: 'Validation failed', data: null, error: 'name: required' }));
+    const c = client();
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => assert.equal(e.code, 'E_WMS_VALIDATION'));
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('envelope 500 under HTTP 200 is retried for a GET', async () => {
+    let n = 0;
+    reset((_req, res) => (++n < 3 ? json(res, 200, { code: 500, message: 'err', data: null, error: 'db down' }) : json(res, 200, list([warehouse(1)]))));
+    const c = client();
+    try {
+      const rows = [];
+      for await (const w of c.listWarehouses()) rows.push(w);
+      assert.equal(rows.length, 1);
+      assert.equal(c.stats().retries, 2);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a non-JSON 200 is E_WMS_RESPONSE; a non-JSON 502 is E_WMS_HTTP with a snippet', async () => {
+    reset((req, res) => {
+      if (req.url.startsWith('/open/v1/company')) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>login</html>');
+      } else {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html>Bad Gateway</html>');
+      }
+    });
+    const c = client();
+    try {
+      await rejectsWith(c.listCompanies()[Symbol.asyncIterator]().next(), (e) => {
+        assert.equal(e.code, 'E_WMS_RESPONSE');
+        assert.match(e.message, /non-JSON answer: <html>login/);
+      });
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => {
+        assert.equal(e.code, 'E_WMS_HTTP');
+        assert.equal(e.httpStatus, 502);
+        assert.equal(e.mayHaveReachedServer, true, 'a bad gateway to a POST is in doubt');
+        assert.equal(e.attempts, 1);
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a record that does not fit is E_WMS_RESPONSE naming the path and the issue', async () => {
+    reset((_req, res) => json(res, 200, list([warehouse(1), { id: 'not-a-uuid', name: 'W' }])));
+    const c = client();
+    try {
+      await rejectsWith((async () => {
+        for await (const _ of c.listWarehouses());
+      })(), (e) => {
+        assert.equal(e.code, 'E_WMS_RESPONSE');
+        assert.match(e.message, /^\[GET\] \/open\/v1\/warehouse: answer does not fit Warehouse - page 1, data\[1\]: id: must be a UUID/);
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('alias spellings are accepted when reading', async () => {
+    reset((_req, res) => json(res, 200, ok({ id: UUID(5), companyId: UUID(1), name: 'Owner', code: '001' })));
+    const c = client();
+    try {
+      const o = await c.getOwner(UUID(5));
+      assert.equal(o?.companyID, UUID(1));
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('stock lock: data.error is a failure even with code 200', async () => {
+    reset((_req, res) => json(res, 200, ok({ materialStatusId: UUID(2), stocksLocked: 0, error: 'no stock matches' })));
+    const c = client();
+    try {
+      await rejectsWith(c.lockStock({ warehouseId: UUID(1), materialStatusId: UUID(2), productId: UUID(3) }), (e) => {
+        assert.equal(e.code, 'E_WMS_ENVELOPE');
+        assert.match(e.message, /no stock matches/);
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('stock sync: success false is a failure', async () => {
+    reset((_req, res) => json(res, 200, ok({ success: false })));
+    const c = client();
+    try {
+      await rejectsWith(c.syncStock({ sessionId: UUID(1), ownerId: UUID(2), products: [] }), (e) => assert.equal(e.code, 'E_WMS_ENVELOPE'));
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a send the client refuses locally is E_WMS_VALIDATION with attempts 0 and nothing sent', async () => {
+    reset((_req, res) => json(res, 200, ok(null)));
+    const c = client();
+    try {
+      await rejectsWith(c.createFamily({ name: '', status: 1, categoryID: 'nope' }), (e) => {
+        assert.equal(e.code, 'E_WMS_VALIDATION');
+        assert.equal(e.attempts, 0);
+        assert.match(e.message, /^\[POST\] \/open\/v1\/family: invalid Family, not sent - /);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(seen.length, 0);
+  });
+
+  test('not-shown answers: record when data fits, null otherwise', async () => {
+    let n = 0;
+    reset((_req, res) => json(res, 200, ok(++n === 1 ? { id: UUID(7), companyID: UUID(1), name: 'O', code: '9' } : true)));
+    const c = client();
+    try {
+      const body = { companyID: UUID(1), name: 'O', code: '9' };
+      assert.equal((await c.createOwner(body))?.id, UUID(7));
+      assert.equal(await c.createOwner(body), null);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('paging', () => {
+  test('stops on totalPages, on an empty page, and refuses a repeated page', async () => {
+    const pages = (idx: number) => [warehouse(idx * 10 + 1), warehouse(idx * 10 + 2)];
+    reset((req, res) => {
+      const u = new URL(req.url, 'http://x');
+      const idx = Number(u.searchParams.get('PagingIndex'));
+      if (u.pathname === '/open/v1/warehouse') json(res, 200, list(pages(idx), { totalPages: 3, pagingIndex: idx, count: 6, pagingLimit: 2 }));
+      else if (u.pathname === '/open/v1/branch') {
+        // no totalPages: the client stops on the first empty page
+        const { totalPages: _t, ...rest } = list(idx <= 2 ? pages(idx).map((w) => ({ ...w, companyID: UUID(1) })) : []);
+        json(res, 200, rest);
+      } else json(res, 200, list(pages(1).map((w) => ({ ...w, warehouseID: UUID(1) })), { totalPages: 5 })); // ignores PagingIndex
+    });
+    const c = client({ pageSize: 2 });
+    try {
+      const ws = [];
+      for await (const w of c.listWarehouses()) ws.push(w.name);
+      assert.deepEqual(ws, ['W11', 'W12', 'W21', 'W22', 'W31', 'W32']);
+      const bs = [];
+      for await (const b of c.listBranches()) bs.push(b.name);
+      assert.equal(bs.length, 4);
+      const got: string[] = [];
+      await rejectsWith((async () => {
+        for await (const d of c.listDocks()) got.push(d.name);
+      })(), (e) => {
+        assert.equal(e.code, 'E_WMS_RESPONSE');
+        assert.match(e.message, /page 2 repeats the previous page/);
+      });
+      assert.equal(got.length, 2, 'the first page is yielded, the repeat is refused');
+    } finally {
+      await c.close();
+    }
+    const wsCalls = apiCalls().filter((s) => s.url.startsWith('/open/v1/warehouse'));
+    assert.deepEqual(wsCalls.map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex')), ['1', '2', '3']);
+  });
+
+  test('pagingBase 0', async () => {
+    reset((_req, res) => json(res, 200, list([warehouse(1)])));
+    const c = client({ pagingBase: 0 });
+    try {
+      for await (const _ of c.listWarehouses());
+    } finally {
+      await c.close();
+    }
+    assert.match(apiCalls()[0]!.url, /PagingIndex=0/);
+  });
+});
+
+describe('auth', () => {
+  test('one 401: refresh and one replay, not counted as a retry', async () => {
+    let n = 0;
+    reset((req, res) => (++n === 1 ? json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' }) : json(res, 200, ok({ id: UUID(1), name: 'ms' }))));
+    const c = client();
+    try {
+      const r = await c.getMaterialStatus(UUID(1));
+      assert.equal(r?.name, 'ms');
+      const st = c.stats();
+      assert.equal(st.retries, 0);
+      assert.equal(st.refreshes, 1);
+      assert.equal(st.authorizations, 1);
+    } finally {
+      await c.close();
+    }
+    const refresh = seen.find((s) => s.url === '/open/v1/refreshtoken')!;
+    assert.deepEqual(JSON.parse(refresh.body.toString()), { accessKeyID: 'edge-key', dataRefreshToken: 'rt-1-abcdef' });
+    assert.equal(refresh.headers['authorization'], undefined);
+    assert.equal(apiCalls().at(-1)!.headers['authorization'], 'Bearer tok-2-abcdef');
+  });
+
+  test('a second 401 is E_WMS_AUTH', async () => {
+    reset((_req, res) => json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'invalid token' }));
+    const c = client();
+    try {
+      await rejectsWith(c.getMaterialStatus(UUID(1)), (e) => {
+        assert.equal(e.code, 'E_WMS_AUTH');
+        assert.equal(e.httpStatus, 401);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 2, 'the call and its one replay');
+  });
+
+  test('secrets echoed by a server never reach message, details or cause', async () => {
+    reset((req, res) => {
+      const auth = String(req.headers['authorization'] ?? '');
+      json(res, 400, { code: 400, message: `bad ${auth}`, data: null, error: `secretKey ${SECRET} and ${auth.slice(7)} rejected` });
+    });
+    const c = client();
+    try {
+      const e = await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (err) => assert.equal(err.code, 'E_WMS_VALIDATION'));
+      const text = JSON.stringify({ e, message: e.message, details: e.details, cause: String(e.cause), stack: e.stack, msg: e.envelopeMessage, err: e.envelopeError });
+      assert.ok(!text.includes(SECRET), 'secret leaked');
+      assert.ok(!text.includes('tok-'), 'token leaked');
+      assert.ok(text.includes('[redacted]'));
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('in doubt and retries', () => {
+  test('a POST whose connection is reset after the body arrived: E_WMS_NETWORK, in doubt, sent once', async () => {
+    reset((_req, res) => res.socket?.destroy());
+    const c = client();
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => {
+        assert.equal(e.code, 'E_WMS_NETWORK');
+        assert.equal(e.mayHaveReachedServer, true);
+        assert.equal(e.attempts, 1);
+        assert.match(e.message, /in doubt/);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 1);
+  });
+
+  test('the same reset on a GET is retried until it succeeds', async () => {
+    let n = 0;
+    reset((_req, res) => (++n <= 2 ? res.socket?.destroy() : json(res, 200, ok({ id: UUID(1), name: 'ms' }))));
+    const c = client();
+    try {
+      assert.equal((await c.getMaterialStatus(UUID(1)))?.name, 'ms');
+      assert.equal(c.stats().retries, 2);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a POST marked idempotent is retried after a reset', async () => {
+    let n = 0;
+    reset((_req, res) => (++n === 1 ? res.socket?.destroy() : json(res, 200, ok({ success: true }))));
+    const c = client();
+    try {
+      const r = await c.syncStock({ sessionId: UUID(1), ownerId: UUID(2), products: [] }, { idempotent: true });
+      assert.equal(r.success, true);
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 2);
+  });
+
+  test('a POST that never gets an answer: E_WMS_TIMEOUT, in doubt, sent once', async () => {
+    reset(() => undefined); // hang
+    const c = client({ timeoutMs: 300 });
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => {
+        assert.equal(e.code, 'E_WMS_TIMEOUT');
+        assert.equal(e.mayHaveReachedServer, true);
+      });
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+    assert.equal(apiCalls().length, 1);
+  });
+
+  test('429 with Retry-After is honoured and then succeeds, for a POST too', async () => {
+    let n = 0;
+    reset((_req, res) =>
+      ++n === 1 ? json(res, 429, { code: 429, message: 'Too Many Requests', data: null, error: 'slow down' }, { 'retry-after': '0' }) : json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 })),
+    );
+    const c = client();
+    try {
+      const cat = await c.createCategory({ name: 'X', status: 1 });
+      assert.equal(cat.id, UUID(3));
+      assert.equal(c.stats().retries, 1);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('retryPostOn5xx false: a 500 to a POST is not retried', async () => {
+    reset((_req, res) => json(res, 500, { code: 500, message: 'err', data: null, error: 'boom' }));
+    const c = client({ retryPostOn5xx: false });
+    try {
+      await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (e) => {
+        assert.equal(e.code, 'E_WMS_HTTP');
+        assert.equal(e.attempts, 1);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 1);
+  });
+
+  test('an abort signal stops the call without retrying', async () => {
+    reset(() => undefined);
+    const c = client({ timeoutMs: 10_000 });
+    try {
+      await c.authorize();
+      const ac = new AbortController();
+      const p = c.getMaterialStatus(UUID(1), { signal: ac.signal });
+      setImmediate(() => ac.abort());
+      await rejectsWith(p, (e) => {
+        assert.equal(e.code, 'E_WMS_NETWORK');
+        assert.equal(e.networkCode, 'ABORTED');
+      });
+    } finally {
+      await c.close().catch(() => undefined);
+    }
+  });
+});
