@@ -66,6 +66,8 @@ export interface ParseFacts {
   renamedColumns?: Array<{ from: string; to: string }>;
   /** the line terminator seen first in the file */
   newline?: '\r\n' | '\n' | '\r';
+  /** xml: the item path actually used (one of the alternatives, with or without the optional root) */
+  itemPath?: string;
   /** bytes read from the file so far */
   bytes: number;
 }

@@ -1,0 +1,211 @@
+/**
+ * The rejects writer: rejected rows written back in the ORIGINAL format and encoding, so the analyst
+ * fixes the file and drops it again.
+ *
+ * - delimited: same delimiter, quoting and encoding, the original header plus one last column
+ *   `wmsbridge_error` with the reasons, the source's line terminator. A row is written from its raw
+ *   text when known (byte-faithful: original quoting kept), else from its cells (quoted as needed).
+ *   A row shorter than the header is padded with empty cells so the reason lands in its column.
+ * - fixed-width: each original line as it was (a reason column would break the positions), plus a
+ *   sidecar `<name>.errors.txt` listing `line N: reasons`.
+ * - jsonl: each original line, plus the sidecar listing.
+ * - xml / json: the sidecar listing only (one document cannot be split back faithfully).
+ *
+ * Files are written to a temp file in the same folder and renamed on close (rename is atomic only
+ * within one filesystem, hence the same folder). No rejects: no file.
+ */
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import iconv from 'iconv-lite';
+import type { ParseOptions, ParseOptionsInput } from './options.js';
+import { ParseOptionsSchema } from './options.js';
+import { iconvName } from './text-source.js';
+
+export const REJECT_REASON_COLUMN = 'wmsbridge_error';
+
+export interface RejectItem {
+  line: number;
+  lineEnd?: number;
+  /** the raw text of the row as read (without its final line terminator) */
+  text?: string;
+  /** the row's cells (delimited) */
+  cells?: string[];
+  /** xml/json: the element path, for the listing */
+  recordType?: string;
+  /** the reasons, one line (e.g. "line 12: field ean: required; field qty: not a number") */
+  reasons: string;
+}
+
+export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
+  /** delimited with a header: the header cells as read (ParseFacts.header) */
+  headerCells?: string[];
+  /** the line terminator of the source (ParseFacts.newline) @default "\n" */
+  newline?: '\r\n' | '\n' | '\r';
+};
+
+export interface RejectsWriter {
+  write(item: RejectItem): void;
+  /** renames the temp files into place; `path`/`sidecar` are set for the files written */
+  close(): Promise<{ count: number; path?: string; sidecar?: string }>;
+  /** drops the temp files (on a failure of the run) */
+  abort(): void;
+}
+
+export interface CsvFormat {
+  delimiter: string;
+  quote: string | false;
+  escape?: string | undefined;
+}
+
+/** Formats one cell: quoted when it holds the delimiter, the quote, CR or LF (RFC 4180). */
+export function formatCell(value: string, f: CsvFormat): string {
+  if (f.quote === false) {
+    // no quoting in this file: the delimiter and line breaks cannot be represented; replace them
+    return value.split(f.delimiter).join(' ').replace(/\r\n|\r|\n/g, ' ');
+  }
+  const q = f.quote;
+  const needs =
+    value.includes(f.delimiter) || value.includes(q) || value.includes('\n') || value.includes('\r') || (f.escape !== undefined && f.escape !== q && value.includes(f.escape));
+  if (!needs) return value;
+  const esc = f.escape ?? q;
+  let inner: string;
+  if (esc === q) inner = value.split(q).join(q + q);
+  else inner = value.split(esc).join(esc + esc).split(q).join(esc + q);
+  return q + inner + q;
+}
+
+/** Formats a record (no line terminator). The "correct writer" the parser round-trips with. */
+export function formatRecord(cells: string[], f: CsvFormat): string {
+  return cells.map((c) => formatCell(c, f)).join(f.delimiter);
+}
+
+function sidecarPathOf(path: string): string {
+  const ext = extname(path);
+  const base = ext ? basename(path, ext) : basename(path);
+  return join(dirname(path), `${base}.errors.txt`);
+}
+
+/** A file written to a temp name, renamed into place on commit. */
+class AtomicFile {
+  private fd: number | undefined;
+  readonly temp: string;
+  constructor(readonly path: string) {
+    this.temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  }
+  write(buf: Buffer): void {
+    if (this.fd === undefined) this.fd = openSync(this.temp, 'wx');
+    let off = 0;
+    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+  }
+  get opened(): boolean {
+    return this.fd !== undefined;
+  }
+  commit(): void {
+    if (this.fd === undefined) return;
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = undefined;
+    renameSync(this.temp, this.path);
+  }
+  abort(): void {
+    if (this.fd !== undefined) {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+    rmSync(this.temp, { force: true });
+  }
+}
+
+export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
+  const { headerCells, newline: nl, ...rest } = original;
+  const o = ParseOptionsSchema.parse(rest);
+  const newline = nl ?? '\n';
+  const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
+  const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding));
+  const main = new AtomicFile(path);
+  const side = new AtomicFile(sidecarPathOf(path));
+  let count = 0;
+  let closed = false;
+
+  const listing = (item: RejectItem, note = ''): void => {
+    const where = item.lineEnd !== undefined && item.lineEnd !== item.line ? `lines ${item.line}-${item.lineEnd}` : `line ${item.line}`;
+    const el = item.recordType ? ` (${item.recordType})` : '';
+    // the listing is UTF-8 whatever the source encoding: it is read by people, not re-imported
+    side.write(Buffer.from(`${where}${el}: ${oneLine(item.reasons)}${note}\n`, 'utf8'));
+  };
+
+  let writeItem: (item: RejectItem) => void;
+  switch (o.format) {
+    case 'delimited': {
+      const f: CsvFormat = { delimiter: o.delimiter, quote: o.quote, escape: o.escape };
+      const header = o.header ? headerCells : o.columns;
+      const width = header?.length;
+      writeItem = (item) => {
+        if (!main.opened && o.header && headerCells) {
+          main.write(enc(formatRecord([...headerCells, REJECT_REASON_COLUMN], f) + newline));
+        }
+        let body: string;
+        if (item.text !== undefined) body = item.text;
+        else if (item.cells !== undefined) body = formatRecord(item.cells, f);
+        else body = '';
+        const n = item.cells?.length ?? (item.text !== undefined ? undefined : 0);
+        const pad = width !== undefined && n !== undefined && n < width ? f.delimiter.repeat(width - n) : '';
+        main.write(enc(body + pad + f.delimiter + formatCell(oneLine(item.reasons), f) + newline));
+      };
+      break;
+    }
+    case 'fixed-width':
+    case 'jsonl':
+      writeItem = (item) => {
+        if (item.text !== undefined) {
+          main.write(enc(item.text + newline));
+          listing(item);
+        } else {
+          listing(item, ' (the line could not be kept: not written to the rejects file)');
+        }
+      };
+      break;
+    case 'xml':
+    case 'json':
+      writeItem = (item) => listing(item);
+      break;
+  }
+
+  return {
+    write(item) {
+      if (closed) throw new Error(`rejects writer for ${path} is closed`);
+      writeItem(item);
+      count++;
+    },
+    async close() {
+      if (closed) throw new Error(`rejects writer for ${path} is closed`);
+      closed = true;
+      const res: { count: number; path?: string; sidecar?: string } = { count };
+      try {
+        if (main.opened) {
+          main.commit();
+          res.path = main.path;
+        }
+        if (side.opened) {
+          side.commit();
+          res.sidecar = side.path;
+        }
+      } catch (err) {
+        main.abort();
+        side.abort();
+        throw err;
+      }
+      return res;
+    },
+    abort() {
+      closed = true;
+      main.abort();
+      side.abort();
+    },
+  };
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\r\n|\r|\n/g, ' ');
+}

@@ -1,0 +1,187 @@
+/**
+ * The physical-line reader every text format shares: open the file as a stream, refuse binary
+ * content (a NUL byte in the first 8 KB), strip a UTF-8 BOM, decode with iconv-lite (never
+ * TextDecoder: on Node 20 it maps cp1252 0x80-0x9F to C1 controls, see NOTES-node20.md) and split
+ * lines on CRLF, LF or a lone CR, remembering which terminator each line had so a row can be written
+ * back byte-faithfully. Memory is bounded by one chunk plus the longest accepted line: a line longer
+ * than `maxLineLength` is reported as `tooLong` and its characters are discarded as they stream by.
+ */
+import { createReadStream } from 'node:fs';
+import iconv from 'iconv-lite';
+import { InputError, errorMessage } from '../shared/errors.js';
+import type { Encoding } from './options.js';
+
+export type Eol = '' | '\n' | '\r\n' | '\r';
+
+export interface PhysicalLine {
+  /** 1-based physical line number */
+  line: number;
+  /** the line without its terminator ('' when tooLong) */
+  text: string;
+  /** the terminator that ended it ('' for a last line without one) */
+  eol: Eol;
+  /** set when the line was longer than maxLineLength: its length in characters (text is then '') */
+  tooLong?: number;
+}
+
+/** Mutable counters the reader updates while it streams (bytes read, first line terminator). */
+export interface SourceStats {
+  bytes: number;
+  newline?: '\r\n' | '\n' | '\r';
+}
+
+export const BINARY_SNIFF_BYTES = 8192;
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+
+/** iconv-lite's name of an encoding option. */
+export function iconvName(encoding: Encoding): string {
+  switch (encoding) {
+    case 'utf-8':
+      return 'utf8';
+    case 'windows-1252':
+      return 'win1252';
+    case 'iso-8859-1':
+      return 'latin1';
+  }
+}
+
+/** Throws InputError when the head of a file holds a NUL byte (a binary file, or UTF-16 text). */
+export function assertNotBinary(path: string, head: Buffer, what: string): void {
+  const n = Math.min(head.length, BINARY_SNIFF_BYTES);
+  const at = head.subarray(0, n).indexOf(0);
+  if (at !== -1) {
+    throw new InputError(
+      `${path} looks binary (NUL byte at offset ${at} in the first 8 KB); expected ${what} text (UTF-16 files are not supported)`,
+      { details: { file: path, offset: at } },
+    );
+  }
+}
+
+export function hasUtf8Bom(buf: Buffer): boolean {
+  return buf.length >= 3 && buf[0] === UTF8_BOM[0] && buf[1] === UTF8_BOM[1] && buf[2] === UTF8_BOM[2];
+}
+
+function openError(path: string, err: unknown): InputError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return new InputError(`cannot read ${path}: ${code ?? errorMessage(err)}`, { cause: err, details: { file: path } });
+}
+
+/**
+ * Streams the decoded text of a file in chunks, after the binary check and BOM strip.
+ * `stats.bytes` counts raw bytes read (BOM included).
+ */
+export async function* readDecodedChunks(
+  path: string,
+  encoding: Encoding,
+  stats: SourceStats,
+  what: string,
+): AsyncGenerator<string> {
+  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
+  const decoder = iconv.getDecoder(iconvName(encoding), { stripBOM: false });
+  let head: Buffer | undefined = Buffer.alloc(0);
+  try {
+    for await (const raw of stream as AsyncIterable<Buffer>) {
+      stats.bytes += raw.length;
+      let chunk = raw;
+      if (head !== undefined) {
+        head = head.length === 0 ? raw : Buffer.concat([head, raw]);
+        if (head.length < BINARY_SNIFF_BYTES) continue;
+        chunk = prepareHead(path, head, what);
+        head = undefined;
+      }
+      const text = decoder.write(chunk);
+      if (text.length > 0) yield text;
+    }
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw openError(path, err);
+  } finally {
+    stream.destroy();
+  }
+  if (head !== undefined && head.length > 0) {
+    const text = decoder.write(prepareHead(path, head, what));
+    if (text.length > 0) yield text;
+  }
+  const rest = decoder.end();
+  if (rest !== undefined && rest.length > 0) yield rest;
+}
+
+function prepareHead(path: string, head: Buffer, what: string): Buffer {
+  assertNotBinary(path, head, what);
+  return hasUtf8Bom(head) ? head.subarray(3) : head;
+}
+
+/**
+ * Splits a decoded stream into physical lines. CRLF, LF and a lone CR each end a line; a file ending
+ * with a terminator has no extra empty last line.
+ */
+export async function* readLines(
+  path: string,
+  options: { encoding: Encoding; maxLineLength: number },
+  stats: SourceStats,
+  what = 'a',
+): AsyncGenerator<PhysicalLine> {
+  const max = options.maxLineLength;
+  let carry = '';
+  let line = 1;
+  /** length of the line being skipped because it is too long; -1 when not skipping */
+  let skipping = -1;
+  const re = /\r\n|\n|\r/g;
+  for await (const chunk of readDecodedChunks(path, options.encoding, stats, what)) {
+    let s = carry.length > 0 ? carry + chunk : chunk;
+    carry = '';
+    re.lastIndex = 0;
+    let from = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(s)) !== null) {
+      // A CR at the very end of the chunk may be the first half of a CRLF: wait for the next chunk.
+      if (m[0] === '\r' && m.index === s.length - 1) break;
+      const eol = m[0] as Eol;
+      if (stats.newline === undefined) stats.newline = eol as '\r\n' | '\n' | '\r';
+      const len = m.index - from;
+      if (skipping >= 0) {
+        yield { line, text: '', eol, tooLong: skipping + len };
+        skipping = -1;
+      } else if (len > max) {
+        yield { line, text: '', eol, tooLong: len };
+      } else {
+        yield { line, text: s.slice(from, m.index), eol };
+      }
+      line++;
+      from = m.index + eol.length;
+    }
+    const rest = s.slice(from);
+    s = '';
+    if (skipping >= 0) {
+      // keep a possible trailing CR so CRLF across chunks is still one terminator
+      if (rest.endsWith('\r')) {
+        skipping += rest.length - 1;
+        carry = '\r';
+      } else {
+        skipping += rest.length;
+      }
+    } else if (rest.length > max + 1) {
+      skipping = rest.endsWith('\r') ? rest.length - 1 : rest.length;
+      carry = rest.endsWith('\r') ? '\r' : '';
+    } else {
+      carry = rest;
+    }
+  }
+  if (skipping >= 0) {
+    const tail = carry === '\r' ? 1 : 0;
+    yield { line, text: '', eol: tail ? '\r' : '', tooLong: skipping };
+    return;
+  }
+  if (carry.length > 0) {
+    if (carry.endsWith('\r')) {
+      const text = carry.slice(0, -1);
+      if (stats.newline === undefined) stats.newline = '\r';
+      if (text.length > max) yield { line, text: '', eol: '\r', tooLong: text.length };
+      else yield { line, text, eol: '\r' };
+    } else if (carry.length > max) {
+      yield { line, text: '', eol: '', tooLong: carry.length };
+    } else {
+      yield { line, text: carry, eol: '' };
+    }
+  }
+}
