@@ -90,6 +90,24 @@ export interface ReferenceCache {
   find(resource: RefResource, by: string, value: string): string | undefined;
   /** whether this resource was loaded at all (a mapping needing an unloaded resource is a bug) */
   has(resource: RefResource): boolean;
+  /**
+   * Optional: every loaded record of `resource` whose field `by` equals `value` (case-insensitive,
+   * trimmed), as read from the WMS. Lookups with `where` (Dock name within a warehouse) or `select`
+   * (a Warehouse's branchID) need it; without it such a lookup rejects the row ('lookup_unsupported').
+   */
+  findAll?(resource: RefResource, by: string, value: string): ReadonlyArray<Readonly<Record<string, unknown>>>;
+}
+
+/** Counters a mapping keeps while mapping one file (pass an object in MapContext.stats to read them). */
+export interface MapStats {
+  /** source rows seen (parse error items included) */
+  rows: number;
+  /** rows skipped by the mapping's filter (or record types a document mapping does not use) */
+  skipped: number;
+  /** records and documents produced */
+  records: number;
+  /** rejects produced (a rejected document counts once) */
+  rejects: number;
 }
 
 /** What a mapping needs at map time besides its rows. */
@@ -99,4 +117,11 @@ export interface MapContext {
   refs: ReferenceCache;
   /** "now" for templates and default dates */
   now: Date;
+  /** optional counters, incremented while mapping */
+  stats?: MapStats;
+  /**
+   * Preview without a WMS: read-only lookups are not resolved but yield a LookupPlaceholder that
+   * prints as `<lookup Warehouse codeERP=CD-SP01>` (and validates as a UUID). Never set it in a run.
+   */
+  symbolicLookups?: boolean;
 }

@@ -1,0 +1,61 @@
+/**
+ * Preview: map a data file with a mapping and return what would be sent, without sending anything.
+ * Without a ReferenceCache, read-only lookups stay symbolic (`<lookup Warehouse codeERP=CD-SP01>`).
+ */
+import { openParser } from '../parse/index.js';
+import { loadMappingFile } from './load.js';
+import type { CompiledMapping } from './compile.js';
+import type { MappedRecord, MapStats, ReferenceCache, RejectedRow } from './types.js';
+import { basename } from 'node:path';
+
+export interface PreviewOptions {
+  /** stop after this many outputs (records + rejects) */
+  limit?: number;
+  /** resolve read-only lookups with this cache; without it they print as <lookup ...> */
+  refs?: ReferenceCache;
+  /** "now" of the run (templates) @default new Date() */
+  now?: Date;
+}
+
+export interface PreviewResult {
+  mapping: CompiledMapping;
+  records: MappedRecord[];
+  rejects: RejectedRow[];
+  stats: MapStats;
+  /** true when the limit stopped the preview before the end of the file */
+  truncated: boolean;
+}
+
+const NO_REFS: ReferenceCache = { find: () => undefined, has: () => false };
+
+/** Maps `dataPath` with an already loaded mapping. */
+export async function previewWith(mapping: CompiledMapping, dataPath: string, options: PreviewOptions = {}): Promise<PreviewResult> {
+  const stats: MapStats = { rows: 0, skipped: 0, records: 0, rejects: 0 };
+  const records: MappedRecord[] = [];
+  const rejects: RejectedRow[] = [];
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  let truncated = false;
+  const items = openParser(dataPath, mapping.source);
+  const ctx = {
+    file: basename(dataPath),
+    refs: options.refs ?? NO_REFS,
+    now: options.now ?? new Date(),
+    stats,
+    symbolicLookups: options.refs === undefined,
+  };
+  for await (const out of mapping.mapItems(items, ctx)) {
+    if (records.length + rejects.length >= limit) {
+      truncated = true;
+      break;
+    }
+    if (out.ok) records.push(out.record);
+    else rejects.push(out.reject);
+  }
+  return { mapping, records, rejects, stats, truncated };
+}
+
+/** Loads the mapping (MappingError when invalid) and previews `dataPath` with it. */
+export async function previewFile(mappingPath: string, dataPath: string, options: PreviewOptions = {}): Promise<PreviewResult> {
+  const mapping = await loadMappingFile(mappingPath);
+  return previewWith(mapping, dataPath, options);
+}
