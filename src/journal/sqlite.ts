@@ -487,6 +487,15 @@ function buildJournal(db: Database.Database, location: string): Journal {
         if (info.changes === 0) throw new JournalError(`journal ${location}: settle: record ${recordId} not found`);
       }),
 
+    requeue: (recordIds) =>
+      op('requeue', () => {
+        if (recordIds.length === 0) return 0;
+        return stmt(
+          `UPDATE records SET status = 'pending', outcome = NULL, error = NULL, updated_at = ?
+           WHERE status IN ('held', 'failed', 'in_doubt') AND id IN (SELECT value FROM json_each(?))`,
+        ).run(now(), JSON.stringify(recordIds)).changes;
+      }),
+
     recoverInFlight: (fileIds) =>
       op('recoverInFlight', () => {
         const ts = now();

@@ -183,6 +183,25 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.countRecords({ statuses: ['sending'] })).sending, 0);
     });
 
+    test('requeue puts held, failed and in_doubt records back to pending, never sent ones', async () => {
+      const f = await newFile(j);
+      await j.addRecords(f.id, [rec('Q1'), rec('Q2'), rec('Q3'), rec('Q4'), rec('Q5', { status: 'rejected', error: 'bad' })]);
+      const [q1, q2, q3, q4, q5] = await j.listRecords({ fileIds: [f.id] });
+      assert.ok(q1 && q2 && q3 && q4 && q5);
+      for (const r of [q1, q2, q3, q4]) await j.markSending(r.id);
+      await j.settle(q1.id, { status: 'held', outcome: 'held', error: 'dependency failed' });
+      await j.settle(q2.id, { status: 'failed', outcome: 'failed', error: 'timeout' });
+      await j.settle(q4.id, { status: 'sent', outcome: 'created', wmsId: 'w4' });
+      await j.recoverInFlight([f.id]); // q3 -> in_doubt
+      assert.equal(await j.requeue([q1.id, q2.id, q3.id, q4.id, q5.id, 999_999]), 3);
+      assert.equal(await j.requeue([]), 0);
+      const after = await j.listRecords({ fileIds: [f.id] });
+      assert.deepEqual(after.map((r) => r.status), ['pending', 'pending', 'pending', 'sent', 'rejected']);
+      assert.equal(after[0]?.outcome, null);
+      assert.equal(after[0]?.attempts, 1, 'attempts are history: kept');
+      assert.equal(after[3]?.wmsId, 'w4');
+    });
+
     test('countRecords returns every status, filtered', async () => {
       const f = await newFile(j);
       await j.addRecords(f.id, [rec('C1'), rec('C2'), rec('C3', { target: 'Category' }), rec('C4', { status: 'rejected', error: 'x' })]);
