@@ -408,7 +408,9 @@ function lockHandler(): Handler {
     const status = ctx.index.get('MaterialStatus', d.materialStatusId)!;
     const synth = ctx.state.synthetic;
     let n = 0;
-    forEachMatch(ctx.state, d as StockFilter, (row, key) => {
+    // materialStatusId is the TARGET status, not a filter
+    const { materialStatusId: _target, ...filter } = d;
+    forEachMatch(ctx.state, filter as StockFilter, (row, key) => {
       n++;
       if (key.stored !== undefined) {
         row.materialStatusId = status.id;
