@@ -24,3 +24,4 @@ export async function openJournal(spec: JournalSpec): Promise<Journal> {
 export type * from './types.js';
 export { JournalError } from './errors.js';
 export { createSqliteJournal, type SqliteJournalOptions } from './sqlite.js';
+export { acquireStateLock, isPidAlive, LOCK_FILE, type StateLock, type StateLockOptions, type LockInfo } from './state-lock.js';
