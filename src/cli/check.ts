@@ -1,6 +1,83 @@
+/**
+ * `wmsbridge check`: validates the configuration and every mapping before anything is read or sent.
+ * With --wms it also authorizes against the WMS (or the embedded sandbox) and reads the reference data
+ * the mappings look up. Exit 0 when everything is valid, 2 otherwise.
+ */
+import { stat } from 'node:fs/promises';
 import type { CliIo } from './types.js';
+import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadMappingsDir } from '../map/index.js';
+import { scheduledPullFromConfig } from '../pull/config.js';
+import { parseSchedule } from '../pull/index.js';
+import { errorMessage } from '../shared/errors.js';
 
-export default async function check(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge check: not implemented yet\n');
-  return 2;
+const HELP = `usage: wmsbridge check [--wms] [options]
+
+Validates the configuration file and every mapping file; names the file, the key and the problem.
+  --wms    also log in to the WMS and read the reference data the mappings use
+${COMMON_HELP}`;
+
+export default async function check(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs(args, { wms: { type: 'boolean' } });
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const config = await loadConfigFromFlags(values);
+  notes.push(`config: ${config.file ?? '(no file: defaults)'}`);
+  const { mappings, errors } = await loadMappingsDir(config.mappingsDir);
+  for (const e of errors) problems.push(e.message);
+  notes.push(`mappings: ${mappings.length} valid in ${config.mappingsDir}${errors.length ? `, ${errors.length} invalid` : ''}`);
+  if (config.channels.length === 0) problems.push(`no channels: ${config.inboxDir} has no sub-folders and the config declares none`);
+  for (const ch of config.channels) {
+    try {
+      if (!(await stat(ch.dir)).isDirectory()) problems.push(`channel ${ch.name}: ${ch.dir} is not a folder`);
+    } catch {
+      problems.push(`channel ${ch.name}: folder ${ch.dir} does not exist`);
+    }
+    const bound = ch.mappings ? mappings.filter((m) => ch.mappings!.includes(m.name)) : mappings.filter((m) => !m.match.channel || m.match.channel === ch.name);
+    for (const name of ch.mappings ?? []) if (!mappings.some((m) => m.name === name)) problems.push(`channel ${ch.name}: mapping "${name}" does not exist`);
+    if (bound.length === 0) problems.push(`channel ${ch.name}: no mapping is bound to it (set match.channel: ${ch.name} in a mapping)`);
+    notes.push(`channel ${ch.name}: ${ch.dir} (${ch.readiness.mode}), mappings: ${bound.map((m) => m.name).join(', ') || 'none'}`);
+  }
+  const names = new Set<string>();
+  for (const p of config.pulls) {
+    if (names.has(p.name)) problems.push(`pulls: duplicate name "${p.name}"`);
+    names.add(p.name);
+    try {
+      scheduledPullFromConfig(p);
+      parseSchedule(p.schedule);
+    } catch (err) {
+      problems.push(`pulls: "${p.name}": ${errorMessage(err)}`);
+    }
+  }
+  if (config.webhooks.enabled && config.webhooks.secretEnv && !process.env[config.webhooks.secretEnv]) {
+    problems.push(`webhooks.secretEnv: the environment variable ${config.webhooks.secretEnv} is not set`);
+  }
+  if (values.wms && problems.length === 0) {
+    try {
+      await withApp(
+        config,
+        'check --wms',
+        async (ctx) => {
+          await ctx.client.authorize();
+          const resources = new Set(mappings.flatMap((m) => m.referenceNeeds.map((r) => r.resource)));
+          await ctx.refCache.load(resources);
+          notes.push(`wms: ${ctx.wmsUrl}${ctx.sandbox ? ' (embedded sandbox)' : ''}: authorized; reference data ${JSON.stringify(ctx.refCache.sizes())}`);
+        },
+        { lock: false },
+      );
+    } catch (err) {
+      problems.push(`wms: ${errorMessage(err)}`);
+    }
+  }
+  for (const n of notes) io.stdout.write(`${n}\n`);
+  if (problems.length) {
+    io.stderr.write(`\n${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    return 2;
+  }
+  io.stdout.write('ok: configuration and mappings are valid\n');
+  return 0;
 }

@@ -1,6 +1,64 @@
+/**
+ * `wmsbridge demo` (what `npm start` runs): the main job end to end on the shipped samples, against the
+ * embedded sandbox, without touching the repository's inbox: the sample inbox is copied to
+ * <stateDir>/demo/inbox and processed from there with a fresh journal and a fresh sandbox.
+ */
+import { cp, rm, mkdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { CliIo } from './types.js';
+import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
+import { discoverChannels } from '../config/load.js';
+import { runOnce } from '../app/run.js';
+import { scanReadyFiles } from '../app/scan.js';
+import { ConfigError } from '../shared/errors.js';
 
-export default async function demo(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge demo: not implemented yet\n');
-  return 2;
+const HELP = `usage: wmsbridge demo [options]
+
+Copies the sample inbox to <state-dir>/demo/inbox, starts the embedded sandbox WMS, runs every file through
+the mappings, writes results, rejects and the report to the outbox, and prints where they are.
+${COMMON_HELP}`;
+
+export default async function demo(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs(args, {});
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const config = await loadConfigFromFlags(values);
+  if (config.wms.url) throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
+  const mappings = await loadMappingsOrThrow(config);
+  const sampleInbox = config.inboxDir;
+  const demoDir = join(config.stateDir, 'demo');
+  await rm(demoDir, { recursive: true, force: true });
+  await mkdir(demoDir, { recursive: true });
+  const inbox = join(demoDir, 'inbox');
+  // copy the samples, leaving wmsbridge's own working folders behind
+  await cp(sampleInbox, inbox, { recursive: true, filter: (src) => !src.includes('.wmsbridge') });
+  config.inboxDir = inbox;
+  config.stateDir = demoDir;
+  config.journal = { kind: 'sqlite' };
+  config.sandbox = { ...config.sandbox, stateFile: join(demoDir, 'sandbox-state.json') };
+  config.channels = config.channelsDiscovered ? await discoverChannels(inbox) : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
+  const rel = (p: string) => relative(process.cwd(), p) || '.';
+  return withApp(config, 'demo', async (ctx, logger) => {
+    io.stdout.write(`wmsbridge demo\n  WMS      ${ctx.wmsUrl} (embedded sandbox)\n  inbox    ${rel(sampleInbox)} copied to ${rel(inbox)} (your inbox is not touched)\n  mappings ${rel(config.mappingsDir)} (${mappings.length})\n  channels ${config.channels.map((c) => c.name).join(', ')}\n\n`);
+    const ready = await scanReadyFiles(config, { logger, maxWaitMs: 10_000 });
+    // the samples are complete already: no need to wait for the stability checks' full period
+    const result = await runOnce(ctx, { command: 'demo', ready, mappings, progress: process.stderr.isTTY === true });
+    const s = result.summary;
+    for (const f of s.files) {
+      const outs = Object.entries(f.outcomes)
+        .filter(([, n]) => n)
+        .map(([o, n]) => `${n} ${o}`)
+        .join(', ');
+      io.stdout.write(`  ${f.status.padEnd(9)} ${`${f.channel}/${f.name}`.padEnd(44)} ${outs || f.error || ''}\n`);
+    }
+    io.stdout.write(`\n  ${result.line}\n`);
+    if (result.report) {
+      io.stdout.write(`\n  report   ${rel(result.report.html)}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`);
+      if (s.files.some((f) => f.rejectsFile)) io.stdout.write(`  rejects  ${rel(join(config.outboxDir, 'rejects'))}/\n`);
+    }
+    io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoDir)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);
+    return result.exitCode;
+  });
 }

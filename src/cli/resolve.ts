@@ -1,6 +1,84 @@
+/**
+ * `wmsbridge resolve`: a person's decision on records the pipeline could not settle by itself.
+ *   --list                      held, in-doubt and failed records
+ *   --retry  --ids 3,4 | --all  send them again now (in-doubt documents: only after checking the WMS!)
+ *   --mark-sent --ids 3 [--wms-id X]   the WMS has it (checked by hand): settle as delivered
+ *   --drop   --ids 3 [--reason TEXT]   give up on it: settle as rejected
+ */
 import type { CliIo } from './types.js';
+import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { ConfigError } from '../shared/errors.js';
+import { pushFiles } from '../push/pipeline.js';
+import type { RecordRow } from '../journal/types.js';
 
-export default async function resolve(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge resolve: not implemented yet\n');
-  return 2;
+const HELP = `usage: wmsbridge resolve (--list | --retry | --mark-sent | --drop) [--ids 1,2,3 | --all] [options]
+
+  --list              list held, in-doubt and failed records (default)
+  --retry             put them back in the queue and send them now
+  --mark-sent         settle as delivered (you checked the WMS has it); --wms-id ID stores its id
+  --drop              settle as rejected (given up); --reason TEXT is recorded
+  --ids LIST          record ids (from --list or \`wmsbridge status\`)
+  --all               every held, in-doubt and failed record
+${COMMON_HELP}`;
+
+export default async function resolve(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs(args, {
+    list: { type: 'boolean' },
+    retry: { type: 'boolean' },
+    'mark-sent': { type: 'boolean' },
+    drop: { type: 'boolean' },
+    ids: { type: 'string' },
+    all: { type: 'boolean' },
+    'wms-id': { type: 'string' },
+    reason: { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const actions = ['retry', 'mark-sent', 'drop'].filter((a) => values[a as 'retry'] === true);
+  if (actions.length > 1) throw new ConfigError(`choose one of --retry, --mark-sent, --drop (got ${actions.join(', ')})`);
+  const action = actions[0] ?? 'list';
+  const ids = values.ids ? values.ids.split(',').map((s) => Number(s.trim())) : [];
+  if (ids.some((n) => !Number.isInteger(n) || n <= 0)) throw new ConfigError(`--ids: expected record ids like 3,4,5, got "${values.ids}"`);
+  if (action !== 'list' && ids.length === 0 && !values.all) throw new ConfigError(`--${action} needs --ids or --all`);
+  const config = await loadConfigFromFlags(values);
+  return withApp(
+    config,
+    `resolve --${action}`,
+    async (ctx, logger) => {
+      const open = await ctx.journal.listRecords({ statuses: ['held', 'in_doubt', 'failed'] });
+      const chosen: RecordRow[] = action === 'list' || values.all ? open : open.filter((r) => ids.includes(r.id));
+      const missing = ids.filter((id) => !open.some((r) => r.id === id));
+      if (missing.length) io.stderr.write(`not held, in doubt or failed (ignored): ${missing.join(', ')}\n`);
+      if (action === 'list') {
+        if (open.length === 0) io.stdout.write('nothing to resolve\n');
+        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
+        return 0;
+      }
+      if (action === 'mark-sent') {
+        for (const r of chosen) await ctx.journal.settle(r.id, { status: 'sent', outcome: 'created', wmsId: values['wms-id'] ?? r.wmsId, error: 'marked delivered by an operator' });
+        io.stdout.write(`${chosen.length} record(s) marked delivered\n`);
+        return 0;
+      }
+      if (action === 'drop') {
+        for (const r of chosen) await ctx.journal.settle(r.id, { status: 'rejected', outcome: 'rejected', error: `dropped by an operator${values.reason ? `: ${values.reason}` : ''}` });
+        io.stdout.write(`${chosen.length} record(s) dropped\n`);
+        return 0;
+      }
+      const n = await ctx.journal.requeue(chosen.map((r) => r.id));
+      const fileIds = [...new Set(chosen.map((r) => r.fileId))];
+      const files = [];
+      for (const id of fileIds) {
+        const f = await ctx.journal.getFile(id);
+        const ch = config.channels.find((c) => c.name === f?.channel);
+        if (f && ch) files.push({ id, name: f.name, sha256: f.sha256, policy: { inboxDir: ch.dir, inDoubt: { masterData: 'resend' as const, documents: 'resend' as const }, stockSyncChunkSize: ch.stockSyncChunkSize } });
+      }
+      const before = await ctx.journal.countRecords({ fileIds });
+      await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
+      const after = await ctx.journal.countRecords({ fileIds });
+      io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
+      return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) > 0 ? 1 : 0;
+    },
+  );
 }

@@ -1,6 +1,65 @@
+/**
+ * `wmsbridge status`: what the journal knows: files by status, records by status, and the records that
+ * need a person (held, in doubt, failed). Read-only: works while `watch` runs.
+ */
 import type { CliIo } from './types.js';
+import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import type { FileRow, RecordRow, RecordStatus } from '../journal/types.js';
 
-export default async function status(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge status: not implemented yet\n');
-  return 2;
+const HELP = `usage: wmsbridge status [--json] [--limit N] [options]
+
+Shows files by status, records by status, and the held, in-doubt and failed records with their reasons.
+${COMMON_HELP}`;
+
+const RECORD_STATUSES: RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
+
+export default async function status(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseCommandArgs(args, { json: { type: 'boolean' }, limit: { type: 'string' } });
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const limit = values.limit ? Number(values.limit) : 50;
+  const config = await loadConfigFromFlags(values);
+  return withApp(
+    config,
+    'status',
+    async (ctx) => {
+      const files = await ctx.journal.listFiles();
+      const byStatus: Record<string, number> = {};
+      for (const f of files) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
+      const counts = await ctx.journal.countRecords({});
+      const attention = await ctx.journal.listRecords({ statuses: ['held', 'in_doubt', 'failed'], limit });
+      const fileById = new Map<number, FileRow>(files.map((f) => [f.id, f]));
+      if (values.json) {
+        io.stdout.write(
+          `${JSON.stringify({ journal: ctx.journal.location, files: byStatus, records: counts, attention: attention.map((r) => ({ id: r.id, file: fileById.get(r.fileId)?.name, line: r.source.line, target: r.target, key: r.key, status: r.status, error: r.error })) }, null, 2)}\n`,
+        );
+        return 0;
+      }
+      const out: string[] = [];
+      out.push(`journal: ${ctx.journal.location}`);
+      out.push(`files:   ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`);
+      out.push(`records: ${RECORD_STATUSES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s.replace('_', '-')}`).join(', ') || 'none'}`);
+      const inWork = files.filter((f) => f.status === 'claimed' || f.status === 'mapped');
+      if (inWork.length) {
+        out.push('', 'files in progress (resumed by the next run):');
+        for (const f of inWork) out.push(`  ${f.channel}/${f.name}  ${f.status}  ${f.path}`);
+      }
+      const errors = files.filter((f) => f.status === 'error').slice(-limit);
+      if (errors.length) {
+        out.push('', 'files in error (fix and drop again):');
+        for (const f of errors) out.push(`  ${f.channel}/${f.name}  ${f.error ?? ''}\n    -> ${f.path}`);
+      }
+      if (attention.length) {
+        out.push('', `records needing attention (first ${attention.length}; resolve with \`wmsbridge resolve\`):`);
+        for (const r of attention) out.push(`  #${r.id} ${r.status.replace('_', '-')}  ${fileById.get(r.fileId)?.name ?? '?'}:${r.source.line}  ${r.target} ${r.key}\n      ${r.error ?? ''}`);
+      }
+      io.stdout.write(`${out.join('\n')}\n`);
+      return 0;
+    },
+    { offline: true, lock: false },
+  );
 }
+
+export type { RecordRow };

@@ -21,14 +21,19 @@ export const ReadinessSchema = z
     }),
     z.strictObject({
       mode: z.literal('marker').describe('ready when a marker file exists beside it (NAME.done) or a batch trigger appears'),
-      /** @default '.done' */
-      suffix: z.string().min(1).default('.done').describe('marker suffix: PEDIDOS_0001.csv.done'),
-      trigger: z.string().min(1).optional().describe('batch trigger file name (e.g. LOTE.OK): every file present when it appears is ready'),
+      /** @default ['.done'] */
+      suffixes: z.array(z.string().min(1)).default(['.done']).describe('marker suffixes: PEDIDOS_0001.csv.done'),
+      /** @default [] */
+      batchTriggers: z.array(z.string().min(1)).default([]).describe('batch trigger file names (e.g. LOTE.OK): every file present when one appears is ready'),
+      /** @default 1000 */
+      intervalMs: Duration.default(1000),
     }),
     z.strictObject({
-      mode: z.literal('rename').describe('the ERP writes a temp name and renames: temp names are ignored'),
-      /** @default ['*.tmp','*.part','~*','.*'] */
-      ignore: z.array(z.string()).default(['*.tmp', '*.part', '~*', '.*']),
+      mode: z.literal('rename').describe('the ERP writes a temp name (*.tmp, *.part) and renames: temp names are ignored, one stability check'),
+      /** @default 1000 */
+      intervalMs: Duration.default(1000),
+      /** @default 60000 */
+      emptyFileGraceMs: Duration.default(60_000),
     }),
   ])
   .describe('how wmsbridge decides a dropped file is completely written');
@@ -38,6 +43,10 @@ export const ChannelSchema = z.strictObject({
   /** @default '<inboxDir>/<name>' */
   dir: z.string().optional().describe('inbox folder of the channel (default: <inboxDir>/<name>)'),
   readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 1000, emptyFileGraceMs: 60_000 }),
+  /** @default ['*'] */
+  patterns: z.array(z.string()).optional().describe('file name globs to take (case-insensitive); default every file'),
+  /** @default ['*.tmp','*.part','~*','.*'] */
+  ignore: z.array(z.string()).optional().describe('file name globs never taken'),
   /** @default all mappings whose match.channel is this channel */
   mappings: z.array(z.string()).optional().describe('mapping names bound to this channel (default: every mapping whose match.channel is the channel name)'),
   /** @default global sending.concurrency */

@@ -1,0 +1,121 @@
+/**
+ * Composition root: builds the stages from the resolved configuration (logger, journal, WMS client or
+ * the embedded sandbox, reference cache, mappings). The only module that knows them all.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResolvedConfig } from '../config/load.js';
+import { resolveWmsCredentials } from '../config/load.js';
+import { openJournal } from '../journal/index.js';
+import type { Journal } from '../journal/types.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { createWmsClient } from '../wms/client.js';
+import type { WmsClient } from '../wms/client-types.js';
+import { createReferenceCache, type LoadableReferenceCache } from '../push/reference-cache.js';
+
+export interface AppContext {
+  config: ResolvedConfig;
+  logger: Logger;
+  journal: Journal;
+  client: WmsClient;
+  /** the embedded sandbox, when no WMS is configured */
+  sandbox: Sandbox | null;
+  refCache: LoadableReferenceCache;
+  wmsUrl: string;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  logger?: Logger;
+  /** use an in-memory journal (dry runs) */
+  memoryJournal?: boolean;
+  /** don't start the sandbox or a client (commands that only read the journal) */
+  offline?: boolean;
+}
+
+export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
+  const logger = options.logger ?? createLogger({ level: config.log.level });
+  await mkdir(config.stateDir, { recursive: true });
+  const journalSpec =
+    config.journal.kind === 'postgres'
+      ? { kind: 'postgres' as const, url: config.journal.url }
+      : { kind: 'sqlite' as const, path: options.memoryJournal ? ':memory:' : (config.journal.path ?? join(config.stateDir, 'journal.db')) };
+  const journal = await openJournal(journalSpec);
+  let sandbox: Sandbox | null = null;
+  let client: WmsClient | null = null;
+  let wmsUrl = '';
+  try {
+    if (!options.offline) {
+      const creds = resolveWmsCredentials(config);
+      let baseUrl: string;
+      let accessKeyID: string;
+      let secretKey: string;
+      if (creds) {
+        ({ url: baseUrl, accessKeyID, secretKey } = creds);
+      } else {
+        sandbox = await createSandbox({
+          seed: config.sandbox.seed,
+          latencyMs: config.sandbox.latencyMs,
+          failRate: config.sandbox.failRate,
+          rate429: config.sandbox.rate429,
+          resetRate: config.sandbox.resetRate,
+          tokenTtlSeconds: config.sandbox.tokenTtlSeconds,
+          stateFile: config.sandbox.stateFile ?? join(config.stateDir, 'sandbox-state.json'),
+          logger: logger.child({ component: 'sandbox' }),
+        });
+        ({ url: baseUrl, accessKeyID, secretKey } = sandbox);
+        logger.info({ url: sandbox.url }, 'no WMS configured: using the embedded sandbox');
+      }
+      const ca = config.wms.tls.caFile ? await readFile(config.wms.tls.caFile, 'utf8') : undefined;
+      client = createWmsClient({
+        baseUrl,
+        accessKeyID,
+        secretKey,
+        ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}),
+        concurrency: config.wms.connections,
+        ...(config.wms.requestsPerSecond > 0 ? { requestsPerSecond: config.wms.requestsPerSecond } : {}),
+        timeoutMs: config.wms.timeoutMs,
+        retry: { retries: config.wms.retries },
+        pageSize: config.wms.pageSize,
+        pagingBase: config.wms.pagingBase,
+        tls: { rejectUnauthorized: config.wms.tls.rejectUnauthorized, ...(ca ? { ca } : {}) },
+        logger: logger.child({ component: 'wms' }),
+      });
+      wmsUrl = baseUrl;
+    }
+  } catch (err) {
+    await sandbox?.close();
+    await journal.close();
+    throw err;
+  }
+  const offlineClient = client ?? offlineWmsClient();
+  return {
+    config,
+    logger,
+    journal,
+    client: offlineClient,
+    sandbox,
+    refCache: createReferenceCache(client),
+    wmsUrl,
+    async close() {
+      await client?.close();
+      await sandbox?.close();
+      await journal.close();
+    },
+  };
+}
+
+/** A client for commands that must not talk to the WMS: any call is a programming error. */
+function offlineWmsClient(): WmsClient {
+  return new Proxy({} as WmsClient, {
+    get(_t, prop) {
+      if (prop === 'close') return async () => {};
+      if (prop === 'stats') return () => ({ requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 });
+      if (prop === 'then') return undefined;
+      return () => {
+        throw new Error(`offline: WmsClient.${String(prop)} called by a command that does not talk to the WMS`);
+      };
+    },
+  });
+}

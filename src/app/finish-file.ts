@@ -1,0 +1,118 @@
+/**
+ * Finishing a file: its result CSV (every record with its outcome), its rejects file in the ORIGINAL
+ * format (fix and drop again), and the per-file figures for the run report. Everything is read back
+ * from the journal, so a file finished after a restart gets the same files.
+ */
+import { mkdir } from 'node:fs/promises';
+import { basename, extname, join, relative } from 'node:path';
+import type { FileRow, Journal, RecordRow } from '../journal/types.js';
+import type { CompiledMapping } from '../map/index.js';
+import { createResultWriter } from '../outbox/results.js';
+import type { Outcome, AttentionItem } from '../outbox/types.js';
+import type { CsvFormatOptions } from '../outbox/csv.js';
+import { createRejectsWriter } from '../parse/rejects.js';
+import { iterate } from '../push/pipeline.js';
+import { parseFactsKey, type StoredParseFacts } from './map-file.js';
+
+export interface FileFigures {
+  outcomes: Partial<Record<Outcome, number>>;
+  resources: Map<string, Partial<Record<Outcome, number>>>;
+  reasons: Map<string, { count: number; example: { file: string; line: number } }>;
+  attention: AttentionItem[];
+  resultFile: string | null;
+  rejectsFile: string | null;
+  records: number;
+}
+
+export const ATTENTION_CAP = 500;
+
+/** Groups error messages that differ only in their values: quoted values and numbers become '…'. */
+export function reasonKey(error: string): string {
+  const msg = error.replace(/^[^:]+:\d+:\s*/, '');
+  return msg
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/"[^"]*"/g, '"…"')
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<id>')
+    .replace(/\b\d+([.,]\d+)?\b/g, 'N')
+    .slice(0, 200);
+}
+
+export function outcomeOf(row: RecordRow): Outcome {
+  if (row.outcome) return row.outcome as Outcome;
+  if (row.status === 'rejected') return 'rejected';
+  if (row.status === 'pending' || row.status === 'sending') return 'skipped';
+  return row.status === 'in_doubt' ? 'in-doubt' : (row.status as Outcome);
+}
+
+function stamp(d: Date): string {
+  return d.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+}
+
+export async function finishFile(opts: {
+  file: FileRow;
+  mapping: CompiledMapping | null;
+  journal: Journal;
+  outboxDir: string;
+  csv: CsvFormatOptions;
+  now: Date;
+  dryRun?: boolean;
+}): Promise<FileFigures> {
+  const { file, journal } = opts;
+  const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
+  const stem = basename(file.name, extname(file.name));
+  const ext = extname(file.name);
+  const runStamp = stamp(opts.now);
+  const resultsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'results', file.channel);
+  const rejectsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'rejects', file.channel);
+  await mkdir(resultsDir, { recursive: true });
+  const resultPath = join(resultsDir, `${stem}.${runStamp}.result.csv`);
+  const result = createResultWriter(resultPath, opts.csv);
+  const rejectsPath = join(rejectsDir, `${stem}-rejects-${runStamp}${ext}`);
+  let rejects: ReturnType<typeof createRejectsWriter> | null = null;
+  let rejectCount = 0;
+  try {
+    for await (const row of iterate(journal, { fileIds: [file.id], statuses: ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] }, 1000)) {
+      const outcome = outcomeOf(row);
+      figures.records++;
+      figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
+      let res = figures.resources.get(row.target);
+      if (!res) figures.resources.set(row.target, (res = {}));
+      res[outcome] = (res[outcome] ?? 0) + 1;
+      const line = row.source.line;
+      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key: row.key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
+      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt';
+      if (needsAttention) {
+        const reason = row.error ?? outcome;
+        const k = `${outcome}: ${reasonKey(reason)}`;
+        const r = figures.reasons.get(k);
+        if (r) r.count++;
+        else figures.reasons.set(k, { count: 1, example: { file: file.name, line } });
+        if (figures.attention.length < ATTENTION_CAP) figures.attention.push({ file: file.name, line, target: row.target, key: row.key, outcome, reason });
+      }
+      // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
+      const fixable = outcome === 'rejected' || (outcome === 'held' && (row.error ?? '').includes('depends on'));
+      if (fixable && opts.mapping && row.raw && row.raw.length > 0) {
+        if (!rejects) {
+          await mkdir(rejectsDir, { recursive: true });
+          const facts = JSON.parse((await journal.getMeta(parseFactsKey(file.id))) ?? '{}') as StoredParseFacts;
+          rejects = createRejectsWriter(rejectsPath, { ...opts.mapping.source, ...facts });
+        }
+        for (const raw of row.raw) {
+          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), reasons: row.error ?? outcome });
+          rejectCount++;
+        }
+      }
+    }
+    await result.close();
+    figures.resultFile = relative(opts.outboxDir, resultPath);
+    if (rejects) {
+      await rejects.close();
+      if (rejectCount > 0) figures.rejectsFile = relative(opts.outboxDir, rejectsPath);
+    }
+  } catch (err) {
+    await result.abort().catch(() => {});
+    rejects?.abort();
+    throw err;
+  }
+  return figures;
+}

@@ -1,0 +1,86 @@
+/**
+ * Mapping stage for one claimed file: parse (streaming) -> mapping -> journal, in batches, so memory
+ * stays flat however large the file. Rejected rows are journaled too (status 'rejected', with their raw
+ * row) so the rejects file can be written from the journal alone.
+ */
+import type { CompiledMapping } from '../map/index.js';
+import type { MapContext, MapOutput } from '../map/types.js';
+import type { Journal, NewRecord } from '../journal/types.js';
+import { openParser } from '../parse/index.js';
+import { payloadHash } from '../push/pipeline.js';
+import { formatRowIssue } from '../shared/errors.js';
+
+export interface StoredParseFacts {
+  headerCells?: string[];
+  newline?: '\r\n' | '\n' | '\r';
+}
+
+export function parseFactsKey(fileId: number): string {
+  return `parse-facts:${fileId}`;
+}
+
+export interface MapFileResult {
+  records: number;
+  rejects: number;
+  rows: number;
+}
+
+export function toNewRecord(out: MapOutput, mapping: CompiledMapping, fileName: string): NewRecord {
+  if (out.ok) {
+    const r = out.record;
+    return {
+      target: r.target,
+      op: r.op,
+      key: r.key,
+      source: r.source,
+      mapping: r.mapping,
+      payload: r.payload,
+      payloadHash: payloadHash(r.payload),
+      ...(r.attachmentPath !== undefined ? { attachmentPath: r.attachmentPath } : {}),
+      raw: r.raw,
+      status: 'pending',
+    };
+  }
+  const j = out.reject;
+  return {
+    target: j.target ?? mapping.target,
+    op: mapping.op,
+    key: j.key ?? '',
+    source: j.source,
+    mapping: j.mapping,
+    payload: {},
+    payloadHash: '',
+    raw: j.raw,
+    status: 'rejected',
+    error: j.issues.map((i) => formatRowIssue(fileName, j.source.line, i)).join(' | '),
+  };
+}
+
+export async function mapFileToJournal(
+  opts: { fileId: number; path: string; fileName: string; mapping: CompiledMapping; journal: Journal; ctx: MapContext; batchSize?: number; onRow?: () => void },
+): Promise<MapFileResult> {
+  const batchSize = opts.batchSize ?? 1000;
+  const items = openParser(opts.path, opts.mapping.source);
+  let batch: NewRecord[] = [];
+  const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
+  for await (const out of opts.mapping.mapItems(items, opts.ctx)) {
+    const rec = toNewRecord(out, opts.mapping, opts.fileName);
+    if (rec.status === 'rejected') res.rejects++;
+    else res.records++;
+    res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
+    opts.onRow?.();
+    batch.push(rec);
+    if (batch.length >= batchSize) {
+      await opts.journal.addRecords(opts.fileId, batch);
+      batch = [];
+    }
+  }
+  if (batch.length) await opts.journal.addRecords(opts.fileId, batch);
+  // what the rejects writer needs to write rows back in the original shape (header cells, newline)
+  const facts: StoredParseFacts = {
+    ...(items.facts.header ? { headerCells: items.facts.header } : {}),
+    ...(items.facts.newline ? { newline: items.facts.newline } : {}),
+  };
+  await opts.journal.setMeta(parseFactsKey(opts.fileId), JSON.stringify(facts));
+  return res;
+}

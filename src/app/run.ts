@@ -1,0 +1,350 @@
+/**
+ * One pass of the main job: resume what an interrupted run left, take every ready file of every channel,
+ * map it into the journal, send everything in dependency order, finish each file (result, rejects,
+ * archive) and write the run report. `run` calls it once; `watch` calls it for each batch of files.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { AppContext } from './context.js';
+import type { ResolvedChannel } from '../config/load.js';
+import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
+import type { CompiledMapping } from '../map/index.js';
+import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import { mapFileToJournal } from './map-file.js';
+import { finishFile, type FileFigures } from './finish-file.js';
+import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
+import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
+import { writeRunReport } from '../outbox/report.js';
+import { VERSION } from '../shared/version.js';
+import { errorMessage, isBridgeError } from '../shared/errors.js';
+import { createProgress } from '../shared/progress.js';
+
+export interface RunOptions {
+  command: string;
+  /** ready files to take (the one-shot scan, or a batch from the watcher) */
+  ready: ReadyFile[];
+  mappings: CompiledMapping[];
+  dryRun?: boolean;
+  /** process a file again even when its content was processed before */
+  force?: boolean;
+  signal?: AbortSignal;
+  /** show progress bars on a terminal */
+  progress?: boolean;
+  onSettled?: (row: RecordRow, result: RecordResult) => void;
+}
+
+export interface RunResult {
+  exitCode: number;
+  summary: RunSummary;
+  report: { html: string; csv: string; json: string } | null;
+  /** one line for the end of the command's output */
+  line: string;
+}
+
+interface Working {
+  row: FileRow;
+  claimed: ClaimedFile;
+  channel: ResolvedChannel;
+  mapping: CompiledMapping | null;
+  error?: string;
+  duplicateOf?: string;
+  figures?: FileFigures;
+  startedMs: number;
+  finishedMs?: number;
+  rows: number;
+}
+
+export function newRunId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The mapping for a file: bound to its channel (explicitly or by match.channel) and matching its name. */
+export function pickMapping(mappings: CompiledMapping[], channel: ResolvedChannel, fileName: string): CompiledMapping | null {
+  const bound = channel.mappings ? mappings.filter((m) => channel.mappings!.includes(m.name)) : mappings;
+  return bound.find((m) => m.matches(channel.name, fileName)) ?? null;
+}
+
+function policyOf(channel: ResolvedChannel, globalConcurrency: number): ChannelPolicy {
+  return {
+    inboxDir: channel.dir,
+    concurrency: channel.concurrency && channel.concurrency < globalConcurrency ? channel.concurrency : undefined,
+    inDoubt: channel.inDoubt,
+    stockSyncChunkSize: channel.stockSyncChunkSize,
+  };
+}
+
+function claimedFromRow(row: FileRow, channel: ResolvedChannel): ClaimedFile {
+  return {
+    channel: row.channel,
+    name: row.name,
+    originalPath: join(channel.dir, row.name),
+    workPath: row.path,
+    size: row.size,
+    sha256: row.sha256,
+    markers: [],
+    claimedAt: row.createdAt,
+    folders: resolveChannelFolders(channel.dir),
+  };
+}
+
+export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunResult> {
+  const { journal, logger, config } = ctx;
+  const started = new Date();
+  const t0 = performance.now();
+  const runId = newRunId(started);
+  const log = logger.child({ runId });
+  const channels = new Map(config.channels.map((c) => [c.name, c]));
+  const timeline: Array<{ atMs: number; settled: number }> = [];
+  let settled = 0;
+  let lastTick = 0;
+  const working: Working[] = [];
+  const problems: string[] = [];
+
+  // 1. resume: sends in flight at a crash become in doubt; files claimed or mapped by an earlier run go on
+  if (!opts.dryRun) {
+    const inDoubt = await journal.recoverInFlight();
+    if (inDoubt > 0) log.warn({ count: inDoubt }, 'records were in flight when wmsbridge last stopped: in doubt, settling them by read-back or channel policy');
+    const known = new Set<string>();
+    for (const row of await journal.listFiles({ statuses: ['claimed', 'mapped'] })) {
+      known.add(row.path);
+      const channel = channels.get(row.channel);
+      if (!channel) {
+        problems.push(`${row.name}: channel ${row.channel} is no longer configured; file left in ${row.path}`);
+        continue;
+      }
+      const mapping = pickMapping(opts.mappings, channel, row.name);
+      working.push({ row, claimed: claimedFromRow(row, channel), channel, mapping, startedMs: performance.now(), rows: 0 });
+    }
+    // files claimed (moved to work) but not yet in the journal: a crash between the two steps
+    for (const channel of config.channels) {
+      const folders = resolveChannelFolders(channel.dir);
+      for (const c of await listClaimedLeftovers(folders.work, { channel: channel.name, inboxDir: channel.dir })) {
+        if (known.has(c.workPath)) continue;
+        await registerClaimed(c, channel);
+      }
+    }
+  }
+
+  async function registerClaimed(c: ClaimedFile, channel: ResolvedChannel): Promise<void> {
+    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force: opts.force ?? false });
+    const mapping = pickMapping(opts.mappings, channel, c.name);
+    const w: Working = { row, claimed: c, channel, mapping, startedMs: performance.now(), rows: 0 };
+    if (row.status === 'duplicate') {
+      const first = row.duplicateOf !== null ? await journal.getFile(row.duplicateOf) : undefined;
+      w.duplicateOf = first ? `${first.name} (${first.createdAt})` : 'an earlier file';
+    }
+    working.push(w);
+  }
+
+  // 2. intake: claim every ready file (dry runs read them in place)
+  for (const ready of opts.ready) {
+    const channel = channels.get(ready.channel);
+    if (!channel) continue;
+    if (opts.dryRun) {
+      const row = await journal.addFile({ channel: channel.name, name: ready.name, path: ready.path, size: ready.size, sha256: `dry-run:${ready.path}`, runId, force: true });
+      working.push({ row, claimed: { channel: channel.name, name: ready.name, originalPath: ready.path, workPath: ready.path, size: ready.size, sha256: '', markers: [], claimedAt: started.toISOString(), folders: resolveChannelFolders(channel.dir) }, channel, mapping: pickMapping(opts.mappings, channel, ready.name), startedMs: performance.now(), rows: 0 });
+      continue;
+    }
+    let claimed: ClaimedFile | null;
+    try {
+      claimed = await claimFile(ready, { logger: log });
+    } catch (err) {
+      problems.push(`${ready.name}: could not be claimed: ${errorMessage(err)} (left in the inbox, retried next run)`);
+      log.warn({ file: ready.name, err }, 'could not claim file; it stays in the inbox');
+      continue;
+    }
+    if (!claimed) continue; // another instance took it
+    await registerClaimed(claimed, channel);
+  }
+
+  // 3. map every claimed file into the journal
+  for (const w of working) {
+    if (w.row.status === 'duplicate') continue;
+    if (!w.mapping) {
+      const names = opts.mappings.filter((m) => !m.match.channel || m.match.channel === w.channel.name).map((m) => `${m.name} (${m.match.files.join(', ')})`);
+      w.error = `no mapping matches channel "${w.channel.name}" and file name "${w.row.name}"${names.length ? `; mappings for this channel: ${names.join('; ')}` : '; no mapping is bound to this channel'}`;
+      continue;
+    }
+    if (w.row.status !== 'claimed') continue;
+    await journal.deleteRecords(w.row.id); // a mapping interrupted by a crash starts over (nothing of it was sent)
+    const progress = opts.progress ? createProgress({ label: `map ${w.row.name}` }) : null;
+    try {
+      await ctx.refCache.load(w.mapping.referenceNeeds.map((r) => r.resource));
+      const res = await mapFileToJournal({
+        fileId: w.row.id,
+        path: w.claimed.workPath,
+        fileName: w.row.name,
+        mapping: w.mapping,
+        journal,
+        ctx: { file: w.row.name, refs: ctx.refCache, now: started },
+        batchSize: config.sending.batchSize,
+        ...(progress ? { onRow: () => progress.tick(1) } : {}),
+      });
+      w.rows = res.rows;
+      await journal.updateFile(w.row.id, { status: 'mapped' });
+      w.row = { ...w.row, status: 'mapped' };
+      log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
+    } catch (err) {
+      w.error = isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`;
+      log.error({ file: w.row.name, err }, 'file could not be read');
+    } finally {
+      progress?.done();
+    }
+  }
+
+  // 4. send, tier by tier across every file of the run
+  let fatal: unknown = null;
+  const toSend = working.filter((w) => w.row.status === 'mapped' && !w.error);
+  if (!opts.dryRun && toSend.length > 0) {
+    const progress = opts.progress ? createProgress({ label: 'send' }) : null;
+    try {
+      await pushFiles({
+        journal,
+        client: ctx.client,
+        refCache: ctx.refCache,
+        logger: log,
+        files: toSend.map((w) => ({ id: w.row.id, name: w.row.name, sha256: w.row.sha256, policy: policyOf(w.channel, config.sending.concurrency) })),
+        concurrency: config.sending.concurrency,
+        batchSize: config.sending.batchSize,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        onSettled: (row, result) => {
+          settled++;
+          progress?.tick(1);
+          const at = performance.now() - t0;
+          if (at - lastTick >= 250) {
+            timeline.push({ atMs: Math.round(at), settled });
+            lastTick = at;
+          }
+          opts.onSettled?.(row, result);
+        },
+      });
+    } catch (err) {
+      if (!(err instanceof FatalPushError)) throw err;
+      fatal = err;
+      problems.push(err.message);
+      log.error({ err }, 'sending stopped');
+    } finally {
+      progress?.done();
+    }
+  }
+  timeline.push({ atMs: Math.round(performance.now() - t0), settled });
+
+  // 5. finish: results, rejects, archive (only files with nothing left to send)
+  for (const w of working) {
+    try {
+      if (w.row.status === 'duplicate') {
+        if (!opts.dryRun) w.figures = undefined;
+        if (!opts.dryRun) await archiveFile(w.claimed, started, { logger: log }).then((p) => journal.updateFile(w.row.id, { path: p }));
+        continue;
+      }
+      if (w.error) {
+        if (!opts.dryRun) {
+          const moved = await moveToError(w.claimed, w.error, { runId, date: started, logger: log });
+          await journal.updateFile(w.row.id, { status: 'error', error: w.error, path: moved.path });
+        }
+        continue;
+      }
+      const counts = await journal.countRecords({ fileIds: [w.row.id] });
+      const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
+      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false });
+      if (unfinished === 0 && !opts.dryRun) {
+        const archived = await archiveFile(w.claimed, started, { logger: log });
+        await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
+      }
+    } catch (err) {
+      problems.push(`${w.row.name}: ${errorMessage(err)}`);
+      log.error({ file: w.row.name, err }, 'could not finish file');
+    }
+    w.finishedMs = performance.now();
+  }
+
+  // 6. report
+  const finished = new Date();
+  const summary = buildSummary({ runId, opts, ctx, started, finished, working, timeline });
+  let exitCode = 0;
+  const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
+  if (attention > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  if (fatal) exitCode = 2;
+  summary.exitCode = exitCode;
+  let report: RunResult['report'] = null;
+  try {
+    report = await writeRunReport(config.outboxDir, summary);
+  } catch (err) {
+    problems.push(`report: ${errorMessage(err)}`);
+    log.error({ err }, 'could not write the run report');
+    if (exitCode === 0) exitCode = 1;
+  }
+  for (const p of problems) log.warn(p);
+  const line = summaryLine(summary, report?.html ?? null, problems.length);
+  return { exitCode, summary, report, line };
+}
+
+function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; started: Date; finished: Date; working: Working[]; timeline: RunSummary['timeline'] }): RunSummary {
+  const totals = emptyTotals();
+  const files: FileSummary[] = [];
+  const resources = new Map<string, Partial<Record<Outcome, number>>>();
+  const reasons = new Map<string, { count: number; example: { file: string; line: number } }>();
+  const attention: RunSummary['attention'] = [];
+  for (const w of a.working) {
+    const f = w.figures;
+    const status: FileSummary['status'] = w.row.status === 'duplicate' ? 'duplicate' : w.error ? 'error' : f && (f.outcomes.skipped ?? 0) > 0 && !a.opts.dryRun ? 'partial' : 'done';
+    files.push({
+      channel: w.channel.name,
+      name: w.row.name,
+      status,
+      mapping: w.mapping?.name ?? null,
+      target: w.mapping?.target ?? null,
+      rows: w.rows || f?.records || 0,
+      outcomes: f?.outcomes ?? {},
+      ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
+      ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
+      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `duplicate of ${w.duplicateOf}: not processed again (use --force to process it anyway)` } : {}),
+      ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
+    });
+    if (!f) continue;
+    totals.records += f.records;
+    for (const [o, n] of Object.entries(f.outcomes)) totals[o as Outcome] += n ?? 0;
+    for (const [t, outs] of f.resources) {
+      let r = resources.get(t);
+      if (!r) resources.set(t, (r = {}));
+      for (const [o, n] of Object.entries(outs)) r[o as Outcome] = (r[o as Outcome] ?? 0) + (n ?? 0);
+    }
+    for (const [k, v] of f.reasons) {
+      const r = reasons.get(k);
+      if (r) r.count += v.count;
+      else reasons.set(k, { ...v });
+    }
+    for (const item of f.attention) if (attention.length < 1000) attention.push(item);
+  }
+  totals.files = files.length;
+  const stats = a.ctx.client.stats();
+  return {
+    runId: a.runId,
+    command: a.opts.command,
+    dryRun: a.opts.dryRun ?? false,
+    startedAt: a.started.toISOString(),
+    finishedAt: a.finished.toISOString(),
+    durationMs: a.finished.getTime() - a.started.getTime(),
+    exitCode: 0,
+    host: hostname(),
+    version: VERSION,
+    wms: { url: a.ctx.wmsUrl, sandbox: a.ctx.sandbox !== null, requests: stats.requests, retries: stats.retries, refreshes: stats.refreshes, failures: stats.failures },
+    totals,
+    files,
+    resources: [...resources].map(([target, outcomes]) => ({ target, outcomes })),
+    errorReasons: [...reasons].map(([reason, v]) => ({ reason, ...v })).sort((x, y) => y.count - x.count),
+    timeline: a.timeline,
+    attention,
+  };
+}
+
+export function summaryLine(s: RunSummary, reportPath: string | null, problems: number): string {
+  const parts = OUTCOMES.filter((o) => (s.totals[o] ?? 0) > 0).map((o) => `${s.totals[o]} ${o}`);
+  const errors = s.files.filter((f) => f.status === 'error').length;
+  const dups = s.files.filter((f) => f.status === 'duplicate').length;
+  const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
+  const tail = reportPath ? `; report ${reportPath}` : '';
+  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+}
+

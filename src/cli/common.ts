@@ -1,0 +1,84 @@
+/**
+ * Options shared by the commands that read the configuration, and the lock + context lifecycle around
+ * a command body.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig, type ResolvedConfig } from '../config/load.js';
+import { ConfigError } from '../shared/errors.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { acquireStateLock } from '../journal/state-lock.js';
+import { createAppContext, type AppContext, type ContextOptions } from '../app/context.js';
+import { loadMappingsDir, type CompiledMapping } from '../map/index.js';
+
+export const COMMON_OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  inbox: { type: 'string' },
+  outbox: { type: 'string' },
+  'state-dir': { type: 'string' },
+  mappings: { type: 'string' },
+  'wms-url': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+export const COMMON_HELP = `common options:
+  -c, --config FILE     configuration file (default: ./wmsbridge.config.yaml|.yml|.json, or $WMSBRIDGE_CONFIG)
+  --inbox DIR           inbox folder (one sub-folder per channel)
+  --outbox DIR          outbox folder
+  --state-dir DIR       journal, lock and sandbox state
+  --mappings DIR        mapping files
+  --wms-url URL         WMS base URL (default: the embedded sandbox); secret from $WMS_SECRET_KEY
+  --log-level LEVEL     fatal|error|warn|info|debug|trace|silent
+  -h, --help            this help`;
+
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals, strict: true });
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message.replace(/\. To specify a positional.*$/, '')} (see --help)`);
+  }
+}
+
+export async function loadConfigFromFlags(values: Record<string, unknown>): Promise<ResolvedConfig> {
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const overrides: Record<string, string> = {};
+  if (str('inbox')) overrides['inboxDir'] = str('inbox')!;
+  if (str('outbox')) overrides['outboxDir'] = str('outbox')!;
+  if (str('state-dir')) overrides['stateDir'] = str('state-dir')!;
+  if (str('mappings')) overrides['mappingsDir'] = str('mappings')!;
+  if (str('wms-url') !== undefined) overrides['wmsUrl'] = str('wms-url')!;
+  const config = await loadConfig({ ...(str('config') ? { file: str('config')! } : {}), overrides });
+  const level = str('log-level');
+  if (level) config.log.level = level as ResolvedConfig['log']['level'];
+  return config;
+}
+
+/** Loads every mapping; any mapping error is fatal (exit 2) and names file + path + problem. */
+export async function loadMappingsOrThrow(config: ResolvedConfig): Promise<CompiledMapping[]> {
+  const { mappings, errors } = await loadMappingsDir(config.mappingsDir);
+  if (errors.length > 0) throw new ConfigError(`${errors.length} mapping file(s) are invalid:\n${errors.map((e) => `  ${e.message}`).join('\n')}`);
+  return mappings;
+}
+
+/**
+ * Runs `body` holding the state-folder lock and an app context, and releases both however it ends.
+ */
+export async function withApp<T>(
+  config: ResolvedConfig,
+  command: string,
+  body: (ctx: AppContext, logger: Logger) => Promise<T>,
+  options: ContextOptions & { lock?: boolean } = {},
+): Promise<T> {
+  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const lock = options.lock === false ? null : await acquireStateLock(config.stateDir, { command });
+  try {
+    const ctx = await createAppContext(config, { ...options, logger });
+    try {
+      return await body(ctx, logger);
+    } finally {
+      await ctx.close();
+    }
+  } finally {
+    await lock?.release();
+  }
+}
