@@ -1,0 +1,173 @@
+/**
+ * Webhook receiver benchmark: bounded load on loopback against an in-process receiver with a temp
+ * SQLite journal. Client and server share the machine's cores, so the figures are a floor.
+ *
+ * Two runs: `durable` with the journal's default synchronous=FULL (every answered event is fsynced:
+ * what production gets; the disk's fsync rate bounds it), and `normal` with synchronous=NORMAL (the
+ * receiver's own overhead: HTTP, verification, dedup, SQLite without the per-commit fsync).
+ * Figures per run: webhooks/s answered, p50/p99 answer latency, duplicates answered/s (resends hit
+ * the dedup path), and the outbox flush rate (events/s written to JSONL + CSV).
+ * Run alone: `npm run build && node dist/bench/webhook.js` (or `node --import tsx bench/webhook.ts`).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Pool } from 'undici';
+import { createSqliteJournal } from '../src/journal/sqlite.js';
+import { silentLogger } from '../src/shared/logger.js';
+import { createWebhookReceiver } from '../src/webhook/receiver.js';
+import { WEBHOOK_KINDS } from '../src/webhook/kinds.js';
+
+export interface BenchResult {
+  name: string;
+  figures: Record<string, number | string>;
+  notes?: string;
+}
+
+export interface BenchWebhooksOptions {
+  /** distinct events sent in the synchronous=NORMAL run. @default 20000 */
+  events?: number;
+  /** distinct events sent in the synchronous=FULL run (bounded by the disk's fsync rate). @default 4000 */
+  durableEvents?: number;
+  /** requests in flight. @default 32 */
+  concurrency?: number;
+  /** resends of already-stored events sent after the first pass. @default 2000 */
+  duplicates?: number;
+  /** stop issuing new requests past this (the figures then cover what was sent). @default 90000 */
+  maxDurationMs?: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] ?? 0;
+}
+
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function payload(i: number): { kind: string; id: string; body: string } {
+  const kind = WEBHOOK_KINDS[i % WEBHOOK_KINDS.length]!;
+  const id = `bench-${i}`;
+  const body = JSON.stringify({
+    eventId: id,
+    kind,
+    occurredAt: new Date(1_790_000_000_000 + i * 1000).toISOString(),
+    data: {
+      pickingListId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      order: `PED-${i}`,
+      pickingStatus: '4',
+      items: [
+        { id: `it-${i}-1`, productID: 'p-1', quantity: 3, separateQuantity: 3 },
+        { id: `it-${i}-2`, productID: 'p-2', quantity: 1.5, separateQuantity: 1.5 },
+      ],
+    },
+  });
+  return { kind, id, body };
+}
+
+interface RunOptions {
+  events: number;
+  concurrency: number;
+  duplicates: number;
+  maxDurationMs: number;
+  synchronous: 'FULL' | 'NORMAL';
+}
+
+async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number | string>; stopped: boolean }> {
+  const { events, concurrency, duplicates, maxDurationMs } = o;
+  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-webhook-'));
+  const journal = await createSqliteJournal({ path: join(dir, 'journal.db'), synchronous: o.synchronous });
+  const receiver = await createWebhookReceiver({ port: 0, outboxDir: join(dir, 'outbox'), flushIntervalMs: 0 }, { journal, logger: silentLogger() });
+  const pool = new Pool(receiver.url, { connections: concurrency, pipelining: 1 });
+  try {
+    const latencies: number[] = [];
+    let errors = 0;
+    const deadline = Date.now() + maxDurationMs;
+
+    async function pass(count: number, indexOf: (n: number) => number, record: boolean): Promise<{ sent: number; ms: number }> {
+      let next = 0;
+      const started = performance.now();
+      async function worker(): Promise<void> {
+        while (next < count && Date.now() < deadline) {
+          const n = next++;
+          const { kind, id, body } = payload(indexOf(n));
+          const t0 = performance.now();
+          const res = await pool.request({
+            method: 'POST',
+            path: `/webhooks/${kind}`,
+            headers: { 'content-type': 'application/json', 'x-wms-event-id': id },
+            body,
+          });
+          await res.body.dump();
+          if (res.statusCode !== 200) errors++;
+          if (record) latencies.push(performance.now() - t0);
+        }
+      }
+      await Promise.all(Array.from({ length: concurrency }, () => worker()));
+      return { sent: Math.min(next, count), ms: performance.now() - started };
+    }
+
+    const first = await pass(events, (n) => n, true);
+    const dup = await pass(Math.min(duplicates, first.sent), (n) => n, false);
+    const stored = (await journal.listWebhookEvents({ undeliveredOnly: true })).length;
+
+    const f0 = performance.now();
+    const flushed = await receiver.flush();
+    const flushMs = performance.now() - f0;
+
+    latencies.sort((a, b) => a - b);
+    return {
+      stopped: first.sent < events,
+      figures: {
+        events: first.sent,
+        'webhooks/s': round(first.sent / (first.ms / 1000), 0),
+        'p50 ms': round(percentile(latencies, 50)),
+        'p99 ms': round(percentile(latencies, 99)),
+        'max ms': round(latencies.at(-1) ?? 0),
+        'duplicates/s': dup.sent > 0 ? round(dup.sent / (dup.ms / 1000), 0) : 0,
+        'stored once': stored === first.sent ? 'yes' : `no (${stored} stored for ${first.sent})`,
+        'non-200 answers': errors,
+        'flush events/s': flushMs > 0 ? round(flushed / (flushMs / 1000), 0) : 0,
+      },
+    };
+  } finally {
+    await pool.close();
+    await receiver.close();
+    await journal.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise<BenchResult> {
+  const concurrency = options.concurrency ?? 32;
+  const duplicates = options.duplicates ?? 2_000;
+  const maxDurationMs = options.maxDurationMs ?? 60_000;
+  const durable = await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL' });
+  const normal = await runOnce({ events: options.events ?? 20_000, concurrency, duplicates, maxDurationMs, synchronous: 'NORMAL' });
+  const figures: Record<string, number | string> = { concurrency };
+  for (const [prefix, run] of [['durable', durable], ['normal', normal]] as const) {
+    for (const [k, v] of Object.entries(run.figures)) figures[`${prefix} ${k}`] = v;
+  }
+  const stopped = [durable.stopped ? 'durable' : '', normal.stopped ? 'normal' : ''].filter(Boolean);
+  return {
+    name: 'webhooks',
+    figures,
+    notes:
+      'in-process receiver on 127.0.0.1, undici Pool client on the same cores. durable = journal synchronous=FULL (the default: ' +
+      'one fsync per answered event, so the disk bounds it); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
+      `${stopped.length ? `${stopped.join(', ')} run stopped at ${maxDurationMs} ms; ` : ''}flush = JSONL + CSV per kind, atomic.`,
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const events = Number(process.env['BENCH_WEBHOOK_EVENTS'] ?? 20_000);
+  const durableEvents = Number(process.env['BENCH_WEBHOOK_DURABLE_EVENTS'] ?? 4_000);
+  benchWebhooks({ events, durableEvents }).then(
+    (r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`),
+    (err: unknown) => {
+      process.stderr.write(`bench webhooks failed: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
