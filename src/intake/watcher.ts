@@ -1,0 +1,400 @@
+/**
+ * Watches the channels' inbox folders and reports files that are complete ('ready-file').
+ *
+ * The folder listing is the source of truth: chokidar events (polling for SMB/NFS/CIFS shares, where
+ * native events never arrive) only make a listing happen sooner, a channel with files still being
+ * written is listed every `intervalMs` of its readiness rule, and every channel is listed again every
+ * `rescanIntervalMs` so nothing is missed (a share that disappears and comes back, a lost event).
+ * Listing errors are warnings, retried, never fatal. Subfolders are not recursed; dot-files (the
+ * `.wmsbridge` folder, wmsbridge's own hidden temp files) are never data.
+ *
+ * `scanOnce()` / `scan()` (no chokidar, no timers left behind) serve the one-shot `run`: list every
+ * channel, wait for readiness up to `maxWaitMs`, report what is ready and what was skipped.
+ */
+import { EventEmitter } from 'node:events';
+import * as fsp from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from '../shared/logger.js';
+import { errorMessage } from '../shared/errors.js';
+import { archiveLooseFile, claimFile, moveToError, resolveChannelFolders, type FolderOverrides } from './claim.js';
+import { createNameFilter, createReadinessTracker, type DirEntryInfo, type ReadinessSpec, type ReadinessTracker } from './readiness.js';
+import type { ChannelFolders, ReadyFile } from './types.js';
+
+export type { ReadyFile } from './types.js';
+
+export interface ChannelWatchSpec {
+  name: string;
+  /** the channel's inbox folder */
+  dir: string;
+  /** @default { mode: 'stable' } */
+  readiness?: ReadinessSpec;
+  /** file name globs to take (case-insensitive) @default ['*'] */
+  patterns?: string[];
+  /** file name globs never taken @default ['*.tmp', '*.part', '~*', '.*'] */
+  ignore?: string[];
+  /** work/archive/error overrides (default under `<dir>/.wmsbridge/`) */
+  folders?: FolderOverrides;
+}
+
+export interface InboxWatcherOptions {
+  channels: ChannelWatchSpec[];
+  /** poll the folders instead of OS events: required on SMB/NFS/CIFS shares @default false */
+  usePolling?: boolean;
+  /** chokidar's polling interval when usePolling @default 2000 */
+  pollIntervalMs?: number;
+  /** full listing of every channel, whatever the events say @default 60000 */
+  rescanIntervalMs?: number;
+  /** scan()/scanOnce(): how long to wait for files still being written before skipping them @default 30000 */
+  maxWaitMs?: number;
+  /** move 0-byte files past their grace period to the error folder (reason "empty file") @default true */
+  handleEmptyFiles?: boolean;
+  /** run id written into reason files */
+  runId?: string;
+}
+
+export interface InboxWatcherDeps {
+  logger: Logger;
+}
+
+export interface EmptyFileReport {
+  channel: string;
+  name: string;
+  path: string;
+  emptyForMs: number;
+  /** where it was moved (null when the move did not happen: handleEmptyFiles false, or lost a race) */
+  errorPath: string | null;
+}
+
+export interface WaitingFile {
+  channel: string;
+  name: string;
+  path: string;
+  reason: string;
+}
+
+export interface ScanReport {
+  ready: ReadyFile[];
+  empty: EmptyFileReport[];
+  /** skipped this run: still being written, no marker yet, empty within the grace period */
+  waiting: WaitingFile[];
+  /** channels whose folder could not be listed */
+  errors: { channel: string; dir: string; message: string }[];
+}
+
+export interface InboxWatcher {
+  on(event: 'ready-file', listener: (file: ReadyFile) => void): this;
+  on(event: 'empty-file', listener: (report: EmptyFileReport) => void): this;
+  off(event: string, listener: (...args: never[]) => void): this;
+  /** Starts watching (chokidar + checks + periodic rescan); resolves once the first listing is done. */
+  start(): Promise<void>;
+  /** One-shot: every channel listed, readiness applied with a bounded wait. No watching. */
+  scan(): Promise<ScanReport>;
+  scanOnce(): Promise<ReadyFile[]>;
+  close(): Promise<void>;
+}
+
+interface ChannelState {
+  spec: ChannelWatchSpec;
+  dir: string;
+  folders: ChannelFolders;
+  isData: (name: string) => boolean;
+  tracker: ReadinessTracker;
+  /** name -> "size:mtime" last emitted, so a file is reported once per version */
+  emitted: Map<string, string>;
+  timer: NodeJS.Timeout | null;
+  dueAt: number;
+  running: boolean;
+  current: Promise<void> | null;
+  rerun: boolean;
+  rerunRescan: boolean;
+  listErrorStreak: number;
+}
+
+/** Lists the regular files of a folder with size and mtime (stat each: d_type is unreliable on shares). */
+export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
+  const names = await fsp.readdir(dir);
+  const out: DirEntryInfo[] = [];
+  for (const name of names) {
+    if (name.startsWith('.')) continue;
+    try {
+      const st = await fsp.stat(join(dir, name));
+      if (st.isFile()) out.push({ name, size: st.size, mtimeMs: st.mtimeMs });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return out;
+}
+
+export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatcherDeps): InboxWatcher {
+  const log = deps.logger.child({ component: 'intake' });
+  const emitter = new EventEmitter();
+  const rescanIntervalMs = options.rescanIntervalMs ?? 60_000;
+  const maxWaitMs = options.maxWaitMs ?? 30_000;
+  const handleEmpty = options.handleEmptyFiles ?? true;
+  const names = new Set<string>();
+  for (const c of options.channels) {
+    if (names.has(c.name)) throw new RangeError(`intake: channel ${c.name} is declared twice`);
+    names.add(c.name);
+  }
+
+  function newState(spec: ChannelWatchSpec): ChannelState {
+    const isData = createNameFilter(spec.patterns, spec.ignore);
+    const dir = resolve(spec.dir);
+    return {
+      spec,
+      dir,
+      folders: resolveChannelFolders(dir, spec.folders),
+      isData: (n) => !n.startsWith('.') && isData(n),
+      tracker: createReadinessTracker(spec.readiness, (n) => !n.startsWith('.') && isData(n)),
+      emitted: new Map(),
+      timer: null,
+      dueAt: 0,
+      running: false,
+      current: null,
+      rerun: false,
+      rerunRescan: false,
+      listErrorStreak: 0,
+    };
+  }
+
+  const channels = options.channels.map(newState);
+  let watcher: FSWatcher | null = null;
+  let rescanTimer: NodeJS.Timeout | null = null;
+  let closed = false;
+  let started = false;
+
+  const toReady = (ch: ChannelState, e: DirEntryInfo, markers: string[], trigger?: string): ReadyFile => ({
+    channel: ch.spec.name,
+    dir: ch.dir,
+    path: join(ch.dir, e.name),
+    name: e.name,
+    size: e.size,
+    mtimeMs: e.mtimeMs,
+    markers: markers.map((m) => join(ch.dir, m)),
+    ...(trigger ? { trigger: join(ch.dir, trigger) } : {}),
+  });
+
+  async function rejectEmpty(ch: ChannelState, e: DirEntryInfo, emptyForMs: number): Promise<EmptyFileReport> {
+    const path = join(ch.dir, e.name);
+    let errorPath: string | null = null;
+    if (handleEmpty) {
+      const claimed = await claimFile(toReady(ch, e, []), { ...ch.spec.folders, logger: log });
+      if (claimed) {
+        const moved = await moveToError(
+          claimed,
+          `empty file: 0 bytes for ${Math.round(emptyForMs / 1000)} s (an ERP that truncates and rewrites a file must not make wmsbridge process an empty file)`,
+          { ...ch.spec.folders, logger: log, ...(options.runId ? { runId: options.runId } : {}) },
+        );
+        errorPath = moved.path;
+      }
+    }
+    log.warn({ file: path, channel: ch.spec.name, emptyForMs, errorPath }, 'empty file moved to the error folder');
+    return { channel: ch.spec.name, name: e.name, path, emptyForMs, errorPath };
+  }
+
+  async function archiveConsumedTriggers(ch: ChannelState, spent: string[]): Promise<void> {
+    for (const t of spent) {
+      try {
+        const to = await archiveLooseFile(join(ch.dir, t), ch.folders, new Date(), { logger: log });
+        if (to) log.info({ file: join(ch.dir, t), to }, 'batch trigger consumed and archived: its batch is released');
+      } catch (err) {
+        log.warn({ file: join(ch.dir, t), err: errorMessage(err) }, 'batch trigger could not be archived, will retry');
+      }
+    }
+  }
+
+  // ---- continuous watching ------------------------------------------------------------------------
+  function schedule(ch: ChannelState, delayMs: number, rescan = false): void {
+    if (closed || !started) return;
+    if (rescan) ch.rerunRescan = true;
+    const due = Date.now() + delayMs;
+    if (ch.timer && ch.dueAt <= due) return;
+    if (ch.timer) clearTimeout(ch.timer);
+    ch.dueAt = due;
+    ch.timer = setTimeout(() => {
+      ch.timer = null;
+      ch.current = check(ch);
+    }, delayMs);
+  }
+
+  async function check(ch: ChannelState): Promise<void> {
+    if (closed) return;
+    if (ch.running) {
+      ch.rerun = true;
+      return;
+    }
+    ch.running = true;
+    const rescan = ch.rerunRescan;
+    ch.rerunRescan = false;
+    let waiting = false;
+    try {
+      let entries: DirEntryInfo[];
+      try {
+        entries = await listFolder(ch.dir);
+        if (ch.listErrorStreak > 0) log.info({ channel: ch.spec.name, dir: ch.dir }, 'inbox folder readable again');
+        ch.listErrorStreak = 0;
+      } catch (err) {
+        ch.listErrorStreak++;
+        if (ch.listErrorStreak === 1 || ch.listErrorStreak % 20 === 0) {
+          log.warn({ channel: ch.spec.name, dir: ch.dir, err: errorMessage(err), attempt: ch.listErrorStreak }, 'cannot list inbox folder, will retry');
+        }
+        schedule(ch, Math.min(rescanIntervalMs, Math.max(ch.tracker.spec.intervalMs, 1000) * Math.min(ch.listErrorStreak, 30)));
+        return;
+      }
+      const { decisions, consumedTriggers } = ch.tracker.observe(entries, Date.now());
+      const present = new Set(entries.map((e) => e.name));
+      for (const n of [...ch.emitted.keys()]) if (!present.has(n)) ch.emitted.delete(n);
+      for (const d of decisions) {
+        if (closed) return;
+        if (d.kind === 'ready') {
+          const version = `${d.entry.size}:${d.entry.mtimeMs}`;
+          if (!rescan && ch.emitted.get(d.entry.name) === version) continue;
+          ch.emitted.set(d.entry.name, version);
+          emitter.emit('ready-file', toReady(ch, d.entry, d.markers, d.trigger));
+        } else if (d.kind === 'empty') {
+          try {
+            emitter.emit('empty-file', await rejectEmpty(ch, d.entry, d.emptyForMs));
+          } catch (err) {
+            log.warn({ file: join(ch.dir, d.entry.name), err: errorMessage(err) }, 'empty file could not be moved to the error folder, will retry');
+          }
+        } else if (ch.tracker.spec.mode !== 'marker' || d.entry.size > 0) {
+          waiting = true;
+        }
+      }
+      if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers);
+    } catch (err) {
+      log.warn({ channel: ch.spec.name, err: errorMessage(err) }, 'inbox check failed, will retry');
+      waiting = true;
+    } finally {
+      ch.running = false;
+    }
+    if (ch.rerun) {
+      ch.rerun = false;
+      schedule(ch, 0);
+    } else if (waiting) {
+      schedule(ch, ch.tracker.spec.intervalMs);
+    }
+  }
+
+  function channelOf(path: string): ChannelState | undefined {
+    const dir = dirname(resolve(path));
+    return channels.find((c) => c.dir === dir);
+  }
+
+  async function start(): Promise<void> {
+    if (started) throw new Error('intake watcher already started');
+    if (closed) throw new Error('intake watcher is closed');
+    started = true;
+    const w = watch(
+      channels.map((c) => c.dir),
+      {
+        persistent: true,
+        ignoreInitial: true,
+        depth: 0,
+        usePolling: options.usePolling ?? false,
+        interval: options.pollIntervalMs ?? 2000,
+        binaryInterval: options.pollIntervalMs ?? 2000,
+        ignorePermissionErrors: true,
+        // dot-files are never data; the channel folders themselves must not be ignored
+        ignored: (p: string) => basename(p).startsWith('.') && !channels.some((c) => c.dir === resolve(p)),
+      },
+    );
+    watcher = w;
+    const onEvent = (path: string): void => {
+      const ch = channelOf(path);
+      if (ch) schedule(ch, 0);
+    };
+    w.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
+    w.on('error', (err: unknown) => log.warn({ err: errorMessage(err) }, 'watch error (the periodic rescan still runs)'));
+    await new Promise<void>((res) => w.once('ready', () => res()));
+    if (closed) return;
+    rescanTimer = setInterval(() => {
+      for (const ch of channels) schedule(ch, 0, true);
+    }, rescanIntervalMs);
+    await Promise.all(channels.map((ch) => (ch.current = check(ch))));
+    log.info({ channels: channels.map((c) => c.spec.name), usePolling: options.usePolling ?? false, rescanIntervalMs }, 'watching inbox folders');
+  }
+
+  // ---- one-shot scan ------------------------------------------------------------------------------
+  async function scan(): Promise<ScanReport> {
+    const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [] };
+    const deadline = Date.now() + maxWaitMs;
+    await Promise.all(
+      options.channels.map(async (spec) => {
+        const ch = newState(spec); // fresh tracker: a one-shot scan owes nothing to a running watcher
+        const done = new Set<string>();
+        for (;;) {
+          let entries: DirEntryInfo[];
+          try {
+            entries = await listFolder(ch.dir);
+          } catch (err) {
+            report.errors.push({ channel: spec.name, dir: ch.dir, message: errorMessage(err) });
+            log.warn({ channel: spec.name, dir: ch.dir, err: errorMessage(err) }, 'cannot list inbox folder, channel skipped this run');
+            return;
+          }
+          const { decisions, consumedTriggers } = ch.tracker.observe(entries, Date.now());
+          const pending: WaitingFile[] = [];
+          for (const d of decisions) {
+            if (done.has(d.entry.name)) continue;
+            if (d.kind === 'ready') {
+              done.add(d.entry.name);
+              report.ready.push(toReady(ch, d.entry, d.markers, d.trigger));
+            } else if (d.kind === 'empty') {
+              done.add(d.entry.name);
+              try {
+                report.empty.push(await rejectEmpty(ch, d.entry, d.emptyForMs));
+              } catch (err) {
+                report.errors.push({ channel: spec.name, dir: ch.dir, message: `${d.entry.name}: ${errorMessage(err)}` });
+              }
+            } else {
+              const w: WaitingFile = { channel: spec.name, name: d.entry.name, path: join(ch.dir, d.entry.name), reason: d.reason };
+              // a missing marker or an empty file within its grace will not change within one run
+              if (ch.tracker.spec.mode === 'marker' || d.entry.size === 0) {
+                done.add(d.entry.name);
+                report.waiting.push(w);
+              } else pending.push(w);
+            }
+          }
+          if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers);
+          if (pending.length === 0) return;
+          const wait = ch.tracker.spec.intervalMs;
+          if (Date.now() + wait > deadline) {
+            for (const w of pending) {
+              report.waiting.push({ ...w, reason: `${w.reason}; not ready within ${maxWaitMs} ms, skipped this run` });
+            }
+            return;
+          }
+          await new Promise((r) => setTimeout(r, wait)); // the readiness poll interval itself
+        }
+      }),
+    );
+    for (const w of report.waiting) log.info({ file: w.path, channel: w.channel, reason: w.reason }, 'file not ready, skipped');
+    return report;
+  }
+
+  const api: InboxWatcher = {
+    on(event: string, listener: (...args: never[]) => void) {
+      emitter.on(event, listener as (...args: unknown[]) => void);
+      return api;
+    },
+    off(event: string, listener: (...args: never[]) => void) {
+      emitter.off(event, listener as (...args: unknown[]) => void);
+      return api;
+    },
+    start,
+    scan,
+    scanOnce: async () => (await scan()).ready,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (rescanTimer) clearInterval(rescanTimer);
+      for (const ch of channels) if (ch.timer) clearTimeout(ch.timer);
+      if (watcher) await watcher.close();
+      // let a check in progress finish (it stops at its next step once closed)
+      await Promise.all(channels.map((c) => c.current));
+    },
+  };
+  return api;
+}
