@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { makeTempDir } from '../helpers/tmp.js';
 import { spawnCli } from '../helpers/cli.js';
 import { startSandbox, apiHeaders, type Sandbox } from '../helpers/sandbox.js';
@@ -231,7 +231,7 @@ describe('webhook loop: sandbox -> receiver (in process)', () => {
     const first: Delivery | undefined = all[0];
     if (!first) throw new Error('no delivery to resend');
     for (let i = 0; i < 2; i++) {
-      const res = await request(`${receiver.url}/webhooks/${first.kind}`, {
+      const res: Dispatcher.ResponseData = await request(`${receiver.url}/webhooks/${first.kind}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-wms-event': first.kind, 'x-wms-event-id': first.eventId },
         body: JSON.stringify(first.payload),
