@@ -395,7 +395,17 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
 
       let res: RawResponse | undefined;
       let failure: AttemptFailure | undefined;
-      await slots.acquire(spec.signal);
+      try {
+        await slots.acquire(spec.signal);
+      } catch {
+        counters.failures++;
+        throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, 'aborted by the caller while waiting for a slot'), {
+          method,
+          path,
+          attempts: attempt - 1,
+          networkCode: 'ABORTED',
+        });
+      }
       const started = performance.now();
       try {
         if (bucket) await bucket.take(spec.signal);
