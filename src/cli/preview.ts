@@ -1,6 +1,140 @@
+/**
+ * `wmsbridge preview <mapping-file> <data-file> [--limit N] [--json]`: prints the records/documents
+ * a file would produce and its rejects, sending nothing. Read-only lookups print as
+ * `<lookup Warehouse codeERP=CD-SP01>` unless WMS credentials are given (flags or WMS_URL,
+ * WMS_ACCESS_KEY_ID, WMS_SECRET_KEY), in which case they are resolved against the WMS.
+ * Exit 0 without rejects, 1 with rejects, 2 on a mapping (or usage) error.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../shared/errors.js';
+import { isRef, type ReferenceCache } from '../map/types.js';
+import { LookupPlaceholder } from '../map/compile.js';
+import { loadMappingFile } from '../map/load.js';
+import { previewWith, type PreviewResult } from '../map/preview.js';
+import type { RefResource } from '../wms/targets.js';
 import type { CliIo } from './types.js';
 
-export default async function preview(_args: string[], io: CliIo): Promise<number> {
-  io.stderr.write('wmsbridge preview: not implemented yet\n');
-  return 2;
+const HELP = `usage: wmsbridge preview <mapping-file> <data-file> [options]
+
+Prints the records (or documents) the data file would produce with the mapping, and its rejects with
+their reasons. Nothing is sent.
+
+options:
+  --limit N               stop after N records + rejects
+  --json                  one JSON object per line ({"kind":"record"|"reject",...}) instead of a table
+  --wms-url URL           resolve read-only lookups against this WMS (else they print as <lookup ...>)
+  --access-key-id ID      WMS access key (or $WMS_ACCESS_KEY_ID)
+  --secret-key SECRET     WMS secret (prefer $WMS_SECRET_KEY: a flag is visible in the process list)
+  -h, --help              this help
+
+exit: 0 no rejects, 1 some rejects, 2 mapping or usage error`;
+
+function display(v: unknown): string {
+  if (v instanceof LookupPlaceholder) return v.label;
+  if (isRef(v)) return `<ref ${v.$ref.resource} ${v.$ref.by ? `${v.$ref.by}=` : ''}${v.$ref.value}>`;
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
+
+function jsonReplacer(_k: string, v: unknown): unknown {
+  return isRef(v) ? `<ref ${v.$ref.resource} ${v.$ref.by ? `${v.$ref.by}=` : ''}${v.$ref.value}>` : v;
+}
+
+function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
+  for (const rec of r.records) {
+    const lines = rec.source.lineEnd ? `lines ${rec.source.line}-${rec.source.lineEnd}` : `line ${rec.source.line}`;
+    out.write(`${rec.target} ${rec.op} key=${rec.key} (${lines})\n`);
+    const entries = Object.entries(rec.payload);
+    const width = Math.min(28, Math.max(...entries.map(([k]) => k.length)));
+    for (const [k, v] of entries) {
+      if (Array.isArray(v)) {
+        out.write(`  ${k.padEnd(width)} ${v.length} item(s)\n`);
+        v.forEach((item, i) => {
+          const parts = Object.entries(item as Record<string, unknown>).map(([ik, iv]) => `${ik}=${display(iv)}`);
+          out.write(`    [${i}] ${parts.join('  ')}\n`);
+        });
+      } else out.write(`  ${k.padEnd(width)} ${display(v)}\n`);
+    }
+    if (rec.attachmentPath !== undefined) out.write(`  ${'(file)'.padEnd(width)} ${rec.attachmentPath}\n`);
+    out.write('\n');
+  }
+  for (const rej of r.rejects) {
+    const lines = rej.source.lineEnd ? `lines ${rej.source.line}-${rej.source.lineEnd}` : `line ${rej.source.line}`;
+    out.write(`REJECT ${lines}${rej.key !== undefined ? ` key=${rej.key}` : ''}\n`);
+    for (const i of rej.issues) out.write(`  ${i.code}: ${i.message}\n`);
+    out.write('\n');
+  }
+}
+
+async function wmsReferences(values: Record<string, unknown>, resources: string[]): Promise<ReferenceCache | undefined> {
+  const url = (values['wms-url'] as string | undefined) ?? process.env['WMS_URL'];
+  const key = (values['access-key-id'] as string | undefined) ?? process.env['WMS_ACCESS_KEY_ID'];
+  const secret = (values['secret-key'] as string | undefined) ?? process.env['WMS_SECRET_KEY'];
+  if (!url && !key && !secret) return undefined;
+  if (!url || !key || !secret) throw new ConfigError('preview: resolving lookups needs the WMS URL, access key id and secret key (flags or WMS_URL, WMS_ACCESS_KEY_ID, WMS_SECRET_KEY)');
+  // the WMS client and the reference cache belong to the pipeline; loaded only when asked for
+  const { createWmsClient } = await import('../wms/client.js');
+  const { createReferenceCache } = await import('../push/reference-cache.js');
+  const client = createWmsClient({ baseUrl: url, accessKeyID: key, secretKey: secret });
+  const cache = createReferenceCache(client);
+  try {
+    await cache.load(resources as RefResource[]);
+  } finally {
+    await (client as unknown as { close?: () => Promise<void> }).close?.();
+  }
+  return cache;
+}
+
+export default async function preview(args: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+        'wms-url': { type: 'string' },
+        'access-key-id': { type: 'string' },
+        'secret-key': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message} (see --help)`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (positionals.length !== 2) {
+    io.stderr.write(`wmsbridge preview: expected <mapping-file> <data-file>\n\n${HELP}\n`);
+    return 2;
+  }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(`preview: --limit must be a positive integer, not '${values.limit}'`);
+  }
+  const [mappingPath, dataPath] = positionals as [string, string];
+  const mapping = await loadMappingFile(mappingPath);
+  const refs = await wmsReferences(values, [...new Set(mapping.referenceNeeds.map((n) => n.resource))]);
+  const r = await previewWith(mapping, dataPath, { ...(limit !== undefined ? { limit } : {}), ...(refs ? { refs } : {}) });
+  if (values.json) {
+    for (const rec of r.records) {
+      io.stdout.write(
+        `${JSON.stringify({ kind: 'record', target: rec.target, op: rec.op, key: rec.key, source: rec.source, payload: rec.payload, ...(rec.attachmentPath !== undefined ? { attachmentPath: rec.attachmentPath } : {}) }, jsonReplacer)}\n`,
+      );
+    }
+    for (const rej of r.rejects) {
+      io.stdout.write(`${JSON.stringify({ kind: 'reject', source: rej.source, key: rej.key, issues: rej.issues })}\n`);
+    }
+  } else writeTable(r, io.stdout);
+  const s = r.stats;
+  io.stderr.write(
+    `preview ${mapping.name} (${mapping.target}): ${s.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${s.skipped} skipped${r.truncated ? `, stopped at --limit ${limit}` : ''}\n`,
+  );
+  return r.rejects.length > 0 ? 1 : 0;
 }

@@ -208,7 +208,8 @@ const TruncateT = z
 
 export const TransformSchema = z
   .union([BareTransform, PadStart, Replace, Substring, NumberT, IntegerT, DateT, BooleanT, MapT, Uuid5T, TruncateT])
-  .describe('One transform. Transforms run in order; an empty value stops the chain (then `default` applies).');
+  .describe('One transform. Transforms run in order; an empty value stops the chain (then `default` applies).')
+  .meta({ id: 'Transform' });
 export type TransformSpec = z.output<typeof TransformSchema>;
 
 // ---------------------------------------------------------------------------------------------
