@@ -14,6 +14,7 @@ import type { PageOptions, WmsClient } from '../wms/client-types.js';
 import { StockSearchFilters as StockSearchFiltersSchema } from '../wms/schemas.js';
 import type * as S from '../wms/schemas.js';
 import type { RefResource } from '../wms/targets.js';
+import { readAhead } from './read-ahead.js';
 import { COLUMN_SETS, inventoryRows, pickRow, subWarehouseRow, type Row } from './columns.js';
 import { isPullKind, PULL_FORMATS, type PullDeps, type PullKind, type PullRequest, type PullResult } from './types.js';
 
@@ -244,7 +245,9 @@ export async function runPull(req: PullRequest, deps: PullDeps): Promise<PullRes
   let records = 0;
   let replacedChars: number | undefined;
   try {
-    for await (const row of rowsOf(req, deps, ctx)) {
+    // read ahead about two pages: the next page is requested while this one is written
+    const ahead = Math.min(10_000, Math.max(64, 2 * (req.pageSize ?? 500)));
+    for await (const row of readAhead(rowsOf(req, deps, ctx), ahead)) {
       records++;
       if (!sink.write(row)) await sink.drain();
     }
