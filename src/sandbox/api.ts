@@ -10,7 +10,7 @@ import { cnpjProblem } from './ids.js';
 import { fail, listReply, ok, pageOf, parsePaging, type Reply } from './http-util.js';
 import { multipartBoundary, parseMultipart, MultipartError, type MultipartPart } from './multipart.js';
 import type { Rec, Resource, SandboxState, StateIndex, StockRow } from './state.js';
-import { forEachMatch, stockSlice, stockTotal, type StockFilter } from './stock.js';
+import { forEachMatch, isEmptyFilter, stockSlice, stockTotal, type StockFilter } from './stock.js';
 import { GUID_RE, formatProblems, zodProblems, type FieldProblem } from './validate.js';
 
 export interface ApiContext {
@@ -384,6 +384,7 @@ const searchStock: Handler = (ctx, req) => {
   if (isReply(paging)) return paging;
   const start = (paging.index - 1) * paging.limit;
   const end = start + paging.limit;
+  if (isEmptyFilter(v.data as StockFilter)) return listReply(stockTotal(ctx.state), paging, stockSlice(ctx.state, start, paging.limit));
   const page: StockRow[] = [];
   let n = 0;
   forEachMatch(ctx.state, v.data as StockFilter, (row) => {

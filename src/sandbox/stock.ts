@@ -7,12 +7,18 @@ import type { SandboxState, StockRow } from './state.js';
 const DAY = 86_400_000;
 const BASE_MFG = Date.UTC(2026, 0, 1);
 
+/** the 300 manufacturing/expiry date pairs synthetic rows cycle through (built once: toISOString is slow) */
+const DATES: Array<[string, string]> = Array.from({ length: 300 }, (_, k) => [
+  new Date(BASE_MFG + k * DAY).toISOString(),
+  new Date(BASE_MFG + (k + 365) * DAY).toISOString(),
+]);
+
 export function syntheticRow(state: SandboxState, i: number): StockRow {
   const s = state.synthetic;
   const p = s.products[i % s.products.length]!;
   const w = s.warehouses[Math.floor(i / s.products.length) % s.warehouses.length]!;
-  const override = s.statusOverrides[String(i)];
-  const mfg = BASE_MFG + (i % 300) * DAY;
+  const override = s.statusOverrides[i];
+  const dates = DATES[i % 300]!;
   return {
     warehouseId: w.id,
     warehouseName: w.name,
@@ -22,8 +28,8 @@ export function syntheticRow(state: SandboxState, i: number): StockRow {
     productCode: p.code,
     productName: p.name,
     lotNumber: `S${String(i).padStart(8, '0')}`,
-    manufacturingDate: new Date(mfg).toISOString(),
-    expirationDate: new Date(mfg + 365 * DAY).toISOString(),
+    manufacturingDate: dates[0],
+    expirationDate: dates[1],
     quantity: 1 + ((i * 7919) % 997),
     reserved: (i * 31) % 7 === 0 ? 1 : 0,
     materialStatusId: override ?? s.status.id,
@@ -52,6 +58,11 @@ export function stockSlice(state: SandboxState, offset: number, limit: number): 
     out.push(i < state.stock.length ? state.stock[i]! : syntheticRow(state, i - state.stock.length));
   }
   return out;
+}
+
+export function isEmptyFilter(f: StockFilter): boolean {
+  for (const v of Object.values(f)) if (v !== undefined) return false;
+  return true;
 }
 
 export interface StockFilter {
@@ -91,15 +102,23 @@ export function matches(row: StockRow, f: StockFilter): boolean {
 
 /** Visits every stock row matching the filter (stored first, then synthetic) with a stable index key. */
 export function forEachMatch(state: SandboxState, f: StockFilter, visit: (row: StockRow, key: { stored?: number; synthetic?: number }) => void): void {
+  const lower = (v: string | undefined): string | undefined => v?.toLowerCase();
+  const wantWarehouse = lower(f.warehouseId);
+  const wantProduct = lower(f.productId);
   state.stock.forEach((row, i) => {
     if (matches(row, f)) visit(row, { stored: i });
   });
   const s = state.synthetic;
   if (s.count === 0) return;
+  const hasOverrides = Object.keys(s.statusOverrides).length > 0;
+  // rows that only differ from the base by index: skip building those that cannot match
   if (f.ownerId !== undefined && s.owner.id.toLowerCase() !== f.ownerId.toLowerCase()) return;
   for (let i = 0; i < s.count; i++) {
     // cheap pre-filter on product and warehouse before building the row
-    if (f.productId !== undefined && s.products[i % s.products.length]!.id.toLowerCase() !== f.productId.toLowerCase()) continue;
+    if (wantProduct !== undefined && s.products[i % s.products.length]!.id.toLowerCase() !== wantProduct) continue;
+    if (wantWarehouse !== undefined && s.warehouses[Math.floor(i / s.products.length) % s.warehouses.length]!.id.toLowerCase() !== wantWarehouse) continue;
+    if (!hasOverrides && f.materialStatusId !== undefined && s.status.id.toLowerCase() !== f.materialStatusId.toLowerCase()) return;
+    if (f.lotNumber !== undefined && f.lotNumber !== `S${String(i).padStart(8, '0')}`) continue;
     const row = syntheticRow(state, i);
     if (matches(row, f)) visit(row, { synthetic: i });
   }
