@@ -426,3 +426,34 @@ describe('stock operations', () => {
     assert.match(bad.json.error, /products\[0\]\.productId: Product/);
   });
 });
+
+describe('synthetic stock behaves like stored stock', () => {
+  test('search, lock and sync see the derived records', async () => {
+    const s2 = await startSandbox({ seed: 'synthetic', stockRecords: 120 });
+    try {
+      const t = (await sandboxToken(s2)).token;
+      const c = s2.state.collections;
+      const stored = s2.state.stock.length;
+      const product = c.Product[0]!.id;
+      const wh = c.Warehouse[2]!.id; // CD-MG01 has no stored stock: every match is synthetic
+      const blocked = c.MaterialStatus[1]!.id;
+      const found = await sandboxCall(s2, 'GET', '/open/v1/Stock/search', { token: t, body: { warehouseId: wh, productId: product } });
+      assert.ok(found.json.count > 0);
+      assert.ok(found.json.data.every((r: { warehouseId: string; productId: string }) => r.warehouseId === wh && r.productId === product));
+      const lock = await sandboxCall(s2, 'PUT', '/open/v1/Stock/lock', { token: t, body: { warehouseId: wh, productId: product, materialStatusId: blocked } });
+      assert.equal(lock.json.data.stocksLocked, found.json.count);
+      const nowBlocked = await sandboxCall(s2, 'GET', '/open/v1/Stock/search', { token: t, body: { warehouseId: wh, materialStatusId: blocked } });
+      assert.equal(nowBlocked.json.count, found.json.count);
+      assert.ok(nowBlocked.json.data.every((r: { materialStatusName: string }) => r.materialStatusName === 'Bloqueado'));
+      assert.equal(s2.state.stock.length, stored, 'no synthetic record was materialised');
+      const sync = await sandboxCall(s2, 'POST', '/open/v1/Stock/gen/sync', {
+        token: t,
+        body: { sessionId: '5e55a000-0000-4000-8000-0000000000aa', ownerId: c.Owners[0]!.id, isLastChunk: true, products: [{ productId: product, quantity: 3 }] },
+      });
+      assert.equal(sync.status, 200);
+      assert.equal((await sandboxCall(s2, 'GET', '/open/v1/Stock', { token: t })).json.count, 1, "the owner's whole position was replaced");
+    } finally {
+      await s2.close();
+    }
+  });
+});
