@@ -879,7 +879,8 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
       }
     }
     const k = defaultKey(target, payload);
-    if (k === undefined) issues.push({ code: 'key_missing', field: DEFAULT_KEY[target].label, message: `line ${st.line}: no natural key: ${DEFAULT_KEY[target].label} is empty` });
+    // a key part that failed is already reported by its field
+    if (k === undefined && issues.list === undefined) issues.push({ code: 'key_missing', field: DEFAULT_KEY[target].label, message: `line ${st.line}: no natural key: ${DEFAULT_KEY[target].label} is empty` });
     return k;
   };
 
