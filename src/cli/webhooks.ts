@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { createSqliteJournal } from '../journal/sqlite.js';
+import { findConfigFile, loadConfig, type ResolvedConfig } from '../config/load.js';
+import { openJournal, type JournalSpec } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
@@ -19,7 +20,9 @@ export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'ou
   stateDir?: string;
   /** @default './outbox' */
   outboxDir?: string;
-  /** an open journal to use instead of <stateDir>/journal.db (not closed by close()) */
+  /** the journal to open. @default { kind: 'sqlite', path: <stateDir>/journal.db } */
+  journalSpec?: JournalSpec;
+  /** an open journal to use instead (not closed by close()) */
   journal?: Journal;
   logger?: Logger;
   hooks?: WebhookHooks;
@@ -50,8 +53,8 @@ export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): 
   const stateDir = resolve(options.stateDir ?? 'state');
   const outboxDir = resolve(options.outboxDir ?? 'outbox');
   const ownJournal = options.journal === undefined;
-  const journal = options.journal ?? (await createSqliteJournal({ path: join(stateDir, 'journal.db') }));
-  const { stateDir: _s, outboxDir: _o, journal: _j, logger: _l, hooks, ...receiverOptions } = options;
+  const journal = options.journal ?? (await openJournal(options.journalSpec ?? { kind: 'sqlite', path: join(stateDir, 'journal.db') }));
+  const { stateDir: _s, outboxDir: _o, journal: _j, journalSpec: _js, logger: _l, hooks, ...receiverOptions } = options;
   let receiver: WebhookReceiver;
   try {
     receiver = await createWebhookReceiver({ ...receiverOptions, outboxDir }, { journal, logger, ...(hooks ? { hooks } : {}) });
@@ -69,13 +72,46 @@ export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): 
   };
 }
 
+/**
+ * The shared secret from the environment variable `name`. Strict: a configured but unset or empty
+ * variable is an error, never a silently unauthenticated receiver. The value is never printed.
+ */
+export function secretFromEnv(name: string, env: NodeJS.ProcessEnv, setting = '--secret-env'): string {
+  const secret = env[name];
+  if (secret === undefined || secret === '') throw new ConfigError(`${setting} ${name}: the environment variable ${name} is not set or empty`);
+  return secret;
+}
+
+/** The receiver options a loaded configuration gives (its `webhooks` section, folders, journal, CSV format). */
+export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv): WebhooksCommandOptions {
+  const w = config.webhooks;
+  const options: WebhooksCommandOptions = {
+    host: w.host,
+    port: w.port,
+    basePath: w.basePath,
+    maxBodyBytes: w.maxBodyBytes,
+    stateDir: config.stateDir,
+    outboxDir: config.outboxDir,
+    csvFormat: config.outbox.csv,
+  };
+  if (w.secretEnv) options.secret = secretFromEnv(w.secretEnv, env, 'webhooks.secretEnv');
+  if (w.tls) options.tls = { certFile: resolve(config.baseDir, w.tls.certFile), keyFile: resolve(config.baseDir, w.tls.keyFile) };
+  if (config.journal.kind === 'postgres') options.journalSpec = { kind: 'postgres', url: config.journal.url };
+  else if (config.journal.path) options.journalSpec = { kind: 'sqlite', path: config.journal.path };
+  return options;
+}
+
 const USAGE = `usage: wmsbridge webhooks [options]
 
 Serves the webhook receiver: POST <url>/webhooks/<kind> (kinds: receipt, receipt-status, shipping,
 order-status, packing, stock). Events are stored in <state-dir>/journal.db before they are answered,
 then written to <outbox>/webhooks/<kind>/.
 
+Settings come from wmsbridge.config.yaml (section webhooks, outboxDir, stateDir, journal) when
+one is found or given with --config; flags override them.
+
 options:
+  --config FILE        configuration file                     default ./wmsbridge.config.yaml if present
   --port N             port (0 = a free port)                 default 8787
   --host H             interface to bind                      default 127.0.0.1
   --state-dir DIR      folder of the journal                  default ./state
@@ -96,7 +132,7 @@ function intOption(name: string, value: string | undefined, min: number, max: nu
   return n;
 }
 
-export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): WebhooksCommandOptions | 'help' {
+export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string }) | 'help' {
   let values;
   try {
     ({ values } = parseArgs({
@@ -115,6 +151,7 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): Webho
         'tls-key': { type: 'string' },
         'max-body-bytes': { type: 'string' },
         'flush-interval-ms': { type: 'string' },
+        config: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -122,7 +159,8 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): Webho
     throw new ConfigError(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (values.help) return 'help';
-  const options: WebhooksCommandOptions = {};
+  const options: WebhooksCommandOptions & { configFile?: string } = {};
+  if (values.config !== undefined) options.configFile = values.config;
   const port = intOption('port', values.port, 0, 65535);
   if (port !== undefined) options.port = port;
   if (values.host !== undefined) options.host = values.host;
@@ -135,11 +173,7 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): Webho
   const flushMs = intOption('flush-interval-ms', values['flush-interval-ms'], 0, 3_600_000);
   if (flushMs !== undefined) options.flushIntervalMs = flushMs;
   const secretEnv = values['secret-env'];
-  if (secretEnv !== undefined) {
-    const secret = env[secretEnv];
-    if (secret === undefined || secret === '') throw new ConfigError(`--secret-env ${secretEnv}: the environment variable ${secretEnv} is not set or empty`);
-    options.secret = secret;
-  }
+  if (secretEnv !== undefined) options.secret = secretFromEnv(secretEnv, env);
   const cert = values['tls-cert'];
   const key = values['tls-key'];
   if ((cert === undefined) !== (key === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
@@ -153,9 +187,19 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
     io.stdout.write(USAGE);
     return 0;
   }
+  const { configFile, ...flags } = parsed;
+  // config file (when there is one) < flags; a journal path named in the config wins over <state-dir>/journal.db
+  let fromConfig: WebhooksCommandOptions = {};
+  let level: ResolvedConfig['log']['level'] | undefined;
+  if (configFile !== undefined || findConfigFile(process.cwd(), process.env) !== null) {
+    const config = await loadConfig({ ...(configFile !== undefined ? { file: configFile } : {}) });
+    fromConfig = webhooksOptionsFromConfig(config, process.env);
+    level = config.log.level;
+  }
   const hooks = testHooksFromEnv(process.env);
-  const running = await runWebhooksCommand({ ...parsed, ...(hooks ? { hooks } : {}) });
-  const basePath = parsed.basePath ?? '/webhooks';
+  const options: WebhooksCommandOptions = { ...fromConfig, ...flags, ...(hooks ? { hooks } : {}) };
+  const running = await runWebhooksCommand({ ...options, logger: createLogger({ name: 'wmsbridge-webhooks', ...(level ? { level } : {}) }) });
+  const basePath = options.basePath ?? '/webhooks';
   io.stderr.write(`wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})\n`);
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals): void => {
