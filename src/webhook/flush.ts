@@ -69,7 +69,10 @@ export interface BatchFiles {
   csv: string | null;
 }
 
-/** `<kind>-<YYYYMMDD-HHmmss>-<firstId>` from the first event of a batch (UTC). Pure. */
+/**
+ * `<kind>-<YYYYMMDD-HHmmss>-<firstId>` from the first event of a batch (UTC receive time; the id
+ * zero-padded to 9 digits so names sort in delivery order). Pure.
+ */
 export function batchBaseName(kind: string, first: Pick<WebhookEventRow, 'id' | 'receivedAt'>): string {
   const d = new Date(first.receivedAt);
   const valid = !Number.isNaN(d.getTime());
@@ -77,7 +80,7 @@ export function batchBaseName(kind: string, first: Pick<WebhookEventRow, 'id' | 
   const stamp = valid
     ? `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`
     : '00000000-000000';
-  return `${kind}-${stamp}-${first.id}`;
+  return `${kind}-${stamp}-${String(first.id).padStart(9, '0')}`;
 }
 
 function parseBody(body: string): { ok: true; payload: unknown } | { ok: false } {

@@ -72,8 +72,12 @@ describe('webhook pure helpers', () => {
   });
 
   test('batchBaseName is derived from the first event only (UTC)', () => {
-    assert.equal(batchBaseName('receipt', { id: 42, receivedAt: '2026-03-04T05:06:07.890Z' }), 'receipt-20260304-050607-42');
-    assert.equal(batchBaseName('stock', { id: 1, receivedAt: 'garbage' }), 'stock-00000000-000000-1');
+    assert.equal(batchBaseName('receipt', { id: 42, receivedAt: '2026-03-04T05:06:07.890Z' }), 'receipt-20260304-050607-000000042');
+    assert.equal(batchBaseName('stock', { id: 1, receivedAt: 'garbage' }), 'stock-00000000-000000-000000001');
+    assert.equal(batchBaseName('stock', { id: 1234567890, receivedAt: '2026-03-04T05:06:07Z' }), 'stock-20260304-050607-1234567890');
+    // names sort in delivery order within one second
+    const names = [9, 10, 100].map((id) => batchBaseName('stock', { id, receivedAt: '2026-03-04T05:06:07Z' }));
+    assert.deepEqual([...names].sort(), names);
   });
 
   test('every kind has CSV columns starting with the common ones, unique', () => {
