@@ -516,8 +516,24 @@ describe('in doubt and retries', () => {
         assert.equal(e.code, 'E_WMS_NETWORK');
         assert.equal(e.networkCode, 'ABORTED');
       });
+      assert.equal(c.stats().retries, 0);
     } finally {
       await c.close().catch(() => undefined);
+    }
+  });
+
+  test('requestsPerSecond paces the calls', async () => {
+    reset((_req, res) => json(res, 200, ok({ id: UUID(1), name: 'ms' })));
+    const c = client({ requestsPerSecond: 50 });
+    try {
+      const started = performance.now();
+      // 1 authorize + 75 reads = 76 tokens: 50 from the full bucket, 26 more at 50/s take >= 0.5 s
+      await Promise.all(Array.from({ length: 75 }, () => c.getMaterialStatus(UUID(1))));
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed >= 450, `76 requests at 50/s with a burst of 50 took only ${Math.round(elapsed)} ms`);
+      assert.equal(c.stats().requests, 76);
+    } finally {
+      await c.close();
     }
   });
 });
