@@ -648,8 +648,9 @@ function compileFields(
   for (const [name, expr] of Object.entries(fields)) {
     const path = [...basePath, name];
     if (!info.keys.has(name) || exclude.includes(name)) {
-      const known = [...info.keys].filter((k) => !exclude.includes(k)).join(', ');
-      problem(cc, path, `${targetLabel} has no field '${name}' (fields: ${known})`);
+      const keys = [...info.keys].filter((k) => !exclude.includes(k));
+      const near = closest(name, keys);
+      problem(cc, path, `${targetLabel} has no field '${name}'${near ? ` (did you mean '${near}'?)` : ''} (fields: ${keys.join(', ')})`);
       continue;
     }
     const req = info.required.has(name);
@@ -660,6 +661,35 @@ function compileFields(
     if (!(r in fields)) problem(cc, basePath, `${targetLabel} requires '${r}' but the mapping gives no expression for it`);
   }
   return out;
+}
+
+/** The candidate within edit distance 2 (case-insensitive), if any. */
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  const w = word.toLowerCase();
+  let best: string | undefined;
+  let bestD = 3;
+  for (const c of candidates) {
+    const d = editDistance(w, c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] as number;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j] as number;
+      prev[j] = Math.min((prev[j] as number) + 1, (prev[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length] as number;
 }
 
 /** Issues collected for one row or document (allocated only when something fails). */

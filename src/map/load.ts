@@ -135,7 +135,7 @@ export function parseMappingText(text: string, file: string, json = false): Comp
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const issues = doc.errors.map((e) => {
-      const pos = e.linePos?.[0];
+      const pos = e.linePos?.[0] ?? counter.linePos(e.pos[0]);
       const issue: MappingIssue = { path: '(yaml)', message: `YAML ${e.code}: ${e.message.split('\n')[0] ?? ''}${pos ? ` at column ${pos.col}` : ''}` };
       if (pos) issue.line = pos.line;
       return issue;
