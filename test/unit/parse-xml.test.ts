@@ -94,6 +94,22 @@ describe('xml: NF-e items', () => {
     await assert.rejects(collectItems(p, { ...NFE, rootOptional: false }), (e: unknown) => e instanceof InputError && /no item element at nfeProc\/NFe\/infNFe\/det \(the document root is NFe\)/.test(e.message));
   });
 
+  test('a batch with several NFe: each item carries the document fields of its own NFe', async () => {
+    const nfe = (nNF: string, items: string) => `<NFe><infNFe Id="N${nNF}"><ide><nNF>${nNF}</nNF></ide>${items}</infNFe></NFe>`;
+    const p = await file(
+      `<enviNFe xmlns="http://www.portalfiscal.inf.br/nfe"><idLote>7</idLote>\n${nfe('1', '<det nItem="1"><prod><cProd>A</cProd></prod></det>')}\n${nfe('2', '<det nItem="1"><prod><cProd>B</cProd></prod></det><det nItem="2"><prod><cProd>C</cProd></prod></det>')}\n</enviNFe>`,
+    );
+    const { items } = await collectItems(p, { format: 'xml', itemPath: 'enviNFe/NFe/infNFe/det', rootOptional: false });
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.recordType, r.fields['prod/cProd'], r.fields['/enviNFe/NFe/infNFe/ide/nNF'], r.fields['/enviNFe/NFe/infNFe/@Id'], r.fields['/enviNFe/idLote']]),
+      [
+        [2, 'enviNFe/NFe[1]/infNFe/det[1]', 'A', '1', 'N1', '7'],
+        [3, 'enviNFe/NFe[2]/infNFe/det[1]', 'B', '2', 'N2', '7'],
+        [3, 'enviNFe/NFe[2]/infNFe/det[2]', 'C', '2', 'N2', '7'],
+      ],
+    );
+  });
+
   test('itemPath alternatives are tried in order', async () => {
     const p = await file('<root><a><item>1</item></a></root>');
     const { items } = await collectItems(p, { format: 'xml', itemPath: ['root/b/item', 'root/a/item'], rootOptional: false });
