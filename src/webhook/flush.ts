@@ -15,16 +15,16 @@ import type { Journal, WebhookEventRow } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { createCsvWriter, createJsonlWriter, type CsvFormatOptions } from '../outbox/csv.js';
-import { extractEventId, extractLinkId } from './event.js';
+import { extractLinkId } from './event.js';
 import { csvColumnsFor, csvDateColumns, flattenEvent } from './flatten.js';
 
 /** Where an event's document came from (the ERP file and line wmsbridge sent it from). */
 export interface SourceLink {
   recordId: number;
+  /** the file name as dropped in the inbox */
   file: string;
-  channel: string;
+  /** its first line */
   line: number;
-  lineEnd?: number;
 }
 
 /** One event as written to the JSONL file. */
@@ -94,7 +94,7 @@ function parseBody(body: string): { ok: true; payload: unknown } | { ok: false }
 /** Looks up the source file/line of the documents events refer to, cached for one flush. */
 function createLinkResolver(journal: Journal, logger: Logger): (wmsId: string | undefined) => Promise<SourceLink | undefined> {
   const byWmsId = new Map<string, SourceLink | undefined>();
-  const fileNames = new Map<number, { name: string; channel: string } | undefined>();
+  const fileNames = new Map<number, string | undefined>();
   return async (wmsId) => {
     if (wmsId === undefined) return undefined;
     if (byWmsId.has(wmsId)) return byWmsId.get(wmsId);
@@ -104,16 +104,9 @@ function createLinkResolver(journal: Journal, logger: Logger): (wmsId: string | 
       if (record) {
         if (!fileNames.has(record.fileId)) {
           const f = await journal.getFile(record.fileId);
-          fileNames.set(record.fileId, f ? { name: f.name, channel: f.channel } : undefined);
+          fileNames.set(record.fileId, f?.name);
         }
-        const file = fileNames.get(record.fileId);
-        link = {
-          recordId: record.id,
-          file: file?.name ?? `file #${record.fileId}`,
-          channel: file?.channel ?? '',
-          line: record.source.line,
-          ...(record.source.lineEnd !== undefined ? { lineEnd: record.source.lineEnd } : {}),
-        };
+        link = { recordId: record.id, file: fileNames.get(record.fileId) ?? `file #${record.fileId}`, line: record.source.line };
       }
     } catch (err) {
       logger.warn({ err: errorMessage(err) }, 'webhook flush: source lookup failed; writing the event unlinked');
@@ -145,18 +138,17 @@ export async function writeWebhookBatch(
   const csv = csvColumns && csvPath ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: csvDateColumns(csvColumns) }) : undefined;
   try {
     for (const e of events) {
-      const payload = e.payload;
-      const eventId = e.parsed ? (extractEventId({}, payload) ?? null) : null;
       const line: WebhookOutboxLine = {
         id: e.id,
         kind: e.kind,
         dedupKey: e.dedupKey,
-        eventId: eventId ?? (e.dedupKey.startsWith('sha256:') ? null : e.dedupKey),
+        // the receiver keyed the event by its id when it had one (header first), else by a body hash
+        eventId: e.dedupKey.startsWith('sha256:') ? null : e.dedupKey,
         receivedAt: e.receivedAt,
         source_file: e.link?.file ?? null,
         source_line: e.link?.line ?? null,
         record_id: e.link?.recordId ?? e.recordId ?? null,
-        ...(e.parsed ? { payload } : { raw: e.body }),
+        ...(e.parsed ? { payload: e.payload } : { raw: e.body }),
       };
       if (!jsonl.write(line)) await jsonl.drain();
       if (csv) {
@@ -168,7 +160,7 @@ export async function writeWebhookBatch(
           source_file: line.source_file ?? '',
           source_line: line.source_line ?? '',
         };
-        for (const row of flattenEvent(kind, payload)) {
+        for (const row of flattenEvent(kind, e.payload)) {
           if (!csv.write({ ...row, ...common })) await csv.drain();
         }
       }
