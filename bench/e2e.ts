@@ -1,0 +1,189 @@
+/**
+ * End-to-end benchmark of the main job: a categories CSV of N rows through `runOnce` (claim, parse, map,
+ * journal, send, results, report) against the sandbox in a child process with 20 ms added latency, at
+ * concurrency 32. Reported as a ratio of the Little's-law bound (32 / 0.020 s = 1600 records/s), beside a
+ * naive sequential script (csv-parse + one undici request at a time) on the same sandbox in the same run,
+ * with the peak RSS of each measured process.
+ *
+ * Each measured phase runs in its own child process (`--child`), so peaks do not mix.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { parse } from 'csv-parse';
+import { request } from 'undici';
+import { benchModuleCommand, isMainModule, round, runJsonChild, setSandboxFaults, startSandboxChild, type BenchResult } from './lib.js';
+
+const CONCURRENCY = 32;
+const LATENCY_MS = 20;
+
+const MAPPING = `name: bench-categorias
+match: { channel: cadastros, files: "CATEGORIAS_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Category
+fields:
+  codeERP: { col: codigo, transforms: [trim] }
+  name: { col: descricao, transforms: [trim] }
+  description: { col: obs }
+`;
+
+async function makeWorkspace(rows: number, sandbox: { url: string; accessKeyID: string }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-e2e-'));
+  await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
+  await mkdir(join(dir, 'mappings'), { recursive: true });
+  await writeFile(join(dir, 'mappings', 'categorias.yaml'), MAPPING);
+  const lines = ['codigo;descricao;obs'];
+  for (let i = 0; i < rows; i++) lines.push(`BENCH${String(i).padStart(7, '0')};Categoria de teste ${i};gerada pelo benchmark`);
+  await writeFile(join(dir, 'inbox', 'cadastros', `CATEGORIAS_${rows}.csv`), `${lines.join('\r\n')}\r\n`);
+  const config = {
+    inboxDir: 'inbox',
+    outboxDir: 'outbox',
+    mappingsDir: 'mappings',
+    stateDir: 'state',
+    channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+    wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, connections: CONCURRENCY },
+    sending: { concurrency: CONCURRENCY, batchSize: 1000 },
+    log: { level: 'warn' },
+  };
+  await writeFile(join(dir, 'wmsbridge.config.json'), JSON.stringify(config, null, 2));
+  return dir;
+}
+
+interface ChildFigures {
+  records: number;
+  totalMs: number;
+  sendMs: number;
+  peakRssMb: number;
+  exitCode?: number;
+}
+
+/** child: the real pipeline, in-process, timing the send phase by its settled records */
+async function childPipeline(dir: string): Promise<ChildFigures> {
+  const { loadConfig } = await import('../src/config/load.js');
+  const { createAppContext } = await import('../src/app/context.js');
+  const { loadMappingsDir } = await import('../src/map/index.js');
+  const { runOnce } = await import('../src/app/run.js');
+  const { scanReadyFiles } = await import('../src/app/scan.js');
+  const { silentLogger } = await import('../src/shared/logger.js');
+  const config = await loadConfig({ cwd: dir });
+  const logger = silentLogger();
+  const { mappings } = await loadMappingsDir(config.mappingsDir);
+  const ctx = await createAppContext(config, { logger });
+  try {
+    const t0 = performance.now();
+    const ready = await scanReadyFiles(config, { logger, maxWaitMs: 5000 });
+    let first = 0;
+    let last = 0;
+    const result = await runOnce(ctx, {
+      command: 'bench',
+      ready,
+      mappings,
+      onSettled: () => {
+        const t = performance.now();
+        if (!first) first = t;
+        last = t;
+      },
+    });
+    return {
+      records: result.summary.totals.created,
+      totalMs: performance.now() - t0,
+      sendMs: last - first,
+      peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
+      exitCode: result.exitCode,
+    };
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** child: the naive script an integrator would write first */
+async function childNaive(dir: string, limit: number, url: string, accessKeyID: string, secretKey: string): Promise<ChildFigures> {
+  const ua = { 'user-agent': 'naive-script', accept: 'application/json', 'content-type': 'application/json' };
+  const auth = await request(`${url}/open/v1/authorize`, { method: 'POST', headers: ua, body: JSON.stringify({ accessKeyID, secretKey }) });
+  const token = ((await auth.body.json()) as { data: { token: string } }).data.token;
+  const t0 = performance.now();
+  let n = 0;
+  const parser = createReadStream(join(dir, 'inbox', 'cadastros', (await import('node:fs')).readdirSync(join(dir, 'inbox', 'cadastros')).find((f) => f.endsWith('.csv'))!)).pipe(
+    parse({ delimiter: ';', columns: true }),
+  );
+  for await (const row of parser as AsyncIterable<Record<string, string>>) {
+    if (n >= limit) break;
+    const res = await request(`${url}/open/v1/category`, {
+      method: 'POST',
+      headers: { ...ua, authorization: `Bearer ${token}` },
+      body: JSON.stringify({ codeERP: `N${row['codigo']}`, name: row['descricao'], status: 1 }),
+    });
+    await res.body.dump();
+    n++;
+  }
+  const ms = performance.now() - t0;
+  return { records: n, totalMs: ms, sendMs: ms, peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1) };
+}
+
+export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: number } = {}): Promise<BenchResult> {
+  const sizes = options.sizes ?? [2000, 20000];
+  const naiveRows = options.naiveRows ?? 200;
+  const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
+  const bound = CONCURRENCY / (LATENCY_MS / 1000);
+  const figures: Record<string, number | string> = { concurrency: CONCURRENCY, latency_ms: LATENCY_MS, littles_law_bound_rps: bound };
+  const dirs: string[] = [];
+  try {
+    await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
+    const { cmd, args } = benchModuleCommand('e2e');
+    let naiveRps = 0;
+    for (const [i, n] of sizes.entries()) {
+      const dir = await makeWorkspace(n, sb);
+      dirs.push(dir);
+      const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir]);
+      const rps = f.records / (f.sendMs / 1000);
+      figures[`records_${n}`] = f.records;
+      figures[`send_rps_${n}`] = round(rps);
+      figures[`ratio_to_bound_${n}`] = round(rps / bound, 3);
+      figures[`whole_run_rps_${n}`] = round(f.records / (f.totalMs / 1000));
+      figures[`peak_rss_mb_${n}`] = f.peakRssMb;
+      if (i === 0) {
+        const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
+        naiveRps = nv.records / (nv.sendMs / 1000);
+        figures['naive_sequential_rps'] = round(naiveRps, 1);
+        figures['naive_peak_rss_mb'] = nv.peakRssMb;
+      }
+      figures[`speedup_vs_naive_${n}`] = round(rps / naiveRps, 1);
+    }
+    const lastN = sizes[sizes.length - 1]!;
+    figures['target_ratio'] = 0.9;
+    figures['meets_target'] = (figures[`ratio_to_bound_${lastN}`] as number) >= 0.9 ? 'yes' : 'no';
+    return {
+      name: 'end-to-end',
+      figures,
+      notes:
+        `Category records (one POST each) through the whole pipeline (claim, parse, map, SQLite journal, p-limit ${CONCURRENCY}, ` +
+        `client, result file, report) against the sandbox child with ${LATENCY_MS} ms added latency. send_rps is measured ` +
+        'from the first to the last settled record; whole_run_rps includes start-up, scanning, mapping and the report. ' +
+        `The naive script (csv-parse + one request at a time) sends the first ${naiveRows} rows of the same file.`,
+    };
+  } finally {
+    await sb.close();
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  }
+}
+
+if (isMainModule(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') {
+    const [, kind, dir, limit, url, key, secret] = argv;
+    const p = kind === 'pipeline' ? childPipeline(dir!) : childNaive(dir!, Number(limit), url!, key!, secret!);
+    p.then((f) => process.stdout.write(`${JSON.stringify(f)}\n`)).catch((err: unknown) => {
+      process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
+      process.exitCode = 1;
+    });
+  } else {
+    benchEndToEnd()
+      .then((r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`))
+      .catch((err: unknown) => {
+        process.stderr.write(`${String(err)}\n`);
+        process.exitCode = 1;
+      });
+  }
+}

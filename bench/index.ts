@@ -1,0 +1,93 @@
+/**
+ * `npm run bench`: every benchmark, one after the other (the machine has 2 cores; running them together
+ * would measure contention), bounded in time. Writes docs/perf/results.json and docs/PERFORMANCE.md.
+ *
+ *   npm run bench                     everything
+ *   npm run bench -- --only parse,e2e some of them
+ *   npm run bench -- --quick          smaller sizes (a smoke run; figures not for publishing)
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT, type BenchResult } from './lib.js';
+import { VERSION } from '../src/shared/version.js';
+
+interface BenchDef {
+  name: string;
+  what: string;
+  run: (quick: boolean) => Promise<BenchResult>;
+}
+
+const BENCHES: BenchDef[] = [
+  { name: 'client', what: 'WMS client requests/s at concurrency 32, 0 and 20 ms latency (issue 2)', run: async (q) => (await import('./client.js')).benchClient({ seconds: q ? 2 : 5 }) },
+  {
+    name: 'parse',
+    what: 'parse + map rows/s vs csv-parse raw on the same file, peak memory (issue 4)',
+    run: async (q) => (await import('./parse.js')).benchParse({ rows: q ? 100_000 : 1_000_000 }),
+  },
+  {
+    name: 'e2e',
+    what: 'end-to-end records/s vs the Little\'s-law bound and a naive script (issue 5)',
+    run: async (q) => (await import('./e2e.js')).benchEndToEnd(q ? { sizes: [1000], naiveRows: 100 } : { sizes: [2000, 20000] }),
+  },
+  {
+    name: 'pull',
+    what: 'stock export records/s and peak memory, 100k vs 1M records (issue 6)',
+    run: async (q) => (await import('./pull.js')).benchPull(q ? { sizes: [20_000, 100_000] } : {}),
+  },
+  {
+    name: 'webhook',
+    what: 'webhooks/s and p99 answer latency at the receiver (issue 7)',
+    run: async (q) => (await import('./webhook.js')).benchWebhooks(q ? { events: 4000, durableEvents: 1000 } : {}),
+  },
+];
+
+function table(r: BenchResult): string {
+  const rows = Object.entries(r.figures).map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en-US') : v} |`);
+  return ['| figure | value |', '|---|---|', ...rows].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean' } } });
+  const only = values.only ? new Set(values.only.split(',')) : null;
+  const quick = values.quick === true;
+  const results: Array<BenchResult & { durationS: number; error?: string }> = [];
+  for (const b of BENCHES) {
+    if (only && !only.has(b.name)) continue;
+    process.stderr.write(`bench ${b.name}: ${b.what} ...\n`);
+    const t0 = performance.now();
+    try {
+      const r = await b.run(quick);
+      const durationS = Math.round((performance.now() - t0) / 100) / 10;
+      results.push({ ...r, durationS });
+      process.stderr.write(`${table(r)}\n\n`);
+    } catch (err) {
+      const durationS = Math.round((performance.now() - t0) / 100) / 10;
+      results.push({ name: b.name, figures: {}, durationS, error: String((err as Error).stack ?? err) });
+      process.stderr.write(`bench ${b.name} failed: ${String(err)}\n`);
+    }
+  }
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+  const doc = { date: new Date().toISOString(), version: VERSION, quick, machine, command: `npm run bench${values.only ? ` -- --only ${values.only}` : ''}${quick ? ' -- --quick' : ''}`, results };
+  const perfDir = join(PROJECT_ROOT, 'docs', 'perf');
+  await mkdir(perfDir, { recursive: true });
+  const stamp = quick ? 'results-quick.json' : 'results.json';
+  await writeFile(join(perfDir, stamp), `${JSON.stringify(doc, null, 2)}\n`);
+  if (!quick) {
+    const md = [
+      '# Performance',
+      '',
+      `Measured by \`${doc.command}\` on ${doc.date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, wmsbridge ${VERSION}.`,
+      'Every figure is a ratio or a rate measured in ONE run, with its baseline measured in the same run (the machine is',
+      'noisy: compare ratios, not absolute rates, across machines). Raw results: [perf/results.json](perf/results.json).',
+      '',
+      ...results.flatMap((r) => [`## ${r.name}`, '', r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r), '', r.notes ? `${r.notes}` : '', '', `(${r.durationS} s)`, '']),
+    ].join('\n');
+    await writeFile(join(PROJECT_ROOT, 'docs', 'PERFORMANCE.md'), md);
+  }
+  process.stderr.write(`written: docs/perf/${stamp}${quick ? '' : ' and docs/PERFORMANCE.md'}\n`);
+  if (results.some((r) => r.error)) process.exitCode = 1;
+}
+
+void main();

@@ -1,0 +1,130 @@
+/**
+ * What every benchmark shares: the result shape, the CLI command (compiled or through tsx), a sandbox in
+ * a child process (so the measured process's CPU and memory are its own), and small helpers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+export interface BenchResult {
+  name: string;
+  figures: Record<string, number | string>;
+  notes?: string;
+}
+
+const here = fileURLToPath(import.meta.url);
+export const FROM_TS = here.endsWith('.ts');
+/** the repository root, from bench/*.ts or dist/bench/*.js */
+export const PROJECT_ROOT = fileURLToPath(new URL(FROM_TS ? '../' : '../../', import.meta.url));
+
+/** `node <main>` for the wmsbridge CLI: compiled when running compiled, through tsx otherwise. */
+export function cliCommand(): { cmd: string; args: string[] } {
+  if (FROM_TS) return { cmd: process.execPath, args: ['--import', 'tsx', `${PROJECT_ROOT}src/cli/main.ts`] };
+  const main = `${PROJECT_ROOT}dist/src/cli/main.js`;
+  if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
+  return { cmd: process.execPath, args: [main] };
+}
+
+/** a compiled (or tsx) module of bench/ as a child: `node [--import tsx] <file> ...args` */
+export function benchModuleCommand(name: string): { cmd: string; args: string[] } {
+  if (FROM_TS) return { cmd: process.execPath, args: ['--import', 'tsx', `${PROJECT_ROOT}bench/${name}.ts`] };
+  return { cmd: process.execPath, args: [`${PROJECT_ROOT}dist/bench/${name}.js`] };
+}
+
+export interface SandboxChild {
+  url: string;
+  accessKeyID: string;
+  secretKey: string;
+  child: ChildProcess;
+  close(): Promise<void>;
+}
+
+/** Starts `wmsbridge sandbox --port 0 ...extraArgs` and reads its one JSON line. */
+export async function startSandboxChild(extraArgs: string[] = []): Promise<SandboxChild> {
+  const { cmd, args } = cliCommand();
+  const child = spawn(cmd, [...args, 'sandbox', '--port', '0', ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0' },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  return new Promise<SandboxChild>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`sandbox did not start within 60 s: ${stderr}`));
+    }, 60_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      try {
+        const info = JSON.parse(buf.slice(0, nl)) as { url: string; accessKeyID: string; secretKey: string };
+        resolve({ ...info, child, close: () => stopChild(child) });
+      } catch (err) {
+        child.kill('SIGKILL');
+        reject(new Error(`sandbox printed an unexpected line: ${buf.slice(0, nl)} (${String(err)})`));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox exited with ${code}: ${stderr}`));
+    });
+  });
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** POST /__sandbox/faults on a running sandbox. */
+export async function setSandboxFaults(url: string, faults: Record<string, number>): Promise<void> {
+  const res = await request(`${url}/__sandbox/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'wmsbridge-bench' },
+    body: JSON.stringify(faults),
+  });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`POST /__sandbox/faults answered ${res.statusCode}`);
+}
+
+/** Runs a child to completion and parses the last stdout line as JSON. */
+export function runJsonChild<T>(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<T> {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', ...env } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise<T>((resolve, reject) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${err}`));
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`${args.join(' ')} printed no JSON result: ${last} ${err}`));
+      }
+    });
+  });
+}
+
+export function round(n: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+export function isMainModule(url: string): boolean {
+  return process.argv[1] !== undefined && fileURLToPath(url) === process.argv[1];
+}
