@@ -43,6 +43,15 @@ export function parsePaging(query: URLSearchParams | null, maxPageSize: number):
   let index = 1;
   let limit = DEFAULT_PAGE_SIZE;
   const problems: string[] = [];
+  if (query) {
+    // a case variant would be silently ignored and the client would read page 1 forever: refuse it
+    for (const name of query.keys()) {
+      const lower = name.toLowerCase();
+      if ((lower === 'pagingindex' && name !== 'PagingIndex') || (lower === 'paginglimit' && name !== 'PagingLimit')) {
+        problems.push(`${name}: unknown query parameter (the spelling is ${lower === 'pagingindex' ? 'PagingIndex' : 'PagingLimit'})`);
+      }
+    }
+  }
   const pi = query?.get('PagingIndex');
   const pl = query?.get('PagingLimit');
   if (pi !== null && pi !== undefined) {

@@ -30,6 +30,8 @@ const MULTIPART_BODY_LIMIT = 10 * 1024 * 1024 + 256 * 1024;
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 const REFRESH_TTL_MS = 24 * 3600 * 1000;
 const SAVE_DEBOUNCE_MS = 100;
+/** on close, requests in flight get this long before their connections are destroyed */
+const CLOSE_GRACE_MS = 1_000;
 
 interface Route {
   name: EndpointName;
@@ -157,18 +159,24 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   let saveTimer: NodeJS.Timeout | null = null;
   let saving: Promise<void> = Promise.resolve();
   let saveCount = 0;
+  /** temp file in the same folder, then rename: atomic within one filesystem */
+  const writeStateFile = async (file: string): Promise<void> => {
+    const tmp = `${file}.${process.pid}.${++saveCount}.tmp`;
+    try {
+      await writeFile(tmp, JSON.stringify(state));
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  };
   const saveNow = (): Promise<void> => {
     if (!stateFile) return Promise.resolve();
-    saving = saving.then(async () => {
-      const tmp = `${stateFile}.${process.pid}.${++saveCount}.tmp`;
-      try {
-        await writeFile(tmp, JSON.stringify(state));
-        await rename(tmp, stateFile);
-      } catch (err) {
+    saving = saving.then(() =>
+      writeStateFile(stateFile).catch((err: unknown) => {
         log.error({ err, file: stateFile }, 'sandbox state not saved');
-        await unlink(tmp).catch(() => undefined);
-      }
-    });
+      }),
+    );
     return saving;
   };
 
@@ -380,7 +388,11 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     if (body === 'aborted') return;
     const plain = (status: number, data: unknown): void => send(res, { status, body: data });
     let parsed: unknown = undefined;
-    if (method === 'POST' && body !== 'too-large' && body.length > 0) {
+    if (body === 'too-large') {
+      plain(413, { ok: false, error: `body: larger than the limit of ${JSON_BODY_LIMIT} bytes` });
+      return;
+    }
+    if (method === 'POST' && body.length > 0) {
       try {
         parsed = JSON.parse(body.toString('utf8'));
       } catch {
@@ -458,7 +470,14 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   if (addr === null || typeof addr === 'string') throw new Error('sandbox: server has no TCP address');
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
-  if (stateFile && !existsSync(stateFile)) await saveNow();
+  if (stateFile && !existsSync(stateFile)) {
+    try {
+      await writeStateFile(stateFile);
+    } catch (err) {
+      await new Promise<void>((r) => server.close(() => r()));
+      throw new ConfigError(`sandbox: cannot write the state file ${stateFile}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
   log.info({ url }, 'sandbox WMS listening');
 
   let closing: Promise<void> | null = null;
@@ -483,7 +502,12 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
         await hooks.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
-          for (const s of sockets) s.destroy();
+          // idle keep-alive connections go now; requests in flight get a moment to finish
+          server.closeIdleConnections();
+          const force = setTimeout(() => {
+            for (const s of sockets) s.destroy();
+          }, CLOSE_GRACE_MS);
+          force.unref();
         });
         if (saveTimer) {
           clearTimeout(saveTimer);

@@ -118,8 +118,9 @@ export function createWebhookEmitter(options: { url?: string; retryDelaysMs: num
       closed = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
-      for (const d of list) if (d.state === 'pending' && !inflight.size) d.state = 'failed';
       await Promise.allSettled([...inflight]);
+      // resends that were waiting for their timer will never happen
+      for (const d of list) if (d.state === 'pending') d.state = 'failed';
     },
   };
 }

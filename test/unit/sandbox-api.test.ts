@@ -144,7 +144,7 @@ describe('paging', () => {
     const def = await call('GET', '/open/v1/warehouse');
     assert.equal(def.json.pagingLimit, 100);
     assert.equal(def.json.pagingIndex, 1);
-    for (const q of ['PagingIndex=0', 'PagingIndex=-1', 'PagingLimit=0', 'PagingIndex=abc']) {
+    for (const q of ['PagingIndex=0', 'PagingIndex=-1', 'PagingLimit=0', 'PagingIndex=abc', 'pagingIndex=2', 'paginglimit=5']) {
       const r = await call('GET', `/open/v1/Dock?${q}`);
       assert.equal(r.status, 400, q);
       assert.match(r.json.error, /Paging(Index|Limit)/);

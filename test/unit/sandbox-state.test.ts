@@ -45,6 +45,10 @@ describe('state file', () => {
     }
   });
 
+  test('a state file that cannot be written is refused at start', async () => {
+    await assert.rejects(startSandbox({ stateFile: join(tmp.dir, 'no-such-dir', 'state.json') }), /cannot write the state file/);
+  });
+
   test('a file that is not a sandbox state is refused, not overwritten', async () => {
     const file = join(tmp.dir, 'foreign.json');
     await writeFile(file, '{"hello":"world"}');
