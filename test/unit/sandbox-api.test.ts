@@ -457,3 +457,24 @@ describe('synthetic stock behaves like stored stock', () => {
     }
   });
 });
+
+describe('inspection API', () => {
+  test('GET /__sandbox/state: whole state, one collection, unknown resource 404; no auth or User-Agent needed', async () => {
+    const { request } = await import('undici');
+    const res = await request(`${sb.url}/__sandbox/state?resource=Product`);
+    assert.equal(res.statusCode, 200);
+    const products = (await res.body.json()) as Array<{ id: string }>;
+    assert.deepEqual(
+      products.map((p) => p.id),
+      sb.state.collections.Product.map((p) => p.id),
+    );
+    const all = await sandboxCall(sb, 'GET', '/__sandbox/state');
+    assert.equal(all.json.collections.Warehouse.length, 3);
+    assert.equal(all.json.seed, 'api-tests');
+    assert.ok(!JSON.stringify(all.json).includes(sb.secretKey), 'no credential in the state');
+    const stock = await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Stock');
+    assert.equal(stock.json.stored.length, sb.state.stock.length);
+    assert.equal((await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Nope')).status, 404);
+    assert.equal((await sandboxCall(sb, 'GET', '/__sandbox/nothing')).status, 404);
+  });
+});
