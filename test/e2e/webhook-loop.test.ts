@@ -293,10 +293,13 @@ describe('webhook loop: the receiver process dies after storing, before answerin
     const afterCrash = await j1.listWebhookEvents({});
     await j1.close();
     assert.equal(afterCrash.length, 1);
-    const [d0] = await deliveries(sandbox);
-    assert.ok(d0);
+    const d0 = await pollUntil('the failed first attempt', async () => {
+      const [d] = await deliveries(sandbox!);
+      return d && d.attempts.length >= 1 ? d : undefined;
+    });
     assert.equal(afterCrash[0]?.dedupKey, d0.eventId);
     assert.equal(d0.attempts[0]?.status, undefined, 'first attempt got no answer');
+    assert.ok(d0.attempts[0]?.error, 'first attempt failed at the network level');
 
     const second = startReceiver(port);
     assert.equal(await second.url, url);

@@ -6,6 +6,8 @@ import { test, describe, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import type { Journal } from '../../src/journal/types.js';
@@ -376,5 +378,37 @@ describe('webhook handler: storage failures and hooks', () => {
     assert.equal((await injectRequest(handler(), post('/webhooks/order-status', ev))).status, 200);
     const stored = (await journal.listWebhookEvents({})).find((e) => e.dedupKey === ev['eventId']);
     assert.equal(stored?.recordId, rec.id);
+  });
+});
+
+describe('webhook handler: logging', () => {
+  function capture(level: 'info' | 'debug'): { logger: pino.Logger; text: () => string } {
+    let out = '';
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    return { logger: pino({ level }, stream), text: () => out };
+  }
+
+  test('info logs the event without its payload, URL or secret; debug adds the payload, never the secret', async () => {
+    for (const level of ['info', 'debug'] as const) {
+      const log = capture(level);
+      const h = createWebhookHandler(
+        { basePath: '/webhooks', secret: SECRET, secretHeader: 'X-Webhook-Secret', maxBodyBytes: 1 << 20, kindFrom: DEFAULT_KIND_FROM, aliases: resolveKindAliases({}) },
+        { journal, logger: log.logger },
+      );
+      const ev = uniqueEvent({ data: { marker: `PAYLOAD-MARKER-${level}` } });
+      assert.equal((await injectRequest(h, post(`/webhooks/${SECRET}/receipt`, ev))).status, 200);
+      assert.equal((await injectRequest(h, post('/webhooks/receipt', ev, { 'x-webhook-secret': SECRET }))).status, 200);
+      await new Promise((r) => setImmediate(r));
+      const text = log.text();
+      assert.match(text, /webhook received/, level);
+      assert.match(text, /already stored/, level);
+      assert.ok(!text.includes(SECRET), `${level}: no secret in the logs`);
+      assert.equal(text.includes(`PAYLOAD-MARKER-${level}`), level === 'debug', `${level}: payload only at debug`);
+    }
   });
 });
