@@ -45,6 +45,8 @@ export interface PullCommandOptions {
   logger?: Logger;
   refCache?: RefCacheRefresher;
   now?: () => Date;
+  /** aborts the export (its temp file is removed, nothing appears) */
+  signal?: AbortSignal;
 }
 
 export interface PullCommandResult extends PullResult {
@@ -69,6 +71,7 @@ export async function runPullCommand(options: PullCommandOptions): Promise<PullC
   if (options.force !== undefined) request.force = options.force;
   if (options.fileName !== undefined) request.fileName = options.fileName;
   if (options.pageSize !== undefined) request.pageSize = options.pageSize;
+  if (options.signal !== undefined) request.signal = options.signal;
 
   let sandbox: Sandbox | undefined;
   const closers: Array<() => Promise<void>> = [];
@@ -278,7 +281,18 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const { json, help: _help, ...options } = parsed;
-  const result = await runPullCommand(options);
+  // Ctrl-C / SIGTERM: abort the requests, remove the temp file, exit without a partial export
+  const ac = new AbortController();
+  const onSignal = (): void => ac.abort(new Error('interrupted'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let result: PullCommandResult;
+  try {
+    result = await runPullCommand({ ...options, signal: ac.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
   if (json) {
     io.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;

@@ -98,6 +98,10 @@ export function validatePullRequest(req: PullRequest): void {
   }
 }
 
+function abortError(req: PullRequest): BridgeError {
+  return new BridgeError(ErrorCode.OUTBOX, `pull ${req.what}: interrupted; no file was written`, { cause: req.signal?.reason });
+}
+
 interface RowSink {
   write(row: Row): boolean;
   drain(): Promise<void>;
@@ -248,6 +252,7 @@ export async function runPull(req: PullRequest, deps: PullDeps): Promise<PullRes
     // read ahead about two pages: the next page is requested while this one is written
     const ahead = Math.min(10_000, Math.max(64, 2 * (req.pageSize ?? 500)));
     for await (const row of readAhead(rowsOf(req, deps, ctx), ahead)) {
+      if (req.signal?.aborted) throw abortError(req);
       records++;
       if (!sink.write(row)) await sink.drain();
     }
@@ -258,6 +263,7 @@ export async function runPull(req: PullRequest, deps: PullDeps): Promise<PullRes
       log.info({ skipped: ctx.skipped, durationMs }, 'pull: no new finished inventory to export');
       return { file: null, records: 0, skipped: ctx.skipped, inventories: 0, durationMs };
     }
+    if (req.signal?.aborted) throw abortError(req);
     replacedChars = (await sink.close()).replacedChars;
   } catch (err) {
     await sink.abort().catch(() => undefined);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { parse } from 'csv-parse/sync';
 import { mkdir, symlink } from 'node:fs/promises';
-import { PROJECT_ROOT, runCli } from '../helpers/cli.js';
+import { PROJECT_ROOT, runCli, spawnCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { COLUMN_SETS } from '../../src/pull/columns.js';
@@ -30,11 +30,11 @@ after(async () => {
 const TIMEOUT = { timeoutMs: 60_000 };
 /** an env without a WMS, so the command uses its in-process sandbox */
 function envNoWms(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn' };
   delete env['WMS_URL'];
   delete env['WMS_ACCESS_KEY_ID'];
   delete env['WMS_SECRET_KEY'];
-  return env;
+  return { ...env, ...extra };
 }
 
 describe('wmsbridge pull', () => {
@@ -136,6 +136,39 @@ describe('wmsbridge pull', () => {
     assert.equal(r.code, 2);
     assert.match(r.stderr, /E_CONFIG: pull stock-search: invalid filter: warehouseId: must be a UUID/);
     assert.equal(existsSync(out) ? readdirSync(out).length : 0, 0);
+  });
+
+  test('Ctrl-C during an export removes the temp file: nothing appears', async () => {
+    const out = join(tmp.dir, 'out-int');
+    sandbox.setFaults({ latencyMs: 100 });
+    try {
+      const child = spawnCli(
+        ['pull', 'stock', '--page-size', '5', '--wms-url', sandbox.url, '--access-key-id', sandbox.accessKeyID, '--out', out, '--state', join(tmp.dir, 'state-int')],
+        { env: envNoWms({ WMS_SECRET_KEY: sandbox.secretKey }) },
+      );
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      let gone = false;
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => {
+          gone = true;
+          resolve(code);
+        }),
+      );
+      // wait (poll with a deadline) until the export is under way: its hidden temp file exists
+      const deadline = Date.now() + 30_000;
+      while (!gone && !(existsSync(out) && readdirSync(out).some((n) => n.startsWith('.'))) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(existsSync(out) && readdirSync(out).some((n) => n.startsWith('.')), `the export started: ${stderr}`);
+      child.kill('SIGINT');
+      const code = await exited;
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, /interrupted|aborted/i);
+      assert.deepEqual(readdirSync(out), [], 'no file and no temp file left');
+    } finally {
+      sandbox.setFaults({ latencyMs: 0 });
+    }
   });
 
   test('--help prints the kinds and options', async () => {
