@@ -145,7 +145,15 @@ export async function* parseDelimited(
   const split: SplitOptions = { delimiter: o.delimiter, quote: o.quote, escape: o.escape, trim: o.trim };
   const source = readLines(path, { encoding: o.encoding, maxLineLength: o.maxLineLength }, stats, 'delimited');
   /** lines given back after a broken multi-line record, re-read before the source */
-  const pending: PhysicalLine[] = [];
+  let pending: PhysicalLine[] = [];
+  let pendingAt = 0;
+  const giveBack = (lines: PhysicalLine[]): void => {
+    if (lines.length === 0) return;
+    pending = pendingAt < pending.length ? [...lines, ...pending.slice(pendingAt)] : lines;
+    pendingAt = 0;
+  };
+  const mayClose = (t: string): boolean =>
+    o.quote !== false && (t.indexOf(o.quote) !== -1 || (o.escape !== undefined && t.indexOf(o.escape) !== -1));
   let skipped = 0;
   let columns: string[] | undefined = o.header ? undefined : o.columns;
   let expected: number | undefined = columns?.length;
@@ -157,7 +165,7 @@ export async function* parseDelimited(
   let recSize = 0;
 
   const next = async (): Promise<PhysicalLine | undefined> => {
-    if (pending.length > 0) return pending.shift();
+    if (pendingAt < pending.length) return pending[pendingAt++];
     const r = await source.next();
     return r.done ? undefined : r.value;
   };
@@ -165,7 +173,7 @@ export async function* parseDelimited(
   const brokenQuote = (why: string): ParsedItem => {
     // Report only the first line of the broken record and give the others back to be re-read.
     const first = rec[0]!;
-    pending.unshift(...rec.slice(1));
+    giveBack(rec.slice(1));
     rec = [];
     recSize = 0;
     return {
@@ -207,7 +215,7 @@ export async function* parseDelimited(
       if (pl.text.length === 0 && o.skipEmptyLines) continue;
       if (o.comment !== undefined && pl.text.startsWith(o.comment)) continue;
     } else if (pl.tooLong !== undefined) {
-      pending.unshift(pl);
+      giveBack([pl]);
       const first = rec[0]!;
       const item = brokenQuote(`quote opened at line ${first.line} is not closed before an over-long line ${pl.line}`);
       if (!headerDone) throw headerError(path, item);
@@ -216,6 +224,19 @@ export async function* parseDelimited(
     }
     rec.push(pl);
     recSize += pl.text.length + pl.eol.length;
+    if (rec.length > 1 && !mayClose(pl.text)) {
+      // still inside a quoted field: a line without quote (or escape) characters cannot close it
+      if (pl.eol === '') continue;
+      if (recSize > o.maxLineLength) {
+        const first = rec[0]!;
+        const item = brokenQuote(
+          `quote opened at line ${first.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`,
+        );
+        if (!headerDone) throw headerError(path, item);
+        yield item;
+      }
+      continue;
+    }
     const text = joinText(rec);
     const res = splitRecord(text, split);
     if (res.ok === 'open') {
