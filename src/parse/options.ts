@@ -244,6 +244,8 @@ export const ParseOptionsSchema = z
 
 /** Resolved options (defaults filled in). */
 export type ParseOptions = z.output<typeof ParseOptionsSchema>;
+/** Alias of ParseOptions (the name the brief uses). */
+export type ParserOptions = ParseOptions;
 /** What a mapping file may write (defaults optional). */
 export type ParseOptionsInput = z.input<typeof ParseOptionsSchema>;
 export type ParseFormat = ParseOptions['format'];
