@@ -97,7 +97,16 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
   };
   for (const k of Object.keys(options) as Array<keyof SandboxOptions>) if (options[k] === undefined) delete options[k];
 
-  const sb = await createSandbox(options);
+  let sb;
+  try {
+    sb = await createSandbox(options);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new ConfigError(`cannot listen on ${options.host ?? '127.0.0.1'}:${options.port ?? 0} (${code})`, { cause: err });
+    }
+    throw err;
+  }
   io.stdout.write(`${JSON.stringify({ url: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey })}\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -92,6 +92,24 @@ describe('wmsbridge sandbox (CLI)', () => {
     }
   });
 
+  test('a port already in use is a one-line error, exit 2', async () => {
+    const busy = await startSandbox();
+    try {
+      const port = new URL(busy.url).port;
+      const child = spawnCli(['sandbox', '--port', port]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.equal(code, 2);
+      assert.equal(stdout, '');
+      assert.match(stderr, /cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/);
+    } finally {
+      await busy.close();
+    }
+  });
+
   test('a bad option is refused with exit code 2 and nothing on stdout', async () => {
     const child = spawnCli(['sandbox', '--fail-rate', '3']);
     let stdout = '';
