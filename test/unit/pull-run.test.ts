@@ -113,6 +113,7 @@ before(async () => {
   const company = sandbox.state.collections.Company[0]!.id;
   const product = sandbox.state.collections.Product[0]!;
   const units = sandbox.state.collections.UnitMeasurement;
+  await client.createProvider({ socialName: 'Comercial A|B; "Filial" Ltda', cnpj: cnpj('778889990001'), codeERP: 'FQ' });
   for (let i = 0; i < 16; i++) {
     const n = String(i).padStart(2, '0');
     await client.createProvider({ socialName: `Fornecedor ${n} Indústria e Comércio Ltda`, cnpj: cnpj(`1122233300${n}`), codeERP: `F${n}`, city: 'São Paulo', state: 'SP' });
@@ -200,6 +201,29 @@ describe('every kind, CSV (defaults: UTF-8 BOM, ;)', () => {
       }
     }
   });
+});
+
+describe('every kind, JSONL and JSON', () => {
+  for (const kind of PULL_KINDS) {
+    for (const format of ['jsonl', 'json'] as const) {
+      test(`${kind} as ${format}`, async () => {
+        const filters = kind === 'stock-search' ? { filters: { ownerId: sandbox.state.collections.Owners[0]!.id } } : {};
+        const r = await pull({ what: kind, format, force: true, ...filters, ...(kind.startsWith('inventory') ? { pageSize: 2 } : {}) });
+        assert.ok(r.file?.endsWith(`.${format}`));
+        const text = readFileSync(r.file, 'utf8');
+        const objs = (format === 'json' ? JSON.parse(text) : text.trimEnd().split('\n').map((l) => JSON.parse(l))) as Array<Record<string, unknown>>;
+        assert.equal(objs.length, r.records);
+        const expected = kind === 'stock' || kind === 'stock-search' ? stockSlice(sandbox.state, 0, stockTotal(sandbox.state)).map((s) => s.productId) : expectedIds(kind);
+        const key = kind === 'stock' || kind === 'stock-search' ? 'productId' : 'id';
+        assert.ok(expected.length > 0);
+        assert.deepEqual(
+          objs.map((o) => o[key]),
+          expected,
+        );
+        for (const o of objs) assert.deepEqual(Object.keys(o), [...COLUMN_SETS[kind].columns]);
+      });
+    }
+  }
 });
 
 describe('stock over many pages, every format', () => {
@@ -304,6 +328,17 @@ describe('CSV options', () => {
     const geral = rows.find((row) => row[col('inventory_name')] === 'Inventário geral 2025')!;
     assert.equal(geral[col('inventory_accuracy')], '99.2');
     assert.equal(geral[col('inventory_startDate')], '2025-12-27T08:00:00Z');
+  });
+
+  test('pipe delimiter; cells holding the delimiter are quoted', async () => {
+    const r = await pull({ what: 'providers', csv: { delimiter: '|' } });
+    const [header, ...rows] = readCsv(r.file!, 'utf-8', '|');
+    assert.deepEqual(header, [...COLUMN_SETS.providers.columns]);
+    assert.equal(rows.length, expectedIds('providers').length);
+    const names = rows.map((row) => row[header!.indexOf('socialName')]);
+    assert.ok(names.includes('Fornecedor 00 Indústria e Comércio Ltda'));
+    assert.ok(names.includes('Comercial A|B; "Filial" Ltda'), 'read back whole');
+    assert.ok(readFileSync(r.file!, 'utf8').includes('|"Comercial A|B; ""Filial"" Ltda"|'), 'quoted per RFC 4180');
   });
 
   test('tab delimiter and dd/MM/yyyy HH:mm:ss in a given zone', async () => {
