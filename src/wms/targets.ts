@@ -47,7 +47,12 @@ export const REF_RESOURCES = [
 export type RefResource = (typeof REF_RESOURCES)[number];
 
 export interface TargetInfo {
-  /** Dependency tier: every record of tier n is settled before any record of tier n+1 is sent. */
+  /**
+   * Dependency tier: every record of tier n is settled before any record of tier n+1 is sent.
+   * 0 units, categories, carriers, providers, owners; 1 families; 2 products; 3 conversion factors,
+   * purchase orders, picking lists, stock sync (sessions last in the tier); 4 stock lock/unlock (after a
+   * sync dropped with them has replaced the stock they act on) and attachments (after their picking list).
+   */
   readonly tier: number;
   /** Resource under which the returned id is stored in the cross-reference (null: nothing stored). */
   readonly xref: RefResource | null;
@@ -76,8 +81,8 @@ export const TARGET_INFO: Readonly<Record<Target, TargetInfo>> = {
   ConversionFactorDelete: { tier: 3, xref: null, schema: S.ConversionFactorUpdate.pick({ id: true }), readBack: 'id', inDoubtPolicy: 'resend', label: 'conversion factor deletion' },
   PurchaseOrder: { tier: 3, xref: 'PurchaseOrder', schema: S.PurchaseOrderCreate, readBack: null, inDoubtPolicy: 'hold', label: 'purchase order' },
   PickingList: { tier: 3, xref: 'PickingList', schema: S.PickingListCreate, readBack: null, inDoubtPolicy: 'hold', label: 'picking list' },
-  StockLock: { tier: 3, xref: null, schema: S.StockLockRequest, readBack: null, inDoubtPolicy: 'resend', label: 'stock lock' },
-  StockUnlock: { tier: 3, xref: null, schema: S.StockLockRequest, readBack: null, inDoubtPolicy: 'resend', label: 'stock unlock' },
+  StockLock: { tier: 4, xref: null, schema: S.StockLockRequest, readBack: null, inDoubtPolicy: 'resend', label: 'stock lock' },
+  StockUnlock: { tier: 4, xref: null, schema: S.StockLockRequest, readBack: null, inDoubtPolicy: 'resend', label: 'stock unlock' },
   StockSync: { tier: 3, xref: null, schema: S.StockSyncProduct.extend({ ownerId: S.Guid }), readBack: null, inDoubtPolicy: 'resend', label: 'stock sync entry' },
   PickingListAttachment: { tier: 4, xref: null, schema: S.AttachmentRequest, readBack: null, inDoubtPolicy: 'hold', label: 'picking list attachment' },
 };
