@@ -98,6 +98,22 @@ async function rejectsWith(p: Promise<unknown>, check: (e: WmsError) => void): P
 
 const warehouse = (n: number) => ({ id: UUID(n), companyID: UUID(900), branchID: UUID(901), name: `W${n}` });
 
+describe('options', () => {
+  test('bad options are configuration errors that hold no secret', () => {
+    assert.throws(() => createWmsClient({ baseUrl: '', accessKeyID: 'k', secretKey: SECRET }), { code: 'E_CONFIG' });
+    assert.throws(() => createWmsClient({ baseUrl: 'not a url', accessKeyID: 'k', secretKey: SECRET }), (e: Error) => (e as { code?: string }).code === 'E_CONFIG' && !e.message.includes(SECRET));
+    assert.throws(() => createWmsClient({ baseUrl: 'ftp://x', accessKeyID: 'k', secretKey: SECRET }), { code: 'E_CONFIG' });
+    assert.throws(() => createWmsClient({ baseUrl, accessKeyID: 'k', secretKey: '' }), { code: 'E_CONFIG' });
+    assert.throws(() => createWmsClient({ baseUrl, accessKeyID: 'k', secretKey: SECRET, pageSize: 0 }), { code: 'E_CONFIG' });
+  });
+
+  test('a closed client refuses calls', async () => {
+    const c = client();
+    await c.close();
+    await rejectsWith(c.getMaterialStatus(UUID(1)), (e) => assert.equal(e.networkCode, 'CLOSED'));
+  });
+});
+
 describe('wire details', () => {
   test('headers on every call; User-Agent and Accept on auth calls, Bearer only on the others', async () => {
     reset((_req, res) => json(res, 200, list([warehouse(1)])));
