@@ -12,18 +12,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { createSqliteJournal } from '../src/journal/sqlite.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { createWebhookReceiver } from '../src/webhook/receiver.js';
 import { WEBHOOK_KINDS } from '../src/webhook/kinds.js';
-
-export interface BenchResult {
-  name: string;
-  figures: Record<string, number | string>;
-  notes?: string;
-}
+import { isMainModule, round, type BenchResult } from './lib.js';
 
 export interface BenchWebhooksOptions {
   /** distinct events sent in the synchronous=NORMAL run. @default 20000 */
@@ -43,8 +37,6 @@ function percentile(sorted: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i] ?? 0;
 }
-
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 function payload(i: number): { kind: string; id: string; body: string } {
   const kind = WEBHOOK_KINDS[i % WEBHOOK_KINDS.length]!;
@@ -122,9 +114,9 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
       figures: {
         events: first.sent,
         'webhooks/s': round(first.sent / (first.ms / 1000), 0),
-        'p50 ms': round(percentile(latencies, 50)),
-        'p99 ms': round(percentile(latencies, 99)),
-        'max ms': round(latencies.at(-1) ?? 0),
+        'p50 ms': round(percentile(latencies, 50), 2),
+        'p99 ms': round(percentile(latencies, 99), 2),
+        'max ms': round(latencies.at(-1) ?? 0, 2),
         'duplicates/s': dup.sent > 0 ? round(dup.sent / (dup.ms / 1000), 0) : 0,
         'stored once': stored === first.sent ? 'yes' : `no (${stored} stored for ${first.sent})`,
         'non-200 answers': errors,
@@ -160,7 +152,7 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
   };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta.url)) {
   const events = Number(process.env['BENCH_WEBHOOK_EVENTS'] ?? 20_000);
   const durableEvents = Number(process.env['BENCH_WEBHOOK_DURABLE_EVENTS'] ?? 4_000);
   benchWebhooks({ events, durableEvents }).then(
