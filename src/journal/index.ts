@@ -6,12 +6,19 @@ import { ConfigError } from '../shared/errors.js';
 import { createSqliteJournal } from './sqlite.js';
 import type { Journal } from './types.js';
 
-export type JournalSpec = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+export type JournalSpec =
+  | {
+      kind: 'sqlite';
+      path: string;
+      /** 'FULL' (default) keeps every commit through a power loss; see createSqliteJournal */
+      synchronous?: 'FULL' | 'NORMAL';
+    }
+  | { kind: 'postgres'; url: string };
 
 export async function openJournal(spec: JournalSpec): Promise<Journal> {
   switch (spec.kind) {
     case 'sqlite':
-      return createSqliteJournal({ path: spec.path });
+      return createSqliteJournal({ path: spec.path, ...(spec.synchronous ? { synchronous: spec.synchronous } : {}) });
     case 'postgres':
       throw new ConfigError('journal: the postgres store is not implemented yet (use the embedded sqlite journal)');
     default: {

@@ -126,6 +126,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_events_undelivered ON webhook_events (id) WHERE delivered_at IS NULL;
   `,
+  // 2: one file's records in id order without a sort (keyset paging over a 1M-record file)
+  `
+  CREATE INDEX records_by_file ON records (file_id);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -372,27 +376,56 @@ function buildJournal(db: Database.Database, location: string): Journal {
     stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
   });
 
-  /** WHERE clause for a record query; arrays are bound as JSON so each query shape is one statement. */
-  function recordWhere(q: Omit<RecordQuery, 'limit'>): { where: string; params: unknown[] } {
+  /**
+   * FROM + WHERE for a record query, chosen so rows come out of an index already in id order: keyset
+   * paging (`id > afterId ORDER BY id LIMIT n`) must not sort every remaining row of a 1M-record file
+   * for each page. One file (+ one status): the file index; one status: the status index; anything
+   * else: the id order itself, bounded by the files' id range.
+   */
+  function recordWhere(q: Omit<RecordQuery, 'limit'>): { from: string; where: string; params: unknown[] } {
     const conds: string[] = [];
     const params: unknown[] = [];
-    if (q.fileIds) {
+    const oneFile = q.fileIds?.length === 1;
+    const oneStatus = q.statuses?.length === 1;
+    let from = 'records NOT INDEXED';
+    if (q.fileIds && q.fileIds.length === 0) conds.push('0');
+    if (q.targets && q.targets.length === 0) conds.push('0');
+    if (q.statuses && q.statuses.length === 0) conds.push('0');
+    if (oneFile) {
+      from = oneStatus ? 'records INDEXED BY records_by_file_status' : 'records INDEXED BY records_by_file';
+      conds.push('file_id = ?');
+      params.push(q.fileIds![0]);
+    } else if (q.fileIds && q.fileIds.length > 1) {
       conds.push('file_id IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.fileIds));
+      // per-file MIN/MAX by equality: each one is a single index probe
+      conds.push(
+        'id BETWEEN (SELECT MIN((SELECT MIN(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)' +
+          ' AND (SELECT MAX((SELECT MAX(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)',
+      );
+      params.push(JSON.stringify(q.fileIds), JSON.stringify(q.fileIds));
+    } else if (oneStatus) {
+      from = 'records INDEXED BY records_by_status';
     }
-    if (q.targets) {
-      conds.push('target IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.targets));
-    }
-    if (q.statuses) {
+    if (oneStatus) {
+      conds.push('status = ?');
+      params.push(q.statuses![0]);
+    } else if (q.statuses && q.statuses.length > 1) {
       conds.push('status IN (SELECT value FROM json_each(?))');
       params.push(JSON.stringify(q.statuses));
+    }
+    if (q.targets?.length === 1) {
+      conds.push('target = ?');
+      params.push(q.targets[0]);
+    } else if (q.targets && q.targets.length > 1) {
+      conds.push('target IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(q.targets));
     }
     if (q.afterId !== undefined) {
       conds.push('id > ?');
       params.push(q.afterId);
     }
-    return { where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
+    return { from, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
   }
 
   const journal: Journal = {
@@ -456,15 +489,16 @@ function buildJournal(db: Database.Database, location: string): Journal {
 
     listRecords: (query) =>
       op('listRecords', () => {
-        const { where, params } = recordWhere(query);
+        const { from, where, params } = recordWhere(query);
         const limit = query.limit !== undefined ? ' LIMIT ?' : '';
         if (query.limit !== undefined) params.push(query.limit);
-        return (stmt(`SELECT * FROM records ${where} ORDER BY id${limit}`).all(...params) as RecordDbRow[]).map(toRecordRow);
+        return (stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as RecordDbRow[]).map(toRecordRow);
       }),
 
     countRecords: (query) =>
       op('countRecords', () => {
         const { where, params } = recordWhere(query);
+        // counting needs no order: let the planner pick (covering index on file and status)
         const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
         for (const r of stmt(`SELECT status, COUNT(*) AS n FROM records ${where} GROUP BY status`).all(...params) as { status: RecordStatus; n: number }[]) {
           counts[r.status] = r.n;

@@ -238,6 +238,41 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.ok(cats.every((r) => r.target === 'Category'));
     });
 
+    test('every query shape: several files, several statuses and targets, empty lists, paging across files', async () => {
+      const f1 = await newFile(j);
+      const other = await newFile(j);
+      const f2 = await newFile(j);
+      await j.addRecords(f1.id, [rec('M1'), rec('M2', { target: 'Category' }), rec('M3', { status: 'rejected', error: 'x' })]);
+      await j.addRecords(other.id, [rec('O1')]);
+      await j.addRecords(f2.id, [rec('M4'), rec('M5', { target: 'Family' })]);
+      await j.addRecords(f1.id, [rec('M6')]);
+      const keys = async (q: Parameters<Journal['listRecords']>[0]) => (await j.listRecords(q)).map((r) => r.key);
+      assert.deepEqual(await keys({ fileIds: [f1.id, f2.id] }), ['M1', 'M2', 'M3', 'M4', 'M5', 'M6']);
+      assert.deepEqual(await keys({ fileIds: [f2.id, f1.id], statuses: ['pending'] }), ['M1', 'M2', 'M4', 'M5', 'M6']);
+      assert.deepEqual(await keys({ fileIds: [f1.id], statuses: ['pending', 'rejected'] }), ['M1', 'M2', 'M3', 'M6']);
+      assert.deepEqual(await keys({ fileIds: [f1.id], statuses: ['rejected'] }), ['M3']);
+      assert.deepEqual(await keys({ fileIds: [f1.id, f2.id], targets: ['Category', 'Family'] }), ['M2', 'M5']);
+      assert.deepEqual(await keys({ fileIds: [f1.id, f2.id], targets: ['Product'], statuses: ['pending'] }), ['M1', 'M4', 'M6']);
+      assert.deepEqual(await keys({ fileIds: [] }), []);
+      assert.deepEqual(await keys({ fileIds: [f1.id], statuses: [] }), []);
+      assert.deepEqual(await keys({ fileIds: [f1.id], targets: [] }), []);
+      const paged: string[] = [];
+      let afterId = 0;
+      for (;;) {
+        const page = await j.listRecords({ fileIds: [f1.id, f2.id], statuses: ['pending', 'rejected'], afterId, limit: 2 });
+        if (!page.length) break;
+        paged.push(...page.map((r) => r.key));
+        afterId = page[page.length - 1]!.id;
+      }
+      assert.deepEqual(paged, ['M1', 'M2', 'M3', 'M4', 'M5', 'M6']);
+      const byStatus = await j.listRecords({ statuses: ['rejected'] });
+      assert.ok(byStatus.some((r) => r.key === 'M3'));
+      assert.ok(byStatus.every((r) => r.status === 'rejected'));
+      const counts = await j.countRecords({ fileIds: [f1.id, f2.id], targets: ['Product', 'Family'] });
+      assert.equal(counts.pending, 4);
+      assert.equal(counts.rejected, 1);
+    });
+
     test('deleteRecords removes a file that was not sent; refuses one that was', async () => {
       const f = await newFile(j);
       await j.addRecords(f.id, [rec('R1'), rec('R2', { status: 'rejected', error: 'bad' })]);
@@ -379,6 +414,31 @@ describe('sqlite specifics', () => {
       assert.equal((db2.prepare('SELECT COUNT(*) AS n FROM schema_version').get() as { n: number }).n, SCHEMA_VERSION);
     } finally {
       db2.close();
+    }
+  });
+
+  test('a version-1 database is migrated forward, its data kept', async () => {
+    const path = join(tmp.dir, 'v1', 'journal.db');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(tmp.dir, 'v1'));
+    const { default: Database } = await import('better-sqlite3');
+    const { MIGRATIONS } = await import('../../src/journal/sqlite.js');
+    const db = new Database(path);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
+    db.exec(MIGRATIONS[0]!);
+    db.prepare('INSERT INTO schema_version VALUES (1, ?)').run(new Date().toISOString());
+    db.prepare("INSERT INTO meta VALUES ('kept', 'yes')").run();
+    db.close();
+    const j = await createSqliteJournal({ path });
+    assert.equal(await j.getMeta('kept'), 'yes');
+    await j.close();
+    const check = new Database(path, { readonly: true });
+    try {
+      assert.equal((check.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number }).v, SCHEMA_VERSION);
+      assert.ok(SCHEMA_VERSION >= 2);
+      assert.ok(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'records_by_file'").get());
+    } finally {
+      check.close();
     }
   });
 
