@@ -270,13 +270,16 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     res.end(body);
   }
 
-  /** Reads the body up to `limit`; past it, drains (bounded) and resolves 'too-large'. */
+  /**
+   * Reads the body up to `limit`. A declared Content-Length over the limit resolves 'too-large' unread;
+   * a chunked body past the limit is drained (up to DRAIN_LIMIT, then the socket is destroyed).
+   */
   function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
     return new Promise((resolve) => {
       const declared = Number(req.headers['content-length'] ?? NaN);
-      if (Number.isFinite(declared) && declared > DRAIN_LIMIT) {
-        req.socket.destroy();
-        resolve('aborted');
+      if (Number.isFinite(declared) && declared > limit) {
+        // refused unread: the answer carries Connection: close, so the unread body dies with the socket
+        resolve('too-large');
         return;
       }
       const chunks: Buffer[] = [];
@@ -357,6 +360,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
         reply = checkBearer(req.headers['authorization']) ?? HANDLERS[route.name](ctx, apiReq);
       }
     }
+    if (body === 'too-large') reply.headers = { ...(reply.headers ?? {}), connection: 'close' };
     if (resetAfter) {
       state.stats.faults.resetAfter++;
       log.debug({ method, path, status: reply.status }, 'fault: connection reset after applying');
@@ -389,7 +393,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     const plain = (status: number, data: unknown): void => send(res, { status, body: data });
     let parsed: unknown = undefined;
     if (body === 'too-large') {
-      plain(413, { ok: false, error: `body: larger than the limit of ${JSON_BODY_LIMIT} bytes` });
+      send(res, { status: 413, body: { ok: false, error: `body: larger than the limit of ${JSON_BODY_LIMIT} bytes` }, headers: { connection: 'close' } });
       return;
     }
     if (method === 'POST' && body.length > 0) {

@@ -142,6 +142,19 @@ describe('POST /wms/v1/pickinglist/attachment', () => {
     assert.equal(sb.state.collections.Attachment.length, before);
   });
 
+  test('a body far over the limit is refused unread with 413 and the connection closed', async () => {
+    const r = await upload([
+      { name: 'file', value: Buffer.alloc(11 * 1024 * 1024, 0x42), filename: 'huge.csv', type: 'text/csv' },
+      { name: 'PickingListID', value: pickingListId },
+      { name: 'UserFileName', value: 'huge' },
+    ]);
+    assert.equal(r.status, 413);
+    assert.match(r.json.error, /body: larger than the limit/);
+    assert.equal(r.headers['connection'], 'close');
+    // the sandbox still answers on a new connection
+    assert.equal((await sandboxCall(sb, 'GET', '/open/v1/company', { token })).status, 200);
+  });
+
   test('a JSON body is refused with 415', async () => {
     const r = await sandboxCall(sb, 'POST', '/wms/v1/pickinglist/attachment', { token, body: { PickingListID: pickingListId } });
     assert.equal(r.status, 415);
