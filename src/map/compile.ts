@@ -727,24 +727,31 @@ function evalFields(fields: CompiledField[], implicit: Map<string, unknown>, row
 // Validation of the produced payload
 // ---------------------------------------------------------------------------------------------
 
-function needsPlaceholders(v: unknown): boolean {
-  if (v === null || typeof v !== 'object') return false;
-  if (v instanceof LookupPlaceholder || isRef(v)) return true;
-  if (Array.isArray(v)) {
-    for (const x of v) if (needsPlaceholders(x)) return true;
-    return false;
-  }
-  for (const k in v as Record<string, unknown>) if (needsPlaceholders((v as Record<string, unknown>)[k])) return true;
-  return false;
-}
-
-function withPlaceholders(v: unknown): unknown {
+/**
+ * The payload as validation sees it: RefValues and lookup placeholders replaced by PLACEHOLDER_UUID.
+ * Copies only the objects and arrays that hold a placeholder; returns the input itself otherwise.
+ */
+function substitute(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof LookupPlaceholder || isRef(v)) return PLACEHOLDER_UUID;
-  if (Array.isArray(v)) return v.map(withPlaceholders);
-  const out: Record<string, unknown> = {};
-  for (const k in v as Record<string, unknown>) out[k] = withPlaceholders((v as Record<string, unknown>)[k]);
-  return out;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i] as unknown;
+      const y = substitute(x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    }
+    return out ?? v;
+  }
+  const o = v as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const k in o) {
+    const x = o[k];
+    if (x === null || typeof x !== 'object') continue;
+    const y = substitute(x);
+    if (y !== x) (out ??= { ...o })[k] = y;
+  }
+  return out ?? o;
 }
 
 function valueAt(payload: unknown, path: ReadonlyArray<PropertyKey>): unknown {
@@ -762,7 +769,7 @@ function validate(
   lineOf: (path: ReadonlyArray<PropertyKey>) => number,
   targetLabel: string,
 ): RowIssue[] | undefined {
-  const candidate = needsPlaceholders(payload) ? withPlaceholders(payload) : payload;
+  const candidate = substitute(payload);
   const r = schema.safeParse(candidate);
   if (r.success) return undefined;
   return r.error.issues.map((iss) => {
