@@ -44,12 +44,7 @@ export async function* parseFixedWidth(
 ): AsyncGenerator<ParsedItem> {
   const ordered = orderRecords(o.records);
   const trailer = o.trailer;
-  if (trailer && !o.records.some((r) => r.type === trailer.type)) {
-    throw new InputError(`${path}: the trailer check names record type "${trailer.type}", which the layout does not declare`);
-  }
-  if (trailer && !o.records.find((r) => r.type === trailer.type)!.fields.some((f) => f.name === trailer.countField)) {
-    throw new InputError(`${path}: the trailer record type "${trailer.type}" has no field "${trailer.countField}"`);
-  }
+  // layout consistency (trailer type and field declared...) is checked by checkParseOptions in openParser
   let all = 0;
   let trailerSeen = false;
   const byType = new Map<string, number>();

@@ -11,7 +11,7 @@ import { ConfigError } from '../shared/errors.js';
 import { parseDelimited } from './delimited.js';
 import { parseFixedWidth } from './fixed-width.js';
 import { parseJson, parseJsonl } from './json.js';
-import { ParseOptionsSchema, type ParseOptions, type ParseOptionsInput } from './options.js';
+import { ParseOptionsSchema, checkParseOptions, type ParseOptions, type ParseOptionsInput } from './options.js';
 import type { SourceStats } from './text-source.js';
 import type { ParseFacts, ParsedItem, ParseSummary } from './types.js';
 import { parseXml } from './xml.js';
@@ -48,6 +48,8 @@ export function resolveOptions(options: ParseOptionsInput | ParseOptions): Parse
     const where = first && first.path.length > 0 ? first.path.join('.') : 'format';
     throw new ConfigError(`parse options: ${where}: ${first?.message ?? 'invalid'}`, { cause: r.error });
   }
+  const problems = checkParseOptions(r.data);
+  if (problems.length > 0) throw new ConfigError(`parse options: ${problems.join('; ')}`);
   return r.data;
 }
 

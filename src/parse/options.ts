@@ -250,6 +250,60 @@ export type ParserOptions = ParseOptions;
 export type ParseOptionsInput = z.input<typeof ParseOptionsSchema>;
 export type ParseFormat = ParseOptions['format'];
 
+/**
+ * Consistency rules across options that the schema cannot express without refinements (kept out of the
+ * zod objects so they stay extendable). Returns problems as "key: message"; [] when consistent.
+ * `openParser` refuses options with problems (ConfigError); mapping validation should call it too.
+ */
+export function checkParseOptions(o: ParseOptions): string[] {
+  const problems: string[] = [];
+  switch (o.format) {
+    case 'delimited': {
+      if (o.header && o.columns) problems.push('columns: only apply with header: false (the header names the columns)');
+      if (o.columns) {
+        const dup = o.columns.filter((c, i) => o.columns!.indexOf(c) !== i);
+        if (dup.length) problems.push(`columns: duplicate names ${[...new Set(dup)].join(', ')}`);
+      }
+      if (o.quote === o.delimiter) problems.push('quote: must differ from the delimiter');
+      if (o.escape !== undefined && o.escape === o.delimiter) problems.push('escape: must differ from the delimiter');
+      if (o.comment !== undefined && (o.comment === o.delimiter || o.comment === o.quote)) {
+        problems.push('comment: must differ from the delimiter and the quote');
+      }
+      break;
+    }
+    case 'fixed-width': {
+      o.records.forEach((r, i) => {
+        const names = r.fields.map((f) => f.name);
+        const dup = names.filter((n, k) => names.indexOf(n) !== k);
+        if (dup.length) problems.push(`records.${i}.fields: duplicate field names ${[...new Set(dup)].join(', ')} in type "${r.type}"`);
+        if (o.lineLength !== undefined) {
+          for (const f of r.fields) {
+            if (f.start - 1 + f.length > o.lineLength) {
+              problems.push(`records.${i}.fields: field ${f.name} ends at ${f.start - 1 + f.length}, past lineLength ${o.lineLength}`);
+            }
+          }
+        }
+      });
+      if (o.records.filter((r) => r.match === 'default').length > 1) problems.push('records: at most one record type may match "default"');
+      if (o.trailer) {
+        const t = o.trailer;
+        const recs = o.records.filter((r) => r.type === t.type);
+        if (recs.length === 0) problems.push(`trailer.type: the layout declares no record type "${t.type}"`);
+        else if (!recs.every((r) => r.fields.some((f) => f.name === t.countField))) {
+          problems.push(`trailer.countField: record type "${t.type}" has no field "${t.countField}"`);
+        }
+        if (Array.isArray(t.counts)) {
+          for (const c of t.counts) if (!o.records.some((r) => r.type === c)) problems.push(`trailer.counts: no record type "${c}"`);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return problems;
+}
+
 /** Validate and fill defaults; throws a ZodError on bad options (callers wrap it in a ConfigError). */
 export function resolveParseOptions(input: ParseOptionsInput | ParseOptions): ParseOptions {
   return ParseOptionsSchema.parse(input);

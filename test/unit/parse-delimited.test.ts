@@ -259,6 +259,9 @@ describe('delimited: whole-file failures', () => {
   test('bad options are a ConfigError naming the key', () => {
     assert.throws(() => openParser('x.csv', { format: 'delimited', delimiter: ':' } as never), (err: unknown) => err instanceof ConfigError && /delimiter/.test(err.message));
     assert.throws(() => openParser('x.csv', { format: 'delimited', delim: ';' } as never), ConfigError);
+    assert.throws(() => openParser('x.csv', { format: 'delimited', columns: ['a'] }), /columns: only apply with header: false/);
+    assert.throws(() => openParser('x.csv', { format: 'delimited', header: false, columns: ['a', 'a'] }), /duplicate names a/);
+    assert.throws(() => openParser('x.csv', { format: 'delimited', delimiter: ',', quote: ',' }), /quote: must differ/);
   });
 
   test('the parser is single-pass and stops reading when the consumer breaks', async () => {

@@ -13,7 +13,7 @@ import {
   type ParsedItem,
   type ParseOptionsInput,
 } from '../../src/parse/index.js';
-import { InputError } from '../../src/shared/errors.js';
+import { ConfigError, InputError } from '../../src/shared/errors.js';
 import type { RawRow } from '../../src/map/types.js';
 
 const CNAB = join(SHARED_DIR, 'samples/brcobranca-cnab');
@@ -111,9 +111,9 @@ describe('fixed-width: positions and record types', () => {
 
   test('lineLength: longer lines are line_too_long errors, shorter are fine', async () => {
     const p = await file('D000123000100abc\nD000123000100abcdefghijklmnop\n');
-    const { items } = await collectItems(p, simple({ lineLength: 20 }));
+    const { items } = await collectItems(p, simple({ lineLength: 22 }));
     assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[2, 'line_too_long']]);
-    assert.match(errors(items)[0]!.issue.message, /29 characters long, above the layout's 20/);
+    assert.match(errors(items)[0]!.issue.message, /29 characters long, above the layout's 22/);
   });
 
   test('empty lines skipped by default; an encoding option decodes accents', async () => {
@@ -157,10 +157,18 @@ describe('fixed-width: trailer check', () => {
     await assert.rejects(collectItems(p2, simple({ trailer: { countField: 'qtd' } })), /no trailer record .* truncated/);
   });
 
-  test('a trailer check on an undeclared type or field is refused', async () => {
+  test('inconsistent layouts are ConfigErrors before anything is read', async () => {
     const p = await file('H\n');
-    await assert.rejects(collectItems(p, simple({ trailer: { type: 'foot', countField: 'qtd' } })), /does not declare/);
-    await assert.rejects(collectItems(p, simple({ trailer: { countField: 'nope' } })), /has no field "nope"/);
+    const refused = async (o: ParseOptionsInput, re: RegExp) =>
+      assert.rejects(collectItems(p, o), (e: unknown) => e instanceof ConfigError && re.test(e.message));
+    await refused(simple({ trailer: { type: 'foot', countField: 'qtd' } }), /trailer.type: the layout declares no record type "foot"/);
+    await refused(simple({ trailer: { countField: 'nope' } }), /trailer.countField: record type "trailer" has no field "nope"/);
+    await refused(simple({ trailer: { countField: 'qtd', counts: ['detal'] } }), /trailer.counts: no record type "detal"/);
+    await refused(simple({ lineLength: 15 }), /field desc ends at 22, past lineLength 15/);
+    await refused(
+      { format: 'fixed-width', records: [{ type: 'a', match: 'default', fields: [{ name: 'x', start: 1, length: 1 }, { name: 'x', start: 2, length: 1 }] }] },
+      /duplicate field names x/,
+    );
   });
 });
 
