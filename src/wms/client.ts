@@ -54,6 +54,8 @@ export interface WmsClientOptions {
   tls?: { rejectUnauthorized?: boolean; ca?: string };
   /** validate send bodies with the Create schemas before sending (refused locally: E_WMS_VALIDATION) @default true */
   validateRequests?: boolean;
+  /** largest answer body accepted; a larger one is cut off: E_WMS_RESPONSE @default 67108864 (64 MiB) */
+  maxResponseBytes?: number;
   logger?: Logger;
 }
 
@@ -139,6 +141,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   const defaultPageSize = options.pageSize ?? 100;
   const pagingBase = options.pagingBase ?? 1;
   const validateRequests = options.validateRequests ?? true;
+  const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const log = options.logger ?? silentLogger();
   if (!Number.isInteger(defaultPageSize) || defaultPageSize < 1) throw new ConfigError(`WMS client: pageSize must be an integer >= 1`);
   if (!(timeoutMs > 0)) throw new ConfigError(`WMS client: timeoutMs must be > 0`);
@@ -194,6 +197,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       let status = 0;
       let resHeaders: Record<string, string> = {};
       const chunks: Buffer[] = [];
+      let received = 0;
       const abort = (err: Error) => {
         if (abortFn) abortFn(err);
         else pendingAbort = err;
@@ -241,6 +245,15 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           return true;
         },
         onData(chunk: Buffer) {
+          received += chunk.length;
+          if (received > maxResponseBytes) {
+            const err = new Error(`answer larger than ${maxResponseBytes} bytes`);
+            (err as { code?: string }).code = 'WMS_RESPONSE_TOO_LARGE';
+            chunks.length = 0;
+            abort(err);
+            finish(err);
+            return false;
+          }
           chunks.push(chunk);
           return true;
         },
@@ -264,6 +277,15 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   const networkError = (method: string, path: string, f: AttemptFailure, attempts: number, idempotent: boolean): WmsError => {
     const cause = f.failure as { code?: string; message?: string } | undefined;
     const netCode = f.aborted ? 'ABORTED' : cause?.code ?? 'UNKNOWN';
+    if (netCode === 'WMS_RESPONSE_TOO_LARGE') {
+      return new WmsError(WmsErrorCode.RESPONSE, formatWmsMessage(method, path, cause?.message ?? 'answer too large'), {
+        method,
+        path,
+        attempts,
+        mayHaveReachedServer: true,
+        networkCode: netCode,
+      });
+    }
     const timeout =
       f.timedOut || netCode === 'UND_ERR_HEADERS_TIMEOUT' || netCode === 'UND_ERR_BODY_TIMEOUT';
     const code = timeout ? WmsErrorCode.TIMEOUT : WmsErrorCode.NETWORK;

@@ -256,6 +256,20 @@ describe('envelopes', () => {
     }
   });
 
+  test('an answer above maxResponseBytes is cut off: E_WMS_RESPONSE, not retried', async () => {
+    reset((_req, res) => json(res, 200, list(Array.from({ length: 2000 }, (_, i) => warehouse(i)))));
+    const c = client({ maxResponseBytes: 10_000 });
+    try {
+      await rejectsWith(c.listWarehouses()[Symbol.asyncIterator]().next(), (e) => {
+        assert.equal(e.code, 'E_WMS_RESPONSE');
+        assert.match(e.message, /answer larger than 10000 bytes/);
+      });
+    } finally {
+      await c.close();
+    }
+    assert.equal(apiCalls().length, 1);
+  });
+
   test('a record that does not fit is E_WMS_RESPONSE naming the path and the issue', async () => {
     reset((_req, res) => json(res, 200, list([warehouse(1), { id: 'not-a-uuid', name: 'W' }])));
     const c = client();
