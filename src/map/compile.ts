@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { ParsedErrorItem, ParsedItem } from '../parse/types.js';
+import * as parseOptionsModule from '../parse/options.js';
 import type { ParseOptions } from '../parse/options.js';
 import { MappingError, type RowIssue } from '../shared/errors.js';
 import { TARGET_INFO, type RefResource, type Target } from '../wms/targets.js';
@@ -821,6 +822,12 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const source = spec.source;
   const { names, label } = sourceNames(source);
   const cc: CompileCtx = { format: source.format, names, namesLabel: label, timeZone: spec.timeZone, problems: [], needs: new Map() };
+  // cross-option rules of the parsers (columns with a header, duplicate names...), when they export them
+  const checkParse = (parseOptionsModule as unknown as { checkParseOptions?: (o: ParseOptions) => string[] }).checkParseOptions;
+  for (const p of checkParse?.(source) ?? []) {
+    const i = p.indexOf(': ');
+    problem(cc, ['source', ...(i > 0 ? p.slice(0, i).split('.') : [])], i > 0 ? p.slice(i + 2) : p);
+  }
   try {
     zoneOffsetFn(spec.timeZone);
   } catch (err) {

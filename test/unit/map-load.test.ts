@@ -17,7 +17,7 @@ after(() => cleanup());
 
 const HEAD = `name: produtos
 match: { files: 'PRODUTOS_*.csv' }
-source: { format: delimited, columns: [codigo, nome, peso, cat, fam] }
+source: { format: delimited, header: false, columns: [codigo, nome, peso, cat, fam] }
 target: Product
 `;
 const GOOD_FIELDS = `fields:
@@ -105,6 +105,7 @@ fields:
       [{ target: 'Category', fields: { codeERP: { template: '{a' }, name: 'b' } }, /fields\.codeERP\.template: unclosed '\{'/],
       [{ target: 'Category', fields: { codeERP: 'a', name: { col: 'b', transforms: [{ date: { format: 'dd/MM' } }] } } }, /fields\.name\.transforms\[0\]\.date\.format: date format 'dd\/MM' needs yyyy/],
       [{ target: 'Category', filter: { col: 'a' }, fields: { codeERP: 'a', name: 'b' } }, /filter: a condition has exactly one test/],
+      [{ target: 'Category', source: { format: 'delimited', header: true, columns: ['a', 'b'] }, fields: { codeERP: 'a', name: 'b' } }, /source\.columns: /],
       [{ target: 'Category', group: { by: 'a', items: 'pickingItens', itemFields: {} }, fields: { codeERP: 'a', name: 'b' } }, /group: group makes documents/],
     ];
     for (const [obj, re] of cases) {
