@@ -143,11 +143,12 @@ interface Ctx {
   refRecords: Record<string, unknown>[] | undefined;
 }
 
-function flat<T extends object>(iter: AsyncIterable<T>, ctx: Ctx, columns: readonly string[]): AsyncGenerator<Row> {
+function flat<T extends object>(iter: AsyncIterable<T>, ctx: Ctx, columns: readonly string[] | null): AsyncGenerator<Row> {
   return (async function* () {
     for await (const rec of iter) {
       ctx.refRecords?.push(rec as Record<string, unknown>);
-      yield pickRow(rec, columns);
+      // CSV picks its columns itself (unknown keys ignored, missing ones empty): no copy per record
+      yield columns === null ? (rec as Row) : pickRow(rec, columns);
     }
   })();
 }
@@ -157,7 +158,8 @@ async function* rowsOf(req: PullRequest, deps: PullDeps, ctx: Ctx): AsyncGenerat
   const page: PageOptions = {};
   if (req.pageSize !== undefined) page.pageSize = req.pageSize;
   if (req.signal !== undefined) page.signal = req.signal;
-  const cols = COLUMN_SETS[req.what].columns;
+  // JSON formats get objects with exactly the columns, in order; CSV takes the records as they are
+  const cols = (req.format ?? 'csv') === 'csv' ? null : COLUMN_SETS[req.what].columns;
   switch (req.what) {
     case 'stock':
       yield* flat(client.listStock(page), ctx, cols);

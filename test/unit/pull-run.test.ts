@@ -210,7 +210,7 @@ describe('every kind, JSONL and JSON', () => {
         const filters = kind === 'stock-search' ? { filters: { ownerId: sandbox.state.collections.Owners[0]!.id } } : {};
         const r = await pull({ what: kind, format, force: true, ...filters, ...(kind.startsWith('inventory') ? { pageSize: 2 } : {}) });
         assert.ok(r.file?.endsWith(`.${format}`));
-        const text = readFileSync(r.file, 'utf8');
+        const text = readFileSync(r.file!, 'utf8');
         const objs = (format === 'json' ? JSON.parse(text) : text.trimEnd().split('\n').map((l) => JSON.parse(l))) as Array<Record<string, unknown>>;
         assert.equal(objs.length, r.records);
         const expected = kind === 'stock' || kind === 'stock-search' ? stockSlice(sandbox.state, 0, stockTotal(sandbox.state)).map((s) => s.productId) : expectedIds(kind);
