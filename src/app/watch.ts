@@ -14,6 +14,7 @@ import { watcherOptions } from './scan.js';
 import { runScheduledPulls } from './pulls.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
 import { createRunMetrics, type RunMetrics } from './metrics.js';
+import { webhooksOptionsFromConfig } from '../cli/webhooks.js';
 import { errorMessage } from '../shared/errors.js';
 
 export interface WatchHandle {
@@ -102,15 +103,17 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   // webhooks
   let receiver: WebhookReceiver | null = null;
   if (config.webhooks.enabled) {
-    const secret = config.webhooks.secretEnv ? process.env[config.webhooks.secretEnv] : undefined;
+    // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
+    // stops start-up instead of serving without authentication
+    const w = webhooksOptionsFromConfig(config, process.env);
     receiver = await createWebhookReceiver(
       {
-        host: config.webhooks.host,
-        port: config.webhooks.port,
-        basePath: config.webhooks.basePath,
-        ...(secret ? { secret } : {}),
-        ...(config.webhooks.tls ? { tls: config.webhooks.tls } : {}),
-        maxBodyBytes: config.webhooks.maxBodyBytes,
+        host: w.host,
+        port: w.port,
+        basePath: w.basePath,
+        ...(w.secret ? { secret: w.secret } : {}),
+        ...(w.tls ? { tls: w.tls } : {}),
+        maxBodyBytes: w.maxBodyBytes,
         outboxDir: config.outboxDir,
         csvFormat: config.outbox.csv,
       },
