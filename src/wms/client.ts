@@ -428,23 +428,31 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           networkCode: 'ABORTED',
         });
       }
-      const started = performance.now();
-      try {
-        if (bucket) await bucket.take(spec.signal);
-        counters.requests++;
-        res = await sendOnce(method, wirePath, headers, body, spec.signal);
-      } catch (err) {
-        if (err instanceof AttemptFailure) failure = err;
-        else {
+      if (bucket) {
+        try {
+          await bucket.take(spec.signal);
+        } catch {
           slots.release();
           counters.failures++;
-          throw err;
+          const why = closed ? 'CLOSED' : 'ABORTED';
+          throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, `${why === 'CLOSED' ? 'client closed' : 'aborted by the caller'} while waiting for the rate limit`), {
+            method,
+            path,
+            attempts: attempt - 1,
+            networkCode: why,
+          });
         }
+      }
+      const started = performance.now();
+      counters.requests++;
+      try {
+        res = await sendOnce(method, wirePath, headers, body, spec.signal);
+      } catch (err) {
+        // sendOnce only rejects with AttemptFailure
+        failure = err instanceof AttemptFailure ? err : new AttemptFailure(err, false, false, false);
       } finally {
-        if (res || failure) {
-          observe(performance.now() - started);
-          slots.release();
-        }
+        observe(performance.now() - started);
+        slots.release();
       }
 
       let error: WmsError;
