@@ -17,6 +17,8 @@ export type Flat = Record<string, string>;
 
 /** fast-xml-parser's key of an element's text when it also has attributes. */
 export const TEXT_KEY = '#text';
+/** fast-xml-parser's key of CDATA sections (cdataPropName): literal text, never entity-decoded. */
+export const CDATA_KEY = '#cdata';
 
 function join(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}/${key}`;
@@ -55,14 +57,18 @@ export function flattenInto(out: Flat, prefix: string, value: unknown, decode?: 
   }
   if (isPlainObject(value)) {
     for (const [k, v] of Object.entries(value)) {
-      if (k === TEXT_KEY) {
-        out[prefix === '' ? TEXT_KEY : prefix] = decode ? decode(scalar(v)) : scalar(v);
+      if (k === TEXT_KEY || k === CDATA_KEY) {
+        const key = prefix === '' ? TEXT_KEY : prefix;
+        const text =
+          k === CDATA_KEY ? (Array.isArray(v) ? v.map(scalar).join('') : scalar(v)) : decode ? decode(scalar(v)) : scalar(v);
+        // text and CDATA of one element are joined (text first: their interleaving is not kept)
+        out[key] = key in out ? (k === CDATA_KEY ? out[key] + text : text + out[key]) : text;
         continue;
       }
       flattenInto(out, join(prefix, k), v, decode);
     }
     // An XML element with only attributes, or an empty JSON object, still has a path.
-    if (prefix !== '' && !(prefix in out) && !Object.prototype.hasOwnProperty.call(value, TEXT_KEY)) {
+    if (prefix !== '' && !(prefix in out) && !(TEXT_KEY in value) && !(CDATA_KEY in value)) {
       const onlyAttrs = Object.keys(value).every((k) => k.startsWith('@'));
       if (onlyAttrs) out[prefix] = '';
     }

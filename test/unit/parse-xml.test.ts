@@ -167,6 +167,15 @@ describe('xml: NF-e items', () => {
     assert.equal(f.e, '');
   });
 
+  test('CDATA is literal text (no entity decoding), joined with the element text', async () => {
+    const p = await file('<r><it><a><![CDATA[x &amp; <y>]]></a><b>t &amp; <![CDATA[&lt;]]></b><c><![CDATA[1]]><![CDATA[2]]></c></it></r>');
+    const { items } = await collectItems(p, { format: 'xml', itemPath: 'r/it', rootOptional: false });
+    const f = rows(items)[0]!.fields;
+    assert.equal(f.a, 'x &amp; <y>');
+    assert.equal(f.b, 't &&lt;');
+    assert.equal(f.c, '12');
+  });
+
   test('the XML declaration encoding is honoured (ISO-8859-1)', async () => {
     const p = await file(iconv.encode('<?xml version="1.0" encoding="ISO-8859-1"?><r><it>Ação</it></r>', 'latin1'));
     const { items } = await collectItems(p, { format: 'xml', itemPath: 'r/it', rootOptional: false });
