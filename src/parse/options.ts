@@ -72,7 +72,7 @@ export const DelimitedOptionsSchema = z
       .optional()
       .describe(
         'Column names when there is no header (header: false). Without them, fields are keyed "0", "1", ... ' +
-          'With a header, they are ignored. Also used to count expected columns.',
+          'Refused together with header: true (checkParseOptions). Also the expected column count.',
       ),
     skipLines: z
       .number()
