@@ -3,8 +3,9 @@
  * bench suite; runnable directly:
  *   node --import tsx src/journal/measure.ts [records=200000] [batch=1000]
  *   node dist/src/journal/measure.js
- * Prints one JSON line per configuration: bulk addRecords (records/s) and the per-record
- * markSending + settle cycle (records/s), for synchronous FULL and NORMAL.
+ * Prints one JSON line per configuration: bulk addRecords (records/s), keyset paging of the whole
+ * file (rows/s), and the per-record markSending + settle cycle (records/s), for synchronous FULL and
+ * NORMAL.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,8 @@ export interface MeasureResult {
   records: number;
   batchSize: number;
   insertsPerSecond: number;
+  /** keyset paging over the whole file, pages of batchSize */
+  pagedRowsPerSecond: number;
   sendCyclesMeasured: number;
   sendCyclesPerSecond: number;
   dbBytesPerRecord: number;
@@ -65,6 +68,18 @@ export async function measureJournalInserts(options: { records?: number; batchSi
     if (batch.length) await j.addRecords(file.id, batch);
     const insertMs = performance.now() - t0;
 
+    const tp = performance.now();
+    let afterId = 0;
+    let paged = 0;
+    for (;;) {
+      const page = await j.listRecords({ fileIds: [file.id], statuses: ['pending'], afterId, limit: batchSize });
+      if (page.length === 0) break;
+      paged += page.length;
+      afterId = page[page.length - 1]!.id;
+    }
+    const pageMs = performance.now() - tp;
+    if (paged !== records) throw new Error(`paging saw ${paged} of ${records} records`);
+
     const cycles = Math.min(records, 2000);
     const rows = await j.listRecords({ fileIds: [file.id], limit: cycles });
     const t1 = performance.now();
@@ -81,6 +96,7 @@ export async function measureJournalInserts(options: { records?: number; batchSi
       records,
       batchSize,
       insertsPerSecond: Math.round(records / (insertMs / 1000)),
+      pagedRowsPerSecond: Math.round(paged / (pageMs / 1000)),
       sendCyclesMeasured: rows.length,
       sendCyclesPerSecond: Math.round(rows.length / (cycleMs / 1000)),
       dbBytesPerRecord: Math.round(bytes / records),
