@@ -42,6 +42,8 @@ export interface PullCommandOptions {
   wms?: { url: string; accessKeyID: string; secretKey: string; userAgent?: string };
   /** sandbox seed when no WMS is given. @default 1 */
   sandboxSeed?: number | string;
+  /** sandbox state file when no WMS is given (the state `run` left there), see docs/SANDBOX.md */
+  sandboxStateFile?: string;
   logger?: Logger;
   refCache?: RefCacheRefresher;
   now?: () => Date;
@@ -78,7 +80,12 @@ export async function runPullCommand(options: PullCommandOptions): Promise<PullC
   try {
     let wms = options.wms;
     if (!wms) {
-      sandbox = await createSandbox({ port: 0, seed: options.sandboxSeed ?? 1, logger: logger.child({ component: 'sandbox' }) });
+      sandbox = await createSandbox({
+        port: 0,
+        seed: options.sandboxSeed ?? 1,
+        ...(options.sandboxStateFile !== undefined ? { stateFile: resolve(cwd, options.sandboxStateFile) } : {}),
+        logger: logger.child({ component: 'sandbox' }),
+      });
       const sb = sandbox;
       closers.unshift(() => sb.close());
       wms = { url: sandbox.url, accessKeyID: sandbox.accessKeyID, secretKey: sandbox.secretKey };
@@ -149,6 +156,7 @@ WMS (default: an in-process sandbox):
   --secret-key-env VAR           NAME of the env variable holding the secret (default WMS_SECRET_KEY)
   --sandbox                      use an in-process sandbox even when WMS_URL is set
   --sandbox-seed S               seed of that sandbox (default 1)
+  --sandbox-state-file PATH      state file of that sandbox (loaded, and saved on exit)
 `;
 
 const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
@@ -195,6 +203,7 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
         'secret-key-env': str,
         sandbox: bool,
         'sandbox-seed': str,
+        'sandbox-state-file': str,
         ...Object.fromEntries(FILTER_FLAGS.map(([flag]) => [flag, str])),
       },
     });
@@ -255,6 +264,8 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
     const seed = s('sandbox-seed')!;
     out.sandboxSeed = /^\d+$/.test(seed) ? Number(seed) : seed;
   }
+
+  if (s('sandbox-state-file') !== undefined) out.sandboxStateFile = s('sandbox-state-file')!;
 
   const url = s('wms-url') ?? env['WMS_URL'];
   if (v['sandbox'] !== true && url) {

@@ -171,6 +171,25 @@ describe('wmsbridge pull', () => {
     }
   });
 
+  test('--sandbox-state-file reads the state a sandbox left behind', async () => {
+    const stateFile = join(tmp.dir, 'sandbox-state.json');
+    const sb = await startSandbox({ stateFile });
+    const { createWmsClient } = await import('../../src/wms/client.js');
+    const c = createWmsClient({ baseUrl: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey });
+    try {
+      await c.createOwner({ companyID: sb.state.collections.Company[0]!.id, name: 'Dono Persistido', code: 'PERSIST-1' });
+    } finally {
+      await c.close();
+      await sb.close();
+    }
+    const out = join(tmp.dir, 'out-state');
+    const r = await runCli(['pull', 'owners', '--sandbox-state-file', stateFile, '--out', out, '--state', join(tmp.dir, 'state-sf')], { ...TIMEOUT, env: envNoWms() });
+    assert.equal(r.code, 0, r.stderr);
+    const files = readdirSync(out);
+    assert.equal(files.length, 1);
+    assert.match(readFileSync(join(out, files[0]!), 'utf8'), /;Dono Persistido;PERSIST-1;/);
+  });
+
   test('--help prints the kinds and options', async () => {
     const r = await runCli(['pull', '--help'], { ...TIMEOUT, env: envNoWms() });
     assert.equal(r.code, 0);
