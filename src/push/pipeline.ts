@@ -11,6 +11,7 @@ import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
+import { ENDPOINTS } from '../wms/endpoints.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 import { createRefResolver, failureKey, type RunFailures } from './refs.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
@@ -213,7 +214,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     }
     if (err.code === WmsErrorCode.AUTH) {
       await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
-      fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
+      // the credentials themselves were refused (authorize, or a 403 firewall block): no record can be
+      // sent, stop the run; a 401 on one request (a token that expired in flight) fails only that record
+      if (err.path === ENDPOINTS.authorize.path || err.httpStatus === 403) fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
       return;
     }
     if (isRejection(err)) {

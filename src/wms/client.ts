@@ -397,7 +397,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     }
     const anonymous = 'anonymous' in ep && ep.anonymous === true;
     let attempt = 0;
-    let replayed401 = false;
+    // consecutive 401s of this call: one means the token expired (refresh and replay, not a retry); two in
+    // a row, the second with a token fresh from the refresh, mean the credentials are refused
+    let consecutive401 = 0;
     let replayToken: string | undefined;
     for (;;) {
       attempt++;
@@ -456,6 +458,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       }
 
       let error: WmsError;
+      let unauthorized = false;
       if (failure) {
         error = networkError(method, path, failure, attempt, idempotent);
         if (failure.aborted) {
@@ -466,13 +469,14 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         const r = res!;
         const env = parseBody(r);
         if (isSuccess(r, env)) return env;
-        if (!anonymous && isUnauthorized(r, env) && token !== undefined) {
-          if (!replayed401) {
-            replayed401 = true;
+        unauthorized = !anonymous && isUnauthorized(r, env) && token !== undefined;
+        if (unauthorized) {
+          if (consecutive401 === 0) {
+            consecutive401++;
             attempt--; // the replay is not a retry
             log.debug({ op: spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
             try {
-              replayToken = await auth.handleUnauthorized(token);
+              replayToken = await auth.handleUnauthorized(token!);
             } catch (err) {
               counters.failures++;
               throw authFailure(err, method, path);
@@ -482,6 +486,8 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         }
         error = answerError(method, path, r, env, attempt, idempotent);
       }
+      // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
+      if (!unauthorized) consecutive401 = 0;
 
       const delay = spec.noRetry || closed ? undefined : decideRetry(error, attempt, policy, method, { idempotent, retryPostOn5xx });
       if (delay === undefined) {

@@ -1,0 +1,54 @@
+/**
+ * The sample inbox under injected faults: 20% HTTP 500, 5% 429 with Retry-After, 1% dropped connections
+ * and a token lifetime of one second. Every valid record is delivered (or, for a document whose send may
+ * have reached the WMS, held and listed), nothing is duplicated where a read-back allows, and the exit
+ * code says whether something needs attention.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeTempDir } from '../helpers/tmp.js';
+import { runCli, PROJECT_ROOT } from '../helpers/cli.js';
+import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+
+let sb: Sandbox;
+let tmp: { dir: string; cleanup: () => Promise<void> };
+
+before(async () => {
+  sb = await startSandbox({ seed: 7 });
+  tmp = await makeTempDir('wmsbridge-e2e-faults-');
+  await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
+});
+
+after(async () => {
+  await sb?.close();
+  await tmp?.cleanup();
+});
+
+test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a read-back allows, honest exit code', { timeout: 240_000 }, async () => {
+  sb.setFaults({ failRate: 0.2, rate429: 0.05, resetRate: 0.01, tokenTtlSeconds: 1, latencyMs: 15 });
+  const env = { WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+  const dirs = ['--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings')];
+  const res = await runCli(['run', ...dirs], { env, timeoutMs: 200_000 });
+  assert.ok(res.code === 0 || res.code === 1, `exit ${res.code}: ${res.stderr.slice(-3000)}`);
+
+  sb.setFaults({ failRate: 0, rate429: 0, resetRate: 0, latencyMs: 0 });
+  const status = await runCli(['status', '--json', '--limit', '1000', ...dirs], { env });
+  const st = JSON.parse(status.stdout) as { records: Record<string, number>; attention: Array<{ target: string; status: string; error: string }> };
+  const open = (st.records['held'] ?? 0) + (st.records['failed'] ?? 0) + (st.records['in_doubt'] ?? 0) + (st.records['rejected'] ?? 0);
+  assert.equal(res.code, open > 0 ? 1 : 0, `exit code ${res.code} must say whether ${open} record(s) need attention`);
+  // nothing failed for good: retries absorbed the 500s, 429s and token expiries
+  assert.equal(st.records['failed'] ?? 0, 0, `failed records: ${JSON.stringify(st.attention.filter((a) => a.status === 'failed'))}`);
+  // what is held is held because a send may have reached the WMS, and says so
+  for (const a of st.attention.filter((x) => x.status === 'held')) assert.match(a.error, /in doubt|depends on/);
+
+  const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>>; stats: Record<string, unknown> };
+  for (const resource of ['Provider', 'ShippingCompany', 'Owners', 'PickingList', 'PurchaseOrder']) {
+    for (const [key, n] of Object.entries(c.creations[resource] ?? {})) assert.ok(n <= 1, `${resource} ${key} created ${n} times`);
+  }
+  // the faults really happened
+  assert.ok(JSON.stringify(c.stats).length > 2);
+  const injected = c.stats['faults'] as Record<string, number> | undefined;
+  if (injected) assert.ok(Object.values(injected).reduce((a, b) => a + b, 0) > 0, 'faults were injected');
+});
