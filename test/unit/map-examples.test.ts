@@ -131,7 +131,8 @@ describe('shipped mappings against the shipped inbox', () => {
     assert.equal(s?.find((r) => r.key === '000101|001')?.payload['quantity'], 412);
     const lock = results.get('bloqueios')?.records[0];
     assert.equal(lock?.payload['materialStatusId'], seedId('ms:Quarentena'));
-    assert.equal(lock?.key, '000210|' + seedId('wh:CD-SP01') + '|L2410-077|' + seedId('ms:Quarentena'));
+    assert.equal(lock?.key, '000210|' + seedId('wh:CD-SP01') + '||' + seedId('ms:Quarentena'));
+    assert.equal(lock?.payload['lotNumber'], undefined, 'an empty lot is not sent');
     const unlock = results.get('desbloqueios')?.records[0];
     assert.equal(unlock?.payload['materialStatusId'], seedId('ms:Disponível'));
   });
