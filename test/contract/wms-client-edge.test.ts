@@ -417,6 +417,24 @@ describe('auth', () => {
     assert.equal(apiCalls().at(-1)!.headers['authorization'], 'Bearer tok-2-abcdef');
   });
 
+  test('a 401 after a retry in between is a new expiry: refreshed and replayed again', async () => {
+    const script = [401, 500, 401, 200];
+    let n = 0;
+    reset((_req, res) => {
+      const status = script[n++] ?? 200;
+      if (status === 200) json(res, 200, ok({ id: UUID(1), name: 'ms' }));
+      else json(res, status, { code: status, message: 'x', data: null, error: status === 401 ? 'token expired' : 'boom' });
+    });
+    const c = client();
+    try {
+      assert.equal((await c.getMaterialStatus(UUID(1)))?.name, 'ms');
+      assert.equal(c.stats().refreshes, 2);
+      assert.equal(c.stats().retries, 1, 'only the 500 is a retry');
+    } finally {
+      await c.close();
+    }
+  });
+
   test('a second 401 is E_WMS_AUTH', async () => {
     reset((_req, res) => json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'invalid token' }));
     const c = client();
