@@ -1,0 +1,147 @@
+/**
+ * `wmsbridge watch` as a child process: a file written slowly is taken only once complete; a marker
+ * channel waits for its .done file; /healthz and /metrics answer; a second process on the same state
+ * folder is refused; SIGTERM in the middle of a large file leaves nothing half-done, and the next run
+ * delivers the rest exactly once.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { request } from 'undici';
+import { makeTempDir } from '../helpers/tmp.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+
+let sb: Sandbox;
+let tmp: { dir: string; cleanup: () => Promise<void> };
+let watch: ChildProcess | null = null;
+let stderr = '';
+
+async function creations(prefix: string): Promise<Record<string, number>> {
+  const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json;
+  return Object.fromEntries(Object.entries((c.creations.Category ?? {}) as Record<string, number>).filter(([k]) => k.startsWith(prefix)));
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function rows(prefix: string, from: number, to: number): string {
+  let s = '';
+  for (let i = from; i < to; i++) s += `${prefix}${i};Categoria ${prefix} ${i}\n`;
+  return s;
+}
+
+const env = () => ({ WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' });
+const cfg = () => ['--config', join(tmp.dir, 'wmsbridge.config.json')];
+
+before(async () => {
+  sb = await startSandbox();
+  tmp = await makeTempDir('wmsbridge-watch-');
+  for (const ch of ['lento', 'marcador']) await mkdir(join(tmp.dir, 'inbox', ch), { recursive: true });
+  await mkdir(join(tmp.dir, 'mappings'));
+  for (const ch of ['lento', 'marcador']) {
+    await writeFile(
+      join(tmp.dir, 'mappings', `${ch}.yaml`),
+      `name: ${ch}\nmatch: { channel: ${ch}, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ';', header: false, columns: [codigo, nome] }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`,
+    );
+  }
+  await writeFile(
+    join(tmp.dir, 'wmsbridge.config.json'),
+    JSON.stringify({
+      channels: [
+        { name: 'lento', readiness: { mode: 'stable', checks: 3, intervalMs: 400 } },
+        { name: 'marcador', readiness: { mode: 'marker', suffixes: ['.done'], intervalMs: 200 } },
+      ],
+      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
+      sending: { concurrency: 4 },
+      watch: { batchDelayMs: 200, rescanIntervalMs: 2000, metricsPort: 0 },
+    }),
+  );
+  watch = spawnCli(['watch', ...cfg()], { env: env() });
+  watch.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20000)));
+  await until('watch to start', async () => /wmsbridge watch: watching/.test(stderr));
+});
+
+after(async () => {
+  if (watch && watch.exitCode === null) {
+    watch.kill('SIGKILL');
+    await new Promise((r) => watch!.once('exit', r));
+  }
+  await sb?.close();
+  await tmp?.cleanup();
+});
+
+test('a file written slowly in chunks is taken only when complete', { timeout: 60_000 }, async () => {
+  const file = join(tmp.dir, 'inbox', 'lento', 'CAT_slow.csv');
+  await writeFile(file, rows('S', 0, 40));
+  for (let chunk = 1; chunk < 6; chunk++) {
+    await new Promise((r) => setTimeout(r, 250));
+    assert.equal(Object.keys(await creations('S')).length, 0, `nothing sent while the file is still being written (chunk ${chunk})`);
+    await appendFile(file, rows('S', chunk * 40, chunk * 40 + 40));
+  }
+  const done = await until('240 categories', async () => {
+    const c = await creations('S');
+    return Object.keys(c).length >= 240 ? c : undefined;
+  });
+  assert.equal(Object.keys(done).length, 240);
+  assert.ok(Object.values(done).every((n) => n === 1), 'each row sent once');
+});
+
+test('a marker channel waits for the .done file', { timeout: 60_000 }, async () => {
+  const file = join(tmp.dir, 'inbox', 'marcador', 'CAT_m.csv');
+  await writeFile(file, rows('M', 0, 10));
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(Object.keys(await creations('M')).length, 0, 'not taken without its marker');
+  await writeFile(`${file}.done`, '');
+  await until('10 categories', async () => Object.keys(await creations('M')).length === 10);
+});
+
+test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
+  const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+  assert.ok(url, `metrics URL printed: ${stderr.slice(-500)}`);
+  const h = await request(`${url}/healthz`);
+  assert.equal(h.statusCode, 200);
+  assert.equal(((await h.body.json()) as { ok: boolean }).ok, true);
+  const m = await request(`${url}/metrics`);
+  assert.equal(m.statusCode, 200);
+  const text = await m.body.text();
+  assert.match(text, /# TYPE wmsbridge_records gauge/);
+  assert.match(text, /wmsbridge_records_settled_total\{target="Category",outcome="created"\} \d+/);
+  assert.match(text, /wmsbridge_wms_request_duration_ms_bucket\{le="\+Inf"\} \d+/);
+});
+
+test('a second process on the same state folder is refused with a clear message', { timeout: 30_000 }, async () => {
+  const res = await runCli(['run', ...cfg()], { env: env() });
+  assert.equal(res.code, 2);
+  assert.match(res.stderr, /in use by .*watch/i);
+});
+
+test('SIGTERM during a large file leaves nothing half-done; the next run finishes it exactly once', { timeout: 120_000 }, async () => {
+  sb.setFaults({ latencyMs: 30 });
+  await writeFile(join(tmp.dir, 'inbox', 'marcador', 'CAT_big.csv'), rows('B', 0, 1500));
+  await writeFile(join(tmp.dir, 'inbox', 'marcador', 'CAT_big.csv.done'), '');
+  await until('sending to start', async () => Object.keys(await creations('B')).length > 20);
+  watch!.kill('SIGTERM');
+  const code = await new Promise<number | null>((r) => watch!.once('exit', (c) => r(c)));
+  assert.equal(code, 0, `watch exits 0 on SIGTERM\n${stderr.slice(-2000)}`);
+  const sentAtStop = Object.keys(await creations('B')).length;
+  assert.ok(sentAtStop < 1500, 'stopped before the end of the file');
+  const st = await runCli(['status', '--json', ...cfg()], { env: env() });
+  const status = JSON.parse(st.stdout) as { records: Record<string, number> };
+  assert.equal(status.records['sending'] ?? 0, 0, 'no record left in flight');
+  sb.setFaults({ latencyMs: 0 });
+  const res = await runCli(['run', ...cfg()], { env: env(), timeoutMs: 90_000 });
+  assert.equal(res.code, 0, res.stderr.slice(-2000));
+  const c = await creations('B');
+  assert.equal(Object.keys(c).length, 1500, 'every row delivered');
+  assert.ok(Object.values(c).every((n) => n === 1), 'none twice');
+});
