@@ -26,6 +26,8 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   }
   const config = await loadConfigFromFlags(values);
   if (config.wms.url) throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
+  // a demo is read by a person: warnings only, unless asked otherwise
+  if (!values['log-level'] && !process.env['WMSBRIDGE_LOG_LEVEL']) config.log.level = 'warn';
   const mappings = await loadMappingsOrThrow(config);
   const sampleInbox = config.inboxDir;
   const demoDir = join(config.stateDir, 'demo');
