@@ -259,7 +259,9 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
           } catch (err) {
             log.warn({ file: join(ch.dir, d.entry.name), err: errorMessage(err) }, 'empty file could not be moved to the error folder, will retry');
           }
-        } else if (ch.tracker.spec.mode !== 'marker' || d.entry.size > 0) {
+        } else {
+          // still being written, waiting for its marker, or empty within its grace: look again soon
+          // (markers and triggers on a share without events are found by this poll, not by the rescan)
           waiting = true;
         }
       }

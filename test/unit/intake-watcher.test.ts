@@ -130,6 +130,19 @@ describe('inbox watcher', () => {
     assert.equal(second.ready.find((f) => f.name === 'empty.xml')?.size, 0, 'an empty file with a marker is processed as empty input');
   });
 
+  test('watch: a marker written later is found by the channel poll even without events or rescans', async () => {
+    const dir = await channelDir('marker-watch', 'c');
+    await writeFile(join(dir, 'pedido.txt'), 'x');
+    const w = make([{ name: 'c', dir, readiness: { mode: 'marker', intervalMs: 100 } }], { usePolling: true, pollIntervalMs: 600_000, rescanIntervalMs: 600_000 });
+    let early = 0;
+    w.on('ready-file', () => early++);
+    await w.start();
+    assert.equal(early, 0, 'no marker yet');
+    const got = nextReady(w, (f) => f.name === 'pedido.txt', 10_000);
+    await writeFile(join(dir, 'pedido.txt.done'), '');
+    assert.deepEqual((await got).markers, [join(dir, 'pedido.txt.done')]);
+  });
+
   test('batch trigger releases the files present; the trigger is consumed and archived', async () => {
     const dir = await channelDir('batch', 'lote');
     await writeFile(join(dir, 'a.csv'), 'a');
