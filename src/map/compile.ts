@@ -30,6 +30,7 @@ import {
   type TestConditionSpec,
   type TransformSpec,
 } from './model.js';
+import { compileFastCheck, type FastCheck } from './fast-check.js';
 import { compileTransforms, q, RowFail, safeString, TransformSpecError, zoneOffsetFn, type TransformFn } from './transforms.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -766,11 +767,13 @@ function valueAt(payload: unknown, path: ReadonlyArray<PropertyKey>): unknown {
 
 function validate(
   schema: z.ZodType,
+  fast: FastCheck | undefined,
   payload: Record<string, unknown>,
   lineOf: (path: ReadonlyArray<PropertyKey>) => number,
   targetLabel: string,
 ): RowIssue[] | undefined {
   const candidate = substitute(payload);
+  if (fast !== undefined && fast(candidate)) return undefined;
   const r = schema.safeParse(candidate);
   if (r.success) return undefined;
   return r.error.issues.map((iss) => {
@@ -910,6 +913,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const itemImplicit = itemInfo?.implicit ?? new Map<string, unknown>();
   const headerImplicit = info.implicit;
   const schema = tinfo.schema;
+  const fastCheck = compileFastCheck(schema);
   const fileGlobs = globs;
 
   const recordKey = (payload: Record<string, unknown>, row: RawRow, st: EvalState, issues: Issues): string | undefined => {
@@ -952,7 +956,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     }
     if (issues.list === undefined) {
       const line = st.line;
-      const v = validate(schema, payload, () => line, target);
+      const v = validate(schema, fastCheck, payload, () => line, target);
       if (v) issues.list = v;
     }
     if (issues.list !== undefined) return makeReject([row], issues.list, key);
@@ -1062,6 +1066,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
       const headerLine = doc.headerRow?.line ?? first.line;
       const v = validate(
         schema,
+        fastCheck,
         payload,
         (path) => (path[0] === itemsKey && typeof path[1] === 'number' ? (doc.itemLines[path[1]] ?? headerLine) : headerLine),
         target,
