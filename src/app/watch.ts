@@ -14,7 +14,7 @@ import { watcherOptions } from './scan.js';
 import { runScheduledPulls } from './pulls.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
 import { createRunMetrics, type RunMetrics } from './metrics.js';
-import { webhooksOptionsFromConfig } from '../cli/webhooks.js';
+import { webhooksOptionsFromConfig } from '../webhook/options.js';
 import { errorMessage } from '../shared/errors.js';
 
 export interface WatchHandle {

@@ -14,19 +14,9 @@ import type { Journal } from '../journal/types.js';
 import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
+import { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
 
-export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'outboxDir'> {
-  /** folder of the journal (journal.db). @default './state' */
-  stateDir?: string;
-  /** @default './outbox' */
-  outboxDir?: string;
-  /** the journal to open. @default { kind: 'sqlite', path: <stateDir>/journal.db } */
-  journalSpec?: JournalSpec;
-  /** an open journal to use instead (not closed by close()) */
-  journal?: Journal;
-  logger?: Logger;
-  hooks?: WebhookHooks;
-}
+export { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions };
 
 export interface RunningWebhooks {
   receiver: WebhookReceiver;
@@ -76,31 +66,6 @@ export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): 
  * The shared secret from the environment variable `name`. Strict: a configured but unset or empty
  * variable is an error, never a silently unauthenticated receiver. The value is never printed.
  */
-export function secretFromEnv(name: string, env: NodeJS.ProcessEnv, setting = '--secret-env'): string {
-  const secret = env[name];
-  if (secret === undefined || secret === '') throw new ConfigError(`${setting} ${name}: the environment variable ${name} is not set or empty`);
-  return secret;
-}
-
-/** The receiver options a loaded configuration gives (its `webhooks` section, folders, journal, CSV format). */
-export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv): WebhooksCommandOptions {
-  const w = config.webhooks;
-  const options: WebhooksCommandOptions = {
-    host: w.host,
-    port: w.port,
-    basePath: w.basePath,
-    maxBodyBytes: w.maxBodyBytes,
-    stateDir: config.stateDir,
-    outboxDir: config.outboxDir,
-    csvFormat: config.outbox.csv,
-  };
-  if (w.secretEnv) options.secret = secretFromEnv(w.secretEnv, env, 'webhooks.secretEnv');
-  if (w.tls) options.tls = { certFile: resolve(config.baseDir, w.tls.certFile), keyFile: resolve(config.baseDir, w.tls.keyFile) };
-  if (config.journal.kind === 'postgres') options.journalSpec = { kind: 'postgres', url: config.journal.url };
-  else if (config.journal.path) options.journalSpec = { kind: 'sqlite', path: config.journal.path };
-  return options;
-}
-
 const USAGE = `usage: wmsbridge webhooks [options]
 
 Serves the webhook receiver: POST <url>/webhooks/<kind> (kinds: receipt, receipt-status, shipping,
