@@ -243,3 +243,35 @@ describe('documents from files (real parsers)', () => {
     assert.equal(items[3]?.['quantity'], 2);
   });
 });
+
+describe('JSON Lines sources', () => {
+  let dir = '';
+  let cleanup: () => Promise<void> = async () => {};
+  before(async () => ({ dir, cleanup } = await makeTempDir('wmsbridge-map-jsonl-')));
+  after(() => cleanup());
+
+  test('nested objects read by slash paths; a bad line becomes a reject', async () => {
+    const path = join(dir, 'transportadoras.jsonl');
+    await writeFile(
+      path,
+      [
+        JSON.stringify({ codigo: 'T001', empresa: { razao: 'Transportes Rápido Paulista Ltda', cnpj: '11.223.344/0001-86' } }),
+        '{"codigo": "T002", ',
+        JSON.stringify({ codigo: 'T003', empresa: { razao: 'Expresso Carioca', cnpj: '11.223.344/0001-87' } }),
+      ].join('\n') + '\n',
+    );
+    const m = mapping({
+      match: { files: '*.jsonl' },
+      source: { format: 'jsonl' },
+      target: 'ShippingCompany',
+      fields: { codeERP: { path: 'codigo' }, name: { path: 'empresa/razao' }, cnpj: { path: 'empresa/cnpj', transforms: ['cnpj'] } },
+    });
+    const r = await run(m, openParser(path, m.source));
+    assert.deepEqual(r.records.map((x) => [x.key, x.payload['cnpj'], x.op]), [['T001', '11223344000186', 'upsert']]);
+    assert.deepEqual(r.rejects.map((x) => [x.source.line, x.issues[0]?.code]), [
+      [2, 'bad_json'],
+      [3, 'invalid_cnpj'],
+    ]);
+    assert.match(r.rejects[1]?.issues[0]?.message ?? '', /^line 3: field cnpj: '11\.223\.344\/0001-87' is not a valid CNPJ \(check digits should be 86\)$/);
+  });
+});
