@@ -19,6 +19,8 @@ import type {
   FileRow,
   FileStatus,
   Journal,
+  LeaderLock,
+  NewFile,
   NewRecord,
   RecordQuery,
   RecordResult,
@@ -190,6 +192,24 @@ interface WebhookDbRow {
 }
 
 const now = (): string => new Date().toISOString();
+const later = (ms: number): string => new Date(Date.now() + ms).toISOString();
+
+/** Statuses of a file that is being worked on: leases matter only for these. */
+export const LEASED_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'];
+
+/** Statuses of a record that is not settled yet (see Journal.countUnsettled). */
+export const UNSETTLED_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'in_doubt'];
+
+/**
+ * Leader locks held in this process, by database path then name: SQLite has one process per state
+ * folder (the state lock), so exclusivity among this process's journal objects is exclusivity.
+ */
+const leaderLocks = new Map<string, Set<string>>();
+let memoryLockSeq = 0;
+
+function checkTtl(name: string, location: string, ttlMs: number): void {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new JournalError(`journal ${location}: ${name}: ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
+}
 
 function toFileRow(r: FileDbRow): FileRow {
   return {
@@ -295,6 +315,10 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
 
 function buildJournal(db: Database.Database, location: string): Journal {
   let closed = false;
+  /** leader-lock names this journal object holds (released at close) */
+  const ownLocks = new Set<string>();
+  /** separate ':memory:' databases must not share leader locks */
+  const lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
   const cache = new Map<string, Database.Statement>();
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
   const stmt = (sql: string): Database.Statement => {
@@ -318,7 +342,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
   }
 
   const addFileTx = db.transaction(
-    (f: { channel: string; name: string; path: string; size: number; sha256: string; runId: string; force?: boolean; owner?: string }): FileRow => {
+    (f: NewFile): FileRow => {
       let duplicateOf: number | null = null;
       if (!f.force) {
         const earlier = stmt(
@@ -327,10 +351,11 @@ function buildJournal(db: Database.Database, location: string): Journal {
         if (earlier) duplicateOf = earlier.id;
       }
       const ts = now();
+      const leaseUntil = f.owner !== undefined && f.leaseTtlMs !== undefined ? later(f.leaseTtlMs) : null;
       const info = stmt(
-        `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(f.channel, f.name, f.path, f.size, f.sha256, duplicateOf === null ? 'claimed' : 'duplicate', duplicateOf, f.runId, f.owner ?? null, ts, ts);
+        `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(f.channel, f.name, f.path, f.size, f.sha256, duplicateOf === null ? 'claimed' : 'duplicate', duplicateOf, f.runId, f.owner ?? null, leaseUntil, ts, ts);
       return toFileRow(stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
     },
   );
@@ -431,7 +456,11 @@ function buildJournal(db: Database.Database, location: string): Journal {
   const journal: Journal = {
     location,
 
-    addFile: (file) => op('addFile', () => addFileTx.immediate(file)),
+    addFile: (file) =>
+      op('addFile', () => {
+        if (file.owner !== undefined && file.leaseTtlMs !== undefined) checkTtl('addFile', location, file.leaseTtlMs);
+        return addFileTx.immediate(file);
+      }),
 
     getFile: (id) =>
       op('getFile', () => {
@@ -474,6 +503,64 @@ function buildJournal(db: Database.Database, location: string): Journal {
         params.push(now(), id);
         const info = stmt(`UPDATE files SET ${sets.join(', ')} WHERE id = ?`).run(...params);
         if (info.changes === 0) throw new JournalError(`journal ${location}: updateFile: file ${id} not found`);
+      }),
+
+    acquireFileLease: (fileId, owner, ttlMs) =>
+      op('acquireFileLease', () => {
+        checkTtl('acquireFileLease', location, ttlMs);
+        const ts = now();
+        const info = stmt(
+          `UPDATE files SET owner = ?, lease_until = ?, updated_at = ?
+           WHERE id = ? AND (owner IS NULL OR owner = ? OR lease_until < ?)`,
+        ).run(owner, later(ttlMs), ts, fileId, owner, ts);
+        if (info.changes === 1) return true;
+        if (!stmt('SELECT id FROM files WHERE id = ?').get(fileId)) throw new JournalError(`journal ${location}: acquireFileLease: file ${fileId} not found`);
+        return false;
+      }),
+
+    renewLeases: (owner, ttlMs) =>
+      op('renewLeases', () => {
+        checkTtl('renewLeases', location, ttlMs);
+        return stmt(`UPDATE files SET lease_until = ?, updated_at = ? WHERE owner = ? AND status IN (${sqlList(LEASED_STATUSES)})`).run(later(ttlMs), now(), owner)
+          .changes;
+      }),
+
+    releaseFileLease: (fileId, owner) =>
+      op('releaseFileLease', () => {
+        stmt('UPDATE files SET owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND owner = ?').run(now(), fileId, owner);
+      }),
+
+    listResumableFiles: (owner) =>
+      op('listResumableFiles', () =>
+        (
+          stmt(
+            `SELECT * FROM files WHERE status IN (${sqlList(LEASED_STATUSES)}) AND (owner IS NULL OR owner = ? OR lease_until < ?) ORDER BY id`,
+          ).all(owner, now()) as FileDbRow[]
+        ).map(toFileRow),
+      ),
+
+    tryLeaderLock: (name) =>
+      op('tryLeaderLock', (): LeaderLock | null => {
+        let held = leaderLocks.get(lockKey);
+        if (!held) leaderLocks.set(lockKey, (held = new Set()));
+        if (held.has(name)) return null;
+        held.add(name);
+        ownLocks.add(name);
+        let released = false;
+        return {
+          release: async () => {
+            if (released) return;
+            released = true;
+            ownLocks.delete(name);
+            held.delete(name);
+          },
+        };
+      }),
+
+    countUnsettled: (target, key) =>
+      op('countUnsettled', () => {
+        const r = stmt(`SELECT COUNT(*) AS n FROM records WHERE target = ? AND key = ? AND status IN (${sqlList(UNSETTLED_STATUSES)})`).get(target, key) as { n: number };
+        return r.n;
       }),
 
     addRecords: (fileId, records) =>
@@ -585,6 +672,15 @@ function buildJournal(db: Database.Database, location: string): Journal {
         stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
       }),
 
+    compareAndSetMeta: (key, expected, value) =>
+      op('compareAndSetMeta', () => {
+        const info =
+          expected === null
+            ? stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING').run(key, value)
+            : stmt('UPDATE meta SET value = ? WHERE key = ? AND value = ?').run(value, key, expected);
+        return info.changes === 1;
+      }),
+
     addWebhookEvent: (event) =>
       op('addWebhookEvent', () => {
         const info = stmt(
@@ -612,6 +708,10 @@ function buildJournal(db: Database.Database, location: string): Journal {
     close: async () => {
       if (closed) return;
       closed = true;
+      // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
+      const held = leaderLocks.get(lockKey);
+      for (const name of ownLocks) held?.delete(name);
+      ownLocks.clear();
       cache.clear();
       db.close();
     },

@@ -115,6 +115,29 @@ export interface WebhookEventRow {
   recordId: number | null;
 }
 
+export interface NewFile {
+  channel: string;
+  name: string;
+  path: string;
+  size: number;
+  sha256: string;
+  runId: string;
+  force?: boolean;
+  /** instance id of the claimer: the new row is leased to it */
+  owner?: string;
+  /**
+   * lease length from now (ms) when `owner` is given; without it the owner holds the file until it
+   * releases it (no expiry: only for single-instance stores)
+   */
+  leaseTtlMs?: number;
+}
+
+/** A held leader lock (see Journal.tryLeaderLock). */
+export interface LeaderLock {
+  /** Gives the lock up; idempotent. */
+  release(): Promise<void>;
+}
+
 export interface Journal {
   /** the store's name for messages: 'sqlite:/path/state/journal.db' or 'postgres://host/db' */
   readonly location: string;
@@ -123,11 +146,51 @@ export interface Journal {
   /**
    * Registers a claimed file. If a file with the same sha256 was already processed (status done,
    * mapped or claimed) and `force` is false, the new row gets status 'duplicate' and duplicateOf.
+   * With `owner` (and `leaseTtlMs`) the row is created already leased to its claimer, so no other
+   * instance can resume it between the insert and a first acquireFileLease.
    */
-  addFile(file: { channel: string; name: string; path: string; size: number; sha256: string; runId: string; force?: boolean; owner?: string }): Promise<FileRow>;
+  addFile(file: NewFile): Promise<FileRow>;
   getFile(id: number): Promise<FileRow | undefined>;
   listFiles(query?: { statuses?: FileStatus[]; channel?: string; runId?: string }): Promise<FileRow[]>;
   updateFile(id: number, patch: Partial<Pick<FileRow, 'status' | 'path' | 'error' | 'runId' | 'owner' | 'leaseUntil'>>): Promise<void>;
+
+  // ---- leases: several instances sharing one store -------------------------------------------
+  /**
+   * Takes (or extends) the lease of a file for `owner` for `ttlMs` from now. Atomic: succeeds only if
+   * the file has no owner, is already owned by `owner`, or its lease expired; returns false when
+   * another owner holds a live lease. Throws a JournalError when the file does not exist. Lease
+   * times are the store's clock (PostgreSQL: the server's), so instances' clocks need not agree.
+   */
+  acquireFileLease(fileId: number, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends to now + `ttlMs` the lease of every file `owner` holds in status claimed or mapped
+   * (call it well within the ttl, e.g. every ttl/3). Returns how many leases were extended; a file
+   * another owner took after this owner's lease expired is not counted (it is no longer held).
+   */
+  renewLeases(owner: string, ttlMs: number): Promise<number>;
+  /** Gives up a file's lease if `owner` holds it (owner and leaseUntil become null); else a no-op. */
+  releaseFileLease(fileId: number, owner: string): Promise<void>;
+  /**
+   * Files in status claimed or mapped that `owner` may resume: unowned, owned by `owner`, or whose
+   * lease expired. Ordered by id. Resuming one still needs acquireFileLease (another instance may
+   * race for it).
+   */
+  listResumableFiles(owner: string): Promise<FileRow[]>;
+  /**
+   * Tries to become the leader for `name` (e.g. 'pull:inventory', so a scheduled pull runs once per
+   * schedule across the cluster). Returns null at once when another holder has it. The lock is held
+   * until release() or until the journal is closed (PostgreSQL: a session-level advisory lock on a
+   * dedicated connection, so it also ends when that connection or the instance dies). SQLite: one
+   * process per state folder already; the lock is exclusive among the journal objects of this
+   * process on the same database file.
+   */
+  tryLeaderLock(name: string): Promise<LeaderLock | null>;
+  /**
+   * Records (in any file) of (target, key) that are not settled yet: status pending, sending or
+   * in_doubt. The pipeline uses it to wait for a dependency another instance is still sending instead
+   * of calling it "not found".
+   */
+  countUnsettled(target: Target, key: string): Promise<number>;
 
   // ---- records -----------------------------------------------------------------------------
   /** Inserts a batch of records for one file in one transaction. */
@@ -168,6 +231,12 @@ export interface Journal {
   // ---- key/value (finished inventories exported, schedules' last runs, ...) ------------------
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /**
+   * Atomic compare-and-set: writes `value` only if the current value is `expected` (`null`: the key
+   * must not exist yet). Returns whether it wrote. Lets several instances agree on e.g. a schedule's
+   * last run: the one whose CAS succeeds runs it.
+   */
+  compareAndSetMeta(key: string, expected: string | null, value: string): Promise<boolean>;
 
   // ---- webhooks -------------------------------------------------------------------------------
   /** Stores an event once; returns { stored: false } when the dedupKey was seen before. */
