@@ -1163,14 +1163,19 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
           if (cur) yield out(flush(cur, st));
           cur = undefined;
           const keep = passes(row);
-          if (keep !== true) {
+          if (keep === false) {
             skipping = true;
-            if (keep === false) {
-              if (stats) stats.skipped++;
-            } else yield out(keep);
+            if (stats) stats.skipped++;
             continue;
           }
           skipping = false;
+          if (keep !== true) {
+            // the filter could not be evaluated on the header: its document is rejected with its details
+            cur = newDoc(`line ${row.line}`);
+            cur.rows.push(row);
+            if (!keep.ok) for (const i of keep.reject.issues) cur.issues.push(i);
+            continue;
+          }
           let gk = `line ${row.line}`;
           if (groupByEval) {
             try {
@@ -1230,22 +1235,24 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
         if (stats) stats.skipped++;
         continue;
       }
-      if (keep !== true) {
-        yield out(keep);
-        continue;
-      }
       let gk: string | undefined;
+      let keyIssue: RowIssue | undefined;
       try {
         gk = keyText(byEval(row, st));
       } catch (err) {
         if (!(err instanceof RowFail)) throw err;
         const issues = new Issues();
         issues.add(row.line, 'group.by', err);
-        yield out(makeReject([row], issues.list ?? [], undefined));
-        continue;
+        keyIssue = issues.list?.[0];
       }
       if (gk === undefined) {
-        yield out(makeReject([row], [{ code: 'required', field: 'group.by', message: `line ${row.line}: the document key (group.by) is empty` }], undefined));
+        const issues: RowIssue[] = keep === true ? [] : keep.ok ? [] : [...keep.reject.issues];
+        issues.push(keyIssue ?? { code: 'required', field: 'group.by', message: `line ${row.line}: the document key (group.by) is empty` });
+        if (contiguous && cur) {
+          // most likely a damaged line of the open document: hold the document back with it
+          cur.rows.push(row);
+          for (const i of issues) cur.issues.push({ ...i, message: `${i.message} (the line may belong to document ${q(cur.groupKey)}, so the whole document is held back)` });
+        } else yield out(makeReject([row], issues, undefined));
         continue;
       }
       let doc: Doc | undefined;
@@ -1286,6 +1293,11 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
         }
       }
       doc.rows.push(row);
+      if (keep !== true) {
+        // the filter could not be evaluated: the row is kept in its document, which is rejected
+        if (!keep.ok) for (const i of keep.reject.issues) doc.issues.push(i);
+        continue;
+      }
       addHeader(doc, row, st);
       addItems(doc, row, st);
     }

@@ -114,6 +114,32 @@ describe('documents grouped by key', () => {
   test('an empty document key rejects the row', async () => {
     const r = await run(orderMapping(), [line('', 'Ana', 'P1', '2', 2)]);
     assert.equal(r.rejects[0]?.issues[0]?.message, 'line 2: field group.by: is empty but required (the document key)');
+    // inside an open document (contiguous), the line most likely belongs to it: the document is held back
+    const mid = await run(orderMapping(), [line('1', 'Ana', 'P1', '2', 2), line('', 'Ana', 'P2', '1', 3), line('2', 'Bia', 'P1', '1', 4)]);
+    assert.deepEqual(mid.records.map((x) => x.key), ['2|001']);
+    assert.equal(mid.rejects[0]?.raw.length, 2);
+    assert.match(mid.rejects[0]?.issues[0]?.message ?? '', /^line 3: field group\.by: is empty but required .*may belong to document '1'/);
+  });
+
+  test('a filter that cannot be evaluated rejects the whole document, never sends it partially', async () => {
+    const m = mapping({
+      target: 'PickingList',
+      filter: { col: 'qtd', transforms: ['number'], notEquals: 0 },
+      group: { by: 'pedido', items: 'pickingItens', itemFields: { productID: { ref: 'Product', from: 'produto' }, quantity: { col: 'qtd', transforms: ['number'] } } },
+      fields: {
+        order: 'pedido',
+        codeERP: { col: 'pedido', transforms: ['uuid5'] },
+        companyID: { lookup: 'Company', by: 'name', from: { const: 'Distribuidora Paulista de Alimentos Ltda' } },
+        branchID: { lookup: 'Branch', by: 'name', from: { const: 'Matriz São Paulo' } },
+        warehouseID: { lookup: 'Warehouse', by: 'codeERP', from: 'cd' },
+        ownerID: { lookup: 'Owners', by: 'code', from: { const: '001' } },
+      },
+    });
+    const r = await run(m, [line('1', 'Ana', 'P1', '2', 2), line('1', 'Ana', 'P2', '0', 3), line('1', 'Ana', 'P3', 'x', 4), line('2', 'Bia', 'P1', '1', 5)]);
+    assert.deepEqual(r.records.map((x) => x.key), ['2|001']);
+    assert.equal(r.stats.skipped, 1, 'quantity 0 is filtered out');
+    assert.deepEqual(r.rejects[0]?.raw.map((x) => x.line), [2, 4]);
+    assert.match(r.rejects[0]?.issues[0]?.message ?? '', /^line 4: field filter: 'x' is not a number/);
   });
 });
 
