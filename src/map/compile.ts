@@ -982,7 +982,6 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     items: Record<string, unknown>[];
     itemLines: number[];
     issues: Issues;
-    /** header field -> line of the first row that gave it (for disagreement messages) */
   }
 
   const newDoc = (groupKey: string): Doc => ({ groupKey, rows: [], header: undefined, headerRow: undefined, items: [], itemLines: [], issues: new Issues() });
