@@ -26,14 +26,14 @@ export const ReadinessSchema = z
       /** @default [] */
       batchTriggers: z.array(z.string().min(1)).default([]).describe('batch trigger file names (e.g. LOTE.OK): every file present when one appears is ready'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000),
+      intervalMs: Duration.default(1000).describe('how often the folder is listed while waiting for a marker'),
     }),
     z.strictObject({
       mode: z.literal('rename').describe('the ERP writes a temp name (*.tmp, *.part) and renames: temp names are ignored, one stability check'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000),
+      intervalMs: Duration.default(1000).describe('time between the listing and its one stability check'),
       /** @default 60000 */
-      emptyFileGraceMs: Duration.default(60_000),
+      emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
   ])
   .describe('how wmsbridge decides a dropped file is completely written');
@@ -53,8 +53,8 @@ export const ChannelSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(256).optional().describe('max concurrent sends for this channel'),
   inDoubt: z
     .strictObject({
-      masterData: z.enum(['resend', 'hold']).default('resend'),
-      documents: z.enum(['resend', 'hold']).default('hold'),
+      masterData: z.enum(['resend', 'hold']).default('resend').describe('units, categories, families, products, stock operations: send again (at-least-once)'),
+      documents: z.enum(['resend', 'hold']).default('hold').describe('purchase orders, picking lists, attachments: hold for a person (`wmsbridge resolve`)'),
     })
     .default({ masterData: 'resend', documents: 'hold' })
     .describe('what to do with a send whose outcome is unknown and cannot be read back'),
@@ -77,69 +77,70 @@ export const WmsConfigSchema = z.strictObject({
   /** @default 16 */
   connections: z.number().int().min(1).max(512).default(16).describe('HTTP connections / requests in flight'),
   /** @default 0 (unlimited) */
-  requestsPerSecond: z.number().nonnegative().default(0),
+  requestsPerSecond: z.number().nonnegative().default(0).describe('client-side rate limit; 0 = unlimited'),
   /** @default 30000 */
-  timeoutMs: Duration.default(30_000),
+  timeoutMs: Duration.default(30_000).describe('per attempt: headers and body'),
   /** @default 5 */
-  retries: z.number().int().min(0).max(20).default(5),
+  retries: z.number().int().min(0).max(20).default(5).describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
   /** @default 100 */
-  pageSize: z.number().int().min(1).max(10_000).default(100),
+  pageSize: z.number().int().min(1).max(10_000).default(100).describe('PagingLimit asked of list endpoints'),
   /** @default 1 */
-  pagingBase: z.union([z.literal(0), z.literal(1)]).default(1),
+  pagingBase: z.union([z.literal(0), z.literal(1)]).default(1).describe('PagingIndex of the first page'),
   tls: z
-    .strictObject({ rejectUnauthorized: z.boolean().default(true), caFile: z.string().optional() })
+    .strictObject({ rejectUnauthorized: z.boolean().default(true).describe('verify the WMS certificate (keep true)'), caFile: z.string().optional().describe('PEM file of a private CA') })
     .default({ rejectUnauthorized: true }),
 });
 
 export const SandboxConfigSchema = z.strictObject({
-  seed: z.union([z.number(), z.string()]).default(1),
-  latencyMs: Duration.default(0),
-  failRate: z.number().min(0).max(1).default(0),
-  rate429: z.number().min(0).max(1).default(0),
-  resetRate: z.number().min(0).max(1).default(0),
-  tokenTtlSeconds: z.number().int().min(1).default(900),
+  seed: z.union([z.number(), z.string()]).default(1).describe('seed of the sandbox data and ids'),
+  latencyMs: Duration.default(0).describe('latency added to every sandbox request'),
+  failRate: z.number().min(0).max(1).default(0).describe('fraction of requests answered HTTP 500'),
+  rate429: z.number().min(0).max(1).default(0).describe('fraction of requests answered 429 with Retry-After'),
+  resetRate: z.number().min(0).max(1).default(0).describe('fraction of connections dropped without an answer'),
+  tokenTtlSeconds: z.number().int().min(1).default(900).describe('lifetime of the sandbox access tokens'),
   stateFile: z.string().optional().describe('keep the sandbox state across runs (default: under stateDir)'),
 });
 
 export const PullConfigSchema = z.strictObject({
-  name: z.string().min(1),
+  name: z.string().min(1).describe('unique name; its last run is remembered in the journal'),
   what: z.string().min(1).describe('stock, stock-search, inventory, inventory-finished, company, ...'),
   schedule: z.string().min(1).describe("'every 30m', 'every 2h', 'daily 02:00', 'weekdays 06:30'"),
-  format: z.enum(['csv', 'jsonl', 'json']).default('csv'),
+  format: z.enum(['csv', 'jsonl', 'json']).default('csv').describe('file format of the export'),
   csv: CsvFormatConfig.optional(),
-  doneFile: z.boolean().default(false),
-  filters: z.record(z.string(), z.string()).optional(),
+  doneFile: z.boolean().default(false).describe('write <file>.done after the export'),
+  filters: z.record(z.string(), z.string()).optional().describe('stock-search filters (warehouseId, ownerId, productId, lotNumber, ...)'),
 });
 
 export const WebhooksConfigSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  host: z.string().default('127.0.0.1'),
-  port: z.number().int().min(0).max(65535).default(8787),
-  basePath: z.string().default('/webhooks'),
+  enabled: z.boolean().default(false).describe('serve the webhook receiver inside `watch`'),
+  host: z.string().default('127.0.0.1').describe('interface to bind'),
+  port: z.number().int().min(0).max(65535).default(8787).describe('0 picks a free port'),
+  basePath: z.string().default('/webhooks').describe('webhooks arrive at <basePath>/<kind>'),
   secretEnv: z.string().optional().describe('NAME of the environment variable holding the shared secret'),
-  tls: z.strictObject({ certFile: z.string(), keyFile: z.string() }).optional(),
-  maxBodyBytes: z.number().int().min(1024).default(1024 * 1024),
+  tls: z.strictObject({ certFile: z.string(), keyFile: z.string() }).optional().describe('serve HTTPS with these PEM files'),
+  maxBodyBytes: z.number().int().min(1024).default(1024 * 1024).describe('larger bodies are answered 413'),
 });
 
 export const ConfigSchema = z.strictObject({
   /** @default './inbox' */
-  inboxDir: z.string().default('inbox'),
+  inboxDir: z.string().default('inbox').describe('inbox folder: one sub-folder per channel'),
   /** @default './outbox' */
-  outboxDir: z.string().default('outbox'),
+  outboxDir: z.string().default('outbox').describe('outbox folder: results, rejects, reports, exports, webhooks'),
   /** @default './mappings' */
-  mappingsDir: z.string().default('mappings'),
+  mappingsDir: z.string().default('mappings').describe('folder of the mapping files (*.yaml, *.yml, *.json)'),
   /** @default './state' */
-  stateDir: z.string().default('state'),
+  stateDir: z.string().default('state').describe('journal.db, the lock, the embedded sandbox state'),
   journal: z
     .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('sqlite'), path: z.string().optional() }),
-      z.strictObject({ kind: z.literal('postgres'), url: z.string(), passwordEnv: z.string().optional() }),
+      z.strictObject({ kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'), path: z.string().optional().describe('default <stateDir>/journal.db') }),
+      z.strictObject({ kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances'), url: z.string().describe('postgres://user@host:5432/db (no password here)'), passwordEnv: z.string().optional().describe('NAME of the environment variable holding the password') }),
     ])
-    .default({ kind: 'sqlite' }),
+    .default({ kind: 'sqlite' })
+    .describe('where the durable state lives'),
   /** @default auto: one channel per sub-folder of inboxDir */
   channels: z.array(ChannelSchema).optional().describe('inbox channels; default: every sub-folder of inboxDir is a channel with stable readiness'),
-  wms: WmsConfigSchema.default(WmsConfigSchema.parse({})),
-  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})),
+  wms: WmsConfigSchema.default(WmsConfigSchema.parse({})).describe('the WMS to talk to'),
+  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is empty'),
   sending: z
     .strictObject({
       /** @default 16 */
@@ -147,25 +148,29 @@ export const ConfigSchema = z.strictObject({
       /** @default 1000 */
       batchSize: z.number().int().min(1).max(100_000).default(1000).describe('records read from the journal per batch'),
     })
-    .default({ concurrency: 16, batchSize: 1000 }),
+    .default({ concurrency: 16, batchSize: 1000 })
+    .describe('how records are sent'),
   outbox: z
-    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})), doneFiles: z.boolean().default(false) })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false }),
+    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file') })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false })
+    .describe('outbox files'),
   watch: z
     .strictObject({
       usePolling: z.boolean().default(false).describe('poll instead of OS events: required on SMB/NFS/CIFS shares'),
-      pollIntervalMs: Duration.default(2000),
-      rescanIntervalMs: Duration.default(60_000),
+      pollIntervalMs: Duration.default(2000).describe('polling interval when usePolling'),
+      rescanIntervalMs: Duration.default(60_000).describe('full listing of every channel, whatever the events say'),
       batchDelayMs: Duration.default(2000).describe('wait this long after a file is ready to collect files dropped together'),
       metricsPort: z.number().int().min(0).max(65535).optional().describe('serve /healthz and /metrics on 127.0.0.1:PORT'),
-      metricsHost: z.string().default('127.0.0.1'),
+      metricsHost: z.string().default('127.0.0.1').describe('interface for /healthz and /metrics'),
     })
-    .default({ usePolling: false, pollIntervalMs: 2000, rescanIntervalMs: 60_000, batchDelayMs: 2000, metricsHost: '127.0.0.1' }),
-  pulls: z.array(PullConfigSchema).default([]),
-  webhooks: WebhooksConfigSchema.default(WebhooksConfigSchema.parse({})),
+    .default({ usePolling: false, pollIntervalMs: 2000, rescanIntervalMs: 60_000, batchDelayMs: 2000, metricsHost: '127.0.0.1' })
+    .describe('the daemon (`wmsbridge watch`)'),
+  pulls: z.array(PullConfigSchema).default([]).describe('scheduled exports from the WMS (run by `watch` and `run --pulls`)'),
+  webhooks: WebhooksConfigSchema.default(WebhooksConfigSchema.parse({})).describe('the webhook receiver'),
   log: z
     .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
-    .default({ level: 'info' }),
+    .default({ level: 'info' })
+    .describe('logging (JSON lines on stderr; readable on a terminal)'),
 });
 
 export type ConfigInput = z.input<typeof ConfigSchema>;
