@@ -8,7 +8,6 @@ import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord } from '../journal/types.js';
 import { openParser } from '../parse/index.js';
 import { payloadHash } from '../push/pipeline.js';
-import { formatRowIssue } from '../shared/errors.js';
 
 export interface StoredParseFacts {
   headerCells?: string[];
@@ -25,7 +24,7 @@ export interface MapFileResult {
   rows: number;
 }
 
-export function toNewRecord(out: MapOutput, mapping: CompiledMapping, fileName: string): NewRecord {
+export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord {
   if (out.ok) {
     const r = out.record;
     return {
@@ -52,7 +51,8 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping, fileName: 
     payloadHash: '',
     raw: j.raw,
     status: 'rejected',
-    error: j.issues.map((i) => formatRowIssue(fileName, j.source.line, i)).join(' | '),
+    // the mapping's messages are self-contained ("line 14: field weight: '12,3,4' is not a number")
+    error: j.issues.map((i) => i.message).join(' | '),
   };
 }
 
@@ -64,7 +64,7 @@ export async function mapFileToJournal(
   let batch: NewRecord[] = [];
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
   for await (const out of opts.mapping.mapItems(items, opts.ctx)) {
-    const rec = toNewRecord(out, opts.mapping, opts.fileName);
+    const rec = toNewRecord(out, opts.mapping);
     if (rec.status === 'rejected') res.rejects++;
     else res.records++;
     res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);

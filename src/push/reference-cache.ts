@@ -31,22 +31,23 @@ export interface LoadableReferenceCache extends ReferenceCache {
 }
 
 export function createReferenceCache(client: WmsClient | null): LoadableReferenceCache {
-  // resource -> field (lower-case) -> normalised value -> id
-  const data = new Map<string, Map<string, Map<string, string>>>();
+  // resource -> field (lower-case) -> normalised value -> records (first one's id answers find())
+  const data = new Map<string, Map<string, Map<string, Array<Readonly<Record<string, unknown>>>>>>();
   const counts = new Map<string, number>();
 
   function index(resource: RefResource, records: ReadonlyArray<Record<string, unknown>>): void {
-    const byField = new Map<string, Map<string, string>>();
+    const byField = new Map<string, Map<string, Array<Readonly<Record<string, unknown>>>>>();
     for (const rec of records) {
-      const id = rec['id'];
-      if (typeof id !== 'string') continue;
+      if (typeof rec['id'] !== 'string') continue;
       for (const [field, value] of Object.entries(rec)) {
         if (value === null || value === undefined || typeof value === 'object') continue;
         const f = field.toLowerCase();
         let m = byField.get(f);
         if (!m) byField.set(f, (m = new Map()));
         const k = norm(value);
-        if (!m.has(k)) m.set(k, id);
+        const list = m.get(k);
+        if (list) list.push(rec);
+        else m.set(k, [rec]);
       }
     }
     data.set(resource, byField);
@@ -75,7 +76,11 @@ export function createReferenceCache(client: WmsClient | null): LoadableReferenc
   return {
     has: (resource) => data.has(resource),
     find(resource, by, value) {
-      return data.get(resource)?.get(by.toLowerCase())?.get(norm(value));
+      const id = data.get(resource)?.get(by.toLowerCase())?.get(norm(value))?.[0]?.['id'];
+      return typeof id === 'string' ? id : undefined;
+    },
+    findAll(resource, by, value) {
+      return data.get(resource)?.get(by.toLowerCase())?.get(norm(value)) ?? [];
     },
     async load(resources) {
       for (const r of new Set(resources)) {

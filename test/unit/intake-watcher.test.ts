@@ -1,5 +1,6 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -84,6 +85,12 @@ describe('inbox watcher', () => {
   test('scan: a file that never settles within maxWaitMs is skipped and reported', async () => {
     const dir = await channelDir('scan-max', 'c');
     const writing = slowWrite(join(dir, 'big.csv'), 10, 100);
+    // the first chunk must be on disk: a 0-byte file is reported as empty, not as still being written
+    for (let i = 0; i < 100; i++) {
+      const size = await stat(join(dir, 'big.csv')).then((s) => s.size, () => 0);
+      if (size > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 3, intervalMs: 150 } }], { maxWaitMs: 400 });
     const report = await w.scan();
     await writing;
