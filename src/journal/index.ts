@@ -1,8 +1,9 @@
 /**
- * Opens the configured journal store. SQLite is the embedded default; PostgreSQL (several instances
- * sharing work) comes later behind the same async interface.
+ * Opens the configured journal store. SQLite is the embedded default; PostgreSQL lets several
+ * instances share work (docs/SCALING.md). Both sit behind the same async interface.
  */
 import { ConfigError } from '../shared/errors.js';
+import { createPostgresJournal } from './postgres.js';
 import { createSqliteJournal } from './sqlite.js';
 import type { Journal } from './types.js';
 
@@ -13,14 +14,29 @@ export type JournalSpec =
       /** 'FULL' (default) keeps every commit through a power loss; see createSqliteJournal */
       synchronous?: 'FULL' | 'NORMAL';
     }
-  | { kind: 'postgres'; url: string };
+  | {
+      kind: 'postgres';
+      /** postgres://user@host:port/db */
+      url: string;
+      /** kept out of the URL so it never shows in config dumps or messages */
+      password?: string;
+      /** @default 'wmsbridge' */
+      schema?: string;
+      /** @default 10 */
+      poolSize?: number;
+    };
 
 export async function openJournal(spec: JournalSpec): Promise<Journal> {
   switch (spec.kind) {
     case 'sqlite':
       return createSqliteJournal({ path: spec.path, ...(spec.synchronous ? { synchronous: spec.synchronous } : {}) });
     case 'postgres':
-      throw new ConfigError('journal: the postgres store is not implemented yet (use the embedded sqlite journal)');
+      return createPostgresJournal({
+        url: spec.url,
+        ...(spec.password !== undefined ? { password: spec.password } : {}),
+        ...(spec.schema !== undefined ? { schema: spec.schema } : {}),
+        ...(spec.poolSize !== undefined ? { poolSize: spec.poolSize } : {}),
+      });
     default: {
       const kind: never = spec;
       throw new ConfigError(`journal: unknown store kind ${JSON.stringify((kind as { kind: unknown }).kind)}`);
@@ -31,4 +47,5 @@ export async function openJournal(spec: JournalSpec): Promise<Journal> {
 export type * from './types.js';
 export { JournalError } from './errors.js';
 export { createSqliteJournal, type SqliteJournalOptions } from './sqlite.js';
+export { createPostgresJournal, describePostgresUrl, leaderLockKey, type PostgresJournalOptions } from './postgres.js';
 export { acquireStateLock, isPidAlive, LOCK_FILE, type StateLock, type StateLockOptions, type LockInfo } from './state-lock.js';
