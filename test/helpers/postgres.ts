@@ -19,7 +19,7 @@ export const PG_START_HINT =
 export function postgresSkipReason(): string | false {
   if (process.env['WMSBRIDGE_SKIP_POSTGRES'] !== '1') return false;
   const reason = 'PostgreSQL tests SKIPPED: WMSBRIDGE_SKIP_POSTGRES=1 (CI must run them)';
-  console.log(`# ${reason}`);
+  console.log(reason);
   return reason;
 }
 
