@@ -347,7 +347,9 @@ async function migrate(pool: pg.Pool, schema: string, location: string): Promise
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:migrate', schema)]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
+    // only create a missing schema: a pre-created one needs no CREATE privilege on the database
+    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${S}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${S}.schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`);
     const current = (await client.query<{ v: number | null }>(`SELECT MAX(version) AS v FROM ${S}.schema_version`)).rows[0]?.v ?? 0;
     if (current > PG_SCHEMA_VERSION) {

@@ -781,6 +781,29 @@ describe('postgres', { skip: pgSkip }, () => {
       }
     });
 
+    test('a role without CREATE on the database works in a schema a DBA created for it', async () => {
+      const schema = schemaFor('lp');
+      const role = `${schema}_role`;
+      await pgQuery(`CREATE ROLE "${role}" LOGIN`);
+      try {
+        await pgQuery(`CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"`);
+        const rows = await pgQuery<{ ok: boolean }>(`SELECT has_database_privilege($1, current_database(), 'CREATE') AS ok`, [role]);
+        assert.equal(rows[0]?.ok, false, 'the role really lacks CREATE on the database');
+        const u = new URL(PG_TEST_URL);
+        u.username = role;
+        const j = await createPostgresJournal({ url: u.toString(), schema });
+        try {
+          await j.setMeta('lp', 'ok');
+          assert.equal(await j.getMeta('lp'), 'ok');
+        } finally {
+          await j.close();
+        }
+      } finally {
+        await pgQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await pgQuery(`DROP ROLE IF EXISTS "${role}"`);
+      }
+    });
+
     test('a schema from a newer wmsbridge is refused with a clear message', async () => {
       const schema = schemaFor('newer');
       await (await createPostgresJournal({ url: PG_TEST_URL, schema })).close();
