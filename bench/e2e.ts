@@ -36,7 +36,10 @@ async function makeWorkspace(rows: number, sandbox: { url: string; accessKeyID: 
   await writeFile(join(dir, 'mappings', 'categorias.yaml'), MAPPING);
   const lines = ['codigo;descricao;obs'];
   for (let i = 0; i < rows; i++) lines.push(`BENCH${String(i).padStart(7, '0')};Categoria de teste ${i};gerada pelo benchmark`);
-  await writeFile(join(dir, 'inbox', 'cadastros', `CATEGORIAS_${rows}.csv`), `${lines.join('\r\n')}\r\n`);
+  const text = `${lines.join('\r\n')}\r\n`;
+  await writeFile(join(dir, 'inbox', 'cadastros', `CATEGORIAS_${rows}.csv`), text);
+  // the pipeline moves its input to the archive: the naive script reads this copy
+  await writeFile(join(dir, 'source.csv'), text);
   const config = {
     inboxDir: 'inbox',
     outboxDir: 'outbox',
@@ -53,6 +56,8 @@ async function makeWorkspace(rows: number, sandbox: { url: string; accessKeyID: 
 
 interface ChildFigures {
   records: number;
+  /** CPU time of the measured process per record (user + system), microseconds */
+  cpuUsPerRecord?: number;
   totalMs: number;
   sendMs: number;
   peakRssMb: number;
@@ -73,6 +78,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
   const ctx = await createAppContext(config, { logger });
   try {
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const ready = await scanReadyFiles(config, { logger, maxWaitMs: 5000 });
     let first = 0;
     let last = 0;
@@ -86,8 +92,10 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
         last = t;
       },
     });
+    const cpu = process.cpuUsage(cpu0);
     return {
       records: result.summary.totals.created,
+      cpuUsPerRecord: round((cpu.user + cpu.system) / Math.max(1, result.summary.totals.created)),
       totalMs: performance.now() - t0,
       sendMs: last - first,
       peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
@@ -105,7 +113,7 @@ async function childNaive(dir: string, limit: number, url: string, accessKeyID: 
   const token = ((await auth.body.json()) as { data: { token: string } }).data.token;
   const t0 = performance.now();
   let n = 0;
-  const parser = createReadStream(join(dir, 'inbox', 'cadastros', (await import('node:fs')).readdirSync(join(dir, 'inbox', 'cadastros')).find((f) => f.endsWith('.csv'))!)).pipe(
+  const parser = createReadStream(join(dir, 'source.csv')).pipe(
     parse({ delimiter: ';', columns: true }),
   );
   for await (const row of parser as AsyncIterable<Record<string, string>>) {
@@ -136,13 +144,14 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     for (const [i, n] of sizes.entries()) {
       const dir = await makeWorkspace(n, sb);
       dirs.push(dir);
-      const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir]);
+      const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
       const rps = f.records / (f.sendMs / 1000);
       figures[`records_${n}`] = f.records;
       figures[`send_rps_${n}`] = round(rps);
       figures[`ratio_to_bound_${n}`] = round(rps / bound, 3);
       figures[`whole_run_rps_${n}`] = round(f.records / (f.totalMs / 1000));
       figures[`peak_rss_mb_${n}`] = f.peakRssMb;
+      figures[`cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
       if (i === 0) {
         const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
         naiveRps = nv.records / (nv.sendMs / 1000);

@@ -40,7 +40,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
   const journalSpec =
     config.journal.kind === 'postgres'
       ? { kind: 'postgres' as const, url: config.journal.url }
-      : { kind: 'sqlite' as const, path: options.memoryJournal ? ':memory:' : (config.journal.path ?? join(config.stateDir, 'journal.db')) };
+      : { kind: 'sqlite' as const, path: options.memoryJournal ? ':memory:' : (config.journal.path ?? join(config.stateDir, 'journal.db')), synchronous: config.journal.synchronous };
   const journal = await openJournal(journalSpec);
   let sandbox: Sandbox | null = null;
   let client: WmsClient | null = null;

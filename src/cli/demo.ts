@@ -38,7 +38,7 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   await cp(sampleInbox, inbox, { recursive: true, filter: (src) => !src.includes('.wmsbridge') });
   config.inboxDir = inbox;
   config.stateDir = demoDir;
-  config.journal = { kind: 'sqlite' };
+  config.journal = { kind: 'sqlite', synchronous: 'FULL' };
   config.sandbox = { ...config.sandbox, stateFile: join(demoDir, 'sandbox-state.json') };
   config.channels = config.channelsDiscovered ? await discoverChannels(inbox) : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
   const rel = (p: string) => relative(process.cwd(), p) || '.';

@@ -113,7 +113,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Resol
     channels: [],
     channelsDiscovered: config.channels === undefined,
   };
-  if (resolved.journal.kind === 'sqlite' && resolved.journal.path) resolved.journal = { kind: 'sqlite', path: abs(resolved.journal.path) };
+  if (resolved.journal.kind === 'sqlite' && resolved.journal.path) resolved.journal = { ...resolved.journal, path: abs(resolved.journal.path) };
   if (resolved.sandbox.stateFile) resolved.sandbox = { ...resolved.sandbox, stateFile: abs(resolved.sandbox.stateFile) };
 
   if (config.channels) {

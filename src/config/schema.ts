@@ -132,10 +132,14 @@ export const ConfigSchema = z.strictObject({
   stateDir: z.string().default('state').describe('journal.db, the lock, the embedded sandbox state'),
   journal: z
     .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'), path: z.string().optional().describe('default <stateDir>/journal.db') }),
+      z.strictObject({
+        kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'),
+        path: z.string().optional().describe('default <stateDir>/journal.db'),
+        synchronous: z.enum(['FULL', 'NORMAL']).default('FULL').describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
+      }),
       z.strictObject({ kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances'), url: z.string().describe('postgres://user@host:5432/db (no password here)'), passwordEnv: z.string().optional().describe('NAME of the environment variable holding the password') }),
     ])
-    .default({ kind: 'sqlite' })
+    .default({ kind: 'sqlite', synchronous: 'FULL' })
     .describe('where the durable state lives'),
   /** @default auto: one channel per sub-folder of inboxDir */
   channels: z.array(ChannelSchema).optional().describe('inbox channels; default: every sub-folder of inboxDir is a channel with stable readiness'),

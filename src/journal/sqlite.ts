@@ -336,9 +336,64 @@ function buildJournal(db: Database.Database, location: string): Journal {
     try {
       return Promise.resolve(fn());
     } catch (err) {
-      if (isBridgeError(err)) return Promise.reject(err);
-      return Promise.reject(new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err }));
+      return Promise.reject(wrapError(name, err));
     }
+  }
+
+  function wrapError(name: string, err: unknown): Error {
+    if (isBridgeError(err)) return err;
+    return new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err });
+  }
+
+  /**
+   * Group commit for the per-record writes of the send loop (markSending, settle, putXref...): writes
+   * issued in the same turn of the event loop are applied in ONE transaction, so one fsync serves all
+   * the records in flight instead of one each (with synchronous=FULL an fsync costs ~0.5 ms and blocks
+   * the loop). Each caller's promise resolves only after the commit: a 'sending' mark is durable before
+   * its request leaves, as before. A write that throws fails alone; the others still commit.
+   */
+  type QueuedWrite = { name: string; fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  let queue: QueuedWrite[] = [];
+  let flushScheduled = false;
+  const flushQueue = (): void => {
+    flushScheduled = false;
+    const batch = queue;
+    queue = [];
+    if (batch.length === 0) return;
+    if (closed) {
+      for (const w of batch) w.reject(new JournalError(`journal ${location}: ${w.name}: the journal is closed`));
+      return;
+    }
+    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      db.transaction(() => {
+        for (const w of batch) {
+          try {
+            results.push({ ok: true, value: w.fn() });
+          } catch (error) {
+            results.push({ ok: false, error });
+          }
+        }
+      })();
+    } catch (err) {
+      for (const w of batch) w.reject(wrapError(w.name, err));
+      return;
+    }
+    batch.forEach((w, i) => {
+      const r = results[i]!;
+      if (r.ok) w.resolve(r.value);
+      else w.reject(wrapError(w.name, r.error));
+    });
+  };
+  function queuedWrite<T>(name: string, fn: () => T): Promise<T> {
+    if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ name, fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flushQueue);
+      }
+    });
   }
 
   const addFileTx = db.transaction(
@@ -594,13 +649,13 @@ function buildJournal(db: Database.Database, location: string): Journal {
       }),
 
     markSending: (recordId) =>
-      op('markSending', () => {
+      queuedWrite('markSending', () => {
         const info = stmt(`UPDATE records SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now(), recordId);
         if (info.changes === 0) throw new JournalError(`journal ${location}: markSending: record ${recordId} not found`);
       }),
 
     settle: (recordId, result: RecordResult) =>
-      op('settle', () => {
+      queuedWrite('settle', () => {
         const keepWmsId = result.wmsId === undefined;
         const info = stmt(
           `UPDATE records SET status = ?, outcome = ?, error = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`,
@@ -652,7 +707,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
       }),
 
     putXref: (resource, key, wmsId, payloadHash) =>
-      op('putXref', () => {
+      queuedWrite('putXref', () => {
         stmt(
           `INSERT INTO xref (resource, key, wms_id, payload_hash, updated_at) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
@@ -660,7 +715,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
       }),
 
     deleteXref: (resource, key) =>
-      op('deleteXref', () => {
+      queuedWrite('deleteXref', () => {
         stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
       }),
 
@@ -707,6 +762,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
 
     close: async () => {
       if (closed) return;
+      flushQueue(); // writes queued in this turn commit before the database closes
       closed = true;
       // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
       const held = leaderLocks.get(lockKey);
