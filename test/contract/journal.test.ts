@@ -484,6 +484,13 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(g?.owner, null);
       assert.equal(g?.leaseUntil, null);
       assert.equal(await j.acquireFileLease(f.id, 'rel-B', 60_000), true);
+      // owner and lease can also be set by updateFile (operator tools); times round-trip as ISO
+      const until = new Date(Date.now() + 3_600_000).toISOString();
+      await j.updateFile(f.id, { owner: 'rel-C', leaseUntil: until });
+      const h = await j.getFile(f.id);
+      assert.equal(h?.owner, 'rel-C');
+      assert.equal(h?.leaseUntil, until);
+      assert.equal(await j.acquireFileLease(f.id, 'rel-B', 60_000), false);
     });
 
     test('listResumableFiles: unowned, own, or expired files in claimed/mapped', async () => {
