@@ -618,7 +618,14 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
         }
         leaderClients.add(client);
         let released = false;
+        let lost = false;
+        const markLost = (): void => {
+          lost = true;
+        };
+        client.on('error', markLost);
+        client.on('end', markLost);
         return {
+          isHeld: () => !released && !lost && !closed,
           release: async () => {
             if (released) return;
             released = true;

@@ -603,6 +603,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
         ownLocks.add(name);
         let released = false;
         return {
+          isHeld: () => !released && !closed,
           release: async () => {
             if (released) return;
             released = true;

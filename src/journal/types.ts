@@ -134,6 +134,12 @@ export interface NewFile {
 
 /** A held leader lock (see Journal.tryLeaderLock). */
 export interface LeaderLock {
+  /**
+   * False once the lock is released, its journal closed, or (PostgreSQL) the connection holding it
+   * was lost: the server then frees the lock and another instance may take it. Check it before each
+   * step of long work done under the lock.
+   */
+  isHeld(): boolean;
   /** Gives the lock up; idempotent. */
   release(): Promise<void>;
 }

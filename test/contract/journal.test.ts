@@ -517,12 +517,14 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       try {
         const lock = await j.tryLeaderLock('pull:inventory');
         assert.ok(lock, 'the first caller gets the lock');
+        assert.equal(lock.isHeld(), true);
         assert.equal(await peer.tryLeaderLock('pull:inventory'), null, 'another journal is refused');
         assert.equal(await j.tryLeaderLock('pull:inventory'), null, 'a second holder in the same journal is refused too');
         const other = await peer.tryLeaderLock('pull:orders');
         assert.ok(other, 'another name is independent');
         await lock.release();
         await lock.release(); // idempotent
+        assert.equal(lock.isHeld(), false, 'not held after release');
         const taken = await peer.tryLeaderLock('pull:inventory');
         assert.ok(taken, 'free again after release');
         await taken.release();
@@ -532,6 +534,7 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
         assert.ok(held);
         assert.equal(await peer.tryLeaderLock('pull:closing'), null);
         await third.close();
+        assert.equal(held.isHeld(), false, 'not held once its journal is closed');
         const freed: { lock: LeaderLock | null } = { lock: null };
         await eventually('the lock of a closed journal is free', async () => (freed.lock = await peer.tryLeaderLock('pull:closing')) !== null);
         await freed.lock?.release();
@@ -851,6 +854,7 @@ describe('postgres', { skip: pgSkip }, () => {
           [(key >> 32n) & 0xffffffffn, key & 0xffffffffn],
         );
         assert.deepEqual(killed.map((k) => k.ok), [true], 'exactly one session held it');
+        await eventually('the holder knows it lost the lock', async () => !lock.isHeld());
         const box: { lock: LeaderLock | null } = { lock: null };
         await eventually('the lock of a dead session is free', async () => (box.lock = await b.tryLeaderLock('schedule:nightly')) !== null);
         await box.lock?.release();
