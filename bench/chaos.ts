@@ -1,0 +1,862 @@
+/**
+ * The chaos suite (`npm run chaos`): wmsbridge against a fresh sandbox under five kinds of trouble, each
+ * followed by a comparison of what the sandbox holds with what the dropped files say.
+ *
+ *  a. kill -9 of `wmsbridge run` at random points across many cycles (a new slice of the drop each cycle),
+ *     then a final uninterrupted run;
+ *  b. sandbox faults: 500s, 429s, dropped connections, latency spikes and a 1 s token lifetime;
+ *  c. the sandbox itself (a child with --state-file, fixed port) stopped and restarted while runs go on;
+ *  d. a full outbox disk (a 64 KB tmpfs when mount works, else an outbox path whose writes fail);
+ *  e. the inbox share disappearing (renamed away) and coming back under `wmsbridge watch` with polling.
+ *
+ * Counted per scenario: records expected, LOST (neither in the WMS nor listed as held: must be 0),
+ * DUPLICATED (created more than once), HELD (documents listed for a person because a send may have reached
+ * the WMS). Results go to docs/perf/chaos.json and a table in docs/RELIABILITY.md is written from them.
+ * Loopback only, bounded (each scenario has a deadline), stops by itself.
+ *
+ * The functions are exported for test/e2e/chaos-fast.test.ts (a small subset run in CI).
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir, cpus, totalmem, platform, release } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { request } from 'undici';
+import { cliCommand, PROJECT_ROOT } from './lib.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { silentLogger } from '../src/shared/logger.js';
+import { cnpjCheckDigits } from '../src/map/checks.js';
+
+// ------------------------------------------------------------------------------------------ types
+
+export interface ChaosResult {
+  scenario: string;
+  cycles: number;
+  records: number;
+  lost: number;
+  duplicated: number;
+  /** duplicates of master data without a read-back (at-least-once: only from sends in flight at a crash) */
+  duplicatedNoReadBack: number;
+  held: number;
+  durationMs: number;
+  notes: string;
+  /** the first few lost / duplicated keys, for the report */
+  details: string[];
+  /** scenario e: what wmsbridge created where the vanished inbox folder was */
+  recreated?: string[];
+  /** scenario e: dropped files not archived after the end (left in work/ or the inbox) */
+  stuck?: number;
+}
+
+export interface Scale {
+  /** number of slices (one per kill cycle); each slice is one set of files */
+  slices: number;
+  categories: number;
+  families: number;
+  products: number;
+  providers: number;
+  orders: number;
+  purchaseOrders: number;
+}
+
+export const BENCH_SCALE: Scale = { slices: 24, categories: 960, families: 240, products: 960, providers: 480, orders: 480, purchaseOrders: 240 };
+export const TEST_SCALE: Scale = { slices: 5, categories: 100, families: 25, products: 50, providers: 50, orders: 40, purchaseOrders: 15 };
+export const FAST_SCALE: Scale = { slices: 6, categories: 240, families: 60, products: 120, providers: 120, orders: 90, purchaseOrders: 30 };
+
+/** What the files say: the natural keys the sandbox counts creations by. */
+export interface Expected {
+  Category: string[];
+  Family: string[];
+  Product: string[];
+  Provider: string[];
+  /** order numbers (sandbox key `${order}|${ownerID}`) */
+  PickingList: string[];
+  /** invoice numbers (sandbox key `${nf}|${providerID}`) */
+  PurchaseOrder: string[];
+}
+
+export interface Workspace {
+  dir: string;
+  inbox: string;
+  outbox: string;
+  state: string;
+  config: string;
+  cleanup(): Promise<void>;
+}
+
+interface WmsTarget {
+  url: string;
+  accessKeyID: string;
+  secretKey: string;
+}
+
+// ------------------------------------------------------------------------------------------ helpers
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** deterministic pseudo-random numbers (a run must be repeatable) */
+export function rng(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
+function cnpj(i: number): string {
+  const base = `${String(20_000_000 + i).padStart(8, '0')}0001`;
+  return base + cnpjCheckDigits(base);
+}
+
+export function spawnWmsbridge(args: string[], env: Record<string, string>): ChildProcess {
+  const { cmd, args: pre } = cliCommand();
+  return spawn(cmd, [...pre, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WMSBRIDGE_LOG_PRETTY: '0', WMSBRIDGE_LOG_LEVEL: 'warn', ...env },
+  });
+}
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function collect(child: ChildProcess): () => Promise<Finished> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-200_000)));
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-200_000)));
+  const done = new Promise<Finished>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return () => done;
+}
+
+/** Runs the CLI to the end, bounded (SIGKILL past the deadline). */
+export async function runWmsbridge(args: string[], env: Record<string, string>, timeoutMs = 180_000): Promise<Finished> {
+  const child = spawnWmsbridge(args, env);
+  const done = collect(child);
+  const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const r = await done();
+  clearTimeout(t);
+  return r;
+}
+
+async function poll<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`chaos: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+async function inspect(url: string, path: string): Promise<any> {
+  const r = await request(`${url}${path}`, { headers: { 'user-agent': 'wmsbridge-chaos', accept: 'application/json' } });
+  const text = await r.body.text();
+  if (r.statusCode !== 200) throw new Error(`chaos: ${path}: HTTP ${r.statusCode} ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+}
+
+/** A free TCP port on 127.0.0.1 (for a sandbox that must come back on the same port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// ------------------------------------------------------------------------------------------ the drop
+
+const CHANNELS = ['cadastros', 'pedidos'] as const;
+
+function mappings(productId: string): Record<string, string> {
+  return {
+    'cat.yaml': `name: cat
+match: { channel: cadastros, files: "CAT_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Category
+fields:
+  codeERP: { col: codigo }
+  name: { col: nome }
+`,
+    'fam.yaml': `name: fam
+match: { channel: cadastros, files: "FAM_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Family
+fields:
+  codeERP: { col: codigo }
+  name: { col: nome }
+  categoryID: { ref: Category, from: categoria }
+`,
+    'prod.yaml': `name: prod
+match: { channel: cadastros, files: "PROD_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Product
+fields:
+  code: { col: codigo }
+  codeERP: { col: codigo }
+  name: { col: nome }
+  categoryID: { ref: Category, from: categoria }
+  familyID: { ref: Family, from: familia }
+  logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
+  unitmeasurement: { const: UN }
+`,
+    'prov.yaml': `name: prov
+match: { channel: cadastros, files: "PROV_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Provider
+fields:
+  codeERP: { col: codigo }
+  cnpj: { col: cnpj }
+  socialName: { col: nome }
+`,
+    'ped.yaml': `name: ped
+match: { channel: pedidos, files: "PED_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: PickingList
+group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { const: '${productId}' }, quantity: { col: qtd, transforms: [number] } } }
+fields:
+  order: { col: pedido }
+  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
+  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
+  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
+  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
+  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
+`,
+    'po.yaml': `name: po
+match: { channel: pedidos, files: "PO_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: PurchaseOrder
+group: { by: { col: nf }, items: purchaseOrderItens, itemFields: { productID: { const: '${productId}' }, quantity: { col: qtd, transforms: [number] } } }
+fields:
+  nf: { col: nf }
+  codeERP: { template: 'PurchaseOrder:{nf}', transforms: [uuid5] }
+  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
+  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
+  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
+  providerID: { ref: Provider, from: fornecedor }
+  ownersID: { lookup: Owners, by: code, from: { const: '001' } }
+`,
+  };
+}
+
+/** The files of one slice (0-based) of the drop, and the keys they should produce. */
+export function sliceFiles(scale: Scale, slice: number, prefix: string): { files: Array<{ channel: string; name: string; text: string }>; expected: Expected } {
+  const part = (total: number): [number, number] => {
+    const per = Math.ceil(total / scale.slices);
+    return [slice * per, Math.min(total, (slice + 1) * per)];
+  };
+  const e: Expected = { Category: [], Family: [], Product: [], Provider: [], PickingList: [], PurchaseOrder: [] };
+  const files: Array<{ channel: string; name: string; text: string }> = [];
+  const tag = `${prefix}${String(slice).padStart(2, '0')}`;
+  const range = (total: number): number[] => {
+    const [a, b] = part(total);
+    return Array.from({ length: Math.max(0, b - a) }, (_, i) => a + i);
+  };
+  const cats = range(scale.categories);
+  if (cats.length) {
+    files.push({ channel: 'cadastros', name: `CAT_${tag}.csv`, text: ['codigo;nome', ...cats.map((i) => `${prefix}C${i};Categoria ${i}`)].join('\n') + '\n' });
+    e.Category.push(...cats.map((i) => `${prefix}C${i}`));
+  }
+  const fams = range(scale.families);
+  if (fams.length) {
+    // a family's category comes from its own slice range (delivered in the same run, or before)
+    const catOf = (i: number): string => `${prefix}C${Math.floor((i * scale.categories) / scale.families)}`;
+    files.push({ channel: 'cadastros', name: `FAM_${tag}.csv`, text: ['codigo;nome;categoria', ...fams.map((i) => `${prefix}F${i};Familia ${i};${catOf(i)}`)].join('\n') + '\n' });
+    e.Family.push(...fams.map((i) => `${prefix}F${i}`));
+  }
+  const prods = range(scale.products);
+  if (prods.length) {
+    const famOf = (i: number): number => Math.floor((i * scale.families) / scale.products);
+    const catOfFam = (f: number): string => `${prefix}C${Math.floor((f * scale.categories) / scale.families)}`;
+    files.push({
+      channel: 'cadastros',
+      name: `PROD_${tag}.csv`,
+      text: ['codigo;nome;categoria;familia', ...prods.map((i) => `${prefix}P${i};Produto ${i};${catOfFam(famOf(i))};${prefix}F${famOf(i)}`)].join('\n') + '\n',
+    });
+    e.Product.push(...prods.map((i) => `${prefix}P${i}`));
+  }
+  const provs = range(scale.providers);
+  if (provs.length) {
+    files.push({ channel: 'cadastros', name: `PROV_${tag}.csv`, text: ['codigo;cnpj;nome', ...provs.map((i) => `${prefix}V${i};${cnpj(i)};Fornecedor ${i} Ltda`)].join('\n') + '\n' });
+    e.Provider.push(...provs.map((i) => `${prefix}V${i}`));
+  }
+  const base = prefix.split('').reduce((s, c) => s + c.charCodeAt(0), 0) * 100_000;
+  const orders = range(scale.orders);
+  if (orders.length) {
+    const lines = ['pedido;qtd'];
+    for (const i of orders) for (let l = 0; l <= i % 3; l++) lines.push(`${base + 10_000_000 + i};${1 + ((i + l) % 9)}`);
+    files.push({ channel: 'pedidos', name: `PED_${tag}.csv`, text: lines.join('\n') + '\n' });
+    e.PickingList.push(...orders.map((i) => String(base + 10_000_000 + i)));
+  }
+  const pos = range(scale.purchaseOrders);
+  if (pos.length) {
+    // the provider of an invoice is one delivered in this slice or before (refs resolve from the cross-reference)
+    const provOf = (i: number): string => `${prefix}V${Math.floor((i * scale.providers) / scale.purchaseOrders)}`;
+    const lines = ['nf;fornecedor;qtd'];
+    for (const i of pos) for (let l = 0; l <= i % 2; l++) lines.push(`${base + 20_000_000 + i};${provOf(i)};${2 + l}`);
+    files.push({ channel: 'pedidos', name: `PO_${tag}.csv`, text: lines.join('\n') + '\n' });
+    e.PurchaseOrder.push(...pos.map((i) => String(base + 20_000_000 + i)));
+  }
+  return { files, expected: e };
+}
+
+export function mergeExpected(a: Expected, b: Expected): Expected {
+  const out = {} as Expected;
+  for (const k of Object.keys(a) as Array<keyof Expected>) out[k] = [...a[k], ...b[k]];
+  return out;
+}
+
+export function emptyExpected(): Expected {
+  return { Category: [], Family: [], Product: [], Provider: [], PickingList: [], PurchaseOrder: [] };
+}
+
+export function countExpected(e: Expected): number {
+  return Object.values(e).reduce((s, l) => s + l.length, 0);
+}
+
+/** A workspace: inbox channels, mappings, a config file pointing at the WMS. */
+export async function makeWorkspace(wms: WmsTarget, opts: { watch?: boolean; outbox?: string } = {}): Promise<Workspace> {
+  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-chaos-'));
+  const inbox = join(dir, 'inbox');
+  const outbox = opts.outbox ?? join(dir, 'outbox');
+  const state = join(dir, 'state');
+  for (const ch of CHANNELS) await mkdir(join(inbox, ch), { recursive: true });
+  await mkdir(join(dir, 'mappings'));
+  const products = (await inspect(wms.url, '/__sandbox/state?resource=Product')) as Array<{ id: string }>;
+  for (const [name, text] of Object.entries(mappings(products[0]!.id))) await writeFile(join(dir, 'mappings', name), text);
+  const config = join(dir, 'wmsbridge.config.json');
+  await writeConfig(config, { dir, inbox, outbox, state, wms, watch: opts.watch ?? false });
+  return {
+    dir,
+    inbox,
+    outbox,
+    state,
+    config,
+    cleanup: async () => {
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    },
+  };
+}
+
+async function writeConfig(config: string, o: { dir: string; inbox: string; outbox: string; state: string; wms: WmsTarget; watch: boolean }): Promise<void> {
+  await writeFile(
+    config,
+    JSON.stringify(
+      {
+        inboxDir: o.inbox,
+        outboxDir: o.outbox,
+        stateDir: o.state,
+        mappingsDir: join(o.dir, 'mappings'),
+        channels: CHANNELS.map((name) => ({ name, readiness: { mode: 'stable', checks: 1, intervalMs: 10 } })),
+        wms: { url: o.wms.url, accessKeyId: o.wms.accessKeyID, retries: 4, timeoutMs: 4000 },
+        sending: { concurrency: 8 },
+        ...(o.watch ? { watch: { usePolling: true, pollIntervalMs: 200, rescanIntervalMs: 500, batchDelayMs: 100, metricsPort: 0 } } : {}),
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+export async function dropSlice(ws: Workspace, files: Array<{ channel: string; name: string; text: string }>): Promise<void> {
+  // written under a hidden name, then renamed: a file is complete when it appears
+  for (const f of files) {
+    const tmp = join(ws.inbox, f.channel, `.${f.name}.part`);
+    await writeFile(tmp, f.text);
+    await rename(tmp, join(ws.inbox, f.channel, f.name));
+  }
+}
+
+// ------------------------------------------------------------------------------------------ the comparison
+
+interface StatusJson {
+  records: Record<string, number>;
+  attention: Array<{ target: string; key: string; status: string; error?: string }>;
+}
+
+export async function status(ws: Workspace, env: Record<string, string>): Promise<StatusJson> {
+  const r = await runWmsbridge(['status', '--json', '--limit', '1000000', '--config', ws.config], env, 60_000);
+  if (r.code !== 0) throw new Error(`chaos: status exit ${r.code}: ${r.stderr.slice(-1000)}`);
+  return JSON.parse(r.stdout) as StatusJson;
+}
+
+/**
+ * Compares the sandbox's creation counts with what the files say.
+ * lost: an expected record created 0 times and not listed as held/in doubt;
+ * duplicated: created more than once (for Category/Family/Product, which have no read-back, counted apart).
+ */
+export async function compare(
+  wmsUrl: string,
+  ws: Workspace,
+  env: Record<string, string>,
+  expected: Expected,
+): Promise<Pick<ChaosResult, 'records' | 'lost' | 'duplicated' | 'duplicatedNoReadBack' | 'held' | 'details'> & { open: Record<string, number> }> {
+  const counts = (await inspect(wmsUrl, '/__sandbox/counts')) as { creations: Record<string, Record<string, number>> };
+  const st = await status(ws, env);
+  const heldKeys = new Set(st.attention.filter((a) => a.status === 'held' || a.status === 'in_doubt').map((a) => `${a.target}:${a.key.split('|')[0]}`));
+  let lost = 0;
+  let duplicated = 0;
+  let duplicatedNoReadBack = 0;
+  let held = 0;
+  const details: string[] = [];
+  const creationsByPrefix = (resource: string): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const [k, n] of Object.entries(counts.creations[resource] ?? {})) {
+      const head = k.split('|')[0]!;
+      m.set(head, (m.get(head) ?? 0) + n);
+    }
+    return m;
+  };
+  for (const resource of Object.keys(expected) as Array<keyof Expected>) {
+    const made = resource === 'PickingList' || resource === 'PurchaseOrder' ? creationsByPrefix(resource) : new Map(Object.entries(counts.creations[resource] ?? {}));
+    const noReadBack = resource === 'Category' || resource === 'Family' || resource === 'Product';
+    for (const key of expected[resource]) {
+      const n = made.get(key) ?? 0;
+      const isHeld = heldKeys.has(`${resource}:${key}`);
+      if (isHeld) held++;
+      if (n === 0 && !isHeld) {
+        lost++;
+        if (details.length < 20) details.push(`LOST ${resource} ${key}`);
+      }
+      if (n > 1) {
+        if (noReadBack) duplicatedNoReadBack += n - 1;
+        else {
+          duplicated += n - 1;
+          if (details.length < 20) details.push(`DUPLICATED ${resource} ${key} x${n}`);
+        }
+      }
+    }
+  }
+  const open: Record<string, number> = {};
+  for (const s of ['pending', 'sending', 'failed', 'rejected', 'held', 'in_doubt']) if (st.records[s]) open[s] = st.records[s]!;
+  return { records: countExpected(expected), lost, duplicated, duplicatedNoReadBack, held, details, open };
+}
+
+// ------------------------------------------------------------------------------------------ scenarios
+
+function envFor(wms: WmsTarget): Record<string, string> {
+  return { WMS_SECRET_KEY: wms.secretKey };
+}
+
+async function inProcessSandbox(): Promise<Sandbox> {
+  return createSandbox({ port: 0, host: '127.0.0.1', logger: silentLogger(), latencyMs: 2 });
+}
+
+/** Kills `wmsbridge run` with SIGKILL after a random delay; returns whether it was killed mid-run. */
+async function runAndKill(ws: Workspace, env: Record<string, string>, delayMs: number): Promise<boolean> {
+  const child = spawnWmsbridge(['run', '--config', ws.config], env);
+  const done = collect(child);
+  const exited = await Promise.race([done().then(() => true), sleep(delayMs).then(() => false)]);
+  if (exited) return false;
+  child.kill('SIGKILL');
+  await done();
+  return true;
+}
+
+/** a. kill -9 at random points across `cycles` cycles, a new slice dropped each cycle; then a final run. */
+export async function scenarioKills(scale: Scale, opts: { cycles: number; seed?: number; log?: (s: string) => void } = { cycles: 20 }): Promise<ChaosResult> {
+  const t0 = Date.now();
+  const sb = await inProcessSandbox();
+  const ws = await makeWorkspace(sb);
+  const env = envFor(sb);
+  const rand = rng(opts.seed ?? 42);
+  let expected = emptyExpected();
+  let kills = 0;
+  try {
+    for (let c = 0; c < opts.cycles; c++) {
+      if (c < scale.slices) {
+        const s = sliceFiles(scale, c, 'K');
+        await dropSlice(ws, s.files);
+        expected = mergeExpected(expected, s.expected);
+      }
+      if (await runAndKill(ws, env, 300 + Math.floor(rand() * 1500))) kills++;
+      opts.log?.(`  kill cycle ${c + 1}/${opts.cycles}: ${kills} kill(s) so far`);
+    }
+    for (let s = opts.cycles; s < scale.slices; s++) {
+      const sl = sliceFiles(scale, s, 'K');
+      await dropSlice(ws, sl.files);
+      expected = mergeExpected(expected, sl.expected);
+    }
+    const final = await runWmsbridge(['run', '--config', ws.config], env);
+    if (final.code !== 0 && final.code !== 1) throw new Error(`chaos kills: final run exit ${final.code}: ${final.stderr.slice(-2000)}`);
+    const cmp = await compare(sb.url, ws, env, expected);
+    return { scenario: 'a. kill -9 at random points', cycles: opts.cycles, ...cmp, durationMs: Date.now() - t0, notes: `${kills} run(s) killed mid-way; open after the final run: ${JSON.stringify(cmp.open)}` };
+  } finally {
+    await sb.close();
+    await ws.cleanup();
+  }
+}
+
+/** b. 500s, 429s, dropped connections, latency spikes and a 1-2 s token lifetime, over `cycles` runs. */
+export async function scenarioFaults(scale: Scale, opts: { cycles: number; spikeMs?: number; log?: (s: string) => void } = { cycles: 3 }): Promise<ChaosResult> {
+  const t0 = Date.now();
+  const sb = await inProcessSandbox();
+  const ws = await makeWorkspace(sb);
+  const env = envFor(sb);
+  let expected = emptyExpected();
+  let spikes = 0;
+  const spiker = setInterval(() => {
+    spikes++;
+    sb.setFaults({ latencyMs: spikes % 4 === 0 ? (opts.spikeMs ?? 1500) : 5, tokenTtlSeconds: 1 + (spikes % 2) });
+  }, 700);
+  try {
+    sb.setFaults({ failRate: 0.1, rate429: 0.05, resetRate: 0.02, tokenTtlSeconds: 1, latencyMs: 5 });
+    const perCycle = Math.ceil(scale.slices / opts.cycles);
+    let codes = '';
+    for (let c = 0; c < opts.cycles; c++) {
+      for (let s = c * perCycle; s < Math.min(scale.slices, (c + 1) * perCycle); s++) {
+        const sl = sliceFiles(scale, s, 'B');
+        await dropSlice(ws, sl.files);
+        expected = mergeExpected(expected, sl.expected);
+      }
+      const r = await runWmsbridge(['run', '--config', ws.config], env);
+      codes += `${r.code} `;
+      if (r.code !== 0 && r.code !== 1) throw new Error(`chaos faults: run exit ${r.code}: ${r.stderr.slice(-2000)}`);
+      opts.log?.(`  fault cycle ${c + 1}/${opts.cycles}: exit ${r.code}`);
+    }
+    clearInterval(spiker);
+    sb.setFaults({ failRate: 0, rate429: 0, resetRate: 0, latencyMs: 0, tokenTtlSeconds: 900 });
+    const counts = (await inspect(sb.url, '/__sandbox/counts')) as { stats: Record<string, unknown> };
+    // a last clean run settles what the faults left pending; held documents stay held (a person decides)
+    const final = await runWmsbridge(['run', '--config', ws.config], env);
+    const cmp = await compare(sb.url, ws, env, expected);
+    return {
+      scenario: 'b. 500s, 429s, resets, latency spikes, 1-2 s tokens',
+      cycles: opts.cycles,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `fault rates 10% 500, 5% 429, 2% reset; ${spikes} latency/token changes; exits ${codes.trim()}; final exit ${final.code}; faults injected ${JSON.stringify(counts.stats['faults'] ?? counts.stats)}; open ${JSON.stringify(cmp.open)}`,
+    };
+  } finally {
+    clearInterval(spiker);
+    await sb.close();
+    await ws.cleanup();
+  }
+}
+
+/** A sandbox child on a fixed port with a state file, stoppable and restartable. */
+async function sandboxChild(port: number, stateFile: string): Promise<{ child: ChildProcess; info: WmsTarget }> {
+  const { cmd, args } = cliCommand();
+  const child = spawn(cmd, [...args, 'sandbox', '--port', String(port), '--state-file', stateFile, '--latency-ms', '3'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0' },
+  });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-5000)));
+  const info = await new Promise<WmsTarget>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`chaos: sandbox did not start: ${err}`)), 30_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(t);
+        resolve(JSON.parse(out.slice(0, nl)) as WmsTarget);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`chaos: sandbox exited ${code}: ${err}`));
+    });
+  });
+  return { child, info };
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+/** c. the sandbox stopped (SIGTERM: its state file is saved) and restarted on the same port while runs go on. */
+export async function scenarioSandboxRestart(scale: Scale, opts: { restarts: number; seed?: number; log?: (s: string) => void } = { restarts: 6 }): Promise<ChaosResult> {
+  const t0 = Date.now();
+  const port = await freePort();
+  const stateDir = await mkdtemp(join(tmpdir(), 'wmsbridge-chaos-sbx-'));
+  const stateFile = join(stateDir, 'sandbox.json');
+  let sbx = await sandboxChild(port, stateFile);
+  const ws = await makeWorkspace(sbx.info);
+  const env = envFor(sbx.info);
+  const rand = rng(opts.seed ?? 7);
+  let expected = emptyExpected();
+  let restarts = 0;
+  try {
+    for (let s = 0; s < scale.slices; s++) {
+      const sl = sliceFiles(scale, s, 'R');
+      await dropSlice(ws, sl.files);
+      expected = mergeExpected(expected, sl.expected);
+    }
+    for (let c = 0; c < opts.restarts; c++) {
+      const child = spawnWmsbridge(['run', '--config', ws.config], env);
+      const done = collect(child);
+      await sleep(300 + Math.floor(rand() * 1200));
+      await stopChild(sbx.child, 'SIGTERM');
+      await sleep(300 + Math.floor(rand() * 700)); // the WMS is away for a moment
+      sbx = await sandboxChild(port, stateFile);
+      restarts++;
+      const r = await done();
+      opts.log?.(`  sandbox restart ${c + 1}/${opts.restarts}: run exit ${r.code}`);
+      if (r.signal) throw new Error(`chaos restart: run killed by ${r.signal}`);
+    }
+    const final = await runWmsbridge(['run', '--config', ws.config], env);
+    const final2 = await runWmsbridge(['run', '--config', ws.config], env);
+    const cmp = await compare(sbx.info.url, ws, env, expected);
+    return {
+      scenario: 'c. sandbox restarted mid-run (same port, state file)',
+      cycles: restarts,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `final runs exit ${final.code} and ${final2.code}; open ${JSON.stringify(cmp.open)}`,
+    };
+  } finally {
+    await stopChild(sbx.child, 'SIGTERM');
+    await ws.cleanup();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+function tryMount(dir: string, size: string): boolean {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** d. a full outbox disk; then space comes back and a run finishes the job. */
+export async function scenarioFullDisk(scale: Scale, opts: { log?: (s: string) => void } = {}): Promise<ChaosResult> {
+  const t0 = Date.now();
+  const sb = await inProcessSandbox();
+  const outboxParent = await mkdtemp(join(tmpdir(), 'wmsbridge-chaos-outbox-'));
+  const outbox = join(outboxParent, 'outbox');
+  await mkdir(outbox);
+  let mounted = tryMount(outbox, '64k');
+  const simulated = mounted ? 'a 64 KB tmpfs mounted on the outbox, filled' : 'no mount allowed: the outbox path is a file (writes fail ENOTDIR)';
+  if (mounted) {
+    // fill it so the first outbox write fails with ENOSPC
+    try {
+      await writeFile(join(outbox, 'filler.bin'), Buffer.alloc(63 * 1024));
+    } catch {
+      // full already
+    }
+  } else {
+    // no mount: the outbox is a FILE, every write under it fails (ENOTDIR)
+    await rm(outbox, { recursive: true, force: true });
+    await writeFile(outbox, 'not a folder\n');
+  }
+  const ws = await makeWorkspace(sb, { outbox });
+  const env = envFor(sb);
+  let expected = emptyExpected();
+  try {
+    for (let s = 0; s < scale.slices; s++) {
+      const sl = sliceFiles(scale, s, 'D');
+      await dropSlice(ws, sl.files);
+      expected = mergeExpected(expected, sl.expected);
+    }
+    const full = await runWmsbridge(['run', '--config', ws.config], env);
+    opts.log?.(`  run with a full outbox: exit ${full.code}`);
+    if (full.signal) throw new Error(`chaos disk: run killed by ${full.signal}`);
+    const fullSaid = /ENOSPC|no space|ENOTDIR|not a directory/i.test(full.stderr + full.stdout);
+    // space comes back
+    if (mounted) {
+      execFileSync('umount', [outbox]);
+      mounted = false;
+    } else {
+      await rm(outbox, { force: true });
+      await mkdir(outbox);
+    }
+    const after = await runWmsbridge(['run', '--config', ws.config], env);
+    const results = existsSync(join(outbox, 'results')) ? (await readdir(join(outbox, 'results'), { recursive: true })).filter((f) => String(f).endsWith('.result.csv')).length : 0;
+    const cmp = await compare(sb.url, ws, env, expected);
+    return {
+      scenario: 'd. full outbox disk',
+      cycles: 2,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `${simulated}; full-disk run exit ${full.code}${fullSaid ? ' naming the write error' : ' WITHOUT naming the write error'}; after space came back: exit ${after.code}, ${results} result file(s) written; open ${JSON.stringify(cmp.open)}`,
+    };
+  } finally {
+    if (mounted) {
+      try {
+        execFileSync('umount', [outbox]);
+      } catch {
+        // already gone
+      }
+    }
+    await sb.close();
+    await ws.cleanup();
+    await rm(outboxParent, { recursive: true, force: true });
+  }
+}
+
+/** Where the dropped files are: archived, still in work/, or still in the inbox. */
+export async function originals(ws: Workspace): Promise<{ archived: number; work: number; inbox: number; error: number }> {
+  const r = { archived: 0, work: 0, inbox: 0, error: 0 };
+  for (const ch of CHANNELS) {
+    const base = join(ws.inbox, ch);
+    if (!existsSync(base)) continue;
+    const all = (await readdir(base, { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && !e.name.endsWith('.reason.txt') && !e.name.startsWith('.'));
+    for (const e of all) {
+      const p = e.parentPath ?? (e as unknown as { path: string }).path;
+      if (p === base) r.inbox++;
+      else if (p.includes(`${join('.wmsbridge', 'archive')}`)) r.archived++;
+      else if (p.includes(`${join('.wmsbridge', 'work')}`)) r.work++;
+      else if (p.includes(`${join('.wmsbridge', 'error')}`)) r.error++;
+    }
+  }
+  return r;
+}
+
+/** e. `wmsbridge watch` with polling; the inbox folder renamed away mid-watch and back; later files still taken. */
+export async function scenarioShareGone(scale: Scale, opts: { outages: number; outageMs?: number; log?: (s: string) => void } = { outages: 2 }): Promise<ChaosResult> {
+  const t0 = Date.now();
+  const sb = await inProcessSandbox();
+  const ws = await makeWorkspace(sb, { watch: true });
+  const env = { ...envFor(sb), WMSBRIDGE_LOG_LEVEL: 'info' };
+  let expected = emptyExpected();
+  const recreated: string[] = [];
+  const watch = spawnWmsbridge(['watch', '--config', ws.config], env);
+  const done = collect(watch);
+  let stderr = '';
+  watch.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-50_000)));
+  const delivered = async (e: Expected): Promise<boolean> => {
+    const c = (await inspect(sb.url, '/__sandbox/counts')) as { creations: Record<string, Record<string, number>> };
+    for (const resource of Object.keys(e) as Array<keyof Expected>) {
+      const made = Object.keys(c.creations[resource] ?? {}).map((k) => k.split('|')[0]!);
+      const have = new Set(made);
+      if (!e[resource].every((k) => have.has(k))) return false;
+    }
+    return true;
+  };
+  try {
+    await poll('watch to start', async () => /watching/.test(stderr), 30_000, 100);
+    const slicesPer = Math.max(1, Math.floor(scale.slices / (opts.outages + 1)));
+    let next = 0;
+    for (let o = 0; o <= opts.outages; o++) {
+      let part = emptyExpected();
+      for (let s = next; s < Math.min(scale.slices, next + slicesPer); s++) {
+        const sl = sliceFiles(scale, s, 'E');
+        await dropSlice(ws, sl.files);
+        part = mergeExpected(part, sl.expected);
+      }
+      next += slicesPer;
+      expected = mergeExpected(expected, part);
+      await poll(`watch to deliver batch ${o + 1}`, () => delivered(part), 120_000, 250);
+      if (watch.exitCode !== null) throw new Error(`chaos share: watch exited ${watch.exitCode}: ${stderr.slice(-2000)}`);
+      if (o === opts.outages) break;
+      // the share disappears: the whole inbox folder goes away, then comes back
+      const gone = `${ws.inbox}.gone`;
+      await rename(ws.inbox, gone);
+      await sleep(opts.outageMs ?? 2500); // the outage lasts this long (a duration, not a condition)
+      if (existsSync(ws.inbox)) {
+        // wmsbridge created a local folder where the share was mounted: note what, set it aside
+        const what = (await readdir(ws.inbox, { recursive: true })).map(String).sort();
+        recreated.push(`outage ${o + 1}: ${what.join(', ') || '(empty folder)'}`);
+        await rename(ws.inbox, `${ws.inbox}.recreated-${o}`);
+      }
+      await rename(gone, ws.inbox);
+      opts.log?.(`  share outage ${o + 1}/${opts.outages}: inbox away ${opts.outageMs ?? 2500} ms and back; watch alive: ${watch.exitCode === null}`);
+    }
+    const alive = watch.exitCode === null;
+    await stopChild(watch, 'SIGTERM');
+    const end = await done();
+    const stopped = await originals(ws);
+    const stoppedStatus = await status(ws, envFor(sb));
+    // the next start: a plain run takes up whatever the stop left
+    const nextRun = await runWmsbridge(['run', '--config', ws.config], envFor(sb));
+    const where = await originals(ws);
+    const cmp = await compare(sb.url, ws, { ...envFor(sb) }, expected);
+    return {
+      scenario: 'e. inbox share disappears and comes back (watch, polling)',
+      cycles: opts.outages,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `watch survived every outage: ${alive}; stopped with exit ${end.code} leaving ${stopped.work} file(s) in work/ and records ${JSON.stringify(stoppedStatus.records)}; the next run exit ${nextRun.code}; then originals: ${where.archived} archived, ${where.work} left in work/, ${where.inbox} left in the inbox; open ${JSON.stringify(cmp.open)}${recreated.length ? `; wmsbridge RE-CREATED the missing inbox folder during the outage (${recreated.join('; ')})` : ''}`,
+      recreated,
+      stuck: where.work + where.inbox,
+    };
+  } finally {
+    await stopChild(watch, 'SIGKILL');
+    await sb.close();
+    if (existsSync(`${ws.inbox}.gone`) && !existsSync(ws.inbox)) await rename(`${ws.inbox}.gone`, ws.inbox);
+    await ws.cleanup();
+  }
+}
+
+// ------------------------------------------------------------------------------------------ main
+
+export function markdownTable(results: ChaosResult[]): string {
+  const rows = results.map(
+    (r) =>
+      `| ${r.scenario} | ${r.cycles} | ${r.records} | ${r.lost} | ${r.duplicated} | ${r.duplicatedNoReadBack} | ${r.held} | ${(r.durationMs / 1000).toFixed(1)} s |`,
+  );
+  return [
+    '| scenario | cycles | records | lost | duplicated (read-back) | duplicated (no read-back) | held | duration |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const scale = quick ? FAST_SCALE : BENCH_SCALE;
+  const deadline = Date.now() + 10 * 60_000;
+  const log = (s: string): void => void process.stderr.write(`${s}\n`);
+  const results: ChaosResult[] = [];
+  const scenarios: Array<[string, () => Promise<ChaosResult>]> = [
+    ['a', () => scenarioKills(scale, { cycles: quick ? 5 : 20, log })],
+    ['b', () => scenarioFaults(scale, { cycles: 3, log })],
+    ['c', () => scenarioSandboxRestart(scale, { restarts: quick ? 2 : 6, log })],
+    ['d', () => scenarioFullDisk(scale, { log })],
+    ['e', () => scenarioShareGone(scale, { outages: 2, log })],
+  ];
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  for (const [id, run] of scenarios) {
+    if (only && !only.split(',').includes(id)) continue;
+    if (Date.now() > deadline) {
+      log(`chaos: skipping scenario ${id}: the 10 minute budget is spent`);
+      continue;
+    }
+    log(`chaos: scenario ${id}...`);
+    try {
+      const r = await run();
+      results.push(r);
+      log(`chaos: ${r.scenario}: records ${r.records}, lost ${r.lost}, duplicated ${r.duplicated} (+${r.duplicatedNoReadBack} without read-back), held ${r.held}, ${(r.durationMs / 1000).toFixed(1)} s`);
+      for (const d of r.details) log(`   ${d}`);
+    } catch (err) {
+      log(`chaos: scenario ${id} FAILED: ${(err as Error).stack ?? String(err)}`);
+      results.push({ scenario: `${id}. FAILED`, cycles: 0, records: 0, lost: -1, duplicated: -1, duplicatedNoReadBack: -1, held: -1, durationMs: 0, notes: String(err).slice(0, 500), details: [] });
+    }
+  }
+  const machine = `${platform()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
+  const out = { date: new Date().toISOString(), command: `npm run chaos${quick ? ' -- --quick' : ''}`, machine, scale, results };
+  await mkdir(join(PROJECT_ROOT, 'docs', 'perf'), { recursive: true });
+  if (!only) await writeFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), `${JSON.stringify(out, null, 2)}\n`);
+  process.stdout.write(`${markdownTable(results)}\n\n${out.command} on ${machine}, ${out.date}\n`);
+  for (const r of results) process.stdout.write(`- ${r.scenario}: ${r.notes}\n`);
+  const bad = results.some((r) => r.lost !== 0 || r.duplicated !== 0);
+  process.exitCode = bad ? 1 : 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    process.stderr.write(`chaos: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 2;
+  });
+}
+
