@@ -98,7 +98,10 @@ export async function finishFile(opts: {
           rejects = createRejectsWriter(rejectsPath, { ...opts.mapping.source, ...facts });
         }
         for (const raw of row.raw) {
-          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), reasons: row.error ?? outcome });
+          const reason = row.error ?? outcome;
+          // map-time messages start with "line N: field F:"; send-time ones get the same shape
+          const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
+          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), reasons: located });
           rejectCount++;
         }
       }

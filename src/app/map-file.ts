@@ -6,7 +6,8 @@
 import type { CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord } from '../journal/types.js';
-import { openParser } from '../parse/index.js';
+import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
+import { InputError } from '../shared/errors.js';
 import { payloadHash } from '../push/pipeline.js';
 
 export interface StoredParseFacts {
@@ -61,9 +62,10 @@ export async function mapFileToJournal(
 ): Promise<MapFileResult> {
   const batchSize = opts.batchSize ?? 1000;
   const items = openParser(opts.path, opts.mapping.source);
+  const checked = checkHeader(items, opts.mapping, opts.fileName);
   let batch: NewRecord[] = [];
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
-  for await (const out of opts.mapping.mapItems(items, opts.ctx)) {
+  for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
     const rec = toNewRecord(out, opts.mapping);
     if (rec.status === 'rejected') res.rejects++;
     else res.records++;
@@ -83,4 +85,31 @@ export async function mapFileToJournal(
   };
   await opts.journal.setMeta(parseFactsKey(opts.fileId), JSON.stringify(facts));
   return res;
+}
+
+/**
+ * Passes the parsed items through, after checking once that the header has every column the mapping
+ * reads: a wrong delimiter ("codigo,nome" read with ';') or a renamed column is one clear file error,
+ * not every row rejected for an empty field.
+ */
+async function* checkHeader(items: ParserHandle, mapping: CompiledMapping, fileName: string): AsyncGenerator<ParsedItem> {
+  let checked = false;
+  const check = () => {
+    checked = true;
+    const columns = items.facts.columns;
+    if (!columns || mapping.columnsRead.length === 0) return;
+    const missing = mapping.columnsRead.filter((c) => !columns.includes(c));
+    if (missing.length === 0) return;
+    const found = columns.length <= 12 ? columns.map((c) => `'${c}'`).join(', ') : `${columns.length} columns`;
+    const hint = columns.length === 1 ? ': wrong delimiter?' : '';
+    throw new InputError(
+      `${fileName}:1: the header has no column ${missing.map((c) => `'${c}'`).join(', ')} that mapping ${mapping.name} reads (found ${found})${hint}`,
+      { details: { file: fileName, line: 1, missing } },
+    );
+  };
+  for await (const item of items) {
+    if (!checked) check();
+    yield item;
+  }
+  if (!checked) check();
 }

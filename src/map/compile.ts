@@ -47,6 +47,12 @@ export interface CompiledMapping {
   op: RecordOp;
   /** read-only references this mapping looks up at map time (preloaded by the pipeline) */
   referenceNeeds: Array<{ resource: RefResource; by: string }>;
+  /**
+   * column names the mapping reads by name from a delimited file (`col: name` and the plain-string
+   * shorthand); the pipeline checks them against the file's header, so a wrong delimiter or a renamed
+   * column is one clear file error, not a reject per row
+   */
+  columnsRead: string[];
   matches(channel: string, fileName: string): boolean;
   /** maps parsed items (rows and parse errors) to records, documents and rejects, streaming */
   mapItems(items: AsyncIterable<ParsedItem>, ctx: MapContext): AsyncIterable<MapOutput>;
@@ -281,6 +287,8 @@ interface CompileCtx {
   timeZone: string;
   problems: MappingProblem[];
   needs: Map<string, { resource: RefResource; by: string }>;
+  /** every source name read by name (col / field / shorthand) */
+  read: Set<string>;
   /** names of the explode element children, when compiling item fields of an exploding group */
   explodePrefix?: string;
 }
@@ -324,7 +332,10 @@ function compileSourceName(cc: CompileCtx, kind: 'col' | 'path' | 'field' | 'sho
     const key = String(name);
     return (row) => (row.cells !== undefined ? row.cells[name] : row.fields[key]);
   }
-  if (kind === 'col' || kind === 'field' || kind === 'short') checkName(cc, name, path);
+  if (kind === 'col' || kind === 'field' || kind === 'short') {
+    checkName(cc, name, path);
+    cc.read.add(name);
+  }
   return fieldReader(name);
 }
 
@@ -824,7 +835,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const tinfo = TARGET_INFO[target];
   const source = spec.source;
   const { names, label } = sourceNames(source);
-  const cc: CompileCtx = { format: source.format, names, namesLabel: label, timeZone: spec.timeZone, problems: [], needs: new Map() };
+  const cc: CompileCtx = { format: source.format, names, namesLabel: label, timeZone: spec.timeZone, problems: [], needs: new Map(), read: new Set() };
   // cross-option rules of the parsers (columns with a header, duplicate names...), when they export them
   const checkParse = (parseOptionsModule as unknown as { checkParseOptions?: (o: ParseOptions) => string[] }).checkParseOptions;
   for (const p of checkParse?.(source) ?? []) {
@@ -1056,6 +1067,18 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
       // a header/detail document always has its header; a by-group has at least one row
       doc.header = {};
     }
+    // the same line twice (an ERP export repeated a line) would double a quantity in the WMS silently
+    const seenItems = new Map<string, number>();
+    doc.items.forEach((item, i) => {
+      const text = safeString(item);
+      const earlier = seenItems.get(text);
+      if (earlier !== undefined) {
+        doc.issues.push({
+          code: 'duplicate_item',
+          message: `line ${doc.itemLines[i] ?? '?'}: repeats line ${doc.itemLines[earlier] ?? '?'} of document ${q(doc.groupKey)} (identical item): remove the repeated line, or map an item number (e.g. aux01) that tells them apart`,
+        });
+      } else seenItems.set(text, i);
+    });
     const payload: Record<string, unknown> = { ...doc.header, [itemsKey as string]: doc.items };
     const savedLine = st.line;
     st.line = doc.headerRow?.line ?? first.line;
@@ -1312,6 +1335,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     target,
     op,
     referenceNeeds,
+    columnsRead: source.format === 'delimited' ? [...cc.read] : [],
     spec,
     matches(ch: string, fileName: string): boolean {
       if (channel !== undefined && ch.toLowerCase() !== channel.toLowerCase()) return false;

@@ -13,7 +13,7 @@
 import type { RawRow } from '../map/types.js';
 import { InputError } from '../shared/errors.js';
 import type { DelimitedOptions } from './options.js';
-import { readLines, type PhysicalLine, type SourceStats } from './text-source.js';
+import { encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
 
 /** Result of splitting one logical record. */
@@ -299,6 +299,13 @@ export async function* parseDelimited(
       };
       continue;
     }
+    const encodingProblem = encodingIssue(text, o.encoding);
+    if (encodingProblem) {
+      yield { kind: 'error', ...loc, text, cells, issue: encodingProblem };
+      continue;
+    }
+    // a byte-order mark inside the file (files concatenated by the ERP) is not data
+    if (text.includes('\uFEFF')) for (let c = 0; c < cells.length; c++) cells[c] = cells[c]!.replace(/\uFEFF/g, '');
     const fields: Record<string, string> = {};
     for (let c = 0; c < cells.length; c++) {
       const key = columns !== undefined && c < columns.length ? columns[c]! : String(c);

@@ -6,7 +6,7 @@
  */
 import { InputError } from '../shared/errors.js';
 import type { FixedRecord, FixedWidthOptions, RecordMatch } from './options.js';
-import { readLines, type SourceStats } from './text-source.js';
+import { encodingIssue, readLines, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
 
 function matches(line: string, m: RecordMatch): boolean {
@@ -125,6 +125,11 @@ export async function* parseFixedWidth(
       }
     }
     byType.set(rec.type, (byType.get(rec.type) ?? 0) + 1);
+    const encodingProblem = encodingIssue(line, o.encoding);
+    if (encodingProblem) {
+      yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: encodingProblem };
+      continue;
+    }
     yield { kind: 'row', row: { line: pl.line, fields, recordType: rec.type, text: line } };
   }
   if (stats.newline !== undefined) facts.newline = stats.newline;

@@ -11,6 +11,8 @@ import iconv from 'iconv-lite';
 import { InputError, errorMessage } from '../shared/errors.js';
 import type { Encoding } from './options.js';
 
+import type { RowIssue } from '../shared/errors.js';
+
 export type Eol = '' | '\n' | '\r\n' | '\r';
 
 export interface PhysicalLine {
@@ -184,4 +186,29 @@ export async function* readLines(
       yield { line, text: carry, eol: '' };
     }
   }
+}
+
+/** a UTF-8 lead byte (0xC2-0xDF) read as Windows-1252/ISO-8859-1, followed by a continuation byte */
+const MOJIBAKE = /[\u00C2-\u00DF][\u0080-\u00BF\u20AC\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u017D\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u017E\u0178]/;
+
+/**
+ * Text that cannot be what the file meant, so a wrong encoding never reaches the WMS silently:
+ * - in a UTF-8 file, U+FFFD (the decoder's replacement for bytes that are not UTF-8: a Windows-1252
+ *   export in a UTF-8 channel);
+ * - in a Windows-1252 / ISO-8859-1 file, a UTF-8 sequence read byte by byte ("SÃ£o" for "São").
+ * Returns the row issue, or undefined when the text is plausible.
+ */
+export function encodingIssue(text: string, encoding: Encoding): RowIssue | undefined {
+  if (encoding === 'utf-8') {
+    const at = text.indexOf('\uFFFD');
+    if (at >= 0) {
+      return { code: 'invalid_encoding', message: `bytes that are not UTF-8 at column ${at + 1}: is the file Windows-1252? (set source.encoding in the mapping)` };
+    }
+    return undefined;
+  }
+  const m = MOJIBAKE.exec(text);
+  if (m) {
+    return { code: 'suspect_encoding', value: m[0], message: `"${m[0]}" at column ${m.index + 1} looks like UTF-8 read as ${encoding}: is the file UTF-8? (set source.encoding in the mapping)` };
+  }
+  return undefined;
 }

@@ -35,6 +35,8 @@ export type ParsedItem = ParsedRowItem | ParsedErrorItem;
  * - ragged_row: cell count differs from the header/declared columns
  * - bad_quote: unclosed or misplaced quote in a delimited line
  * - line_too_long: a physical line (or a record) longer than maxLineLength / lineLength
+ * - invalid_encoding: bytes that are not valid in the declared encoding (UTF-8 channel fed Windows-1252)
+ * - suspect_encoding: UTF-8 text read as Windows-1252/ISO-8859-1 ("SÃ£o" for "São")
  * - unknown_record: a fixed-width line no record type matches
  * - bad_json: a JSONL line that is not a JSON object
  * - not_an_object: a JSON item that is not an object
@@ -43,6 +45,8 @@ export const ParseIssueCode = {
   RAGGED_ROW: 'ragged_row',
   BAD_QUOTE: 'bad_quote',
   LINE_TOO_LONG: 'line_too_long',
+  INVALID_ENCODING: 'invalid_encoding',
+  SUSPECT_ENCODING: 'suspect_encoding',
   UNKNOWN_RECORD: 'unknown_record',
   BAD_JSON: 'bad_json',
   NOT_AN_OBJECT: 'not_an_object',

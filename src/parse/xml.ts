@@ -17,6 +17,7 @@ import type { ParseFacts, ParsedItem } from './types.js';
 const MB = 1024 * 1024;
 
 export function formatMegabytes(bytes: number): string {
+  if (bytes < 100 * 1024) return `${bytes} bytes`;
   const mb = bytes / MB;
   if (mb >= 10) return `${Math.round(mb)} MB`;
   return `${Number(mb.toFixed(1))} MB`;
