@@ -8,8 +8,10 @@
  *   race (the second waits, then sees the schema up to date).
  * - Times are the SERVER's clock (now()): leases compare against one clock whatever the instances'
  *   clocks say. They come out as ISO strings (ms precision), as in the SQLite store.
- * - payload and source are jsonb; raw is json (text kept as written: the key order of `fields` is the
- *   column order of the source, which the rejects file reproduces; jsonb would reorder keys).
+ * - payload, source and raw are `json`, not jsonb: json keeps the text as written (the key order of
+ *   raw `fields` is the source's column order, which the rejects file reproduces) and accepts the
+ *   \u0000 escape (jsonb refuses it: a NUL-padded field would fail the whole batch). No method
+ *   queries inside them, so jsonb's indexing would buy nothing.
  * - Atomicity across instances: addFile serialises same-content adds on an advisory lock keyed by the
  *   sha256 (so exactly one of two racing copies is 'claimed'); acquireFileLease is one conditional
  *   UPDATE; webhook dedup is INSERT ... ON CONFLICT DO NOTHING RETURNING; compareAndSetMeta is one
@@ -17,7 +19,7 @@
  * - Messages name `postgres://host[:port]/db`, never the user or the password.
  */
 import pg from 'pg';
-import type { PoolClient, QueryResultRow, ClientConfig } from 'pg';
+import type { QueryResult, QueryResultRow, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import type { Target, RefResource } from '../wms/targets.js';
@@ -105,9 +107,9 @@ export const PG_MIGRATIONS: readonly string[] = [
     target          TEXT        NOT NULL,
     op              TEXT        NOT NULL,
     key             TEXT        NOT NULL,
-    source          JSONB       NOT NULL,
+    source          JSON        NOT NULL,
     mapping         TEXT        NOT NULL,
-    payload         JSONB       NOT NULL,
+    payload         JSON        NOT NULL,
     payload_hash    TEXT        NOT NULL,
     attachment_path TEXT,
     raw             JSON,
@@ -304,6 +306,21 @@ const typeParsers = {
   }) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * PostgreSQL text cannot hold U+0000 (legacy fixed-width exports do pad with NUL): in text columns it
+ * is stored as U+FFFD, in lookups too, so a key with a NUL still finds itself. JSON columns keep it
+ * (JSON.stringify writes it as the escape \u0000, which the json type accepts; jsonb would not).
+ */
+const NUL = /\u0000/g;
+function cleanParam(v: unknown): unknown {
+  if (typeof v === 'string') return v.includes('\u0000') ? v.replace(NUL, '\uFFFD') : v;
+  if (Array.isArray(v)) return v.map(cleanParam);
+  return v;
+}
+
+/** A query with cleaned parameters (see cleanParam). */
+type Run = <R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]) => Promise<QueryResult<R>>;
+
 /** 'ttl ms from now' on the server clock */
 const LEASE_EXPR = (param: string): string => `now() + ${param}::bigint * interval '1 millisecond'`;
 
@@ -389,15 +406,14 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     }
   }
 
-  async function q<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
-    return pool.query<R>(sql, params);
-  }
+  const q: Run = (sql, params = []) => pool.query(sql, params.map(cleanParam));
 
-  async function tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  async function tx<T>(fn: (c: Run) => Promise<T>): Promise<T> {
     const client = await pool.connect();
+    const run: Run = (sql, params = []) => client.query(sql, params.map(cleanParam));
     try {
       await client.query('BEGIN');
-      const out = await fn(client);
+      const out = await fn(run);
       await client.query('COMMIT');
       return out;
     } catch (err) {
@@ -434,7 +450,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     return conds.length ? `WHERE ${conds.join(' AND ')}` : '';
   }
 
-  async function insertRecords(c: PoolClient, fileId: number, records: NewRecord[]): Promise<void> {
+  async function insertRecords(c: Run, fileId: number, records: NewRecord[]): Promise<void> {
     const cols = {
       target: [] as (string | null)[],
       op: [] as (string | null)[],
@@ -462,9 +478,9 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       cols.error.push(r.error ?? null);
     }
     // unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order
-    await c.query(
+    await c(
       `INSERT INTO ${S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, attempts, updated_at)
-       SELECT $1, t.target, t.op, t.key, t.source::jsonb, t.mapping, t.payload::jsonb, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, 0, now()
+       SELECT $1, t.target, t.op, t.key, t.source::json, t.mapping, t.payload::json, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, 0, now()
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
          WITH ORDINALITY AS t(target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, ord)
        ORDER BY t.ord`,
@@ -481,16 +497,16 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
         if (leased) checkTtl('addFile', location, f.leaseTtlMs as number);
         return tx(async (c) => {
           // two instances adding the same content at once: the second waits here, then sees the first
-          await c.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:file', schema, f.sha256)]);
+          await c('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:file', schema, f.sha256)]);
           let duplicateOf: number | null = null;
           if (!f.force) {
-            const earlier = await c.query<{ id: number }>(
+            const earlier = await c<{ id: number }>(
               `SELECT id FROM ${S}.files WHERE sha256 = $1 AND status IN (${sqlList(DUPLICATE_OF_STATUSES)}) ORDER BY id LIMIT 1`,
               [f.sha256],
             );
             duplicateOf = earlier.rows[0]?.id ?? null;
           }
-          const r = await c.query<FileDbRow>(
+          const r = await c<FileDbRow>(
             `INSERT INTO ${S}.files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leased ? LEASE_EXPR('$10') : 'NULL'}, now(), now())
              RETURNING *`,
@@ -657,7 +673,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     deleteRecords: (fileId) =>
       op('deleteRecords', async () => {
         await tx(async (c) => {
-          const touched = await c.query<{ n: number }>(
+          const touched = await c<{ n: number }>(
             `SELECT COUNT(*) AS n FROM ${S}.records WHERE file_id = $1 AND (status NOT IN ('pending', 'rejected') OR attempts > 0)`,
             [fileId],
           );
@@ -667,7 +683,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
               `journal ${location}: deleteRecords: file ${fileId} has ${n} record(s) that were sent or are in flight; refusing to delete its records`,
             );
           }
-          await c.query(`DELETE FROM ${S}.records WHERE file_id = $1`, [fileId]);
+          await c(`DELETE FROM ${S}.records WHERE file_id = $1`, [fileId]);
         });
       }),
 

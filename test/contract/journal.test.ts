@@ -150,6 +150,28 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.listRecords({ fileIds: [f.id] })).length, 3);
     });
 
+    test('NUL characters (NUL-padded legacy fields) never fail a write; JSON keeps them exactly', async () => {
+      const f = await newFile(j);
+      const nul = 'AB\u0000\u0000';
+      await j.addRecords(f.id, [rec('NUL\u0000KEY', { payload: { name: nul }, raw: [{ line: 4, fields: { name: nul }, text: `x;${nul}` }] })]);
+      const [r] = await j.listRecords({ fileIds: [f.id] });
+      assert.ok(r);
+      assert.deepEqual(r.payload, { name: nul }, 'payload JSON keeps the NUL');
+      assert.deepEqual(r.raw, [{ line: 4, fields: { name: nul }, text: `x;${nul}` }], 'raw JSON keeps the NUL');
+      // plain text columns: the store may substitute U+FFFD for NUL, but lookups with the same key agree
+      const same = (a: string | null | undefined, b: string): boolean => (a ?? '').replace(/\u0000/g, '\uFFFD') === b.replace(/\u0000/g, '\uFFFD');
+      assert.ok(same(r.key, 'NUL\u0000KEY'));
+      assert.equal(await j.countUnsettled('Product', 'NUL\u0000KEY'), 1);
+      await j.markSending(r.id);
+      await j.settle(r.id, { status: 'rejected', outcome: 'rejected', error: `name: ${nul} is not valid` });
+      assert.ok(same((await j.listRecords({ fileIds: [f.id] }))[0]?.error, `name: ${nul} is not valid`));
+      assert.equal((await j.findLatest('Product', 'NUL\u0000KEY'))?.id, r.id);
+      await j.putXref('Product', 'NUL\u0000KEY', 'wms\u0000id', null);
+      assert.ok(same((await j.getXref('Product', 'NUL\u0000KEY'))?.wmsId, 'wms\u0000id'));
+      await j.setMeta('nul\u0000key', 'v\u0000');
+      assert.ok(same(await j.getMeta('nul\u0000key'), 'v\u0000'));
+    });
+
     test('addRecords is all-or-nothing for a batch', async () => {
       await assert.rejects(j.addRecords(987_654, [rec('X1')]), (e: { code?: string }) => e.code === ErrorCode.JOURNAL, 'unknown file id');
       assert.deepEqual(await j.listRecords({ fileIds: [987_654] }), []);
