@@ -264,7 +264,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const summary = buildSummary({ runId, opts, ctx, started, finished, working, timeline });
   let exitCode = 0;
   const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
-  if (attention > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  // records left for a person by this run or an earlier one (held, in doubt, failed): the nightly job keeps
+  // saying so (exit 1) until someone runs `wmsbridge resolve`
+  const open = opts.dryRun ? 0 : await countOpen(journal);
+  if (open > 0) summary.openRecords = open;
+  if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
   if (fatal) exitCode = 2;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
@@ -339,12 +343,18 @@ function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; sta
   };
 }
 
+async function countOpen(journal: AppContext['journal']): Promise<number> {
+  const c = await journal.countRecords({ statuses: ['held', 'in_doubt', 'failed'] });
+  return (c.held ?? 0) + (c.in_doubt ?? 0) + (c.failed ?? 0);
+}
+
 export function summaryLine(s: RunSummary, reportPath: string | null, problems: number): string {
   const parts = OUTCOMES.filter((o) => (s.totals[o] ?? 0) > 0).map((o) => `${s.totals[o]} ${o}`);
   const errors = s.files.filter((f) => f.status === 'error').length;
   const dups = s.files.filter((f) => f.status === 'duplicate').length;
   const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
   const tail = reportPath ? `; report ${reportPath}` : '';
-  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+  const open = s.openRecords ? `; ${s.openRecords} record(s) held, in doubt or failed wait for \`wmsbridge resolve\`` : '';
+  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
 }
 

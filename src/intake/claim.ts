@@ -172,6 +172,17 @@ type MoveResult = { ok: true; path: string; sha256?: string } | { ok: false; rea
  * devices. Never overwrites. 'gone' when the source vanished (another claimer won).
  */
 async function moveFile(src: string, destDir: string, name: string, o: MoveOptions): Promise<MoveResult> {
+  // never re-create a vanished share on the local disk: the destination folders are created only while
+  // the source's own folder is there (an unmounted share would otherwise be shadowed by local folders)
+  try {
+    await fsp.stat(src);
+  } catch (err) {
+    if (code(err) !== 'ENOENT') throw err;
+    if (!(await exists(dirname(src)))) {
+      throw new BridgeError(ErrorCode.INTAKE, `folder ${dirname(src)} is gone (share unmounted?): ${basename(src)} stays where it is and is taken up again when the folder is back`);
+    }
+    return { ok: false, reason: 'gone', message: `${src} is gone (claimed by another instance or removed)` };
+  }
   await fsp.mkdir(destDir, { recursive: true });
   for (let attempt = 0; ; attempt++) {
     const dest = join(destDir, await freeName(destDir, name));

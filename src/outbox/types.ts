@@ -74,6 +74,8 @@ export interface RunSummary {
   /** held / in-doubt / failed (and rejected) records, capped by the producer */
   attention: AttentionItem[];
   webhooks?: Array<{ kind: string; count: number; linked: number }>;
+  /** records of this run or earlier ones that wait for a person (held, in doubt, failed) */
+  openRecords?: number;
 }
 
 /** A zero for every outcome: a starting point for producers that count. */
