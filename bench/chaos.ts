@@ -40,6 +40,8 @@ export interface ChaosResult {
   /** duplicates of master data without a read-back (at-least-once: only from sends in flight at a crash) */
   duplicatedNoReadBack: number;
   held: number;
+  /** records whose retries ran out (listed with their reason; they wait for `wmsbridge resolve --retry`) */
+  failed: number;
   durationMs: number;
   notes: string;
   /** the first few lost / duplicated keys, for the report */
@@ -403,14 +405,16 @@ export async function compare(
   ws: Workspace,
   env: Record<string, string>,
   expected: Expected,
-): Promise<Pick<ChaosResult, 'records' | 'lost' | 'duplicated' | 'duplicatedNoReadBack' | 'held' | 'details'> & { open: Record<string, number> }> {
+): Promise<Pick<ChaosResult, 'records' | 'lost' | 'duplicated' | 'duplicatedNoReadBack' | 'held' | 'failed' | 'details'> & { open: Record<string, number> }> {
   const counts = (await inspect(wmsUrl, '/__sandbox/counts')) as { creations: Record<string, Record<string, number>> };
   const st = await status(ws, env);
   const heldKeys = new Set(st.attention.filter((a) => a.status === 'held' || a.status === 'in_doubt').map((a) => `${a.target}:${a.key.split('|')[0]}`));
+  const failedKeys = new Map(st.attention.filter((a) => a.status === 'failed').map((a) => [`${a.target}:${a.key.split('|')[0]}`, a.error ?? '']));
   let lost = 0;
   let duplicated = 0;
   let duplicatedNoReadBack = 0;
   let held = 0;
+  let failed = 0;
   const details: string[] = [];
   const creationsByPrefix = (resource: string): Map<string, number> => {
     const m = new Map<string, number>();
@@ -426,8 +430,13 @@ export async function compare(
     for (const key of expected[resource]) {
       const n = made.get(key) ?? 0;
       const isHeld = heldKeys.has(`${resource}:${key}`);
+      const failReason = failedKeys.get(`${resource}:${key}`);
       if (isHeld) held++;
-      if (n === 0 && !isHeld) {
+      if (n === 0 && failReason !== undefined) {
+        failed++;
+        if (details.length < 20) details.push(`FAILED (listed) ${resource} ${key}: ${failReason.slice(0, 160)}`);
+      }
+      if (n === 0 && !isHeld && failReason === undefined) {
         lost++;
         if (details.length < 20) details.push(`LOST ${resource} ${key}`);
       }
@@ -442,7 +451,7 @@ export async function compare(
   }
   const open: Record<string, number> = {};
   for (const s of ['pending', 'sending', 'failed', 'rejected', 'held', 'in_doubt']) if (st.records[s]) open[s] = st.records[s]!;
-  return { records: countExpected(expected), lost, duplicated, duplicatedNoReadBack, held, details, open };
+  return { records: countExpected(expected), lost, duplicated, duplicatedNoReadBack, held, failed, details, open };
 }
 
 // ------------------------------------------------------------------------------------------ scenarios
@@ -466,6 +475,34 @@ async function runAndKill(ws: Workspace, env: Record<string, string>, delayMs: n
   return true;
 }
 
+async function totalCreations(url: string): Promise<number> {
+  const c = (await inspect(url, '/__sandbox/counts')) as { creations: Record<string, Record<string, number>> };
+  let n = 0;
+  for (const byKey of Object.values(c.creations)) for (const v of Object.values(byKey)) n += v;
+  return n;
+}
+
+/**
+ * Kills `wmsbridge run` with SIGKILL once the WMS has received `afterCreations` more creations (so the kill
+ * lands while records are being sent, not during start-up); false when the run ended first.
+ */
+async function runAndKillWhileSending(ws: Workspace, env: Record<string, string>, wmsUrl: string, afterCreations: number): Promise<boolean> {
+  const base = await totalCreations(wmsUrl);
+  const child = spawnWmsbridge(['run', '--config', ws.config], env);
+  const done = collect(child);
+  let exited = false;
+  void done().then(() => (exited = true));
+  const deadline = Date.now() + 120_000;
+  while (!exited && Date.now() < deadline) {
+    if ((await totalCreations(wmsUrl)) - base >= afterCreations) break;
+    await sleep(15);
+  }
+  if (exited) return false;
+  child.kill('SIGKILL');
+  await done();
+  return true;
+}
+
 /** a. kill -9 at random points across `cycles` cycles, a new slice dropped each cycle; then a final run. */
 export async function scenarioKills(scale: Scale, opts: { cycles: number; seed?: number; log?: (s: string) => void } = { cycles: 20 }): Promise<ChaosResult> {
   const t0 = Date.now();
@@ -482,7 +519,12 @@ export async function scenarioKills(scale: Scale, opts: { cycles: number; seed?:
         await dropSlice(ws, s.files);
         expected = mergeExpected(expected, s.expected);
       }
-      if (await runAndKill(ws, env, 300 + Math.floor(rand() * 1500))) kills++;
+      // half the kills at a random time (start-up, mapping, sending), half after a random number of creations
+      const killed =
+        c % 2 === 0
+          ? await runAndKill(ws, env, 300 + Math.floor(rand() * 1500))
+          : await runAndKillWhileSending(ws, env, sb.url, 1 + Math.floor(rand() * (countExpected(sliceFiles(scale, 0, 'K').expected) * 0.8)));
+      if (killed) kills++;
       opts.log?.(`  kill cycle ${c + 1}/${opts.cycles}: ${kills} kill(s) so far`);
     }
     for (let s = opts.cycles; s < scale.slices; s++) {
@@ -594,16 +636,26 @@ export async function scenarioSandboxRestart(scale: Scale, opts: { restarts: num
   const rand = rng(opts.seed ?? 7);
   let expected = emptyExpected();
   let restarts = 0;
+  let midRun = 0;
   try {
-    for (let s = 0; s < scale.slices; s++) {
-      const sl = sliceFiles(scale, s, 'R');
-      await dropSlice(ws, sl.files);
-      expected = mergeExpected(expected, sl.expected);
-    }
+    const perCycle = Math.ceil(scale.slices / opts.restarts);
     for (let c = 0; c < opts.restarts; c++) {
+      // a new part of the drop each cycle, so every restart lands in a run with work to do
+      for (let s = c * perCycle; s < Math.min(scale.slices, (c + 1) * perCycle); s++) {
+        const sl = sliceFiles(scale, s, 'R');
+        await dropSlice(ws, sl.files);
+        expected = mergeExpected(expected, sl.expected);
+      }
+      const base = await totalCreations(sbx.info.url);
       const child = spawnWmsbridge(['run', '--config', ws.config], env);
       const done = collect(child);
-      await sleep(300 + Math.floor(rand() * 1200));
+      let exited = false;
+      void done().then(() => (exited = true));
+      // the restart lands while records are being sent: after a random number of creations
+      const threshold = 1 + Math.floor(rand() * countExpected(sliceFiles(scale, 0, 'R').expected) * perCycle * 0.7);
+      const until = Date.now() + 120_000;
+      while (!exited && Date.now() < until && (await totalCreations(sbx.info.url)) - base < threshold) await sleep(15);
+      if (!exited) midRun++;
       await stopChild(sbx.child, 'SIGTERM');
       await sleep(300 + Math.floor(rand() * 700)); // the WMS is away for a moment
       sbx = await sandboxChild(port, stateFile);
@@ -620,7 +672,7 @@ export async function scenarioSandboxRestart(scale: Scale, opts: { restarts: num
       cycles: restarts,
       ...cmp,
       durationMs: Date.now() - t0,
-      notes: `final runs exit ${final.code} and ${final2.code}; open ${JSON.stringify(cmp.open)}`,
+      notes: `${midRun} of ${restarts} restart(s) while a run was sending; final runs exit ${final.code} and ${final2.code}; open ${JSON.stringify(cmp.open)}`,
     };
   } finally {
     await stopChild(sbx.child, 'SIGTERM');
@@ -803,11 +855,11 @@ export async function scenarioShareGone(scale: Scale, opts: { outages: number; o
 export function markdownTable(results: ChaosResult[]): string {
   const rows = results.map(
     (r) =>
-      `| ${r.scenario} | ${r.cycles} | ${r.records} | ${r.lost} | ${r.duplicated} | ${r.duplicatedNoReadBack} | ${r.held} | ${(r.durationMs / 1000).toFixed(1)} s |`,
+      `| ${r.scenario} | ${r.cycles} | ${r.records} | ${r.lost} | ${r.duplicated} | ${r.duplicatedNoReadBack} | ${r.held} | ${r.failed} | ${(r.durationMs / 1000).toFixed(1)} s |`,
   );
   return [
-    '| scenario | cycles | records | lost | duplicated (read-back) | duplicated (no read-back) | held | duration |',
-    '|---|---|---|---|---|---|---|---|',
+    '| scenario | cycles | records | lost | duplicated (read-back) | duplicated (no read-back) | held | failed, listed | duration |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
@@ -836,11 +888,11 @@ async function main(): Promise<void> {
     try {
       const r = await run();
       results.push(r);
-      log(`chaos: ${r.scenario}: records ${r.records}, lost ${r.lost}, duplicated ${r.duplicated} (+${r.duplicatedNoReadBack} without read-back), held ${r.held}, ${(r.durationMs / 1000).toFixed(1)} s`);
+      log(`chaos: ${r.scenario}: records ${r.records}, lost ${r.lost}, duplicated ${r.duplicated} (+${r.duplicatedNoReadBack} without read-back), held ${r.held}, failed ${r.failed}, ${(r.durationMs / 1000).toFixed(1)} s`);
       for (const d of r.details) log(`   ${d}`);
     } catch (err) {
       log(`chaos: scenario ${id} FAILED: ${(err as Error).stack ?? String(err)}`);
-      results.push({ scenario: `${id}. FAILED`, cycles: 0, records: 0, lost: -1, duplicated: -1, duplicatedNoReadBack: -1, held: -1, durationMs: 0, notes: String(err).slice(0, 500), details: [] });
+      results.push({ scenario: `${id}. FAILED`, cycles: 0, records: 0, lost: -1, duplicated: -1, duplicatedNoReadBack: -1, held: -1, failed: -1, durationMs: 0, notes: String(err).slice(0, 500), details: [] });
     }
   }
   const machine = `${platform()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
