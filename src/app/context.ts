@@ -5,7 +5,10 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/load.js';
-import { resolveWmsCredentials } from '../config/load.js';
+import { isSharedJournal, journalSpecOf, resolveWmsCredentials } from '../config/load.js';
+import { ConfigError } from '../shared/errors.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { openJournal } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
@@ -23,6 +26,16 @@ export interface AppContext {
   sandbox: Sandbox | null;
   refCache: LoadableReferenceCache;
   wmsUrl: string;
+  /**
+   * This instance's identity as the owner of file leases. With the embedded SQLite journal one process
+   * owns the state folder (the state lock), so the owner is the constant 'local' and a restart resumes
+   * its own files at once; with a shared journal it is unique per process.
+   */
+  instanceId: string;
+  /** whether several instances share the journal (PostgreSQL) */
+  shared: boolean;
+  leaseTtlMs: number;
+  dependencyWaitMs: number;
   close(): Promise<void>;
 }
 
@@ -37,10 +50,11 @@ export interface ContextOptions {
 export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
   const logger = options.logger ?? createLogger({ level: config.log.level });
   await mkdir(config.stateDir, { recursive: true });
-  const journalSpec =
-    config.journal.kind === 'postgres'
-      ? { kind: 'postgres' as const, url: config.journal.url }
-      : { kind: 'sqlite' as const, path: options.memoryJournal ? ':memory:' : (config.journal.path ?? join(config.stateDir, 'journal.db')), synchronous: config.journal.synchronous };
+  const shared = isSharedJournal(config);
+  if (shared && !config.wms.url && !options.offline) {
+    throw new ConfigError('journal.kind postgres: several instances share the work, so they must talk to one WMS: set wms.url (each instance would otherwise start its own sandbox)');
+  }
+  const journalSpec = options.memoryJournal ? { kind: 'sqlite' as const, path: ':memory:' } : journalSpecOf(config);
   const journal = await openJournal(journalSpec);
   let sandbox: Sandbox | null = null;
   let client: WmsClient | null = null;
@@ -98,6 +112,10 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
     sandbox,
     refCache: createReferenceCache(client),
     wmsUrl,
+    instanceId: shared ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'local',
+    shared,
+    leaseTtlMs: config.journal.kind === 'postgres' ? config.journal.leaseTtlMs : 30_000,
+    dependencyWaitMs: config.journal.kind === 'postgres' ? config.journal.dependencyWaitMs : 0,
     async close() {
       await client?.close();
       await sandbox?.close();

@@ -17,14 +17,25 @@ export async function runScheduledPulls(ctx: AppContext, deps: { logger: Logger;
   const out: ScheduledPullsOutcome = { done: [], failed: [], results: [] };
   if (ctx.config.pulls.length === 0) return out;
   const pulls = ctx.config.pulls.map((p) => scheduledPullFromConfig(p));
-  const results = await runDuePulls(pulls, {
+  // several instances (shared journal): only the leader runs the schedules, so each runs once
+  const leader = await ctx.journal.tryLeaderLock('scheduled-pulls');
+  if (!leader) {
+    deps.logger.debug('scheduled pulls: another instance is the leader');
+    return out;
+  }
+  let results: DuePullResult[];
+  try {
+    results = await runDuePulls(pulls, {
     client: ctx.client,
     journal: ctx.journal,
     logger: deps.logger,
     refCache: ctx.refCache,
     outDir: join(ctx.config.outboxDir, 'exports'),
     ...(deps.now ? { now: deps.now } : {}),
-  });
+    });
+  } finally {
+    await leader.release();
+  }
   out.results = results;
   for (const r of results) {
     if (r.status === 'ran') out.done.push({ name: r.name, file: r.file ?? null, records: r.records ?? 0 });

@@ -101,12 +101,24 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const working: Working[] = [];
   const problems: string[] = [];
 
-  // 1. resume: sends in flight at a crash become in doubt; files claimed or mapped by an earlier run go on
+  // 1. resume: files claimed or mapped by an earlier run (this process's, or, with a shared journal, an
+  // instance whose lease expired) go on; their sends in flight at the crash become in doubt
+  const owner = ctx.instanceId;
+  const ttl = ctx.leaseTtlMs;
+  const renew = setInterval(() => {
+    journal.renewLeases(owner, ttl).catch((err: unknown) => log.warn({ err }, 'could not renew file leases'));
+  }, Math.max(500, Math.floor(ttl / 3)));
+  renew.unref();
+  try {
   if (!opts.dryRun) {
-    const inDoubt = await journal.recoverInFlight();
+    const acquired: FileRow[] = [];
+    for (const row of await journal.listResumableFiles(owner)) {
+      if (await journal.acquireFileLease(row.id, owner, ttl)) acquired.push(row);
+    }
+    const inDoubt = acquired.length ? await journal.recoverInFlight(acquired.map((r) => r.id)) : 0;
     if (inDoubt > 0) log.warn({ count: inDoubt }, 'records were in flight when wmsbridge last stopped: in doubt, settling them by read-back or channel policy');
     const known = new Set<string>();
-    for (const row of await journal.listFiles({ statuses: ['claimed', 'mapped'] })) {
+    for (const row of acquired) {
       known.add(row.path);
       const channel = channels.get(row.channel);
       if (!channel) {
@@ -114,20 +126,24 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         continue;
       }
       const mapping = pickMapping(opts.mappings, channel, row.name);
+      if (ctx.shared && row.owner !== owner) log.info({ file: row.name, from: row.owner }, 'resuming a file whose instance stopped renewing its lease');
       working.push({ row, claimed: claimedFromRow(row, channel), channel, mapping, startedMs: performance.now(), rows: 0 });
     }
-    // files claimed (moved to work) but not yet in the journal: a crash between the two steps
+    // files claimed (moved to work) but not yet in the journal: a crash between the two steps. With a
+    // shared journal another instance may be between those steps right now: only files claimed longer
+    // than a lease ago are taken.
+    const journaled = new Set((await journal.listFiles({ statuses: ['claimed', 'mapped'] })).map((f) => f.path));
     for (const channel of config.channels) {
       const folders = resolveChannelFolders(channel.dir);
       for (const c of await listClaimedLeftovers(folders.work, { channel: channel.name, inboxDir: channel.dir })) {
-        if (known.has(c.workPath)) continue;
+        if (known.has(c.workPath) || journaled.has(c.workPath)) continue;
+        if (ctx.shared && Date.now() - Date.parse(c.claimedAt) < ttl) continue;
         await registerClaimed(c, channel);
       }
     }
   }
-
   async function registerClaimed(c: ClaimedFile, channel: ResolvedChannel): Promise<void> {
-    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force: opts.force ?? false });
+    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force: opts.force ?? false, owner, leaseTtlMs: ttl });
     const mapping = pickMapping(opts.mappings, channel, c.name);
     const w: Working = { row, claimed: c, channel, mapping, startedMs: performance.now(), rows: 0 };
     if (row.status === 'duplicate') {
@@ -196,6 +212,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // 4. send, tier by tier across every file of the run
   let fatal: unknown = null;
   const toSend = working.filter((w) => w.row.status === 'mapped' && !w.error);
+  if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log);
   if (!opts.dryRun && toSend.length > 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     try {
@@ -207,6 +224,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         files: toSend.map((w) => ({ id: w.row.id, name: w.row.name, sha256: w.row.sha256, policy: policyOf(w.channel, config.sending.concurrency) })),
         concurrency: config.sending.concurrency,
         batchSize: config.sending.batchSize,
+        dependencyWaitMs: ctx.dependencyWaitMs,
         ...(opts.signal ? { signal: opts.signal } : {}),
         onSettled: (row, result) => {
           settled++;
@@ -242,6 +260,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         if (!opts.dryRun) {
           const moved = await moveToError(w.claimed, w.error, { runId, date: started, logger: log });
           await journal.updateFile(w.row.id, { status: 'error', error: w.error, path: moved.path });
+          await journal.releaseFileLease(w.row.id, owner);
         }
         continue;
       }
@@ -251,6 +270,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       if (unfinished === 0 && !opts.dryRun) {
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
+        await journal.releaseFileLease(w.row.id, owner);
       }
     } catch (err) {
       problems.push(`${w.row.name}: ${errorMessage(err)}`);
@@ -282,6 +302,29 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   for (const p of problems) log.warn(p);
   const line = summaryLine(summary, report?.html ?? null, problems.length);
   return { exitCode, summary, report, line };
+  } finally {
+    clearInterval(renew);
+  }
+}
+
+/**
+ * With a shared journal, a record must not be sent before a dependency another instance is still mapping
+ * has reached the journal: wait until no other live instance holds a file that is claimed but not mapped.
+ */
+async function waitForOthersMapping(ctx: AppContext, log: AppContext['logger']): Promise<void> {
+  const deadline = Date.now() + Math.max(ctx.dependencyWaitMs, 1000);
+  for (;;) {
+    const now = Date.now();
+    const others = (await ctx.journal.listFiles({ statuses: ['claimed'] })).filter(
+      (f) => f.owner !== null && f.owner !== ctx.instanceId && f.leaseUntil !== null && Date.parse(f.leaseUntil) > now,
+    );
+    if (others.length === 0) return;
+    if (now > deadline) {
+      log.warn({ files: others.map((f) => f.name) }, 'other instances are still mapping files; sending anyway');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; started: Date; finished: Date; working: Working[]; timeline: RunSummary['timeline'] }): RunSummary {

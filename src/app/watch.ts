@@ -53,7 +53,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     }, config.watch.batchDelayMs);
   }
 
-  async function drain(): Promise<void> {
+  async function drain(resume = false): Promise<void> {
     if (running) {
       // a batch is in progress: run again when it ends
       await running;
@@ -62,7 +62,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     }
     const batch = [...queue.values()];
     queue.clear();
-    if (batch.length === 0 || stopping) return;
+    if ((batch.length === 0 && !resume) || stopping) return;
     running = (async () => {
       try {
         const result = await runOnce(ctx, {
@@ -87,18 +87,38 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     if (queue.size > 0) schedule();
   }
 
-  // scheduled pulls: checked every minute (each pull's own schedule decides)
+  // scheduled pulls: checked every minute (each pull's own schedule decides; across several instances
+  // only the leader runs them, see runScheduledPulls)
+  let pulling = false;
+  const pullTick = async (): Promise<void> => {
+    if (stopping || pulling) return;
+    pulling = true;
+    try {
+      const r = await runScheduledPulls(ctx, { logger });
+      for (const p of r.done) logger.info({ pull: p.name, records: p.records, file: p.file }, 'scheduled pull written');
+      for (const p of r.failed) logger.error({ pull: p.name }, `scheduled pull failed: ${p.error}`);
+    } finally {
+      pulling = false;
+    }
+  };
   const pullTimer = config.pulls.length
     ? setInterval(() => {
-        if (stopping) return;
-        runScheduledPulls(ctx, { logger })
-          .then((r) => {
-            for (const p of r.done) logger.info({ pull: p.name, records: p.records, file: p.file }, 'scheduled pull written');
-            for (const p of r.failed) logger.error({ pull: p.name }, `scheduled pull failed: ${p.error}`);
-          })
-          .catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed'));
+        pullTick().catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed'));
       }, opts.pullIntervalMs ?? 60_000)
     : null;
+  if (config.pulls.length) setTimeout(() => void pullTick().catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed')), 1000).unref();
+
+  // files another instance claimed and stopped renewing (it died), or this instance left unfinished:
+  // looked for regularly, so nothing waits for the next drop to be resumed
+  const resumeTimer = setInterval(() => {
+    if (stopping || running) return;
+    ctx.journal
+      .listResumableFiles(ctx.instanceId)
+      .then((files) => {
+        if (files.length > 0 && !running && !stopping) void drain(true);
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'could not look for files to resume'));
+  }, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
 
   // webhooks
   let receiver: WebhookReceiver | null = null;
@@ -171,6 +191,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     logger.info({ reason }, 'stopping: finishing requests in flight; unsent records stay pending for the next start');
     if (batchTimer) clearTimeout(batchTimer);
     if (pullTimer) clearInterval(pullTimer);
+    clearInterval(resumeTimer);
     await watcher.close().catch(() => {});
     abort.abort();
     if (running) await running.catch(() => {});

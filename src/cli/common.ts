@@ -3,7 +3,7 @@
  * a command body.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadConfig, type ResolvedConfig } from '../config/load.js';
+import { isSharedJournal, loadConfig, type ResolvedConfig } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { acquireStateLock } from '../journal/state-lock.js';
@@ -70,7 +70,9 @@ export async function withApp<T>(
   options: ContextOptions & { lock?: boolean } = {},
 ): Promise<T> {
   const logger = options.logger ?? createLogger({ level: config.log.level });
-  const lock = options.lock === false ? null : await acquireStateLock(config.stateDir, { command });
+  // the state lock keeps two processes off one embedded journal; a shared journal (PostgreSQL) is made
+  // for several instances, which coordinate through leases in it instead
+  const lock = options.lock === false || isSharedJournal(config) ? null : await acquireStateLock(config.stateDir, { command });
   try {
     const ctx = await createAppContext(config, { ...options, logger });
     try {

@@ -186,3 +186,30 @@ export function resolveWmsCredentials(config: ResolvedConfig, env: NodeJS.Proces
   if (!secretKey) throw new ConfigError(`${where}: the WMS secret key is missing: set the environment variable ${config.wms.secretKeyEnv} or wms.secretKeyFile`);
   return { url: url.toString().replace(/\/$/, ''), accessKeyID, secretKey };
 }
+
+/**
+ * The journal store a configuration names. PostgreSQL's password comes from the environment variable
+ * named by journal.passwordEnv, never from the file or the URL.
+ */
+export function journalSpecOf(
+  config: ResolvedConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): { kind: 'sqlite'; path: string; synchronous: 'FULL' | 'NORMAL' } | { kind: 'postgres'; url: string; password?: string; schema: string } {
+  const j = config.journal;
+  if (j.kind === 'sqlite') return { kind: 'sqlite', path: j.path ?? join(config.stateDir, 'journal.db'), synchronous: j.synchronous };
+  let url: URL;
+  try {
+    url = new URL(j.url);
+  } catch {
+    throw new ConfigError(`${config.file ?? '(defaults)'}: journal.url: "${j.url}" is not a postgres:// URL`);
+  }
+  if (url.password) throw new ConfigError(`${config.file ?? '(defaults)'}: journal.url: a password in the URL is refused; use journal.passwordEnv`);
+  const password = j.passwordEnv ? env[j.passwordEnv] : undefined;
+  if (j.passwordEnv && !password) throw new ConfigError(`${config.file ?? '(defaults)'}: journal.passwordEnv: the environment variable ${j.passwordEnv} is not set`);
+  return { kind: 'postgres', url: j.url, ...(password ? { password } : {}), schema: j.schema };
+}
+
+/** Several instances share the work only through a shared journal store. */
+export function isSharedJournal(config: ResolvedConfig): boolean {
+  return config.journal.kind === 'postgres';
+}

@@ -137,7 +137,14 @@ export const ConfigSchema = z.strictObject({
         path: z.string().optional().describe('default <stateDir>/journal.db'),
         synchronous: z.enum(['FULL', 'NORMAL']).default('FULL').describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
       }),
-      z.strictObject({ kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances'), url: z.string().describe('postgres://user@host:5432/db (no password here)'), passwordEnv: z.string().optional().describe('NAME of the environment variable holding the password') }),
+      z.strictObject({
+        kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances (docs/SCALING.md)'),
+        url: z.string().describe('postgres://user@host:5432/db (no password here)'),
+        passwordEnv: z.string().optional().describe('NAME of the environment variable holding the password'),
+        schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'lower-case letters, digits and _').default('wmsbridge').describe('schema holding the tables (created when missing)'),
+        leaseTtlMs: z.number().int().min(1000).default(30_000).describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
+        dependencyWaitMs: z.number().int().min(0).default(120_000).describe('how long a record waits for a dependency another instance is still sending'),
+      }),
     ])
     .default({ kind: 'sqlite', synchronous: 'FULL' })
     .describe('where the durable state lives'),

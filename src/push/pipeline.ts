@@ -39,6 +39,11 @@ export interface PushOptions {
   batchSize: number;
   /** aborting stops picking new records; in-flight requests finish and are settled */
   signal?: AbortSignal;
+  /**
+   * how long a record whose dependency is not settled yet (another instance is sending it) waits before
+   * it is held; 0 holds it at once (one instance: lower tiers are always settled first)
+   */
+  dependencyWaitMs?: number;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
 }
 
@@ -127,6 +132,10 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     return docs ? (p?.inDoubt.documents ?? 'hold') : (p?.inDoubt.masterData ?? 'resend');
   };
 
+  // records waiting for a dependency another instance is still sending; `final` = the last attempt
+  let deferred: RecordRow[] = [];
+  let final = false;
+
   async function processRecord(row: RecordRow): Promise<void> {
     if (opts.signal?.aborted || fatal) return;
     const policy = policyOf.get(row.fileId);
@@ -134,6 +143,14 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     const info = TARGET_INFO[row.target];
     const resolved = await resolver.resolve(row.payload);
     if (!resolved.ok) {
+      if (resolved.status === 'deferred') {
+        if (!final) {
+          deferred.push(row);
+          return;
+        }
+        await settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${Math.round((opts.dependencyWaitMs ?? 0) / 1000)} s` });
+        return;
+      }
       await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error: `${resolved.field}: ${resolved.message}` });
       return;
     }
@@ -272,6 +289,16 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       while (inflight.size >= opts.batchSize) await Promise.race(inflight);
     }
     await Promise.all(inflight);
+    // dependencies still being sent elsewhere: retry until they settle or the wait is over
+    const waitUntil = Date.now() + (opts.dependencyWaitMs ?? 0);
+    while (deferred.length > 0 && !opts.signal?.aborted && !fatal) {
+      final = Date.now() >= waitUntil;
+      if (!final) await new Promise((r) => setTimeout(r, 250));
+      const again = deferred;
+      deferred = [];
+      await Promise.all(again.map((row) => globalLimit(() => processRecord(row)).catch((err: unknown) => logger.error({ err, recordKey: row.key }, 'unexpected error while sending'))));
+    }
+    final = false;
     if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !fatal) {
       for (const f of opts.files) await pushStockSync(f, { journal, client, resolver, settle, logger, batchSize: opts.batchSize, chunkSize: f.policy.stockSyncChunkSize, signal: opts.signal });
     }
@@ -324,7 +351,8 @@ async function pushStockSync(
   for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
     const r = await d.resolver.resolve(row.payload);
     if (!r.ok) {
-      await d.settle(row, { status: r.status, outcome: r.status === 'held' ? 'held' : 'rejected', error: `${r.field}: ${r.message}` });
+      const status = r.status === 'rejected' ? 'rejected' : 'held';
+      await d.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}` });
       refused++;
       continue;
     }

@@ -7,11 +7,18 @@ import { isRef, type RefValue } from '../map/types.js';
 import type { Journal } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
+import { TARGETS, type Target } from '../wms/targets.js';
+
+function isTarget(r: string): r is Target {
+  return (TARGETS as readonly string[]).includes(r);
+}
 import { isReadOnlyResource } from './reference-cache.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'lookup_not_found'; field: string; message: string };
+  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'lookup_not_found'; field: string; message: string }
+  /** a dependency is not settled yet (another instance is still sending it): try again later */
+  | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string };
 
 /** What happened to records of this run that other records may depend on: "Resource|key" -> reason. */
 export type RunFailures = Map<string, string>;
@@ -72,6 +79,9 @@ export function createRefResolver(deps: {
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
     if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
+    if (isTarget(resource) && (await journal.countUnsettled(resource, value)) > 0) {
+      return { ok: false, status: 'deferred', code: 'dependency_pending', field, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
+    }
     const readBy = by ?? READ_BY_KEY[resource];
     if (readBy) {
       const id = await readByField(resource, readBy, value);

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { ResolvedConfig } from '../config/load.js';
+import { journalSpecOf } from '../config/load.js';
 import type { JournalSpec } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import type { WebhookReceiverOptions } from './receiver.js';
@@ -44,7 +45,7 @@ export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.Pr
   };
   if (w.secretEnv) options.secret = secretFromEnv(w.secretEnv, env, 'webhooks.secretEnv');
   if (w.tls) options.tls = { certFile: resolve(config.baseDir, w.tls.certFile), keyFile: resolve(config.baseDir, w.tls.keyFile) };
-  if (config.journal.kind === 'postgres') options.journalSpec = { kind: 'postgres', url: config.journal.url };
+  if (config.journal.kind === 'postgres') options.journalSpec = journalSpecOf(config, env);
   else if (config.journal.path) options.journalSpec = { kind: 'sqlite', path: config.journal.path };
   return options;
 }
