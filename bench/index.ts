@@ -32,6 +32,11 @@ const BENCHES: BenchDef[] = [
     run: async (q) => (await import('./e2e.js')).benchEndToEnd(q ? { sizes: [1000], naiveRows: 100 } : { sizes: [2000, 20000] }),
   },
   {
+    name: 'cluster',
+    what: 'records/s with 1, 2 and 3 instances sharing a PostgreSQL journal (issue 10)',
+    run: async (q) => (await import('./cluster.js')).benchCluster(q ? { records: 1500 } : {}),
+  },
+  {
     name: 'pull',
     what: 'stock export records/s and peak memory, 100k vs 1M records (issue 6)',
     run: async (q) => (await import('./pull.js')).benchPull(q ? { sizes: [20_000, 100_000] } : {}),

@@ -153,8 +153,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     working.push(w);
   }
 
-  // 2. intake: claim every ready file (dry runs read them in place)
-  for (const ready of opts.ready) {
+  // 2. intake: claim every ready file (dry runs read them in place). Instances sharing a journal scan
+  // the same inbox at the same moment: each tries the files in its own random order, so the claim race
+  // shares a drop out between them instead of the first scanner taking everything
+  const readyOrder = ctx.shared ? shuffled(opts.ready) : opts.ready;
+  for (const ready of readyOrder) {
     const channel = channels.get(ready.channel);
     if (!channel) continue;
     if (opts.dryRun) {
@@ -384,6 +387,15 @@ function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; sta
     timeline: a.timeline,
     attention,
   };
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
 }
 
 async function countOpen(journal: AppContext['journal']): Promise<number> {
