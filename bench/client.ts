@@ -5,87 +5,16 @@
  *
  * Runnable alone: `node dist/bench/client.js` (or `node --import tsx bench/client.ts`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { startSandboxChild, stopChild, type BenchResult } from './lib.js';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { request } from 'undici';
 import { createWmsClient } from '../src/wms/client.js';
 import type { WmsClient } from '../src/wms/client-types.js';
 
-export interface BenchResult {
-  name: string;
-  figures: Record<string, number | string>;
-  notes?: string;
-}
 
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
-
-interface SandboxChild {
-  url: string;
-  accessKeyID: string;
-  secretKey: string;
-  child: ChildProcess;
-}
-
-function sandboxCommand(): { cmd: string; args: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.ts')) {
-    const root = fileURLToPath(new URL('../', import.meta.url));
-    return { cmd: process.execPath, args: ['--import', 'tsx', `${root}src/cli/main.ts`] };
-  }
-  // dist/bench/client.js -> dist/src/cli/main.js
-  const main = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
-  if (!existsSync(main)) throw new Error(`${main} missing: run npm run build`);
-  return { cmd: process.execPath, args: [main] };
-}
-
-async function startSandboxChild(): Promise<SandboxChild> {
-  const { cmd, args } = sandboxCommand();
-  const child = spawn(cmd, [...args, 'sandbox', '--port', '0', '--latency-ms', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  return new Promise<SandboxChild>((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sandbox did not start within 30 s: ${stderr}`));
-    }, 30_000);
-    child.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      try {
-        const info = JSON.parse(buf.slice(0, nl)) as { url: string; accessKeyID: string; secretKey: string };
-        resolve({ ...info, child });
-      } catch (err) {
-        child.kill('SIGKILL');
-        reject(new Error(`sandbox printed an unexpected line: ${buf.slice(0, nl)} (${String(err)})`));
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`sandbox exited with ${code}: ${stderr}`));
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 async function setLatency(url: string, latencyMs: number): Promise<void> {
   const res = await request(`${url}/__sandbox/faults`, {

@@ -11,6 +11,7 @@
  *
  * Usage: `benchParse({ rows: 200_000 })`, or `node dist/bench/parse.js [rows]`.
  */
+import type { BenchResult } from './lib.js';
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -42,11 +43,6 @@ fields:
   logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
 `;
 
-export interface BenchResult {
-  name: string;
-  figures: Record<string, number | string>;
-  notes?: string;
-}
 
 const PHASE_FLAG = '--wmsbridge-bench-parse-phase';
 const PHASES = ['decode-only', 'csv-parse-arrays', 'csv-parse-columns', 'openParser', 'parse+map'] as const;

@@ -10,20 +10,15 @@
  *
  * Run alone: `npm run build && node dist/bench/pull.js` (or `node --import tsx bench/pull.ts`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startSandboxChild, stopChild, type BenchResult, type SandboxChild } from './lib.js';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runPullCommand } from '../src/cli/pull.js';
 import { silentLogger } from '../src/shared/logger.js';
 
-export interface BenchResult {
-  name: string;
-  figures: Record<string, number | string>;
-  notes?: string;
-}
 
 export interface BenchPullOptions {
   /** record counts to export, each from its own sandbox. @default [100000, 1000000] */
@@ -34,7 +29,6 @@ export interface BenchPullOptions {
 
 const here = fileURLToPath(import.meta.url);
 const fromTs = here.endsWith('.ts');
-const PROJECT_ROOT = fileURLToPath(new URL(fromTs ? '../' : '../../', import.meta.url));
 const SECRET_ENV = 'WMSBRIDGE_BENCH_SECRET';
 
 function nodeArgs(script: string): string[] {
@@ -42,57 +36,6 @@ function nodeArgs(script: string): string[] {
 }
 
 const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
-interface SandboxChild {
-  url: string;
-  accessKeyID: string;
-  secretKey: string;
-  child: ChildProcess;
-}
-
-async function startSandboxChild(stockRecords: number): Promise<SandboxChild> {
-  const main = join(PROJECT_ROOT, fromTs ? 'src/cli/main.ts' : 'dist/src/cli/main.js');
-  const child = spawn(process.execPath, [...nodeArgs(main), 'sandbox', '--port', '0', '--stock-records', String(stockRecords)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sandbox did not start within 60 s: ${stderr}`));
-    }, 60_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`sandbox exited (${String(code)}) before it was ready: ${stderr}`));
-    });
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        const info = JSON.parse(line) as { url: string; accessKeyID: string; secretKey: string };
-        child.removeAllListeners('exit');
-        resolve({ ...info, child });
-      } catch (err) {
-        child.kill('SIGKILL');
-        reject(new Error(`sandbox printed an unexpected line: ${line} (${(err as Error).message})`));
-      }
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 interface ChildReport {
   records: number;
@@ -143,7 +86,7 @@ export async function benchPull(options: BenchPullOptions = {}): Promise<BenchRe
   const work = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-pull-'));
   try {
     for (const n of sizes) {
-      const sb = await startSandboxChild(n);
+      const sb = await startSandboxChild(['--stock-records', String(n)]);
       try {
         const dir = join(work, String(n));
         const r = await exportInChild(sb, pageSize, dir);
