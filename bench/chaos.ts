@@ -18,7 +18,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, cpus, totalmem, platform, release } from 'node:os';
 import { join } from 'node:path';
@@ -864,7 +864,45 @@ export function markdownTable(results: ChaosResult[]): string {
   ].join('\n');
 }
 
+interface ChaosFile {
+  date: string;
+  command: string;
+  machine: string;
+  scale: Scale;
+  results: ChaosResult[];
+}
+
+/** Rewrites the table between the chaos markers of docs/RELIABILITY.md from a chaos.json. */
+export async function writeReliabilityTable(out: ChaosFile): Promise<void> {
+  const doc = join(PROJECT_ROOT, 'docs', 'RELIABILITY.md');
+  if (!existsSync(doc)) return;
+  const text = await readFile(doc, 'utf8');
+  const begin = '<!-- chaos:begin -->';
+  const end = '<!-- chaos:end -->';
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return;
+  const body = [
+    `\`${out.command}\` on ${out.machine}, ${out.date.slice(0, 16).replace('T', ' ')} UTC. Drop per scenario: ${countExpected(mergeAll(out.scale))} records in ${out.scale.slices} slices.`,
+    '',
+    markdownTable(out.results),
+    '',
+    ...out.results.map((r) => `- ${r.scenario}: ${r.notes}`),
+  ].join('\n');
+  await writeFile(doc, `${text.slice(0, a + begin.length)}\n${body}\n${text.slice(b)}`);
+}
+
+function mergeAll(scale: Scale): Expected {
+  let e = emptyExpected();
+  for (let s = 0; s < scale.slices; s++) e = mergeExpected(e, sliceFiles(scale, s, 'X').expected);
+  return e;
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--render')) {
+    await writeReliabilityTable(JSON.parse(await readFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), 'utf8')) as ChaosFile);
+    return;
+  }
   const quick = process.argv.includes('--quick');
   const scale = quick ? FAST_SCALE : BENCH_SCALE;
   const deadline = Date.now() + 10 * 60_000;
@@ -898,7 +936,10 @@ async function main(): Promise<void> {
   const machine = `${platform()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
   const out = { date: new Date().toISOString(), command: `npm run chaos${quick ? ' -- --quick' : ''}`, machine, scale, results };
   await mkdir(join(PROJECT_ROOT, 'docs', 'perf'), { recursive: true });
-  if (!only) await writeFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), `${JSON.stringify(out, null, 2)}\n`);
+  if (!only && !quick) {
+    await writeFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), `${JSON.stringify(out, null, 2)}\n`);
+    await writeReliabilityTable(out);
+  }
   process.stdout.write(`${markdownTable(results)}\n\n${out.command} on ${machine}, ${out.date}\n`);
   for (const r of results) process.stdout.write(`- ${r.scenario}: ${r.notes}\n`);
   const bad = results.some((r) => r.lost !== 0 || r.duplicated !== 0);
@@ -906,6 +947,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.on('exit', (code) => process.stderr.write(`chaos: process exit ${code}\n`));
+  process.on('unhandledRejection', (err) => process.stderr.write(`chaos: unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`));
   main().catch((err) => {
     process.stderr.write(`chaos: ${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 2;
