@@ -3,6 +3,7 @@
  * RowFail (a row problem, not a crash): the compiler catches it per field and turns it into a RowIssue.
  * Regular expressions, Intl formatters and lookup tables are built here, at compile time.
  */
+import { isValidTimeZone, zoneOffsetMs } from '../shared/time.js';
 import { cnpjCheckDigits, isValidCnpj, isValidGtin, uuid5, WMSBRIDGE_UUID_NAMESPACE } from './checks.js';
 import { DEFAULT_FALSE_WORDS, DEFAULT_TRUE_WORDS, type TransformSpec } from './model.js';
 
@@ -270,40 +271,10 @@ function daysInMonth(y: number, m: number): number {
 const p2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 const p4 = (n: number): string => String(n).padStart(4, '0');
 
-/** A function giving the UTC offset (ms) of an IANA zone at an instant; built once per zone. */
+/** A function giving the UTC offset (ms) of an IANA zone at an instant; the zone is checked once. */
 export function zoneOffsetFn(timeZone: string): (utcMs: number) => number {
-  let fmt: Intl.DateTimeFormat;
-  try {
-    fmt = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-  } catch {
-    throw new TransformSpecError(`unknown time zone '${timeZone}' (use an IANA name like America/Sao_Paulo)`, ['timeZone']);
-  }
-  if (timeZone === 'UTC' || timeZone === 'Etc/UTC') return () => 0;
-  return (utcMs) => {
-    const parts = fmt.formatToParts(new Date(utcMs));
-    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-    for (const p of parts) {
-      switch (p.type) {
-        case 'year': y = Number(p.value); break;
-        case 'month': mo = Number(p.value); break;
-        case 'day': d = Number(p.value); break;
-        case 'hour': h = Number(p.value); break;
-        case 'minute': mi = Number(p.value); break;
-        case 'second': s = Number(p.value); break;
-        default: break;
-      }
-    }
-    return Date.UTC(y, mo - 1, d, h, mi, s) - (utcMs - (utcMs % 1000 + 1000) % 1000);
-  };
+  if (!isValidTimeZone(timeZone)) throw new TransformSpecError(`unknown time zone '${timeZone}' (use an IANA name like America/Sao_Paulo)`, ['timeZone']);
+  return (utcMs) => zoneOffsetMs(utcMs, timeZone);
 }
 
 /** Converts a wall-clock time in a zone to a UTC instant (DST gaps move forward, overlaps take the first). */

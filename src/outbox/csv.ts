@@ -7,6 +7,7 @@
  * decimal comma, dd/MM/yyyy HH:mm:ss dates, CRLF. Cells that start with = + - @ TAB CR are prefixed
  * with ' (OWASP CSV injection guidance); numbers written from number values are never prefixed.
  */
+import { wallClock } from '../shared/time.js';
 import iconv from 'iconv-lite';
 import { z } from 'zod';
 import { createAtomicWriteStream, type AtomicWriteDeps, type AtomicWriteOptions, type AtomicWriteStream } from './atomic.js';
@@ -59,26 +60,10 @@ export function formatCsvNumber(n: number | bigint, decimalSeparator: ',' | '.' 
   return decimalSeparator === '.' ? s : s.replace('.', decimalSeparator);
 }
 
-const dtfCache = new Map<string, Intl.DateTimeFormat>();
-function partsIn(date: Date, timeZone: string | undefined): Record<string, string> {
-  const key = timeZone ?? '';
-  let dtf = dtfCache.get(key);
-  if (!dtf) {
-    dtf = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
-    dtfCache.set(key, dtf);
-  }
-  const out: Record<string, string> = {};
-  for (const p of dtf.formatToParts(date)) out[p.type] = p.value;
-  return out;
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
+function partsIn(date: Date, timeZone: string | undefined): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string> {
+  const w = wallClock(date.getTime(), timeZone);
+  return { year: String(w.year).padStart(4, '0'), month: pad2(w.month), day: pad2(w.day), hour: pad2(w.hour), minute: pad2(w.minute), second: pad2(w.second) };
 }
 
 /** Formats an instant as dd/MM/yyyy[ HH:mm:ss] in `timeZone` (default: the machine's), or ISO. */

@@ -18,6 +18,7 @@
  * - A slot inside a DST gap (02:30 on a spring-forward day) is the instant the clock jumps over it
  *   (reads 03:30 after a one-hour jump); in a repeated hour (fall-back) the first occurrence.
  */
+import { wallClock, zoneOffsetMs } from '../shared/time.js';
 import { ConfigError } from '../shared/errors.js';
 
 export type Schedule =
@@ -92,60 +93,8 @@ export function isDue(schedule: Schedule, lastRun: Date | null, now: Date): bool
 // Wall-clock arithmetic in a time zone, with Intl only (no dependency).
 // ---------------------------------------------------------------------------------------------
 
-interface WallClock {
-  year: number;
-  month: number; // 1-12
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  /** 0 Sunday .. 6 Saturday */
-  weekday: number;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatter(timeZone: string | undefined): Intl.DateTimeFormat {
-  const key = timeZone ?? '';
-  let f = formatters.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      weekday: 'short',
-    });
-    formatters.set(key, f);
-  }
-  return f;
-}
-
-const WEEKDAYS: Record<string, number> = { Sun: 0, Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6 };
-
-export function wallClock(instant: number, timeZone: string | undefined): WallClock {
-  const parts: Record<string, string> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(instant))) parts[p.type] = p.value;
-  return {
-    year: Number(parts['year']),
-    month: Number(parts['month']),
-    day: Number(parts['day']),
-    hour: Number(parts['hour']) % 24,
-    minute: Number(parts['minute']),
-    second: Number(parts['second']),
-    weekday: WEEKDAYS[parts['weekday'] ?? ''] ?? 0,
-  };
-}
-
 /** Offset of the zone at an instant, in ms (wall clock read as UTC minus the instant). */
-function offsetAt(instant: number, timeZone: string | undefined): number {
-  const w = wallClock(instant, timeZone);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return asUtc - Math.floor(instant / 1000) * 1000;
-}
+const offsetAt = (instant: number, timeZone: string | undefined): number => zoneOffsetMs(instant, timeZone);
 
 /**
  * The instant at which the wall clock of the zone reads y-m-d hh:mm. In a repeated hour, the first
