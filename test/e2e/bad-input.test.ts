@@ -212,11 +212,12 @@ const CASES: Expect[] = [
   { channel: 'cat', file: 'CAT_png.csv', kind: 'error', says: /looks binary/ },
   { channel: 'cat', file: 'CAT_utf16.csv', kind: 'error', says: /UTF-16/ },
   { channel: 'cat', file: 'CAT_broken_quotes.csv', kind: 'rejects', says: /after the closing quote/, line: 3 },
-  // the header 'codigo,nome' is one column: the mapped columns do not exist; the error must say so (column/delimiter),
-  // not blame a value ("field name is empty")
-  { channel: 'cat', file: 'CAT_comma_separated.csv', kind: 'rejects', says: /column|delimiter/i, line: 2 },
+  // the header 'codigo,nome' is one column: the mapped columns do not exist; the whole file is refused saying so
+  // (column/delimiter), not every row blamed for a value ("field name is empty")
+  { channel: 'cat', file: 'CAT_comma_separated.csv', kind: 'error', says: /column|delimiter/i },
   { channel: 'cat', file: 'CAT_ragged.csv', kind: 'rejects', says: /expected 2 columns, found 1/, line: 3 },
-  { channel: 'cat', file: 'CAT_whitespace.csv', kind: 'rejects', says: /name|column/ },
+  // the 'header' is blank: the mapped columns do not exist
+  { channel: 'cat', file: 'CAT_whitespace.csv', kind: 'error', says: /column/ },
   { channel: 'cat', file: 'CAT_header_only.csv', kind: 'ok' },
   { channel: 'cat', file: 'CAT_nul.csv', kind: 'error', says: /NUL byte/ },
   {
@@ -267,6 +268,13 @@ const CASES: Expect[] = [
     also: async () => {
       const bad = categories.filter((c) => c.name.includes('\uFFFD'));
       assert.deepEqual(bad.map((c) => `${c.codeERP}: ${c.name}`), [], 'invalid UTF-8 must not reach the WMS as U+FFFD');
+      // the rejects file keeps the original bytes of the refused lines, so fixing source.encoding and dropping
+      // it again works (U+FFFD in their place would lose the accents for good)
+      const rj = await outboxFile('rejects', 'cat', 'CAT_win1252_in_utf8.csv');
+      assert.ok(rj);
+      const raw = await readFile(rj);
+      assert.ok(raw.includes(Buffer.from([0x53, 0xe3, 0x6f])), 'the rejects file holds the original windows-1252 bytes (S 0xE3 o)');
+      assert.ok(!raw.includes(Buffer.from([0xef, 0xbf, 0xbd])), 'no U+FFFD written into the rejects file');
     },
   },
   { channel: 'cat', file: 'CAT_invalid_transform.csv', kind: 'rejects', says: /is empty but required/, line: 3, field: 'name' },
@@ -409,8 +417,11 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
       assert.equal(k?.where, 'archive', `${key} was read (not refused as a whole file): ${k?.where}`);
       const rj = await outboxFile('rejects', ch, name);
       assert.ok(rj, `${key}: refused again into a rejects file`);
-      const again = (await readText(rj)).split(/\r?\n/).filter((l) => l.length > 0).length - (rj.endsWith('.jsonl') ? 0 : 1);
+      const text = await readText(rj);
+      const again = text.split(/\r?\n/).filter((l) => l.length > 0).length - (rj.endsWith('.jsonl') ? 0 : 1);
       assert.equal(again, rows, `${key}: ${rows} row(s) in, ${again} refused again`);
+      // the error column is replaced, not appended once more on every round trip
+      if (!rj.endsWith('.jsonl')) assert.equal(text.split(/\r?\n/)[0]!.split('wmsbridge_error').length - 1, 1, `${key}: one wmsbridge_error column: ${text.split(/\r?\n/)[0]}`);
     }
   });
 });
