@@ -2,7 +2,7 @@
  * Check digits of Brazilian tax numbers and GTIN barcodes, and name-based UUIDs (v5). Pure helpers,
  * used by the transforms and by the sample-data generator of the tests.
  */
-import { createHash } from 'node:crypto';
+import { uuid5 as uuid5Of } from '../shared/uuid.js';
 
 /** True when `digits` (exactly 14 digits) is a CNPJ with valid check digits (all-equal digits refused). */
 export function isValidCnpj(digits: string): boolean {
@@ -57,17 +57,9 @@ export function gtinCheckDigit(body: string): number {
  */
 export const WMSBRIDGE_UUID_NAMESPACE = '62fa461d-b48e-5207-aba3-6d593f0bae60';
 
-function uuidBytes(uuid: string): Buffer {
-  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
-}
-
-/** RFC 4122 name-based UUID, version 5 (SHA-1), of `name` (UTF-8) in `namespace`. */
+/** RFC 4122 name-based UUID, version 5 (SHA-1), of `name` (UTF-8) in `namespace` (default: ERP keys). */
 export function uuid5(name: string, namespace: string = WMSBRIDGE_UUID_NAMESPACE): string {
-  const hash = createHash('sha1').update(uuidBytes(namespace)).update(name, 'utf8').digest();
-  hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;
-  hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
-  const h = hash.subarray(0, 16).toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+  return uuid5Of(name, namespace);
 }
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

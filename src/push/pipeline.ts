@@ -16,7 +16,7 @@ import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 import { createRefResolver, failureKey, type RunFailures } from './refs.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
-import { uuidV5 } from '../shared/uuid.js';
+import { STOCK_SYNC_NAMESPACE, uuid5 } from '../shared/uuid.js';
 
 export interface ChannelPolicy {
   /** the channel's inbox folder (attachments are read from inside it only) */
@@ -376,7 +376,7 @@ async function pushStockSync(
   }
   // pass 2: one session per owner, chunked
   for (const ownerId of owners) {
-    const sessionId = uuidV5(`${file.sha256}:${file.id}:${ownerId}`, uuidV5.STOCK_SYNC_NAMESPACE);
+    const sessionId = uuid5(`${file.sha256}:${file.id}:${ownerId}`, STOCK_SYNC_NAMESPACE);
     let chunk: Array<{ row: RecordRow; productId: string; quantity: number }> = [];
     let broken: string | null = null;
     const flush = async (isLast: boolean) => {
