@@ -1,126 +1,147 @@
 /**
- * A tiny Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms with
- * labels. No dependency: /metrics in watch mode is the only consumer.
+ * A tiny Prometheus registry (text exposition format 0.0.4), no dependency: counters, gauges and
+ * histograms with labels; render() gives the body for GET /metrics.
  */
-type Labels = Record<string, string>;
 
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+export type Labels = Record<string, string | number>;
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** Label values: backslash, double quote and line feed are escaped. */
+export function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+/** HELP text: backslash and line feed are escaped. */
+export function escapeHelp(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+export function formatMetricValue(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (n === Infinity) return '+Inf';
+  if (n === -Infinity) return '-Inf';
+  return String(n);
 }
 
-function labelText(labels: Labels, extra?: Labels): string {
-  const all = { ...labels, ...(extra ?? {}) };
-  const parts = Object.entries(all).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+function labelKey(names: readonly string[], labels: Labels = {}): string[] {
+  for (const k of Object.keys(labels)) if (!names.includes(k)) throw new Error(`metrics: unknown label "${k}"`);
+  return names.map((n) => String(labels[n] ?? ''));
+}
+function renderLabels(names: readonly string[], values: readonly string[], extra?: [string, string]): string {
+  const parts = names.map((n, i) => `${n}="${escapeLabelValue(values[i] ?? '')}"`);
+  if (extra) parts.push(`${extra[0]}="${escapeLabelValue(extra[1])}"`);
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
-function keyOf(labels: Labels): string {
-  return JSON.stringify(Object.entries(labels).sort());
-}
+export interface Counter { inc(labels?: Labels, by?: number): void; get(labels?: Labels): number }
+export interface Gauge { set(value: number, labels?: Labels): void; inc(labels?: Labels, by?: number): void; dec(labels?: Labels, by?: number): void; get(labels?: Labels): number }
+export interface Histogram { observe(value: number, labels?: Labels): void }
 
-function fmt(n: number): string {
-  if (n === Infinity) return '+Inf';
-  if (n === -Infinity) return '-Inf';
-  return Number.isNaN(n) ? 'NaN' : String(n);
-}
+interface Metric { name: string; render(): string[] }
 
-interface Metric {
+export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface MetricsRegistry {
+  counter(name: string, help: string, labelNames?: readonly string[]): Counter;
+  gauge(name: string, help: string, labelNames?: readonly string[]): Gauge;
+  histogram(name: string, help: string, buckets?: readonly number[], labelNames?: readonly string[]): Histogram;
   render(): string;
+  /** content type for the HTTP response */
+  readonly contentType: string;
 }
 
-export interface Counter {
-  inc(labels?: Labels, by?: number): void;
-}
-export interface Gauge {
-  set(labels: Labels, value: number): void;
-  /** drops every series (a gauge recomputed from scratch) */
-  reset(): void;
-}
-export interface Histogram {
-  observe(labels: Labels, value: number): void;
-  /** loads a whole histogram at once (buckets as upper bounds with per-bucket counts, not cumulative) */
-  load(labels: Labels, bucketCounts: number[], sum: number): void;
-}
+export function createMetricsRegistry(): MetricsRegistry {
+  const metrics = new Map<string, Metric>();
+  const check = (name: string, labelNames: readonly string[]): void => {
+    if (!NAME.test(name)) throw new Error(`metrics: invalid metric name "${name}"`);
+    if (metrics.has(name)) throw new Error(`metrics: "${name}" is already registered`);
+    for (const l of labelNames) if (!LABEL.test(l) || l.startsWith('__') || l === 'le') throw new Error(`metrics: invalid label name "${l}"`);
+  };
+  const header = (name: string, help: string, type: string): string[] => [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} ${type}`];
 
-export interface Registry {
-  counter(name: string, help: string): Counter;
-  gauge(name: string, help: string): Gauge;
-  histogram(name: string, help: string, buckets: number[]): Histogram;
-  render(): string;
-}
+  function scalar(name: string, help: string, labelNames: readonly string[], type: 'counter' | 'gauge'): Counter & Gauge {
+    check(name, labelNames);
+    const values = new Map<string, { lv: string[]; v: number }>();
+    const slot = (labels?: Labels): { lv: string[]; v: number } => {
+      const lv = labelKey(labelNames, labels);
+      const k = JSON.stringify(lv);
+      let s = values.get(k);
+      if (!s) values.set(k, (s = { lv, v: 0 }));
+      return s;
+    };
+    metrics.set(name, {
+      name,
+      render: () => {
+        const lines = header(name, help, type);
+        if (values.size === 0 && labelNames.length === 0) lines.push(`${name} 0`);
+        for (const s of values.values()) lines.push(`${name}${renderLabels(labelNames, s.lv)} ${formatMetricValue(s.v)}`);
+        return lines;
+      },
+    });
+    return {
+      inc(labels, by = 1) {
+        if (type === 'counter' && by < 0) throw new Error(`metrics: counter ${name} cannot decrease`);
+        slot(labels).v += by;
+      },
+      dec(labels, by = 1) {
+        slot(labels).v -= by;
+      },
+      set(value, labels) {
+        slot(labels).v = value;
+      },
+      get(labels) {
+        return values.get(JSON.stringify(labelKey(labelNames, labels)))?.v ?? 0;
+      },
+    };
+  }
 
-export function createRegistry(): Registry {
-  const metrics: Metric[] = [];
-  const header = (name: string, help: string, type: string) => `# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n# TYPE ${name} ${type}\n`;
   return {
-    counter(name, help) {
-      const series = new Map<string, { labels: Labels; value: number }>();
-      metrics.push({
-        render: () => header(name, help, 'counter') + [...series.values()].map((s) => `${name}${labelText(s.labels)} ${fmt(s.value)}\n`).join(''),
-      });
-      return {
-        inc(labels = {}, by = 1) {
-          const k = keyOf(labels);
-          const s = series.get(k);
-          if (s) s.value += by;
-          else series.set(k, { labels, value: by });
-        },
-      };
+    contentType: 'text/plain; version=0.0.4; charset=utf-8',
+    counter: (name, help, labelNames = []) => {
+      const c = scalar(name, help, labelNames, 'counter');
+      return { inc: c.inc, get: c.get };
     },
-    gauge(name, help) {
-      const series = new Map<string, { labels: Labels; value: number }>();
-      metrics.push({
-        render: () => header(name, help, 'gauge') + [...series.values()].map((s) => `${name}${labelText(s.labels)} ${fmt(s.value)}\n`).join(''),
-      });
-      return {
-        set(labels, value) {
-          series.set(keyOf(labels), { labels, value });
-        },
-        reset() {
-          series.clear();
-        },
-      };
-    },
-    histogram(name, help, buckets) {
-      const bounds = [...buckets].sort((a, b) => a - b);
-      const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-      const get = (labels: Labels) => {
-        const k = keyOf(labels);
-        let s = series.get(k);
-        if (!s) series.set(k, (s = { labels, counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, count: 0 }));
-        return s;
-      };
-      metrics.push({
+    gauge: (name, help, labelNames = []) => scalar(name, help, labelNames, 'gauge'),
+    histogram(name, help, buckets = DEFAULT_BUCKETS, labelNames = []) {
+      check(name, labelNames);
+      const bs = [...buckets].filter((b) => Number.isFinite(b)).sort((a, b) => a - b);
+      const series = new Map<string, { lv: string[]; counts: number[]; sum: number; count: number }>();
+      metrics.set(name, {
+        name,
         render: () => {
-          let out = header(name, help, 'histogram');
-          for (const s of series.values()) {
+          const lines = header(name, help, 'histogram');
+          const all = series.size === 0 && labelNames.length === 0 ? [{ lv: [], counts: bs.map(() => 0), sum: 0, count: 0 }] : [...series.values()];
+          for (const s of all) {
+            // buckets are stored per interval and rendered cumulative
             let cum = 0;
-            bounds.forEach((b, i) => {
+            bs.forEach((b, i) => {
               cum += s.counts[i] ?? 0;
-              out += `${name}_bucket${labelText(s.labels, { le: fmt(b) })} ${cum}\n`;
+              lines.push(`${name}_bucket${renderLabels(labelNames, s.lv, ['le', formatMetricValue(b)])} ${cum}`);
             });
-            out += `${name}_bucket${labelText(s.labels, { le: '+Inf' })} ${s.count}\n`;
-            out += `${name}_sum${labelText(s.labels)} ${fmt(s.sum)}\n${name}_count${labelText(s.labels)} ${s.count}\n`;
+            lines.push(`${name}_bucket${renderLabels(labelNames, s.lv, ['le', '+Inf'])} ${s.count}`);
+            lines.push(`${name}_sum${renderLabels(labelNames, s.lv)} ${formatMetricValue(s.sum)}`);
+            lines.push(`${name}_count${renderLabels(labelNames, s.lv)} ${s.count}`);
           }
-          return out;
+          return lines;
         },
       });
       return {
-        observe(labels, value) {
-          const s = get(labels);
-          const i = bounds.findIndex((b) => value <= b);
-          s.counts[i < 0 ? bounds.length : i]!++;
+        observe(value, labels) {
+          const lv = labelKey(labelNames, labels);
+          const k = JSON.stringify(lv);
+          let s = series.get(k);
+          if (!s) series.set(k, (s = { lv, counts: bs.map(() => 0), sum: 0, count: 0 }));
+          const i = bs.findIndex((b) => value <= b);
+          if (i >= 0) s.counts[i]! += 1;
           s.sum += value;
-          s.count++;
-        },
-        load(labels, bucketCounts, sum) {
-          const s = get(labels);
-          s.counts = bounds.map((_, i) => bucketCounts[i] ?? 0).concat([bucketCounts[bounds.length] ?? 0]);
-          s.sum = sum;
-          s.count = bucketCounts.reduce((a, b) => a + b, 0);
+          s.count += 1;
         },
       };
     },
-    render: () => metrics.map((m) => m.render()).join(''),
+    render() {
+      const lines: string[] = [];
+      for (const m of metrics.values()) lines.push(...m.render());
+      return lines.length ? `${lines.join('\n')}\n` : '';
+    },
   };
 }
