@@ -4,6 +4,7 @@
  * refresh it too (`refresh`).
  */
 import type { ReferenceCache } from '../map/types.js';
+import { createStaticReferenceCache } from '../map/static-refs.js';
 import type { RefResource } from '../wms/targets.js';
 import type { WmsClient } from '../wms/client-types.js';
 
@@ -12,13 +13,6 @@ export type ReadOnlyResource = (typeof READ_ONLY_RESOURCES)[number];
 
 export function isReadOnlyResource(r: string): r is ReadOnlyResource {
   return (READ_ONLY_RESOURCES as readonly string[]).includes(r);
-}
-
-function norm(v: unknown): string {
-  return String(v ?? '')
-    .trim()
-    .normalize('NFC')
-    .toLowerCase();
 }
 
 export interface LoadableReferenceCache extends ReferenceCache {
@@ -31,28 +25,13 @@ export interface LoadableReferenceCache extends ReferenceCache {
 }
 
 export function createReferenceCache(client: WmsClient | null): LoadableReferenceCache {
-  // resource -> field (lower-case) -> normalised value -> records (first one's id answers find())
-  const data = new Map<string, Map<string, Map<string, Array<Readonly<Record<string, unknown>>>>>>();
-  const counts = new Map<string, number>();
-
-  function index(resource: RefResource, records: ReadonlyArray<Record<string, unknown>>): void {
-    const byField = new Map<string, Map<string, Array<Readonly<Record<string, unknown>>>>>();
-    for (const rec of records) {
-      if (typeof rec['id'] !== 'string') continue;
-      for (const [field, value] of Object.entries(rec)) {
-        if (value === null || value === undefined || typeof value === 'object') continue;
-        const f = field.toLowerCase();
-        let m = byField.get(f);
-        if (!m) byField.set(f, (m = new Map()));
-        const k = norm(value);
-        const list = m.get(k);
-        if (list) list.push(rec);
-        else m.set(k, [rec]);
-      }
-    }
-    data.set(resource, byField);
-    counts.set(resource, records.length);
-  }
+  // the records read per resource; lookups go through the same index a static cache uses
+  const data: Partial<Record<RefResource, ReadonlyArray<Readonly<Record<string, unknown>>>>> = {};
+  let index = createStaticReferenceCache(data);
+  const replace = (resource: RefResource, records: ReadonlyArray<Record<string, unknown>>): void => {
+    data[resource] = records;
+    index = createStaticReferenceCache(data);
+  };
 
   async function readAll(resource: ReadOnlyResource): Promise<Record<string, unknown>[]> {
     if (!client) return [];
@@ -74,21 +53,16 @@ export function createReferenceCache(client: WmsClient | null): LoadableReferenc
   }
 
   return {
-    has: (resource) => data.has(resource),
-    find(resource, by, value) {
-      const id = data.get(resource)?.get(by.toLowerCase())?.get(norm(value))?.[0]?.['id'];
-      return typeof id === 'string' ? id : undefined;
-    },
-    findAll(resource, by, value) {
-      return data.get(resource)?.get(by.toLowerCase())?.get(norm(value)) ?? [];
-    },
+    has: (resource) => data[resource] !== undefined,
+    find: (resource, by, value) => index.find(resource, by, value),
+    findAll: (resource, by, value) => index.findAll?.(resource, by, value) ?? [],
     async load(resources) {
       for (const r of new Set(resources)) {
-        if (data.has(r) || !isReadOnlyResource(r)) continue;
-        index(r, await readAll(r));
+        if (data[r] !== undefined || !isReadOnlyResource(r)) continue;
+        replace(r, await readAll(r));
       }
     },
-    refresh: index,
-    sizes: () => Object.fromEntries(counts),
+    refresh: replace,
+    sizes: () => Object.fromEntries(Object.entries(data).map(([r, recs]) => [r, recs?.length ?? 0])),
   };
 }
