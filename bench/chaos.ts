@@ -796,7 +796,15 @@ export async function scenarioShareGone(scale: Scale, opts: { outages: number; o
     return true;
   };
   try {
-    await poll('watch to start', async () => /watching/.test(stderr), 30_000, 100);
+    await poll(
+      'watch to start',
+      async () => {
+        if (watch.exitCode !== null) throw new Error(`chaos share: watch exited ${watch.exitCode} before starting: ${stderr.slice(-2000)}`);
+        return /watching/.test(stderr);
+      },
+      30_000,
+      100,
+    );
     const slicesPer = Math.max(1, Math.floor(scale.slices / (opts.outages + 1)));
     let next = 0;
     for (let o = 0; o <= opts.outages; o++) {
