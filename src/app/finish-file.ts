@@ -12,6 +12,7 @@ import type { Outcome, AttentionItem } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
 import { createRejectsWriter } from '../parse/rejects.js';
 import { iterate } from '../push/pipeline.js';
+import type { Logger } from '../shared/logger.js';
 import { parseFactsKey, type StoredParseFacts } from './map-file.js';
 
 export interface FileFigures {
@@ -56,6 +57,7 @@ export async function finishFile(opts: {
   csv: CsvFormatOptions;
   now: Date;
   dryRun?: boolean;
+  logger?: Logger;
 }): Promise<FileFigures> {
   const { file, journal } = opts;
   const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
@@ -106,7 +108,8 @@ export async function finishFile(opts: {
         }
       }
     }
-    await result.close();
+    const closed = await result.close();
+    if (closed.replacedChars > 0) opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
     figures.resultFile = relative(opts.outboxDir, resultPath);
     if (rejects) {
       await rejects.close();

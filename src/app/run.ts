@@ -269,7 +269,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       }
       const counts = await journal.countRecords({ fileIds: [w.row.id] });
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
-      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false });
+      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log });
       if (unfinished === 0 && !opts.dryRun) {
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
@@ -296,7 +296,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
   try {
-    report = await writeRunReport(config.outboxDir, summary);
+    report = await writeRunReport(config.outboxDir, summary, { csvFormat: config.outbox.csv, ...(config.outbox.csv.timeZone ? { timeZone: config.outbox.csv.timeZone } : {}) });
   } catch (err) {
     problems.push(`report: ${errorMessage(err)}`);
     log.error({ err }, 'could not write the run report');
