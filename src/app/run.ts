@@ -44,6 +44,8 @@ export interface RunResult {
 
 interface Working {
   row: FileRow;
+  /** a finished file taken up again to retry records that failed (its original is already archived) */
+  archived?: boolean;
   claimed: ClaimedFile;
   channel: ResolvedChannel;
   mapping: CompiledMapping | null;
@@ -54,6 +56,9 @@ interface Working {
   finishedMs?: number;
   rows: number;
 }
+
+/** a record that failed this many sends is left to a person (`wmsbridge resolve --retry`) */
+export const MAX_AUTO_ATTEMPTS = 10;
 
 export function newRunId(now = new Date()): string {
   return `${now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${randomBytes(3).toString('hex')}`;
@@ -128,6 +133,25 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const mapping = pickMapping(opts.mappings, channel, row.name);
       if (ctx.shared && row.owner !== owner) log.info({ file: row.name, from: row.owner }, 'resuming a file whose instance stopped renewing its lease');
       working.push({ row, claimed: claimedFromRow(row, channel), channel, mapping, startedMs: performance.now(), rows: 0 });
+    }
+    // records that failed in an earlier run (the WMS was down, 5xx or 429 beyond the retries) are sent
+    // again, a few runs at most: a nightly job recovers from a bad night without a person
+    const retry = (await journal.listRecords({ statuses: ['failed'], limit: 100_000 })).filter((r) => r.attempts < MAX_AUTO_ATTEMPTS);
+    if (retry.length > 0) {
+      const byFile = new Map<number, number>();
+      for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
+      const inRun = new Set(working.map((w) => w.row.id));
+      const ids: number[] = [];
+      for (const [fileId] of byFile) {
+        const row = await journal.getFile(fileId);
+        const channel = row ? channels.get(row.channel) : undefined;
+        if (!row || !channel || (row.status !== 'done' && !inRun.has(fileId))) continue;
+        ids.push(...retry.filter((r) => r.fileId === fileId).map((r) => r.id));
+        if (inRun.has(fileId)) continue;
+        working.push({ row: { ...row, status: 'mapped' }, archived: true, claimed: claimedFromRow(row, channel), channel, mapping: pickMapping(opts.mappings, channel, row.name), startedMs: performance.now(), rows: 0 });
+      }
+      const n = await journal.requeue(ids);
+      if (n > 0) log.info({ count: n }, 'records that failed in an earlier run are sent again');
     }
     // files claimed (moved to work) but not yet in the journal: a crash between the two steps. With a
     // shared journal another instance may be between those steps right now: only files claimed longer
@@ -270,7 +294,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const counts = await journal.countRecords({ fileIds: [w.row.id] });
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
       w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log });
-      if (unfinished === 0 && !opts.dryRun) {
+      if (unfinished === 0 && !opts.dryRun && !w.archived) {
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
         await journal.releaseFileLease(w.row.id, owner);

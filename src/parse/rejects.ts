@@ -140,10 +140,20 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
     case 'delimited': {
       const f: CsvFormat = { delimiter: o.delimiter, quote: o.quote, escape: o.escape };
       const header = o.header ? headerCells : o.columns;
-      const width = header?.length;
+      // a rejects file dropped again already has the reason column: its cell is replaced, not a second
+      // column appended, so a file can go round any number of times
+      const reasonAt = o.header && headerCells ? headerCells.indexOf(REJECT_REASON_COLUMN) : -1;
+      const width = reasonAt >= 0 ? reasonAt : header?.length;
       writeItem = (item) => {
         if (!main.opened && o.header && headerCells) {
-          main.write(enc(formatRecord([...headerCells, REJECT_REASON_COLUMN], f) + newline));
+          main.write(enc(formatRecord(reasonAt >= 0 ? headerCells : [...headerCells, REJECT_REASON_COLUMN], f) + newline));
+        }
+        if (reasonAt >= 0 && item.cells !== undefined) {
+          const cells = [...item.cells];
+          while (cells.length <= reasonAt) cells.push('');
+          cells[reasonAt] = oneLine(item.reasons);
+          main.write(enc(formatRecord(cells, f) + newline));
+          return;
         }
         let body: string;
         if (item.text !== undefined) body = item.text;

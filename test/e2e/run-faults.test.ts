@@ -53,3 +53,30 @@ test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a re
   const injected = c.stats['faults'] as Record<string, number> | undefined;
   if (injected) assert.ok(Object.values(injected).reduce((a, b) => a + b, 0) > 0, 'faults were injected');
 });
+
+test('records that failed because the WMS was down are sent by the next run, without a person', { timeout: 120_000 }, async () => {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const d = join(tmp.dir, 'down');
+  await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
+  await mkdir(join(d, 'mappings'));
+  await writeFile(join(d, 'mappings', 'cat.yaml'), 'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n');
+  await writeFile(join(d, 'inbox', 'cadastros', 'CAT_down.csv'), 'codigo;nome\nDOWN1;Um\nDOWN2;Dois\nDOWN3;Tres\n');
+  await writeFile(
+    join(d, 'wmsbridge.config.json'),
+    JSON.stringify({ channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }], wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 } }),
+  );
+  const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+  const cfg = ['--config', join(d, 'wmsbridge.config.json')];
+  const token = await sandboxCall(sb, 'POST', '/open/v1/authorize', { body: { accessKeyID: sb.accessKeyID, secretKey: sb.secretKey } });
+  assert.equal(token.status, 200);
+  sb.setFaults({ failRate: 1 });
+  const down = await runCli(['run', ...cfg], { env });
+  sb.setFaults({ failRate: 0 });
+  assert.notEqual(down.code, 0, `a run against a WMS that answers 500 is not a success\n${down.stdout}`);
+  const c0 = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations.Category ?? {};
+  assert.equal(c0['DOWN1'] ?? 0, 0);
+  const next = await runCli(['run', ...cfg], { env });
+  assert.equal(next.code, 0, `the next run sends what failed\n${next.stdout}\n${next.stderr.slice(-1500)}`);
+  const c1 = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations.Category ?? {};
+  for (const k of ['DOWN1', 'DOWN2', 'DOWN3']) assert.equal(c1[k], 1, `${k} sent once`);
+});
