@@ -3,7 +3,7 @@
  * format (fix and drop again), and the per-file figures for the run report. Everything is read back
  * from the journal, so a file finished after a restart gets the same files.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, Journal, RecordRow } from '../journal/types.js';
 import type { CompiledMapping } from '../map/index.js';
@@ -101,9 +101,10 @@ export async function finishFile(opts: {
         }
         for (const raw of row.raw) {
           const reason = row.error ?? outcome;
+          const bytes = /invalid_encoding|not UTF-8/.test(reason) ? await originalLine(file.path, raw.line) : undefined;
           // map-time messages start with "line N: field F:"; send-time ones get the same shape
           const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
-          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), reasons: located });
+          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), ...(bytes ? { bytes } : {}), reasons: located });
           rejectCount++;
         }
       }
@@ -115,10 +116,40 @@ export async function finishFile(opts: {
       await rejects.close();
       if (rejectCount > 0) figures.rejectsFile = relative(opts.outboxDir, rejectsPath);
     }
+    lineCache.delete(file.path);
   } catch (err) {
+    lineCache.delete(file.path);
     await result.abort().catch(() => {});
     rejects?.abort();
     throw err;
   }
   return figures;
+}
+
+const lineCache = new Map<string, Buffer[]>();
+/**
+ * The original bytes of a physical line (1-based) of a file whose text could not be decoded: a rejects
+ * file must hold what the ERP wrote, not replacement characters. Files above 64 MB are not split (the
+ * row is then written as decoded).
+ */
+async function originalLine(path: string, line: number): Promise<Buffer | undefined> {
+  let lines = lineCache.get(path);
+  if (!lines) {
+    try {
+      if ((await stat(path)).size > 64 * 1024 * 1024) return undefined;
+      const buf = await readFile(path);
+      lines = [];
+      let start = 0;
+      for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, start)) {
+        lines.push(buf.subarray(start, i > start && buf[i - 1] === 0x0d ? i - 1 : i));
+        start = i + 1;
+      }
+      if (start < buf.length) lines.push(buf.subarray(start));
+    } catch {
+      return undefined;
+    }
+    lineCache.clear(); // one file at a time
+    lineCache.set(path, lines);
+  }
+  return lines[line - 1];
 }

@@ -31,6 +31,11 @@ export interface RejectItem {
   text?: string;
   /** the row's cells (delimited) */
   cells?: string[];
+  /**
+   * the line's original bytes, when its text could not be decoded (invalid_encoding): written as they
+   * were, so fixing source.encoding and dropping the rejects file again recovers the accents
+   */
+  bytes?: Buffer;
   /** xml/json: the element path, for the listing */
   recordType?: string;
   /** the reasons, one line (e.g. "line 12: field ean: required; field qty: not a number") */
@@ -147,6 +152,10 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
       writeItem = (item) => {
         if (!main.opened && o.header && headerCells) {
           main.write(enc(formatRecord(reasonAt >= 0 ? headerCells : [...headerCells, REJECT_REASON_COLUMN], f) + newline));
+        }
+        if (item.bytes !== undefined) {
+          main.write(Buffer.concat([item.bytes, enc(f.delimiter + formatCell(oneLine(item.reasons), f) + newline)]));
+          return;
         }
         if (reasonAt >= 0 && item.cells !== undefined) {
           const cells = [...item.cells];
