@@ -309,6 +309,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // 6. report
   const finished = new Date();
   const summary = buildSummary({ runId, opts, ctx, started, finished, working, timeline });
+  if (!opts.dryRun) {
+    const webhooks = await webhooksSinceLastReport(journal);
+    if (webhooks.length) summary.webhooks = webhooks;
+  }
   let exitCode = 0;
   const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
   // records left for a person by this run or an earlier one (held, in doubt, failed): the nightly job keeps
@@ -420,6 +424,31 @@ function shuffled<T>(items: readonly T[]): T[] {
     [a[i], a[j]] = [a[j]!, a[i]!];
   }
   return a;
+}
+
+const WEBHOOK_REPORT_KEY = 'report:last-webhook-id';
+
+/**
+ * Webhooks the WMS sent since the previous report, by kind, and how many of them concern something
+ * wmsbridge sent (linked to the record, so to its file and line in the webhook outbox files).
+ */
+export async function webhooksSinceLastReport(journal: AppContext['journal']): Promise<NonNullable<RunSummary['webhooks']>> {
+  const last = Number((await journal.getMeta(WEBHOOK_REPORT_KEY)) ?? '0');
+  const byKind = new Map<string, { count: number; linked: number }>();
+  let maxId = last;
+  for (;;) {
+    const events = await journal.listWebhookEvents({ afterId: maxId, limit: 1000 });
+    for (const e of events) {
+      const k = byKind.get(e.kind) ?? { count: 0, linked: 0 };
+      k.count++;
+      if (e.recordId !== null) k.linked++;
+      byKind.set(e.kind, k);
+      maxId = e.id;
+    }
+    if (events.length < 1000) break;
+  }
+  if (maxId > last) await journal.setMeta(WEBHOOK_REPORT_KEY, String(maxId));
+  return [...byKind].map(([kind, v]) => ({ kind, ...v }));
 }
 
 async function countOpen(journal: AppContext['journal']): Promise<number> {

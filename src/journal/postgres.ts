@@ -818,9 +818,19 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
 
     listWebhookEvents: (query) =>
       op('listWebhookEvents', async () => {
-        const where = query.undeliveredOnly ? 'WHERE delivered_at IS NULL' : '';
-        const limit = query.limit !== undefined ? ' LIMIT $1' : '';
-        const params = query.limit !== undefined ? [query.limit] : [];
+        const conds: string[] = [];
+        const params: number[] = [];
+        if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
+        if (query.afterId !== undefined) {
+          params.push(query.afterId);
+          conds.push(`id > $${params.length}`);
+        }
+        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+        let limit = '';
+        if (query.limit !== undefined) {
+          params.push(query.limit);
+          limit = ` LIMIT $${params.length}`;
+        }
         return (await q<WebhookDbRow>(`SELECT * FROM ${S}.webhook_events ${where} ORDER BY id${limit}`, params)).rows.map(toWebhook);
       }),
 

@@ -749,9 +749,16 @@ function buildJournal(db: Database.Database, location: string): Journal {
 
     listWebhookEvents: (query) =>
       op('listWebhookEvents', () => {
-        const where = query.undeliveredOnly ? 'WHERE delivered_at IS NULL' : '';
+        const conds: string[] = [];
+        const params: number[] = [];
+        if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
+        if (query.afterId !== undefined) {
+          conds.push('id > ?');
+          params.push(query.afterId);
+        }
+        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
         const limit = query.limit !== undefined ? ' LIMIT ?' : '';
-        const params = query.limit !== undefined ? [query.limit] : [];
+        if (query.limit !== undefined) params.push(query.limit);
         return (stmt(`SELECT * FROM webhook_events ${where} ORDER BY id${limit}`).all(...params) as WebhookDbRow[]).map(toWebhook);
       }),
 

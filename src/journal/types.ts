@@ -247,7 +247,8 @@ export interface Journal {
   // ---- webhooks -------------------------------------------------------------------------------
   /** Stores an event once; returns { stored: false } when the dedupKey was seen before. */
   addWebhookEvent(event: { dedupKey: string; kind: string; body: string; recordId?: number | null }): Promise<{ stored: boolean; id: number }>;
-  listWebhookEvents(query: { undeliveredOnly?: boolean; limit?: number }): Promise<WebhookEventRow[]>;
+  /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
+  listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;
 
   close(): Promise<void>;
