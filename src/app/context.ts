@@ -36,6 +36,8 @@ export interface AppContext {
   shared: boolean;
   leaseTtlMs: number;
   dependencyWaitMs: number;
+  /** ids of the files a run of this process is working on (two runs of one process never share a file) */
+  busyFiles: Set<number>;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
     shared,
     leaseTtlMs: config.journal.kind === 'postgres' ? config.journal.leaseTtlMs : 30_000,
     dependencyWaitMs: config.journal.kind === 'postgres' ? config.journal.dependencyWaitMs : 0,
+    busyFiles: new Set(),
     async close() {
       await client?.close();
       await sandbox?.close();

@@ -118,6 +118,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   if (!opts.dryRun) {
     const acquired: FileRow[] = [];
     for (const row of await journal.listResumableFiles(owner)) {
+      if (ctx.busyFiles.has(row.id)) continue; // another run of this process is on it
       if (await journal.acquireFileLease(row.id, owner, ttl)) acquired.push(row);
     }
     const inDoubt = acquired.length ? await journal.recoverInFlight(acquired.map((r) => r.id)) : 0;
@@ -200,6 +201,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (!claimed) continue; // another instance took it
     await registerClaimed(claimed, channel);
   }
+
+  for (const w of working) ctx.busyFiles.add(w.row.id);
 
   // 3. map every claimed file into the journal
   for (const w of working) {
@@ -335,6 +338,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   return { exitCode, summary, report, line };
   } finally {
     clearInterval(renew);
+    for (const w of working) ctx.busyFiles.delete(w.row.id);
   }
 }
 

@@ -110,14 +110,26 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
 
   // files another instance claimed and stopped renewing (it died), or this instance left unfinished:
   // looked for regularly, so nothing waits for the next drop to be resumed
+  // A resume runs beside a batch in progress: that batch may be waiting for a dependency that is in
+  // the stopped instance's files, which only a resume will send.
+  let resuming: Promise<void> | null = null;
   const resumeTimer = setInterval(() => {
-    if (stopping || running) return;
-    ctx.journal
-      .listResumableFiles(ctx.instanceId)
-      .then((files) => {
-        if (files.length > 0 && !running && !stopping) void drain(true);
-      })
-      .catch((err: unknown) => logger.warn({ err }, 'could not look for files to resume'));
+    if (stopping || resuming) return;
+    resuming = (async () => {
+      const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
+      if (files.length === 0 || stopping) return;
+      if (!running) {
+        await drain(true);
+        return;
+      }
+      const result = await runOnce(ctx, { command: 'watch', ready: [], mappings, signal: abort.signal, onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome) });
+      metrics.recordRun(result.summary);
+      logger.info({ exitCode: result.exitCode }, `resumed: ${result.line}`);
+    })()
+      .catch((err: unknown) => logger.warn({ err }, 'could not resume files'))
+      .finally(() => {
+        resuming = null;
+      });
   }, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
 
   // webhooks
@@ -195,6 +207,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     await watcher.close().catch(() => {});
     abort.abort();
     if (running) await running.catch(() => {});
+    if (resuming) await resuming;
     await receiver?.close().catch(() => {});
     if (server) await new Promise<void>((r) => server!.close(() => r()));
     logger.info('stopped');
