@@ -96,6 +96,8 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         pageSize: config.wms.pageSize,
         pagingBase: config.wms.pagingBase,
         tls: { rejectUnauthorized: config.wms.tls.rejectUnauthorized, ...(ca ? { ca } : {}) },
+        // the pipeline validates every payload against the same schemas just before sending
+        validateRequests: false,
         logger: logger.child({ component: 'wms' }),
       });
       wmsUrl = baseUrl;
