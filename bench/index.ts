@@ -6,7 +6,7 @@
  *   npm run bench -- --only parse,e2e some of them
  *   npm run bench -- --quick          smaller sizes (a smoke run; figures not for publishing)
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -74,10 +74,23 @@ async function main(): Promise<void> {
     }
   }
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
-  const doc = { date: new Date().toISOString(), version: VERSION, quick, machine, command: `npm run bench${values.only ? ` -- --only ${values.only}` : ''}${quick ? ' -- --quick' : ''}`, results };
   const perfDir = join(PROJECT_ROOT, 'docs', 'perf');
-  await mkdir(perfDir, { recursive: true });
   const stamp = quick ? 'results-quick.json' : 'results.json';
+  // `--only` runs replace their own entries and keep the others' (each entry says when it was measured)
+  const now = new Date().toISOString();
+  type Entry = BenchResult & { durationS: number; error?: string; date?: string };
+  let merged: Entry[] = results.map((r) => ({ ...r, date: now }));
+  if (only) {
+    try {
+      const previous = JSON.parse(await readFile(join(perfDir, stamp), 'utf8')) as { results?: Entry[]; date?: string };
+      const kept = (previous.results ?? []).filter((r) => !only.has(r.name)).map((r) => ({ ...r, date: r.date ?? previous.date }));
+      merged = BENCHES.map((b) => merged.find((r) => r.name === b.name) ?? kept.find((r) => r.name === b.name)).filter((r): r is Entry => r !== undefined);
+    } catch {
+      // no earlier results: this run's only
+    }
+  }
+  const doc = { date: now, version: VERSION, quick, machine, command: `npm run bench${values.only ? ` -- --only ${values.only}` : ''}${quick ? ' -- --quick' : ''}`, results: merged };
+  await mkdir(perfDir, { recursive: true });
   await writeFile(join(perfDir, stamp), `${JSON.stringify(doc, null, 2)}\n`);
   if (!quick) {
     const md = [
@@ -87,7 +100,7 @@ async function main(): Promise<void> {
       'Every figure is a ratio or a rate measured in ONE run, with its baseline measured in the same run (the machine is',
       'noisy: compare ratios, not absolute rates, across machines). Raw results: [perf/results.json](perf/results.json).',
       '',
-      ...results.flatMap((r) => [`## ${r.name}`, '', r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r), '', r.notes ? `${r.notes}` : '', '', `(${r.durationS} s)`, '']),
+      ...merged.flatMap((r) => [`## ${r.name}`, '', r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r), '', r.notes ? `${r.notes}` : '', '', `(measured ${r.date?.slice(0, 16).replace('T', ' ') ?? '?'} UTC in ${r.durationS} s)`, '']),
     ].join('\n');
     await writeFile(join(PROJECT_ROOT, 'docs', 'PERFORMANCE.md'), md);
   }

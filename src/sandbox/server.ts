@@ -307,6 +307,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null): Promise<void> {
+    const arrived = performance.now();
     state.stats.requests++;
     const ua = req.headers['user-agent'];
     if (ua === undefined || ua.trim() === '') {
@@ -325,7 +326,9 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     if (body === 'aborted') return;
 
     // faults: one draw per request decides reset / 429 / 500 (never on /__sandbox)
-    if (faults.latencyMs > 0) await sleep(faults.latencyMs);
+    // the added latency is the service time: the answer leaves latencyMs after the request arrived (reading
+    // the body included), so a client measured against it sees the configured latency, not latency + overhead
+    if (faults.latencyMs > 0) await sleep(Math.max(0, faults.latencyMs - (performance.now() - arrived)));
     let resetAfter = false;
     const draw = rng();
     if (draw < faults.resetRate) {
