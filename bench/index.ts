@@ -48,6 +48,24 @@ const BENCHES: BenchDef[] = [
   },
 ];
 
+/** the targets the issues set, checked against the figures of the latest run of each suite */
+const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: number; what: string }> = [
+  { bench: 'client', figure: 'ratio_to_bound_20ms', op: '>=', target: 0.95, what: 'client req/s at 20 ms, concurrency 32, / Little bound' },
+  { bench: 'parse', figure: 'parse+map / csv-parse-arrays', op: '>=', target: 0.5, what: 'parse+map rows/s / csv-parse raw rows/s (1M rows)' },
+  { bench: 'parse', figure: 'peak RSS ratio (10x file / 1x file), target <= 1.2', op: '<=', target: 1.2, what: 'parse+map peak RSS, 1 GB file / 100 MB file' },
+  { bench: 'e2e', figure: 'ratio_to_bound_20000', op: '>=', target: 0.9, what: 'end-to-end records/s at 20 ms, concurrency 32, / Little bound' },
+  { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
+];
+
+function targetsTable(results: ReadonlyArray<BenchResult>): string {
+  const rows = TARGETS.map((t) => {
+    const v = results.find((r) => r.name === t.bench)?.figures[t.figure];
+    const met = typeof v === 'number' ? (t.op === '>=' ? v >= t.target : v <= t.target) : undefined;
+    return `| ${t.what} | ${typeof v === 'number' ? v : 'not measured'} | ${t.op} ${t.target} | ${met === undefined ? '?' : met ? 'met' : '**not met**'} |`;
+  });
+  return ['| target | measured | wanted | |', '|---|---|---|---|', ...rows].join('\n');
+}
+
 function table(r: BenchResult): string {
   const rows = Object.entries(r.figures).map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en-US') : v} |`);
   return ['| figure | value |', '|---|---|', ...rows].join('\n');
@@ -65,7 +83,8 @@ async function main(): Promise<void> {
     try {
       const r = await b.run(quick);
       const durationS = Math.round((performance.now() - t0) / 100) / 10;
-      results.push({ ...r, durationS });
+      // entries are keyed by the suite's own name (a bench may call itself differently)
+      results.push({ ...r, name: b.name, durationS });
       process.stderr.write(`${table(r)}\n\n`);
     } catch (err) {
       const durationS = Math.round((performance.now() - t0) / 100) / 10;
@@ -96,9 +115,13 @@ async function main(): Promise<void> {
     const md = [
       '# Performance',
       '',
-      `Measured by \`${doc.command}\` on ${doc.date.slice(0, 10)}: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, wmsbridge ${VERSION}.`,
+      `Measured by \`npm run bench\` (each section says when; the latest command was \`${doc.command}\`) on ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, wmsbridge ${VERSION}.`,
       'Every figure is a ratio or a rate measured in ONE run, with its baseline measured in the same run (the machine is',
       'noisy: compare ratios, not absolute rates, across machines). Raw results: [perf/results.json](perf/results.json).',
+      '',
+      '## Targets',
+      '',
+      targetsTable(merged),
       '',
       ...merged.flatMap((r) => [`## ${r.name}`, '', r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r), '', r.notes ? `${r.notes}` : '', '', `(measured ${r.date?.slice(0, 16).replace('T', ' ') ?? '?'} UTC in ${r.durationS} s)`, '']),
     ].join('\n');
