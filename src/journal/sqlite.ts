@@ -737,8 +737,10 @@ function buildJournal(db: Database.Database, location: string): Journal {
         return info.changes === 1;
       }),
 
+    // group-committed like the send loop's writes: concurrent webhooks share one fsync, and each answer
+    // still waits for its own event to be committed
     addWebhookEvent: (event) =>
-      op('addWebhookEvent', () => {
+      queuedWrite('addWebhookEvent', () => {
         const info = stmt(
           'INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING',
         ).run(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null);
