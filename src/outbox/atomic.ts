@@ -88,7 +88,7 @@ export function outboxError(path: string, err: unknown, operation = 'writing'): 
     return new BridgeError(
       ErrorCode.OUTBOX,
       `outbox ${dir} is full (${code}) ${operation} ${name}: nothing was lost, the journal keeps the results; ` +
-        'free space and run `wmsbridge report --rebuild`',
+        'free space and run wmsbridge again: files whose results could not be written stay in work/ and are finished by the next run',
       { cause: err, details: { file: path, errno: code } },
     );
   }

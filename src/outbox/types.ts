@@ -1,6 +1,6 @@
 /**
  * The run report's data model: what a run did, file by file and resource by resource. Built by the
- * run command from the journal (so `wmsbridge report --rebuild` can write it again) and rendered by
+ * run command from the journal (the journal keeps the truth; the files are views of it) and rendered by
  * src/outbox/report.ts as HTML, CSV and JSON.
  */
 

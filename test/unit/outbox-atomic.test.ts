@@ -124,7 +124,7 @@ describe('atomic writes', () => {
       assert.equal(err.code, 'E_OUTBOX');
       assert.equal(
         err.message,
-        `outbox ${d} is full (ENOSPC) writing result-produtos.csv: nothing was lost, the journal keeps the results; free space and run \`wmsbridge report --rebuild\``,
+        `outbox ${d} is full (ENOSPC) writing result-produtos.csv: nothing was lost, the journal keeps the results; free space and run wmsbridge again: files whose results could not be written stay in work/ and are finished by the next run`,
       );
       return true;
     });
