@@ -59,6 +59,8 @@ interface ChildFigures {
   records: number;
   /** CPU time of the measured process per record (user + system), microseconds */
   cpuUsPerRecord?: number;
+  /** mean latency of the WMS requests as the client saw them (request written to answer read), ms */
+  meanWmsLatencyMs?: number;
   totalMs: number;
   sendMs: number;
   peakRssMb: number;
@@ -94,7 +96,9 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       },
     });
     const cpu = process.cpuUsage(cpu0);
+    const st = ctx.client.stats();
     return {
+      meanWmsLatencyMs: round(st.latencySumMs / Math.max(1, st.requests), 2),
       records: result.summary.totals.created,
       cpuUsPerRecord: round((cpu.user + cpu.system) / Math.max(1, result.summary.totals.created)),
       totalMs: performance.now() - t0,
@@ -153,6 +157,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`whole_run_rps_${n}`] = round(f.records / (f.totalMs / 1000));
       figures[`peak_rss_mb_${n}`] = f.peakRssMb;
       figures[`cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
+      figures[`mean_wms_latency_ms_${n}`] = f.meanWmsLatencyMs ?? 0;
       if (i === 0) {
         const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
         naiveRps = nv.records / (nv.sendMs / 1000);
