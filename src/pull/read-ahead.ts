@@ -50,6 +50,11 @@ export async function* readAhead<T>(source: AsyncIterable<T>, limit: number): As
         const value = buf[head] as T;
         buf[head] = undefined as T;
         head++;
+        // the buffer's consumed front is dropped now and then, so the array does not grow with the export
+        if (head >= 1024 && head * 2 >= buf.length) {
+          buf.splice(0, head);
+          head = 0;
+        }
         if (head > 1024 && head * 2 > buf.length) {
           buf.splice(0, head);
           head = 0;
