@@ -117,11 +117,23 @@ export function createRefResolver(deps: {
 
   return {
     async resolve(payload) {
+      // most records hold no reference: no async walk (and no promise per field) for them
+      if (!hasRef(payload)) return { ok: true, payload };
       const out: { fail?: Extract<ResolveResult, { ok: false }> } = {};
       const resolved = (await walk(payload, '', out)) as Record<string, unknown>;
       return out.fail ?? { ok: true, payload: resolved };
     },
   };
+}
+
+/** Whether a payload holds a RefValue anywhere. */
+export function hasRef(node: unknown): boolean {
+  if (isRef(node)) return true;
+  if (Array.isArray(node)) return node.some(hasRef);
+  if (node !== null && typeof node === 'object') {
+    for (const v of Object.values(node)) if (hasRef(v)) return true;
+  }
+  return false;
 }
 
 /** Every RefValue in a payload (for dependency checks and reports). */
