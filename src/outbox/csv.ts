@@ -80,7 +80,21 @@ export function formatCsvDate(date: Date, dateFormat: CsvFormat['dateFormat'], t
  * strings stay date-only (no midnight is invented); date-times without an offset are wall-clock times
  * and are reformatted as written; with Z or an offset they are instants shown in `timeZone`.
  */
+// exports repeat the same dates on many rows (lots, expiries): formatting each once keeps a long export from
+// allocating Intl parts per row
+const isoDateCache = new Map<string, string | undefined>();
+const ISO_DATE_CACHE_MAX = 4096;
+
 export function formatIsoDateString(s: string, dateFormat: CsvFormat['dateFormat'], timeZone?: string): string | undefined {
+  const key = `${dateFormat}|${timeZone ?? ''}|${s}`;
+  if (isoDateCache.has(key)) return isoDateCache.get(key);
+  const out = formatIsoDateStringUncached(s, dateFormat, timeZone);
+  if (isoDateCache.size >= ISO_DATE_CACHE_MAX) isoDateCache.clear();
+  isoDateCache.set(key, out);
+  return out;
+}
+
+function formatIsoDateStringUncached(s: string, dateFormat: CsvFormat['dateFormat'], timeZone?: string): string | undefined {
   if (dateFormat === 'iso') return ISO_DATE.test(s) || ISO_DATETIME.test(s) ? s : undefined;
   const d = ISO_DATE.exec(s);
   if (d) return `${d[3]}/${d[2]}/${d[1]}`;
