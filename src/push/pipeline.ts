@@ -213,11 +213,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
 
   async function afterSent(row: RecordRow, out: SendOutput): Promise<void> {
     const info = TARGET_INFO[row.target];
-    if (info.xref && out.wmsId) await journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash);
-    if (row.target === 'ConversionFactorDelete') {
-      await journal.deleteXref('ConversionFactor', row.key);
-    }
-    await settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null });
+    // issued together, so they share one commit (the journal groups the writes of a turn): the record is
+    // settled and its WMS id cross-referenced atomically, with one fsync instead of two
+    const writes: Promise<void>[] = [];
+    if (info.xref && out.wmsId) writes.push(journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash));
+    if (row.target === 'ConversionFactorDelete') writes.push(journal.deleteXref('ConversionFactor', row.key));
+    writes.push(settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
+    await Promise.all(writes);
   }
 
   async function onSendError(row: RecordRow, input: SendInput, ctx: SendContext, err: unknown): Promise<void> {
