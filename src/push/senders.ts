@@ -73,34 +73,22 @@ export async function resolveAttachmentPath(inboxDir: string, p: string): Promis
   return real;
 }
 
+/** Targets the interface can only create (POST, single envelope with the record): one call each. */
+const CREATE_ONLY: Partial<Record<Target, (client: WmsClient, payload: Record<string, unknown>) => Promise<{ id: string }>>> = {
+  UnitMeasurement: (c, p) => c.createUnitMeasurement(p as S.UnitMeasurementCreate),
+  Category: (c, p) => c.createCategory(p as S.CategoryCreate),
+  Family: (c, p) => c.createFamily(p as S.FamilyCreate),
+  Product: (c, p) => c.createProduct(p as S.ProductCreate),
+  PurchaseOrder: (c, p) => c.createPurchaseOrder(p as S.PurchaseOrderCreate),
+  PickingList: (c, p) => c.createPickingList(p as S.PickingListCreate),
+};
+
 export async function send(input: SendInput, ctx: SendContext): Promise<SendOutput> {
   const { client } = ctx;
   const p = input.payload;
+  const create = CREATE_ONLY[input.target];
+  if (create) return { outcome: 'created', wmsId: (await create(client, p)).id };
   switch (input.target) {
-    case 'UnitMeasurement': {
-      const r = await client.createUnitMeasurement(p as S.UnitMeasurementCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
-    case 'Category': {
-      const r = await client.createCategory(p as S.CategoryCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
-    case 'Family': {
-      const r = await client.createFamily(p as S.FamilyCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
-    case 'Product': {
-      const r = await client.createProduct(p as S.ProductCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
-    case 'PurchaseOrder': {
-      const r = await client.createPurchaseOrder(p as S.PurchaseOrderCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
-    case 'PickingList': {
-      const r = await client.createPickingList(p as S.PickingListCreate);
-      return { outcome: 'created', wmsId: r.id };
-    }
     case 'Provider':
     case 'ShippingCompany': {
       const codeERP = typeof p['codeERP'] === 'string' && p['codeERP'] ? p['codeERP'] : null;
@@ -163,6 +151,8 @@ export async function send(input: SendInput, ctx: SendContext): Promise<SendOutp
     }
     case 'StockSync':
       throw new Error('StockSync records are sent as sessions by the pipeline, not one by one');
+    default:
+      throw new Error(`no sender for target ${input.target}`);
   }
 }
 
