@@ -79,8 +79,14 @@ export function createRefResolver(deps: {
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
     if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
-    if (isTarget(resource) && (await journal.countUnsettled(resource, value)) > 0) {
-      return { ok: false, status: 'deferred', code: 'dependency_pending', field, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
+    if (isTarget(resource)) {
+      if ((await journal.countUnsettled(resource, value)) > 0) {
+        return { ok: false, status: 'deferred', code: 'dependency_pending', field, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
+      }
+      // another instance may have settled it between the two reads above: its cross-reference is committed
+      // with (never after) its settle, so a second look now finds it
+      const again = await journal.getXref(resource, value);
+      if (again) return { id: again.wmsId };
     }
     const readBy = by ?? READ_BY_KEY[resource];
     if (readBy) {

@@ -40,7 +40,10 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs.map((l) => l.slice(-1500)).join('\n---\n')}`);
+    if (Date.now() > deadline) {
+      const open = schema ? await pgQuery(`SELECT target, key, status, error FROM "${schema}".records WHERE status NOT IN ('sent') LIMIT 20`).catch(() => []) : [];
+      throw new Error(`timed out waiting for ${what}\nrecords not sent: ${JSON.stringify(open)}\n${logs.map((l) => l.slice(-1500)).join('\n---\n')}`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }
