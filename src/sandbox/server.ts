@@ -309,6 +309,11 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null): Promise<void> {
     const arrived = performance.now();
     state.stats.requests++;
+    // API requests being handled at once (arrival to answer written or connection gone): lets a test see
+    // that a client keeps to its concurrency
+    concurrency.current++;
+    if (concurrency.current > concurrency.peak) concurrency.peak = concurrency.current;
+    res.once('close', () => concurrency.current--);
     const ua = req.headers['user-agent'];
     if (ua === undefined || ua.trim() === '') {
       req.resume();
@@ -376,6 +381,8 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   }
 
   // ---------------------------------------------------------------- inspection API
+  const concurrency = { current: 0, peak: 0 };
+
   function counts(): unknown {
     const records: Record<string, number> = {};
     for (const r of RESOURCES) records[r] = state.collections[r].length;
@@ -387,7 +394,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
         .map(([k]) => k);
       if (d.length) duplicates[res] = d;
     }
-    return { records, creations: state.creations, duplicates, updates: state.updates, deletes: state.deletes, stats: state.stats };
+    return { records, creations: state.creations, duplicates, updates: state.updates, deletes: state.deletes, stats: state.stats, concurrency: { ...concurrency } };
   }
 
   async function handleInspection(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null): Promise<void> {
@@ -419,6 +426,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     if (key === 'GET /__sandbox/counts') return plain(200, counts());
     if (key === 'POST /__sandbox/reset') {
       replaceState(seedState(seed, options.stockRecords ?? 0));
+      concurrency.peak = concurrency.current;
       return plain(200, { ok: true });
     }
     if (key === 'GET /__sandbox/faults') return plain(200, faults);
