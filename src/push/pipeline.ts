@@ -2,7 +2,12 @@
  * Sending: every pending record of the given files, tier by tier (units, categories, carriers,
  * providers, owners -> families -> products -> documents, factors, stock -> attachments), with limited
  * concurrency. Each send is marked in the journal before its request leaves and settled after, so a
- * crash leaves at most the in-flight records in doubt, never a record sent twice unknowingly.
+ * crash leaves at most the records of the send window in doubt, never a record sent twice unknowingly.
+ *
+ * Two limits: `concurrency` bounds the requests in flight to the WMS (the Little's-law resource), and a
+ * slightly larger send window bounds the records being prepared (references, validation, the journal's
+ * 'sending' mark) or sent. The window lets the next records' journal commits happen while requests are in
+ * flight, so a request slot never waits for a commit; a success is settled after leaving the window.
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -101,6 +106,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   const policyOf = new Map(opts.files.map((f) => [f.id, f.policy]));
   const fileIds = opts.files.map((f) => f.id);
   const globalLimit = pLimit(opts.concurrency);
+  const windowLimit = pLimit(sendWindow(opts.concurrency));
   const channelLimits = new Map<string, ReturnType<typeof pLimit>>();
   let settledCount = 0;
   let fatal: unknown = null;
@@ -126,6 +132,16 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     return l;
   };
 
+  /** a request slot: the channel's limit (if any), then the global one; nothing leaves once the run is fatal */
+  const requestSlot = <T>(row: RecordRow, fn: () => Promise<T>): Promise<T> => {
+    const guarded = (): Promise<T> => (fatal ? Promise.reject(fatal) : fn());
+    const ch = limitFor(policyOf.get(row.fileId));
+    return ch ? ch(() => globalLimit(guarded)) : globalLimit(guarded);
+  };
+
+  /** a record through the send window; a success is settled after the record left it */
+  const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => processRecord(row)).then((finish) => finish?.());
+
   const inDoubtPolicy = (row: RecordRow): 'resend' | 'hold' => {
     const p = policyOf.get(row.fileId);
     const docs = DOCUMENT_TARGETS.has(row.target);
@@ -136,7 +152,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   let deferred: RecordRow[] = [];
   let final = false;
 
-  async function processRecord(row: RecordRow): Promise<void> {
+  /** Prepares and sends one record inside the send window; returns the settle of a success, to run outside it. */
+  async function processRecord(row: RecordRow): Promise<(() => Promise<void>) | void> {
     if (opts.signal?.aborted || fatal) return;
     const policy = policyOf.get(row.fileId);
     const ctx: SendContext = { client, journal, inboxDir: policy?.inboxDir ?? '.' };
@@ -166,7 +183,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     if (row.status === 'in_doubt') {
       let rb: SendOutput | 'absent' | null;
       try {
-        rb = await readBack(input, ctx);
+        rb = await requestSlot(row, () => readBack(input, ctx));
       } catch (err) {
         await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}` });
         return;
@@ -203,12 +220,14 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     }
 
     await journal.markSending(row.id);
+    let out: SendOutput;
     try {
-      const out = await send(input, ctx);
-      await afterSent(row, out);
+      out = await requestSlot(row, () => send(input, ctx));
     } catch (err) {
       await onSendError(row, input, ctx, err);
+      return;
     }
+    return () => afterSent(row, out);
   }
 
   async function afterSent(row: RecordRow, out: SendOutput): Promise<void> {
@@ -246,7 +265,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       // the request may have taken effect: read back, else the channel's policy
       let rb: SendOutput | 'absent' | null = null;
       try {
-        rb = await readBack(input, ctx);
+        rb = await requestSlot(row, () => readBack(input, ctx));
       } catch {
         rb = null;
       }
@@ -256,7 +275,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       }
       if (rb === 'absent' || inDoubtPolicy(row) === 'resend') {
         try {
-          const out = await send(input, ctx);
+          const out = await requestSlot(row, () => send(input, ctx));
           await afterSent(row, out);
         } catch (err2) {
           if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2) });
@@ -285,9 +304,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     let allDone: (() => void) | null = null;
     for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
       if (opts.signal?.aborted || fatal) break;
-      const chLimit = limitFor(policyOf.get(row.fileId));
       queued++;
-      globalLimit(() => (chLimit ? chLimit(() => processRecord(row)) : processRecord(row)))
+      runRecord(row)
         .catch((err: unknown) => {
           logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
         })
@@ -308,7 +326,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       if (!final) await new Promise((r) => setTimeout(r, 250));
       const again = deferred;
       deferred = [];
-      await Promise.all(again.map((row) => globalLimit(() => processRecord(row)).catch((err: unknown) => logger.error({ err, recordKey: row.key }, 'unexpected error while sending'))));
+      await Promise.all(again.map((row) => runRecord(row).catch((err: unknown) => logger.error({ err, recordKey: row.key }, 'unexpected error while sending'))));
     }
     final = false;
     if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !fatal) {
@@ -317,6 +335,15 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   }
   if (fatal) throw fatal;
   return { settled: settledCount, aborted: opts.signal?.aborted ?? false };
+}
+
+/**
+ * Records in the send window for a given request concurrency: the requests in flight plus a quarter more
+ * (at least 2) being prepared, whose 'sending' marks commit while the requests are out. A crash leaves at
+ * most this many records in doubt; only the `concurrency` in flight can have reached the WMS.
+ */
+export function sendWindow(concurrency: number): number {
+  return concurrency + Math.max(2, Math.ceil(concurrency / 4));
 }
 
 /** Keyset iteration over records, one batch in memory at a time. */
@@ -396,17 +423,18 @@ async function pushStockSync(
       chunk = [];
       if (broken) {
         // an earlier chunk failed: sending the rest (and the last chunk) would apply a partial session
-        for (const c of rows) await d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}` });
+        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}` })));
         return;
       }
-      for (const c of rows) await d.journal.markSending(c.row.id);
+      // issued together: one commit for the whole chunk, not one per row
+      await Promise.all(rows.map((c) => d.journal.markSending(c.row.id)));
       try {
         await d.client.syncStock({ sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) }, { idempotent: true });
-        for (const c of rows) await d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null });
+        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null })));
       } catch (err) {
         const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
         broken = `a chunk failed: ${describeError(err)}`;
-        for (const c of rows) await d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}` });
+        await Promise.all(rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}` })));
       }
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent

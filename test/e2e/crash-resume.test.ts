@@ -13,6 +13,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
+import { sendWindow } from '../../src/push/pipeline.js';
 
 const CATEGORIES = 600;
 const PROVIDERS = 200;
@@ -152,13 +153,17 @@ test('kill -9 at random points, restart, repeat: nothing lost, nothing duplicate
   const status = await runCli(['status', '--json', '--limit', '1000', ...cfg], { env });
   assert.equal(status.code, 0, status.stderr);
   const st = JSON.parse(status.stdout) as { attention: Array<{ target: string; key: string; status: string }>; records: Record<string, number> };
-  const held = new Set(st.attention.filter((a) => a.target === 'PickingList' && a.status === 'held').map((a) => a.key));
+  // a picking list's key is order|owner
+  const heldKeys = st.attention.filter((a) => a.target === 'PickingList' && a.status === 'held').map((a) => a.key);
+  const held = new Set(heldKeys.map((k) => k.split('|')[0]));
+  // held in doubt: at most the send window per kill (concurrency 8 + 2 being prepared, see sendWindow)
+  assert.ok(heldKeys.length <= kills * sendWindow(8), `${heldKeys.length} orders held in doubt: more than ${kills} kills can explain`);
   const plKeys = Object.keys(created['PickingList'] ?? {});
   for (let i = 0; i < ORDERS; i++) {
     const order = String(500000 + i);
     const n = plKeys.filter((k) => k.startsWith(`${order}|`)).reduce((s, k) => s + (created['PickingList']![k] ?? 0), 0);
     assert.ok(n <= 1, `order ${order} created ${n} times`);
-    if (n === 0) assert.ok(held.has(order), `order ${order} neither delivered nor held: lost`);
+    if (n === 0) assert.ok(held.has(order), `order ${order} neither delivered nor held: lost (${JSON.stringify(st.attention.filter((a) => a.key === order))}; records ${JSON.stringify(st.records)})`);
   }
   assert.equal(st.records['pending'] ?? 0, 0, 'nothing left pending');
   assert.equal(st.records['sending'] ?? 0, 0, 'nothing left in flight');
