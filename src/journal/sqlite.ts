@@ -15,6 +15,8 @@ import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import type { Target, RefResource } from '../wms/targets.js';
 import { JournalError } from './errors.js';
+import { applyBatch, statementCache, type QueuedWriteArgs, type QueuedWriteName, type QueuedWriteOp, type QueuedWriteResult, type QueuedWriteReturn } from './sqlite-writes.js';
+import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type {
   FileRow,
   FileStatus,
@@ -44,6 +46,13 @@ export interface SqliteJournalOptions {
    * @default 10000
    */
   busyTimeoutMs?: number;
+  /**
+   * Where the send loop's group-committed writes (markSending, settle, putXref, deleteXref,
+   * addWebhookEvent) run: 'thread' (a worker thread with its own connection, so a commit never stops
+   * the event loop) or 'inline' (this connection). ':memory:' journals are always inline.
+   * @default 'thread' for a file, 'inline' for ':memory:'
+   */
+  writer?: 'thread' | 'inline';
 }
 
 export const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
@@ -310,25 +319,30 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
     if (isBridgeError(err)) throw err;
     throw new JournalError(`journal ${location}: cannot initialise: ${errorMessage(err)}`, { cause: err });
   }
-  return buildJournal(db, location);
+  const writerMode = options.writer ?? (memory ? 'inline' : 'thread');
+  if (memory && writerMode === 'thread') throw new JournalError(`journal ${location}: a ':memory:' journal cannot have a writer thread`);
+  return buildJournal(db, location, {
+    writer: writerMode,
+    path,
+    synchronous: options.synchronous ?? 'FULL',
+    busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+  });
 }
 
-function buildJournal(db: Database.Database, location: string): Journal {
+function buildJournal(
+  db: Database.Database,
+  location: string,
+  options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
+): Journal {
   let closed = false;
+  let closing = false;
+  let writer: WriterThread | null = null;
   /** leader-lock names this journal object holds (released at close) */
   const ownLocks = new Set<string>();
   /** separate ':memory:' databases must not share leader locks */
   const lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
-  const cache = new Map<string, Database.Statement>();
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
-  const stmt = (sql: string): Database.Statement => {
-    let s = cache.get(sql);
-    if (!s) {
-      s = db.prepare(sql);
-      cache.set(sql, s);
-    }
-    return s;
-  };
+  const stmt = statementCache(db);
 
   /** Runs one journal operation; names the store and the operation in any error. */
   function op<T>(name: string, fn: () => T): Promise<T> {
@@ -346,54 +360,75 @@ function buildJournal(db: Database.Database, location: string): Journal {
   }
 
   /**
-   * Group commit for the per-record writes of the send loop (markSending, settle, putXref...): writes
-   * issued in the same turn of the event loop are applied in ONE transaction, so one fsync serves all
-   * the records in flight instead of one each (with synchronous=FULL an fsync costs ~0.5 ms and blocks
-   * the loop). Each caller's promise resolves only after the commit: a 'sending' mark is durable before
-   * its request leaves, as before. A write that throws fails alone; the others still commit.
+   * Group commit for the per-record writes of the send loop (markSending, settle, putXref...): the writes
+   * issued while no batch is committing are applied in ONE transaction, so one fsync serves all the
+   * records in flight instead of one each. With a writer thread (file journals, the default) the commit
+   * runs there and never stops the event loop; one batch is in flight at a time and the next one gathers
+   * meanwhile, so batches grow with the commit's cost. Each caller's promise resolves only after its
+   * commit: a 'sending' mark is durable before its request leaves. A write that throws fails alone.
    */
-  type QueuedWrite = { name: string; fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  type QueuedWrite = { op: QueuedWriteOp; resolve: (v: unknown) => void; reject: (e: unknown) => void };
   let queue: QueuedWrite[] = [];
   let flushScheduled = false;
-  const flushQueue = (): void => {
-    flushScheduled = false;
-    const batch = queue;
-    queue = [];
-    if (batch.length === 0) return;
-    if (closed) {
-      for (const w of batch) w.reject(new JournalError(`journal ${location}: ${w.name}: the journal is closed`));
-      return;
-    }
-    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    try {
-      db.transaction(() => {
-        for (const w of batch) {
-          try {
-            results.push({ ok: true, value: w.fn() });
-          } catch (error) {
-            results.push({ ok: false, error });
-          }
-        }
-      })();
-    } catch (err) {
-      for (const w of batch) w.reject(wrapError(w.name, err));
-      return;
-    }
+  let inFlight: Promise<void> | null = null;
+  const deliver = (batch: QueuedWrite[], results: QueuedWriteResult[]): void => {
     batch.forEach((w, i) => {
       const r = results[i]!;
       if (r.ok) w.resolve(r.value);
-      else w.reject(wrapError(w.name, r.error));
+      else w.reject(wrapError(w.op.name, Object.assign(new Error(r.message), { code: r.code })));
     });
   };
-  function queuedWrite<T>(name: string, fn: () => T): Promise<T> {
+  const flushQueue = (): void => {
+    flushScheduled = false;
+    if (inFlight || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    if (closed && !closing) {
+      for (const w of batch) w.reject(new JournalError(`journal ${location}: ${w.op.name}: the journal is closed`));
+      return;
+    }
+    const ops = batch.map((w) => w.op);
+    if (!writer) {
+      let results: QueuedWriteResult[];
+      try {
+        results = applyBatch(db, stmt, ops);
+      } catch (err) {
+        for (const w of batch) w.reject(wrapError(w.op.name, err));
+        return;
+      }
+      deliver(batch, results);
+      return;
+    }
+    inFlight = writer.submit(ops).then(
+      (results) => deliver(batch, results),
+      (err: unknown) => {
+        for (const w of batch) w.reject(wrapError(w.op.name, err));
+      },
+    );
+    void inFlight.finally(() => {
+      inFlight = null;
+      flushQueue(); // what gathered while this batch committed
+    });
+  };
+  function queuedWrite<N extends QueuedWriteName>(name: N, ...args: QueuedWriteArgs<N>): Promise<QueuedWriteReturn<N>> {
     if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
-    return new Promise<T>((resolve, reject) => {
-      queue.push({ name, fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!flushScheduled) {
+    if (options.writer === 'thread' && !writer) writer = startWriterThread({ path: options.path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs });
+    return new Promise((resolve, reject) => {
+      queue.push({ op: { name, args }, resolve: resolve as (v: unknown) => void, reject });
+      if (!flushScheduled && !inFlight) {
         flushScheduled = true;
         setImmediate(flushQueue);
       }
     });
+  }
+  /** every queued write committed (or failed): before the journal closes */
+  async function drainQueue(): Promise<void> {
+    for (;;) {
+      if (inFlight) await inFlight.catch(() => undefined);
+      else if (queue.length > 0) flushQueue();
+      else return;
+      if (!writer) return;
+    }
   }
 
   const addFileTx = db.transaction(
@@ -649,20 +684,9 @@ function buildJournal(db: Database.Database, location: string): Journal {
         return counts;
       }),
 
-    markSending: (recordId) =>
-      queuedWrite('markSending', () => {
-        const info = stmt(`UPDATE records SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now(), recordId);
-        if (info.changes === 0) throw new JournalError(`journal ${location}: markSending: record ${recordId} not found`);
-      }),
+    markSending: (recordId) => queuedWrite('markSending', recordId),
 
-    settle: (recordId, result: RecordResult) =>
-      queuedWrite('settle', () => {
-        const keepWmsId = result.wmsId === undefined;
-        const info = stmt(
-          `UPDATE records SET status = ?, outcome = ?, error = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`,
-        ).run(...[result.status, result.outcome, result.error ?? null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId]);
-        if (info.changes === 0) throw new JournalError(`journal ${location}: settle: record ${recordId} not found`);
-      }),
+    settle: (recordId, result: RecordResult) => queuedWrite('settle', recordId, result),
 
     requeue: (recordIds) =>
       op('requeue', () => {
@@ -707,18 +731,9 @@ function buildJournal(db: Database.Database, location: string): Journal {
         return r ? toXref(r) : undefined;
       }),
 
-    putXref: (resource, key, wmsId, payloadHash) =>
-      queuedWrite('putXref', () => {
-        stmt(
-          `INSERT INTO xref (resource, key, wms_id, payload_hash, updated_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
-        ).run(resource, key, wmsId, payloadHash, now());
-      }),
+    putXref: (resource, key, wmsId, payloadHash) => queuedWrite('putXref', resource, key, wmsId, payloadHash),
 
-    deleteXref: (resource, key) =>
-      queuedWrite('deleteXref', () => {
-        stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
-      }),
+    deleteXref: (resource, key) => queuedWrite('deleteXref', resource, key),
 
     getMeta: (key) =>
       op('getMeta', () => (stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value),
@@ -739,15 +754,7 @@ function buildJournal(db: Database.Database, location: string): Journal {
 
     // group-committed like the send loop's writes: concurrent webhooks share one fsync, and each answer
     // still waits for its own event to be committed
-    addWebhookEvent: (event) =>
-      queuedWrite('addWebhookEvent', () => {
-        const info = stmt(
-          'INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING',
-        ).run(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null);
-        if (info.changes === 1) return { stored: true, id: Number(info.lastInsertRowid) };
-        const existing = stmt('SELECT id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number };
-        return { stored: false, id: existing.id };
-      }),
+    addWebhookEvent: (event) => queuedWrite('addWebhookEvent', event),
 
     listWebhookEvents: (query) =>
       op('listWebhookEvents', () => {
@@ -772,13 +779,17 @@ function buildJournal(db: Database.Database, location: string): Journal {
 
     close: async () => {
       if (closed) return;
-      flushQueue(); // writes queued in this turn commit before the database closes
+      // writes already queued commit before the database closes
+      closing = true;
       closed = true;
+      await drainQueue();
+      closing = false;
+      if (writer) await writer.close();
       // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
       const held = leaderLocks.get(lockKey);
       for (const name of ownLocks) held?.delete(name);
       ownLocks.clear();
-      cache.clear();
+      stmt.clear();
       db.close();
     },
   };

@@ -677,6 +677,80 @@ after(async () => {
 });
 
 runJournalContract('sqlite', () => createSqliteJournal({ path: join(tmp.dir, 'state', 'journal.db') }));
+runJournalContract('sqlite (send-loop writes inline, no writer thread)', () =>
+  createSqliteJournal({ path: join(tmp.dir, 'inline', 'journal.db'), writer: 'inline' }),
+);
+
+describe('sqlite writer thread', () => {
+  const records = (n: number): NewRecord[] =>
+    Array.from({ length: n }, (_, i) => ({ target: 'Category', op: 'create', key: `K${i}`, source: { line: i + 2 }, mapping: 'm', payload: { codeERP: `K${i}` }, payloadHash: `h${i}` }));
+
+  test('writes issued together commit before close returns, and a write after close is refused', async () => {
+    const path = join(tmp.dir, 'writer-close', 'journal.db');
+    const j = await createSqliteJournal({ path });
+    const f = await newFile(j);
+    await j.addRecords(f.id, records(50));
+    const rows = await j.listRecords({ fileIds: [f.id] });
+    // not awaited: close must wait for them
+    const writes = rows.map((r) => j.settle(r.id, { status: 'sent', outcome: 'created', wmsId: `W${r.id}` }));
+    await j.close();
+    await Promise.all(writes);
+    await assert.rejects(j.markSending(rows[0]!.id), /closed/);
+    const again = await createSqliteJournal({ path });
+    try {
+      const counts = await again.countRecords({ fileIds: [f.id] });
+      assert.equal(counts.sent, 50);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test("a write's failure is its own: the others of its batch commit, the error names the operation", async () => {
+    const path = join(tmp.dir, 'writer-fail', 'journal.db');
+    const j = await createSqliteJournal({ path });
+    try {
+      const f = await newFile(j);
+      await j.addRecords(f.id, records(3));
+      const rows = await j.listRecords({ fileIds: [f.id] });
+      const results = await Promise.allSettled([j.markSending(rows[0]!.id), j.markSending(999_999), j.markSending(rows[2]!.id)]);
+      assert.equal(results[0]!.status, 'fulfilled');
+      assert.equal(results[2]!.status, 'fulfilled');
+      assert.equal(results[1]!.status, 'rejected');
+      const reason = (results[1] as PromiseRejectedResult).reason as { code?: string; message: string };
+      assert.equal(reason.code, ErrorCode.JOURNAL);
+      assert.match(reason.message, /markSending: record 999999 not found/);
+      assert.equal((await j.countRecords({ fileIds: [f.id] })).sending, 2);
+    } finally {
+      await j.close();
+    }
+  });
+
+  test('an idle writer thread does not keep the process alive; a write in flight does', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const fromTs = import.meta.url.endsWith('.ts');
+    const moduleUrl = new URL(`../../src/journal/sqlite.${fromTs ? 'ts' : 'js'}`, import.meta.url).href;
+    const path = join(tmp.dir, 'writer-exit', 'journal.db');
+    // no close(): the script ends after its last write committed
+    const script = `
+      const { createSqliteJournal } = await import(${JSON.stringify(moduleUrl)});
+      const j = await createSqliteJournal({ path: ${JSON.stringify(path)} });
+      const f = await j.addFile({ channel: 'c', name: 'x', path: '/x', size: 1, sha256: 's', runId: 'r' });
+      await j.addRecords(f.id, [{ target: 'Category', op: 'create', key: 'K', source: { line: 2 }, mapping: 'm', payload: {}, payloadHash: 'h' }]);
+      const [row] = await j.listRecords({ fileIds: [f.id] });
+      await j.markSending(row.id); // the thread is up and idle
+      j.settle(row.id, { status: 'sent', outcome: 'created', wmsId: 'W1' }).then(() => console.log('committed'));
+    `;
+    const res = spawnSync(process.execPath, [...(fromTs ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(res.status, 0, `exit ${res.status} signal ${res.signal}: ${res.stderr}`);
+    assert.match(res.stdout, /committed/);
+    const j = await createSqliteJournal({ path });
+    try {
+      assert.equal((await j.countRecords({})).sent, 1);
+    } finally {
+      await j.close();
+    }
+  });
+});
 
 describe('sqlite specifics', () => {
   test('openJournal opens sqlite; schema version recorded; WAL and foreign keys on', async () => {

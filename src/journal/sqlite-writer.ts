@@ -1,0 +1,102 @@
+/**
+ * The SQLite journal's writer thread, seen from the main thread.
+ *
+ * better-sqlite3 is synchronous: a commit with synchronous=FULL waits for fsync (0.5-5 ms here) with the
+ * event loop stopped, and every answer the WMS sends in that time waits too (profiled: 27 % of the send
+ * loop's wall time was commits). The send loop's writes therefore go to a worker thread with its own
+ * connection to the same WAL file; the main thread keeps its connection for reads and for the rest of
+ * the writes. A write's promise resolves after its batch committed, so "marked 'sending' before the
+ * request leaves" holds as before, and the next read on the main connection sees it (WAL: every read
+ * starts from the latest commit).
+ *
+ * The thread is started at the first write and holds the process open only while a batch is in flight.
+ */
+import { Worker } from 'node:worker_threads';
+import type { QueuedWriteOp, QueuedWriteResult } from './sqlite-writes.js';
+
+export interface WriterThreadOptions {
+  path: string;
+  synchronous: 'FULL' | 'NORMAL';
+  busyTimeoutMs: number;
+}
+
+export type WriterRequest = { type: 'batch'; id: number; ops: QueuedWriteOp[] } | { type: 'close' };
+export type WriterResponse =
+  | { type: 'batch'; id: number; results: QueuedWriteResult[]; error?: undefined }
+  | { type: 'batch'; id: number; error: string; results?: undefined }
+  | { type: 'closed' };
+
+export interface WriterThread {
+  /** Applies the batch in one transaction on the thread; rejects if the transaction failed as a whole. */
+  submit(ops: QueuedWriteOp[]): Promise<QueuedWriteResult[]>;
+  /** Closes the thread's connection and ends it (after the batches already submitted). */
+  close(): Promise<void>;
+}
+
+// the thread's entry beside this module: .js when compiled; .ts when run from source (tests under `node
+// --import tsx`), where a worker does not inherit tsx's loader: a small bootstrap registers it first
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(`./sqlite-writer-thread${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
+
+function spawnWorker(options: WriterThreadOptions): Worker {
+  // execArgv: [] - the parent's flags are not the thread's (some, like --input-type, make a worker fail)
+  if (!FROM_SOURCE) return new Worker(ENTRY, { workerData: options, execArgv: [] });
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(ENTRY.href)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData: options, execArgv: [] });
+}
+
+export function startWriterThread(options: WriterThreadOptions): WriterThread {
+  const worker = spawnWorker(options);
+  worker.unref();
+  const pending = new Map<number, { resolve: (r: QueuedWriteResult[]) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let dead: Error | null = null;
+  let onClosed: (() => void) | null = null;
+
+  const failAll = (err: Error): void => {
+    dead ??= err;
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+    worker.unref();
+  };
+  worker.on('message', (msg: WriterResponse) => {
+    if (msg.type === 'closed') {
+      onClosed?.();
+      return;
+    }
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    if (pending.size === 0) worker.unref();
+    if (msg.error !== undefined) p.reject(new Error(msg.error));
+    else p.resolve(msg.results);
+  });
+  worker.on('error', (err) => failAll(new Error(`the journal's writer thread failed: ${err.message}`)));
+  worker.on('exit', (code) => {
+    onClosed?.();
+    failAll(new Error(`the journal's writer thread exited (code ${code})`));
+  });
+
+  return {
+    submit(ops) {
+      if (dead) return Promise.reject(dead);
+      const id = nextId++;
+      return new Promise<QueuedWriteResult[]>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.ref(); // a write in flight keeps the process alive until it committed
+        worker.postMessage({ type: 'batch', id, ops } satisfies WriterRequest);
+      });
+    },
+    async close() {
+      if (dead) return;
+      await new Promise<void>((resolve) => {
+        onClosed = resolve;
+        worker.ref();
+        worker.postMessage({ type: 'close' } satisfies WriterRequest);
+      });
+      dead = new Error('the journal is closed');
+      await worker.terminate().catch(() => undefined);
+    },
+  };
+}

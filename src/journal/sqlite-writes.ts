@@ -1,0 +1,94 @@
+/**
+ * The send loop's per-record writes to the SQLite journal, in one table shared by the two places that
+ * apply them: the journal's own connection (':memory:' journals, `writer: 'inline'`) and the writer
+ * thread (sqlite-writer.ts). Each write is a plain function of a statement cache and structured-clonable
+ * arguments, so a batch of them can cross to the thread as data and commit there in one transaction.
+ */
+import type Database from 'better-sqlite3';
+import type { RecordResult } from './types.js';
+import type { RefResource } from '../wms/targets.js';
+
+export type StatementCache = (sql: string) => Database.Statement;
+
+const now = (): string => new Date().toISOString();
+
+export const QUEUED_WRITES = {
+  markSending(stmt: StatementCache, recordId: number): void {
+    const info = stmt(`UPDATE records SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now(), recordId);
+    if (info.changes === 0) throw new Error(`record ${recordId} not found`);
+  },
+
+  settle(stmt: StatementCache, recordId: number, result: RecordResult): void {
+    const keepWmsId = result.wmsId === undefined;
+    const info = stmt(`UPDATE records SET status = ?, outcome = ?, error = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`).run(
+      ...[result.status, result.outcome, result.error ?? null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId],
+    );
+    if (info.changes === 0) throw new Error(`record ${recordId} not found`);
+  },
+
+  putXref(stmt: StatementCache, resource: RefResource, key: string, wmsId: string, payloadHash: string | null): void {
+    stmt(
+      `INSERT INTO xref (resource, key, wms_id, payload_hash, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
+    ).run(resource, key, wmsId, payloadHash, now());
+  },
+
+  deleteXref(stmt: StatementCache, resource: RefResource, key: string): void {
+    stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
+  },
+
+  addWebhookEvent(stmt: StatementCache, event: { dedupKey: string; kind: string; body: string; recordId?: number | null }): { stored: boolean; id: number } {
+    const info = stmt(
+      'INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING',
+    ).run(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null);
+    if (info.changes === 1) return { stored: true, id: Number(info.lastInsertRowid) };
+    const existing = stmt('SELECT id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number };
+    return { stored: false, id: existing.id };
+  },
+} as const;
+
+export type QueuedWriteName = keyof typeof QUEUED_WRITES;
+type Rest<F> = F extends (stmt: StatementCache, ...args: infer A) => unknown ? A : never;
+export type QueuedWriteArgs<N extends QueuedWriteName> = Rest<(typeof QUEUED_WRITES)[N]>;
+export type QueuedWriteReturn<N extends QueuedWriteName> = ReturnType<(typeof QUEUED_WRITES)[N]>;
+
+/** One write of a batch, as data. */
+export interface QueuedWriteOp {
+  name: QueuedWriteName;
+  args: unknown[];
+}
+
+export type QueuedWriteResult = { ok: true; value: unknown } | { ok: false; message: string; code?: string | undefined };
+
+/**
+ * Applies a batch in ONE transaction: a write that throws fails alone (its result says why), the others
+ * still commit. Throws only if the transaction itself fails (then none of them committed).
+ */
+export function applyBatch(db: Database.Database, stmt: StatementCache, ops: readonly QueuedWriteOp[]): QueuedWriteResult[] {
+  const results: QueuedWriteResult[] = [];
+  db.transaction(() => {
+    for (const op of ops) {
+      try {
+        const fn = QUEUED_WRITES[op.name] as (s: StatementCache, ...a: unknown[]) => unknown;
+        results.push({ ok: true, value: fn(stmt, ...op.args) });
+      } catch (err) {
+        results.push({ ok: false, message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code });
+      }
+    }
+  }).immediate();
+  return results;
+}
+
+/** A statement cache for one connection (statements prepared once, by SQL text). */
+export function statementCache(db: Database.Database): StatementCache & { clear(): void } {
+  const cache = new Map<string, Database.Statement>();
+  const get = (sql: string): Database.Statement => {
+    let s = cache.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      cache.set(sql, s);
+    }
+    return s;
+  };
+  return Object.assign(get, { clear: () => cache.clear() });
+}
