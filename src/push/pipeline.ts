@@ -302,7 +302,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     let queued = 0;
     let slotFree: (() => void) | null = null;
     let allDone: (() => void) | null = null;
-    for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+    for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
       if (opts.signal?.aborted || fatal) break;
       queued++;
       runRecord(row)
@@ -336,6 +336,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   if (fatal) throw fatal;
   return { settled: settledCount, aborted: opts.signal?.aborted ?? false };
 }
+
+/**
+ * Rows per journal read in the send loop. A read is synchronous with SQLite: 1,000 rows (payloads
+ * parsed) held the event loop ~20 ms, and every WMS answer that arrived meanwhile waited; 200-row pages
+ * keep each read to a few ms. The back-pressure bound stays `batchSize` records.
+ */
+const SEND_PAGE_ROWS = 200;
 
 /**
  * Records in the send window for a given request concurrency: the requests in flight plus a quarter more
