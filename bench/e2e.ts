@@ -65,6 +65,9 @@ interface ChildFigures {
   sendMs: number;
   peakRssMb: number;
   exitCode?: number;
+  /** event-loop delay of the pipeline process (perf_hooks, 1 ms resolution): time the loop could not react */
+  loopDelayMeanMs?: number;
+  loopDelayP99Ms?: number;
 }
 
 /** child: the real pipeline, in-process, timing the send phase by its settled records */
@@ -79,7 +82,10 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
   const logger = silentLogger();
   const { mappings } = await loadMappingsDir(config.mappingsDir);
   const ctx = await createAppContext(config, { logger });
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   try {
+    loopDelay.enable();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const ready = await scanReadyFiles(config, { logger, maxWaitMs: 5000 });
@@ -96,6 +102,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       },
     });
     const cpu = process.cpuUsage(cpu0);
+    loopDelay.disable();
     const st = ctx.client.stats();
     return {
       meanWmsLatencyMs: round(st.latencySumMs / Math.max(1, st.requests), 2),
@@ -105,6 +112,8 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       sendMs: last - first,
       peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
       exitCode: result.exitCode,
+      loopDelayMeanMs: round(loopDelay.mean / 1e6, 2),
+      loopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 2),
     };
   } finally {
     await ctx.close();
@@ -158,6 +167,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`peak_rss_mb_${n}`] = f.peakRssMb;
       figures[`cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
       figures[`mean_wms_latency_ms_${n}`] = f.meanWmsLatencyMs ?? 0;
+      figures[`loop_delay_mean_ms_${n}`] = f.loopDelayMeanMs ?? 0;
+      figures[`loop_delay_p99_ms_${n}`] = f.loopDelayP99Ms ?? 0;
       if (i === 0) {
         const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
         naiveRps = nv.records / (nv.sendMs / 1000);
@@ -177,6 +188,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`send_rps_${n}_sync_normal`] = round(rps);
       figures[`ratio_to_bound_${n}_sync_normal`] = round(rps / bound, 3);
       figures[`cpu_us_per_record_${n}_sync_normal`] = f.cpuUsPerRecord ?? 0;
+      figures[`mean_wms_latency_ms_${n}_sync_normal`] = f.meanWmsLatencyMs ?? 0;
+      figures[`loop_delay_p99_ms_${n}_sync_normal`] = f.loopDelayP99Ms ?? 0;
     }
     const lastN = sizes[sizes.length - 1]!;
     figures['target_ratio'] = 0.9;
