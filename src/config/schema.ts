@@ -155,9 +155,9 @@ export const ConfigSchema = z.strictObject({
   sending: z
     .strictObject({
       /** @default 16 */
-      concurrency: z.number().int().min(1).max(512).default(16).describe('records sent concurrently (p-limit)'),
+      concurrency: z.number().int().min(1).max(512).default(16).describe('WMS requests in flight at once (p-limit); a quarter more records (at least 2) are prepared meanwhile'),
       /** @default 1000 */
-      batchSize: z.number().int().min(1).max(100_000).default(1000).describe('records read from the journal per batch'),
+      batchSize: z.number().int().min(1).max(100_000).default(1000).describe('records per journal insert while mapping, and queued in memory at most while sending (read in pages of up to 200)'),
     })
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
