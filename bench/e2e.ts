@@ -203,7 +203,10 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'from the first to the last settled record; whole_run_rps includes start-up, scanning, mapping and the report. ' +
         `The naive script (csv-parse + one request at a time) sends the first ${naiveRows} rows of the same file. ` +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
-        'its writes); *_sync_normal is the same drop with synchronous=NORMAL. The sandbox runs in a child process on the same 2 cores.',
+        "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
+        'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
+        'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). The ' +
+        'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections).',
     };
   } finally {
     await sb.close();

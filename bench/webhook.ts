@@ -147,7 +147,7 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
     figures,
     notes:
       'in-process receiver on 127.0.0.1, undici Pool client on the same cores. durable = journal synchronous=FULL (the default: ' +
-      'one fsync per answered event, so the disk bounds it); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
+      'concurrent events share one commit and fsync, on the journal\'s writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
       `${stopped.length ? `${stopped.join(', ')} run stopped at ${maxDurationMs} ms; ` : ''}flush = JSONL + CSV per kind, atomic.`,
   };
 }

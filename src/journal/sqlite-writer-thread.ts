@@ -37,7 +37,7 @@ port.on('message', (msg: WriterRequest) => {
   if (!db || !stmt) reply = { type: 'batch', id: msg.id, error: openError ?? 'the writer thread is closed' };
   else {
     try {
-      reply = { type: 'batch', id: msg.id, results: applyBatch(db, stmt, msg.ops as QueuedWriteOp[]) };
+      reply = { type: 'batch', id: msg.id, results: JSON.stringify(applyBatch(db, stmt, JSON.parse(msg.ops) as QueuedWriteOp[])) };
     } catch (err) {
       reply = { type: 'batch', id: msg.id, error: err instanceof Error ? err.message : String(err) };
     }

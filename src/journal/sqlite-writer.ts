@@ -20,9 +20,13 @@ export interface WriterThreadOptions {
   busyTimeoutMs: number;
 }
 
-export type WriterRequest = { type: 'batch'; id: number; ops: QueuedWriteOp[] } | { type: 'close' };
+/**
+ * A batch crosses as one JSON string (`ops`: QueuedWriteOp[]; `results`: QueuedWriteResult[]): copying a
+ * string is cheaper than structured-cloning the objects (postMessage was 4 % of the send loop's CPU).
+ */
+export type WriterRequest = { type: 'batch'; id: number; ops: string } | { type: 'close' };
 export type WriterResponse =
-  | { type: 'batch'; id: number; results: QueuedWriteResult[]; error?: undefined }
+  | { type: 'batch'; id: number; results: string; error?: undefined }
   | { type: 'batch'; id: number; error: string; results?: undefined }
   | { type: 'closed' };
 
@@ -70,7 +74,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
     pending.delete(msg.id);
     if (pending.size === 0) worker.unref();
     if (msg.error !== undefined) p.reject(new Error(msg.error));
-    else p.resolve(msg.results);
+    else p.resolve(JSON.parse(msg.results) as QueuedWriteResult[]);
   });
   worker.on('error', (err) => failAll(new Error(`the journal's writer thread failed: ${err.message}`)));
   worker.on('exit', (code) => {
@@ -85,7 +89,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
       return new Promise<QueuedWriteResult[]>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         worker.ref(); // a write in flight keeps the process alive until it committed
-        worker.postMessage({ type: 'batch', id, ops } satisfies WriterRequest);
+        worker.postMessage({ type: 'batch', id, ops: JSON.stringify(ops) } satisfies WriterRequest);
       });
     },
     async close() {
