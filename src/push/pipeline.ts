@@ -8,6 +8,8 @@
  * slightly larger send window bounds the records being prepared (references, validation, the journal's
  * 'sending' mark) or sent. The window lets the next records' journal commits happen while requests are in
  * flight, so a request slot never waits for a commit; a success is settled after leaving the window.
+ * Only records that resolve themselves when in doubt are marked ahead; documents held when in doubt are
+ * marked inside their request slot, so a crash leaves at most `concurrency` of them for a person.
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -219,11 +221,28 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       }
     }
 
-    await journal.markSending(row.id);
+    // a record that resolves itself when in doubt (read back, or resent) is marked ahead, while the request
+    // slots are busy; one held when in doubt (documents by default) needs a person after a crash, so it is
+    // marked only once it has a slot: a kill leaves in doubt only what was really in flight
+    const markAhead = inDoubtPolicy(row) !== 'hold';
+    let marked = false;
+    const mark = async (): Promise<void> => {
+      await journal.markSending(row.id);
+      marked = true;
+    };
     let out: SendOutput;
     try {
-      out = await requestSlot(row, () => send(input, ctx));
+      if (markAhead) await mark();
+      out = await requestSlot(row, async () => {
+        if (!markAhead) await mark();
+        return send(input, ctx);
+      });
     } catch (err) {
+      if (!marked) {
+        // nothing was sent and the record stays pending: the run stopped, or the journal refused the mark
+        if (err === fatal) return;
+        throw err;
+      }
       await onSendError(row, input, ctx, err);
       return;
     }

@@ -31,10 +31,33 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-async function workspace(name: string, rows: number, channelConcurrency?: number): Promise<string> {
+async function workspace(name: string, rows: number, channelConcurrency?: number, orders = 0): Promise<string> {
   const d = join(tmp.dir, name);
   await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(d, 'mappings'), { recursive: true });
+  if (orders > 0) {
+    // picking lists for a product the sandbox is seeded with
+    const products = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Product')).json;
+    const productId = (Array.isArray(products) ? products : (products.Product ?? products.data))[0].id as string;
+    await writeFile(
+      join(d, 'mappings', 'ped.yaml'),
+      `name: ped
+match: { channel: cadastros, files: "PED_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: PickingList
+group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { col: produto }, quantity: { col: qtd, transforms: [number] } } }
+fields:
+  order: { col: pedido }
+  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
+  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
+  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
+  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
+  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
+`,
+    );
+    const peds = ['pedido;produto;qtd', ...Array.from({ length: orders }, (_, i) => `${700000 + i};${productId};1`)];
+    await writeFile(join(d, 'inbox', 'cadastros', 'PED_1.csv'), peds.join('\n'));
+  }
   await writeFile(
     join(d, 'mappings', 'cat.yaml'),
     `name: cat
@@ -46,8 +69,10 @@ fields:
   name: { col: nome }
 `,
   );
-  const lines = ['codigo;nome', ...Array.from({ length: rows }, (_, i) => `${name}-${i};Categoria ${i}`)];
-  await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), lines.join('\n'));
+  if (rows > 0) {
+    const lines = ['codigo;nome', ...Array.from({ length: rows }, (_, i) => `${name}-${i};Categoria ${i}`)];
+    await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), lines.join('\n'));
+  }
   await writeFile(
     join(d, 'wmsbridge.config.json'),
     JSON.stringify({
@@ -64,7 +89,7 @@ fields:
 }
 
 /** Runs `wmsbridge run` while polling the journal; returns the exit code and the most records seen 'sending'. */
-async function runWatchingJournal(dir: string): Promise<{ code: number | null; maxSending: number; samples: number; stderr: string }> {
+async function runWatchingJournal(dir: string): Promise<{ code: number | null; maxSending: number; maxSendingDocuments: number; samples: number; stderr: string }> {
   await sandboxCall(sb, 'POST', '/__sandbox/reset');
   const child = spawnCli(['run', '--config', join(dir, 'wmsbridge.config.json')], { env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' } });
   let stderr = '';
@@ -72,13 +97,15 @@ async function runWatchingJournal(dir: string): Promise<{ code: number | null; m
   let exited = false;
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => ((exited = true), resolve(code))));
   let maxSending = 0;
+  let maxSendingDocuments = 0;
   let samples = 0;
   let db: Database.Database | null = null;
   while (!exited) {
     try {
       db ??= new Database(join(dir, 'state', 'journal.db'), { readonly: true, fileMustExist: true });
-      const n = (db.prepare("SELECT COUNT(*) AS n FROM records WHERE status = 'sending'").get() as { n: number }).n;
-      maxSending = Math.max(maxSending, n);
+      const r = db.prepare("SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE target = 'PickingList') AS docs FROM records WHERE status = 'sending'").get() as { n: number; docs: number };
+      maxSending = Math.max(maxSending, r.n);
+      maxSendingDocuments = Math.max(maxSendingDocuments, r.docs);
       samples++;
     } catch {
       // not created yet, or its schema not yet migrated
@@ -86,7 +113,7 @@ async function runWatchingJournal(dir: string): Promise<{ code: number | null; m
     await new Promise((r) => setTimeout(r, 3)); // sampling interval, not a wait for a condition
   }
   db?.close();
-  return { code: await exit, maxSending, samples, stderr };
+  return { code: await exit, maxSending, maxSendingDocuments, samples, stderr };
 }
 
 async function peak(): Promise<number> {
@@ -112,4 +139,14 @@ test("a channel's own concurrency is kept under the global one", { timeout: 120_
   assert.equal(r.code, 0, r.stderr);
   const p = await peak();
   assert.equal(p, CHANNEL, `the sandbox saw ${p} requests at once, the channel allows ${CHANNEL}`);
+});
+
+test('documents (held when in doubt) are marked only inside a request slot: never more than the concurrency in flight', { timeout: 120_000 }, async () => {
+  const dir = await workspace('documents', 0, undefined, 200);
+  const r = await runWatchingJournal(dir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.samples > 10, `the journal was sampled only ${r.samples} times`);
+  assert.ok(r.maxSendingDocuments <= GLOBAL, `${r.maxSendingDocuments} picking lists marked 'sending' at once, concurrency is ${GLOBAL}`);
+  assert.ok(r.maxSendingDocuments >= 2, `never more than ${r.maxSendingDocuments} picking list marked 'sending': the sampling saw nothing`);
+  assert.equal(await peak(), GLOBAL);
 });
