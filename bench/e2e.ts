@@ -144,9 +144,10 @@ async function childNaive(dir: string, limit: number, url: string, accessKeyID: 
   return { records: n, totalMs: ms, sendMs: ms, peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1) };
 }
 
-export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: number } = {}): Promise<BenchResult> {
+export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: number; memorySizes?: number[] } = {}): Promise<BenchResult> {
   const sizes = options.sizes ?? [2000, 20000];
   const naiveRows = options.naiveRows ?? 200;
+  const memorySizes = options.memorySizes ?? [20_000, 200_000];
   const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
   const bound = CONCURRENCY / (LATENCY_MS / 1000);
   const figures: Record<string, number | string> = { concurrency: CONCURRENCY, latency_ms: LATENCY_MS, littles_law_bound_rps: bound };
@@ -194,6 +195,24 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     const lastN = sizes[sizes.length - 1]!;
     figures['target_ratio'] = 0.9;
     figures['meets_target'] = (figures[`ratio_to_bound_${lastN}`] as number) >= 0.9 ? 'yes' : 'no';
+    // memory at scale: the same pipeline with no added latency (CPU-bound, so a 10x larger drop stays
+    // short), each size in its own process; flat memory = the peak barely moves with the drop's size
+    if (memorySizes.length > 0) {
+      await setSandboxFaults(sb.url, { latencyMs: 0 });
+      const peaks: number[] = [];
+      for (const n of memorySizes) {
+        const dir = await makeWorkspace(n, sb);
+        dirs.push(dir);
+        const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
+        figures[`memory_run_records_${n}`] = f.records;
+        figures[`memory_run_whole_rps_${n}_at_0ms`] = round(f.records / (f.totalMs / 1000));
+        figures[`memory_run_peak_rss_mb_${n}`] = f.peakRssMb;
+        peaks.push(f.peakRssMb);
+        await rm(dir, { recursive: true, force: true });
+      }
+      if (peaks.length > 1) figures[`peak_rss_ratio_${memorySizes[memorySizes.length - 1]}_vs_${memorySizes[0]}`] = round(peaks[peaks.length - 1]! / peaks[0]!, 2);
+      await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
+    }
     return {
       name: 'end-to-end',
       figures,
@@ -206,7 +225,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
         'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). The ' +
-        'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections).',
+        'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections). ' +
+        `memory_run_*: the same pipeline on ${memorySizes.map((n) => n.toLocaleString('en-US')).join(' and ')} records with no added latency, ` +
+        'each in its own process (whole run: claim, map, send, results, report), for the peak RSS as the drop grows 10x.',
     };
   } finally {
     await sb.close();
