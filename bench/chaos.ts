@@ -28,6 +28,7 @@ import { cliCommand, PROJECT_ROOT } from './lib.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { cnpjCheckDigits } from '../src/map/checks.js';
+import { categoryMapping, pickingListMapping } from '../test/helpers/fixtures.js';
 
 // ------------------------------------------------------------------------------------------ types
 
@@ -185,14 +186,7 @@ const CHANNELS = ['cadastros', 'pedidos'] as const;
 
 function mappings(productId: string): Record<string, string> {
   return {
-    'cat.yaml': `name: cat
-match: { channel: cadastros, files: "CAT_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Category
-fields:
-  codeERP: { col: codigo }
-  name: { col: nome }
-`,
+    'cat.yaml': categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }),
     'fam.yaml': `name: fam
 match: { channel: cadastros, files: "FAM_*.csv" }
 source: { format: delimited, delimiter: ';', encoding: utf-8 }
@@ -224,19 +218,7 @@ fields:
   cnpj: { col: cnpj }
   socialName: { col: nome }
 `,
-    'ped.yaml': `name: ped
-match: { channel: pedidos, files: "PED_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: PickingList
-group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { const: '${productId}' }, quantity: { col: qtd, transforms: [number] } } }
-fields:
-  order: { col: pedido }
-  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
-  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
-  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
-  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
-  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
-`,
+    'ped.yaml': pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv', productId }),
     'po.yaml': `name: po
 match: { channel: pedidos, files: "PO_*.csv" }
 source: { format: delimited, delimiter: ';', encoding: utf-8 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
 
 const CATEGORIES = 2000;
@@ -43,21 +44,9 @@ before(async () => {
   for (const ch of ['cadastros', 'pedidos']) await mkdir(join(d, 'inbox', ch), { recursive: true });
   await mkdir(join(d, 'mappings'));
   // seed facts for the orders: a product id the sandbox already has
-  const products = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Product')).json;
-  const list = Array.isArray(products) ? products : (products.Product ?? products.data);
-  const productId = list[0].id as string;
+  const productId = await seededProductId(sb);
 
-  await writeFile(
-    join(d, 'mappings', 'cat.yaml'),
-    `name: cat
-match: { channel: cadastros, files: "CAT_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Category
-fields:
-  codeERP: { col: codigo }
-  name: { col: nome }
-`,
-  );
+  await writeFile(join(d, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }));
   await writeFile(
     join(d, 'mappings', 'prov.yaml'),
     `name: prov
@@ -70,22 +59,7 @@ fields:
   socialName: { col: nome }
 `,
   );
-  await writeFile(
-    join(d, 'mappings', 'ped.yaml'),
-    `name: ped
-match: { channel: pedidos, files: "PED_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: PickingList
-group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { col: produto }, quantity: { col: qtd, transforms: [number] } } }
-fields:
-  order: { col: pedido }
-  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
-  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
-  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
-  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
-  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
-`,
-  );
+  await writeFile(join(d, 'mappings', 'ped.yaml'), pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv' }));
   const cats = ['codigo;nome', ...Array.from({ length: CATEGORIES }, (_, i) => `C${i};Categoria ${i}`)];
   await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), cats.join('\n'));
   const provs = ['codigo;cnpj;nome', ...Array.from({ length: PROVIDERS }, (_, i) => `P${i};${cnpj(i)};Fornecedor ${i} Ltda`)];

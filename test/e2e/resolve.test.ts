@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+import { pickingListMapping, seededProductId } from '../helpers/fixtures.js';
 
 const ORDERS = Array.from({ length: 12 }, (_, i) => String(900001 + i));
 let sb: Sandbox;
@@ -23,24 +24,8 @@ before(async () => {
   tmp = await makeTempDir('wmsbridge-resolve-');
   await mkdir(join(tmp.dir, 'inbox', 'pedidos'), { recursive: true });
   await mkdir(join(tmp.dir, 'mappings'));
-  const products = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Product')).json;
-  const productId = (Array.isArray(products) ? products : (products.Product ?? products.data))[0].id as string;
-  await writeFile(
-    join(tmp.dir, 'mappings', 'ped.yaml'),
-    `name: ped
-match: { channel: pedidos, files: "PED_*.csv" }
-source: { format: delimited, delimiter: ';' }
-target: PickingList
-group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { col: produto }, quantity: { col: qtd, transforms: [number] } } }
-fields:
-  order: { col: pedido }
-  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
-  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
-  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
-  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
-  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
-`,
-  );
+  const productId = await seededProductId(sb);
+  await writeFile(join(tmp.dir, 'mappings', 'ped.yaml'), pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv' }));
   const lines = Array.from({ length: ORDERS.length }, (_, i) => `${ORDERS[i]};${productId};${i + 1}`);
   await writeFile(join(tmp.dir, 'inbox', 'pedidos', 'PED_1.csv'), `pedido;produto;qtd\n${lines.join('\n')}\n`);
   await writeFile(

@@ -14,6 +14,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { sendWindow } from '../../src/push/pipeline.js';
+import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -36,39 +37,12 @@ async function workspace(name: string, rows: number, channelConcurrency?: number
   await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(d, 'mappings'), { recursive: true });
   if (orders > 0) {
-    // picking lists for a product the sandbox is seeded with
-    const products = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Product')).json;
-    const productId = (Array.isArray(products) ? products : (products.Product ?? products.data))[0].id as string;
-    await writeFile(
-      join(d, 'mappings', 'ped.yaml'),
-      `name: ped
-match: { channel: cadastros, files: "PED_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: PickingList
-group: { by: { col: pedido }, items: pickingItens, itemFields: { productID: { col: produto }, quantity: { col: qtd, transforms: [number] } } }
-fields:
-  order: { col: pedido }
-  codeERP: { template: 'PickingList:{pedido}', transforms: [uuid5] }
-  companyID: { lookup: Company, by: name, from: { const: Distribuidora Paulista de Alimentos Ltda } }
-  branchID: { lookup: Branch, by: name, from: { const: Matriz São Paulo } }
-  warehouseID: { lookup: Warehouse, by: codeERP, from: { const: CD-SP01 } }
-  ownerID: { lookup: Owners, by: code, from: { const: '001' } }
-`,
-    );
+    const productId = await seededProductId(sb);
+    await writeFile(join(d, 'mappings', 'ped.yaml'), pickingListMapping({ channel: 'cadastros', files: 'PED_*.csv' }));
     const peds = ['pedido;produto;qtd', ...Array.from({ length: orders }, (_, i) => `${700000 + i};${productId};1`)];
     await writeFile(join(d, 'inbox', 'cadastros', 'PED_1.csv'), peds.join('\n'));
   }
-  await writeFile(
-    join(d, 'mappings', 'cat.yaml'),
-    `name: cat
-match: { channel: cadastros, files: "CAT_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Category
-fields:
-  codeERP: { col: codigo }
-  name: { col: nome }
-`,
-  );
+  await writeFile(join(d, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }));
   if (rows > 0) {
     const lines = ['codigo;nome', ...Array.from({ length: rows }, (_, i) => `${name}-${i};Categoria ${i}`)];
     await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), lines.join('\n'));
