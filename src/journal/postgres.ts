@@ -22,10 +22,9 @@ import pg from 'pg';
 import type { QueryResult, QueryResultRow, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
-import type { Target, RefResource } from '../wms/targets.js';
 import { JournalError } from './errors.js';
+import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
 import type {
-  FileRow,
   FileStatus,
   Journal,
   LeaderLock,
@@ -35,8 +34,6 @@ import type {
   RecordResult,
   RecordRow,
   RecordStatus,
-  WebhookEventRow,
-  XrefEntry,
 } from './types.js';
 
 const { Pool, Client } = pg;
@@ -180,119 +177,17 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 // ---- rows ----------------------------------------------------------------------------------------
 
-interface FileDbRow {
-  id: number;
-  channel: string;
-  name: string;
-  path: string;
-  size: number;
-  sha256: string;
-  status: FileStatus;
-  duplicate_of: number | null;
-  error: string | null;
-  run_id: string | null;
-  owner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** pg parses json columns */
+type PgRecordRow = RecordDbRow<unknown>;
+const fromPg = (r: PgRecordRow): RecordRow => toRecordRow(r, (v) => v);
 
-interface RecordDbRow {
-  id: number;
-  file_id: number;
-  target: Target;
-  op: RecordRow['op'];
-  key: string;
-  source: RecordRow['source'];
-  mapping: string;
-  payload: Record<string, unknown>;
-  payload_hash: string;
-  attachment_path: string | null;
-  /** json column: parsed by pg */
-  raw: RecordRow['raw'] | null;
-  status: RecordStatus;
-  outcome: RecordRow['outcome'];
-  wms_id: string | null;
-  error: string | null;
-  attempts: number;
-  updated_at: string;
-}
 
-interface XrefDbRow {
-  resource: RefResource;
-  key: string;
-  wms_id: string;
-  payload_hash: string | null;
-  updated_at: string;
-}
 
-interface WebhookDbRow {
-  id: number;
-  dedup_key: string;
-  kind: string;
-  received_at: string;
-  body: string;
-  delivered_at: string | null;
-  record_id: number | null;
-}
 
-function toFileRow(r: FileDbRow): FileRow {
-  return {
-    id: r.id,
-    channel: r.channel,
-    name: r.name,
-    path: r.path,
-    size: r.size,
-    sha256: r.sha256,
-    status: r.status,
-    duplicateOf: r.duplicate_of,
-    error: r.error,
-    runId: r.run_id,
-    owner: r.owner,
-    leaseUntil: r.lease_until,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
-function toRecordRow(r: RecordDbRow): RecordRow {
-  const row: RecordRow = {
-    id: r.id,
-    fileId: r.file_id,
-    target: r.target,
-    op: r.op,
-    key: r.key,
-    source: r.source,
-    mapping: r.mapping,
-    payload: r.payload,
-    payloadHash: r.payload_hash,
-    status: r.status,
-    outcome: r.outcome,
-    wmsId: r.wms_id,
-    error: r.error,
-    attempts: r.attempts,
-    updatedAt: r.updated_at,
-  };
-  if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
-  if (r.raw !== null) row.raw = r.raw;
-  return row;
-}
 
-function toXref(r: XrefDbRow): XrefEntry {
-  return { resource: r.resource, key: r.key, wmsId: r.wms_id, payloadHash: r.payload_hash, updatedAt: r.updated_at };
-}
 
-function toWebhook(r: WebhookDbRow): WebhookEventRow {
-  return {
-    id: r.id,
-    dedupKey: r.dedup_key,
-    kind: r.kind,
-    receivedAt: r.received_at,
-    body: r.body,
-    deliveredAt: r.delivered_at,
-    recordId: r.record_id,
-  };
-}
+
 
 /** bigint (int8) as a JS number (ids and counts stay far below 2^53); timestamptz as an ISO string. */
 const OID_INT8 = 20;
@@ -696,7 +591,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
           params.push(query.limit);
           limit = ` LIMIT $${params.length}`;
         }
-        return (await q<RecordDbRow>(`SELECT * FROM ${S}.records ${where} ORDER BY id${limit}`, params)).rows.map(toRecordRow);
+        return (await q<PgRecordRow>(`SELECT * FROM ${S}.records ${where} ORDER BY id${limit}`, params)).rows.map(fromPg);
       }),
 
     countRecords: (query) =>
@@ -749,19 +644,19 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       op('findLatest', async () => {
         const exclude = options?.excludeFileId;
         const r = (
-          await q<RecordDbRow>(
+          await q<PgRecordRow>(
             `SELECT * FROM ${S}.records WHERE target = $1 AND key = $2 AND status IN (${sqlList(SETTLED_STATUSES)})${exclude !== undefined ? ' AND file_id <> $3' : ''}
              ORDER BY id DESC LIMIT 1`,
             exclude !== undefined ? [target, key, exclude] : [target, key],
           )
         ).rows[0];
-        return r ? toRecordRow(r) : undefined;
+        return r ? fromPg(r) : undefined;
       }),
 
     findRecordByWmsId: (wmsId) =>
       op('findRecordByWmsId', async () => {
-        const r = (await q<RecordDbRow>(`SELECT * FROM ${S}.records WHERE wms_id = $1 ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
-        return r ? toRecordRow(r) : undefined;
+        const r = (await q<PgRecordRow>(`SELECT * FROM ${S}.records WHERE wms_id = $1 ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
+        return r ? fromPg(r) : undefined;
       }),
 
     getXref: (resource, key) =>

@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
-import type { Target, RefResource } from '../wms/targets.js';
 import { JournalError } from './errors.js';
+import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
 import { applyBatch, statementCache, type QueuedWriteArgs, type QueuedWriteName, type QueuedWriteOp, type QueuedWriteResult, type QueuedWriteReturn } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type {
@@ -28,8 +28,6 @@ import type {
   RecordResult,
   RecordRow,
   RecordStatus,
-  WebhookEventRow,
-  XrefEntry,
 } from './types.js';
 
 export interface SqliteJournalOptions {
@@ -145,60 +143,13 @@ export const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-interface FileDbRow {
-  id: number;
-  channel: string;
-  name: string;
-  path: string;
-  size: number;
-  sha256: string;
-  status: FileStatus;
-  duplicate_of: number | null;
-  error: string | null;
-  run_id: string | null;
-  owner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
-interface RecordDbRow {
-  id: number;
-  file_id: number;
-  target: Target;
-  op: RecordRow['op'];
-  key: string;
-  source: string;
-  mapping: string;
-  payload: string;
-  payload_hash: string;
-  attachment_path: string | null;
-  raw: string | null;
-  status: RecordStatus;
-  outcome: RecordRow['outcome'];
-  wms_id: string | null;
-  error: string | null;
-  attempts: number;
-  updated_at: string;
-}
 
-interface XrefDbRow {
-  resource: RefResource;
-  key: string;
-  wms_id: string;
-  payload_hash: string | null;
-  updated_at: string;
-}
 
-interface WebhookDbRow {
-  id: number;
-  dedup_key: string;
-  kind: string;
-  received_at: string;
-  body: string;
-  delivered_at: string | null;
-  record_id: number | null;
-}
+
+/** SQLite returns JSON columns as text */
+type SqliteRecordRow = RecordDbRow<string>;
+const fromSqlite = (r: SqliteRecordRow): RecordRow => toRecordRow(r, JSON.parse);
 
 const now = (): string => new Date().toISOString();
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString();
@@ -220,63 +171,9 @@ function checkTtl(name: string, location: string, ttlMs: number): void {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new JournalError(`journal ${location}: ${name}: ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
 }
 
-function toFileRow(r: FileDbRow): FileRow {
-  return {
-    id: r.id,
-    channel: r.channel,
-    name: r.name,
-    path: r.path,
-    size: r.size,
-    sha256: r.sha256,
-    status: r.status,
-    duplicateOf: r.duplicate_of,
-    error: r.error,
-    runId: r.run_id,
-    owner: r.owner,
-    leaseUntil: r.lease_until,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
-function toRecordRow(r: RecordDbRow): RecordRow {
-  const row: RecordRow = {
-    id: r.id,
-    fileId: r.file_id,
-    target: r.target,
-    op: r.op,
-    key: r.key,
-    source: JSON.parse(r.source) as RecordRow['source'],
-    mapping: r.mapping,
-    payload: JSON.parse(r.payload) as Record<string, unknown>,
-    payloadHash: r.payload_hash,
-    status: r.status,
-    outcome: r.outcome,
-    wmsId: r.wms_id,
-    error: r.error,
-    attempts: r.attempts,
-    updatedAt: r.updated_at,
-  };
-  if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
-  if (r.raw !== null) row.raw = JSON.parse(r.raw) as RecordRow['raw'];
-  return row;
-}
 
-function toXref(r: XrefDbRow): XrefEntry {
-  return { resource: r.resource, key: r.key, wmsId: r.wms_id, payloadHash: r.payload_hash, updatedAt: r.updated_at };
-}
 
-function toWebhook(r: WebhookDbRow): WebhookEventRow {
-  return {
-    id: r.id,
-    dedupKey: r.dedup_key,
-    kind: r.kind,
-    receivedAt: r.received_at,
-    body: r.body,
-    deliveredAt: r.delivered_at,
-    recordId: r.record_id,
-  };
-}
 
 /** Applies pending migrations; refuses a database written by a newer wmsbridge. */
 function migrate(db: Database.Database, location: string): void {
@@ -670,7 +567,7 @@ function buildJournal(
         const { from, where, params } = recordWhere(query);
         const limit = query.limit !== undefined ? ' LIMIT ?' : '';
         if (query.limit !== undefined) params.push(query.limit);
-        return (stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as RecordDbRow[]).map(toRecordRow);
+        return (stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(fromSqlite);
       }),
 
     countRecords: (query) =>
@@ -715,14 +612,14 @@ function buildJournal(
         const r = stmt(
           `SELECT * FROM records WHERE target = ? AND key = ? AND status IN ('sent', 'rejected', 'failed', 'held')${exclude !== undefined ? ' AND file_id <> ?' : ''}
            ORDER BY id DESC LIMIT 1`,
-        ).get(...(exclude !== undefined ? [target, key, exclude] : [target, key])) as RecordDbRow | undefined;
-        return r ? toRecordRow(r) : undefined;
+        ).get(...(exclude !== undefined ? [target, key, exclude] : [target, key])) as SqliteRecordRow | undefined;
+        return r ? fromSqlite(r) : undefined;
       }),
 
     findRecordByWmsId: (wmsId) =>
       op('findRecordByWmsId', () => {
-        const r = stmt('SELECT * FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1').get(wmsId) as RecordDbRow | undefined;
-        return r ? toRecordRow(r) : undefined;
+        const r = stmt('SELECT * FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1').get(wmsId) as SqliteRecordRow | undefined;
+        return r ? fromSqlite(r) : undefined;
       }),
 
     getXref: (resource, key) =>

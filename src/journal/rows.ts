@@ -1,0 +1,121 @@
+/**
+ * Row shapes and row-to-object mapping shared by the SQLite and PostgreSQL journals: the two stores have the
+ * same columns; they differ only in how a JSON column arrives (text in SQLite, already parsed by pg), which
+ * the caller of toRecordRow says with `json`.
+ */
+import type { Target, RefResource } from '../wms/targets.js';
+import type { FileRow, FileStatus, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+
+export interface FileDbRow {
+  id: number;
+  channel: string;
+  name: string;
+  path: string;
+  size: number;
+  sha256: string;
+  status: FileStatus;
+  duplicate_of: number | null;
+  error: string | null;
+  run_id: string | null;
+  owner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A records row; `J` is how the store returns its JSON columns (source, payload, raw). */
+export interface RecordDbRow<J> {
+  id: number;
+  file_id: number;
+  target: Target;
+  op: RecordRow['op'];
+  key: string;
+  source: J;
+  mapping: string;
+  payload: J;
+  payload_hash: string;
+  attachment_path: string | null;
+  raw: J | null;
+  status: RecordStatus;
+  outcome: RecordRow['outcome'];
+  wms_id: string | null;
+  error: string | null;
+  attempts: number;
+  updated_at: string;
+}
+
+export interface XrefDbRow {
+  resource: RefResource;
+  key: string;
+  wms_id: string;
+  payload_hash: string | null;
+  updated_at: string;
+}
+
+export interface WebhookDbRow {
+  id: number;
+  dedup_key: string;
+  kind: string;
+  received_at: string;
+  body: string;
+  delivered_at: string | null;
+  record_id: number | null;
+}
+
+export function toFileRow(r: FileDbRow): FileRow {
+  return {
+    id: r.id,
+    channel: r.channel,
+    name: r.name,
+    path: r.path,
+    size: r.size,
+    sha256: r.sha256,
+    status: r.status,
+    duplicateOf: r.duplicate_of,
+    error: r.error,
+    runId: r.run_id,
+    owner: r.owner,
+    leaseUntil: r.lease_until,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function toRecordRow<J>(r: RecordDbRow<J>, json: (v: J) => unknown): RecordRow {
+  const row: RecordRow = {
+    id: r.id,
+    fileId: r.file_id,
+    target: r.target,
+    op: r.op,
+    key: r.key,
+    source: json(r.source) as RecordRow['source'],
+    mapping: r.mapping,
+    payload: json(r.payload) as Record<string, unknown>,
+    payloadHash: r.payload_hash,
+    status: r.status,
+    outcome: r.outcome,
+    wmsId: r.wms_id,
+    error: r.error,
+    attempts: r.attempts,
+    updatedAt: r.updated_at,
+  };
+  if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
+  if (r.raw !== null) row.raw = json(r.raw) as RecordRow['raw'];
+  return row;
+}
+
+export function toXref(r: XrefDbRow): XrefEntry {
+  return { resource: r.resource, key: r.key, wmsId: r.wms_id, payloadHash: r.payload_hash, updatedAt: r.updated_at };
+}
+
+export function toWebhook(r: WebhookDbRow): WebhookEventRow {
+  return {
+    id: r.id,
+    dedupKey: r.dedup_key,
+    kind: r.kind,
+    receivedAt: r.received_at,
+    body: r.body,
+    deliveredAt: r.delivered_at,
+    recordId: r.record_id,
+  };
+}
