@@ -7,9 +7,10 @@
  * Two limits: `concurrency` bounds the requests in flight to the WMS (the Little's-law resource), and a
  * slightly larger send window bounds the records being prepared (references, validation, the journal's
  * 'sending' mark) or sent. The window lets the next records' journal commits happen while requests are in
- * flight, so a request slot never waits for a commit; a success is settled after leaving the window.
+ * flight, so a request slot never waits for a commit (the settle happens after the slot is released, still
+ * inside the window: a crash leaves at most the window in doubt, sent or not).
  * Only records that resolve themselves when in doubt are marked ahead; documents held when in doubt are
- * marked inside their request slot, so a crash leaves at most `concurrency` of them for a person.
+ * marked and settled inside their request slot, so a crash leaves at most `concurrency` of them for a person.
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -141,8 +142,11 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     return ch ? ch(() => globalLimit(guarded)) : globalLimit(guarded);
   };
 
-  /** a record through the send window; a success is settled after the record left it */
-  const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => processRecord(row)).then((finish) => finish?.());
+  /**
+   * A record through the send window, from preparation to its settle commit: a record that reached the WMS
+   * but is not settled yet is in doubt after a crash too, so the window bounds both kinds.
+   */
+  const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => processRecord(row));
 
   const inDoubtPolicy = (row: RecordRow): 'resend' | 'hold' => {
     const p = policyOf.get(row.fileId);
@@ -154,8 +158,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   let deferred: RecordRow[] = [];
   let final = false;
 
-  /** Prepares and sends one record inside the send window; returns the settle of a success, to run outside it. */
-  async function processRecord(row: RecordRow): Promise<(() => Promise<void>) | void> {
+  /** Prepares, sends and settles one record (inside the send window; the request inside a request slot). */
+  async function processRecord(row: RecordRow): Promise<void> {
     if (opts.signal?.aborted || fatal) return;
     const policy = policyOf.get(row.fileId);
     const ctx: SendContext = { client, journal, inboxDir: policy?.inboxDir ?? '.' };
@@ -222,31 +226,40 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     }
 
     // a record that resolves itself when in doubt (read back, or resent) is marked ahead, while the request
-    // slots are busy; one held when in doubt (documents by default) needs a person after a crash, so it is
-    // marked only once it has a slot: a kill leaves in doubt only what was really in flight
+    // slots are busy, and settled after its slot is released. One held when in doubt (documents by default)
+    // needs a person after a crash: it is marked once it has a slot and settled before releasing it, so a
+    // kill leaves at most `concurrency` of them in doubt
     const markAhead = inDoubtPolicy(row) !== 'hold';
     let marked = false;
     const mark = async (): Promise<void> => {
       await journal.markSending(row.id);
       marked = true;
     };
-    let out: SendOutput;
+    let out: SendOutput | undefined;
+    let sendError: { err: unknown } | null = null;
     try {
       if (markAhead) await mark();
-      out = await requestSlot(row, async () => {
+      await requestSlot(row, async () => {
         if (!markAhead) await mark();
-        return send(input, ctx);
+        try {
+          out = await send(input, ctx);
+        } catch (err) {
+          sendError = { err };
+          return;
+        }
+        if (!markAhead) await afterSent(row, out);
       });
     } catch (err) {
-      if (!marked) {
-        // nothing was sent and the record stays pending: the run stopped, or the journal refused the mark
-        if (err === fatal) return;
-        throw err;
-      }
-      await onSendError(row, input, ctx, err);
+      // the slot was refused (the run is stopping) or the journal failed
+      if (err !== fatal) throw err;
+      if (!marked) return; // nothing was sent and the record stays pending
+      sendError = { err };
+    }
+    if (sendError) {
+      await onSendError(row, input, ctx, (sendError as { err: unknown }).err);
       return;
     }
-    return () => afterSent(row, out);
+    if (markAhead && out) await afterSent(row, out);
   }
 
   async function afterSent(row: RecordRow, out: SendOutput): Promise<void> {
