@@ -19,10 +19,11 @@
  * - Messages name `postgres://host[:port]/db`, never the user or the password.
  */
 import pg from 'pg';
-import type { QueryResult, QueryResultRow, ClientConfig } from 'pg';
+import type { QueryConfig, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
+import { createPgWriteQueue, type PgWrite, type Run } from './postgres-writes.js';
 import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
 import type {
   FileStatus,
@@ -213,8 +214,6 @@ function cleanParam(v: unknown): unknown {
   return v;
 }
 
-/** A query with cleaned parameters (see cleanParam). */
-type Run = <R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]) => Promise<QueryResult<R>>;
 
 /** 'ttl ms from now' on the server clock */
 const LEASE_EXPR = (param: string): string => `now() + ${param}::bigint * interval '1 millisecond'`;
@@ -301,11 +300,14 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     }
   }
 
-  const q: Run = (sql, params = []) => pool.query(sql, params.map(cleanParam));
+  /** a named query is prepared once per connection (the hot ones: parse and plan once, not per call) */
+  const queryConfig = (sql: string, params: unknown[], name?: string): QueryConfig<unknown[]> =>
+    name ? { name: `${name}:${schema}`, text: sql, values: params.map(cleanParam) } : { text: sql, values: params.map(cleanParam) };
+  const q: Run = (sql, params = [], name) => pool.query(queryConfig(sql, params, name));
 
   async function tx<T>(fn: (c: Run) => Promise<T>): Promise<T> {
     const client = await pool.connect();
-    const run: Run = (sql, params = []) => client.query(sql, params.map(cleanParam));
+    const run: Run = (sql, params = [], name) => client.query(queryConfig(sql, params, name));
     try {
       await client.query('BEGIN');
       const out = await fn(run);
@@ -318,6 +320,16 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       client.release();
     }
   }
+
+  // the send loop's writes, group-committed (postgres-writes.ts)
+  const writes = createPgWriteQueue({
+    tx,
+    S,
+    fail: (name, message) => new JournalError(`journal ${location}: ${name}: ${message}`),
+    wrap: fail,
+  });
+  const queued = (w: PgWrite): Promise<void> =>
+    closed ? Promise.reject(new JournalError(`journal ${location}: ${w.kind}: the journal is closed`)) : writes.write(w);
 
   /** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. */
   function recordWhere(query: Omit<RecordQuery, 'limit'>, params: unknown[]): string {
@@ -605,21 +617,9 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
         return counts;
       }),
 
-    markSending: (recordId) =>
-      op('markSending', async () => {
-        const r = await q(`UPDATE ${S}.records SET status = 'sending', attempts = attempts + 1, updated_at = now() WHERE id = $1`, [recordId]);
-        if (r.rowCount === 0) throw new JournalError(`journal ${location}: markSending: record ${recordId} not found`);
-      }),
+    markSending: (recordId) => queued({ kind: 'markSending', recordId }),
 
-    settle: (recordId, result: RecordResult) =>
-      op('settle', async () => {
-        const keepWmsId = result.wmsId === undefined;
-        const r = await q(
-          `UPDATE ${S}.records SET status = $1, outcome = $2, error = $3, updated_at = now()${keepWmsId ? '' : ', wms_id = $5'} WHERE id = $4`,
-          [result.status, result.outcome, result.error ?? null, recordId, ...(keepWmsId ? [] : [result.wmsId ?? null])],
-        );
-        if (r.rowCount === 0) throw new JournalError(`journal ${location}: settle: record ${recordId} not found`);
-      }),
+    settle: (recordId, result: RecordResult) => queued({ kind: 'settle', recordId, result }),
 
     requeue: (recordIds) =>
       op('requeue', async () => {
@@ -661,23 +661,13 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
 
     getXref: (resource, key) =>
       op('getXref', async () => {
-        const r = (await q<XrefDbRow>(`SELECT * FROM ${S}.xref WHERE resource = $1 AND key = $2`, [resource, key])).rows[0];
+        const r = (await q<XrefDbRow>(`SELECT * FROM ${S}.xref WHERE resource = $1 AND key = $2`, [resource, key], 'getXref')).rows[0];
         return r ? toXref(r) : undefined;
       }),
 
-    putXref: (resource, key, wmsId, payloadHash) =>
-      op('putXref', async () => {
-        await q(
-          `INSERT INTO ${S}.xref (resource, key, wms_id, payload_hash, updated_at) VALUES ($1, $2, $3, $4, now())
-           ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
-          [resource, key, wmsId, payloadHash],
-        );
-      }),
+    putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
 
-    deleteXref: (resource, key) =>
-      op('deleteXref', async () => {
-        await q(`DELETE FROM ${S}.xref WHERE resource = $1 AND key = $2`, [resource, key]);
-      }),
+    deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
 
     getMeta: (key) =>
       op('getMeta', async () => (await q<{ value: string }>(`SELECT value FROM ${S}.meta WHERE key = $1`, [key])).rows[0]?.value),
@@ -738,6 +728,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     close: async () => {
       if (closed) return;
       closed = true;
+      await writes.drain(); // writes already issued commit before the pool ends
       const leaders = [...leaderClients];
       leaderClients.clear();
       await Promise.all(leaders.map((c) => c.end().catch(() => {})));

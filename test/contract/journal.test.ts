@@ -181,6 +181,45 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.deepEqual(await j.listRecords({ fileIds: [f.id] }), [], 'the first record of the failed batch was rolled back');
     });
 
+    test('send-loop writes issued together (one group commit): each fails alone, and they apply in issue order', async () => {
+      const f = await newFile(j);
+      await j.addRecords(f.id, [rec('G1'), rec('G2'), rec('G3')]);
+      const [a, b, c] = await j.listRecords({ fileIds: [f.id] });
+      assert.ok(a && b && c);
+      // not awaited one by one: issued in the same turn, so the stores batch them
+      const results = await Promise.allSettled([
+        j.markSending(a.id),
+        j.markSending(987_654_321),
+        j.markSending(c.id),
+        j.settle(a.id, { status: 'sent', outcome: 'created', wmsId: 'WA' }),
+        j.settle(987_654_322, { status: 'sent', outcome: 'created', wmsId: 'W?' }),
+        j.settle(c.id, { status: 'failed', outcome: 'failed', error: 'e' }),
+        j.settle(c.id, { status: 'sent', outcome: 'created' }), // a second settle of one record: the later one wins, its WMS id kept
+        j.putXref('Category', 'G', 'W1', 'h1'),
+        j.deleteXref('Category', 'G'),
+        j.putXref('Category', 'G', 'W2', 'h2'),
+        j.putXref('Category', 'G2', 'W3', null),
+        j.deleteXref('Category', 'G2'),
+      ]);
+      const failed = results.map((r, i) => (r.status === 'rejected' ? i : -1)).filter((i) => i >= 0);
+      assert.deepEqual(failed, [1, 4], 'only the writes to records that do not exist fail');
+      const reason = (results[1] as PromiseRejectedResult).reason as { code?: string; message: string };
+      assert.equal(reason.code, ErrorCode.JOURNAL);
+      assert.match(reason.message, /markSending: record 987654321 not found/);
+      assert.match(((results[4] as PromiseRejectedResult).reason as Error).message, /settle: record 987654322 not found/);
+      const rows = await j.listRecords({ fileIds: [f.id] });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      assert.equal(byId.get(a.id)?.status, 'sent');
+      assert.equal(byId.get(a.id)?.wmsId, 'WA');
+      assert.equal(byId.get(a.id)?.attempts, 1);
+      assert.equal(byId.get(b.id)?.status, 'pending');
+      assert.equal(byId.get(c.id)?.status, 'sent', 'the later settle of the same record wins');
+      assert.equal(byId.get(c.id)?.error, null);
+      assert.equal((await j.getXref('Category', 'G'))?.wmsId, 'W2', 'put, delete, put: the last put stands');
+      assert.equal((await j.getXref('Category', 'G'))?.payloadHash, 'h2');
+      assert.equal(await j.getXref('Category', 'G2'), undefined, 'put then delete: gone');
+    });
+
     test('record lifecycle pending -> sending -> sent / rejected / failed, attempts counted', async () => {
       const f = await newFile(j);
       await j.addRecords(f.id, [rec('L1'), rec('L2'), rec('L3')]);

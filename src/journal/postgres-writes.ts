@@ -1,0 +1,194 @@
+/**
+ * Group commit for the PostgreSQL journal's send-loop writes (markSending, settle, putXref, deleteXref).
+ *
+ * One record's send cycle was four autocommit statements, each a round trip and a WAL flush; profiled over
+ * 20,000 sends against a local server, the socket writes alone took 43 % of the run's wall time. Here the
+ * writes issued while no batch is committing form the next batch: one transaction on one connection, with
+ * each run of same-kind writes applied as ONE set-based statement (unnest of arrays), in the order they were
+ * issued. Each caller's promise resolves after the commit, so a 'sending' mark is durable before its request
+ * leaves; a write whose record does not exist fails alone (RETURNING tells which), the others commit.
+ */
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { RecordResult } from './types.js';
+import type { RefResource } from '../wms/targets.js';
+
+/** A query with cleaned parameters; a `name` prepares it once per connection. */
+export type Run = <R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[], name?: string) => Promise<QueryResult<R>>;
+
+export type PgWrite =
+  | { kind: 'markSending'; recordId: number }
+  | { kind: 'settle'; recordId: number; result: RecordResult }
+  | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
+  | { kind: 'deleteXref'; resource: RefResource; key: string };
+
+/**
+ * Batches committing at once. One batch at a time left the send loop waiting on a network store (each
+ * batch is several round trips plus the WAL flush); a few in parallel keep the marks ahead of the requests.
+ * Writes to the same row in different batches: a later write is issued after the earlier one's promise
+ * resolved (the send loop awaits each step), so parallel batches never reorder one record's writes.
+ */
+const MAX_BATCHES_IN_FLIGHT = 4;
+
+type Pending = { w: PgWrite; resolve: () => void; reject: (e: unknown) => void };
+
+export interface PgWriteQueue {
+  write(w: PgWrite): Promise<void>;
+  /** resolves when every write issued so far has committed or failed */
+  drain(): Promise<void>;
+}
+
+/** the identity of a write's target row: a run never holds two writes to the same row */
+const rowOf = (w: PgWrite): string =>
+  w.kind === 'markSending' || w.kind === 'settle' ? `r${String(w.recordId).padStart(16, '0')}` : `x${w.resource}\u0000${w.key}`;
+
+/**
+ * Consecutive writes of one kind to distinct rows: each run is one statement, and runs apply in issue order,
+ * so a later write to the same row always lands after an earlier one.
+ */
+export function splitRuns(batch: readonly PgWrite[]): PgWrite[][] {
+  const runs: PgWrite[][] = [];
+  let run: PgWrite[] = [];
+  let rows = new Set<string>();
+  for (const w of batch) {
+    const row = rowOf(w);
+    if (run.length > 0 && (run[0]!.kind !== w.kind || rows.has(row))) {
+      runs.push(run);
+      run = [];
+      rows = new Set();
+    }
+    run.push(w);
+    rows.add(row);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+export function createPgWriteQueue(opts: {
+  /** runs fn in one transaction on one connection */
+  tx: <T>(fn: (run: Run) => Promise<T>) => Promise<T>;
+  /** the quoted schema */
+  S: string;
+  /** error for one failed write (names the store and the operation) */
+  fail: (name: string, message: string) => Error;
+  /** error for a failed transaction */
+  wrap: (name: string, err: unknown) => Error;
+}): PgWriteQueue {
+  const { S } = opts;
+  let queue: Pending[] = [];
+  let scheduled = false;
+  /** batches committing now, each on its own pooled connection */
+  const inFlight = new Set<Promise<void>>();
+
+  /**
+   * Applies one run; returns the record ids (for record writes) that matched a row. A run's rows are distinct,
+   * so it is applied in row order: batches committing in parallel then lock shared rows (two records with one
+   * ERP key) in the same order and cannot deadlock.
+   */
+  async function applyRun(run: Run, unordered: PgWrite[]): Promise<Set<number> | null> {
+    const ws = [...unordered].sort((a, b) => (rowOf(a) < rowOf(b) ? -1 : rowOf(a) > rowOf(b) ? 1 : 0));
+    const first = ws[0]!;
+    if (first.kind === 'markSending') {
+      const ids = ws.map((w) => (w as Extract<PgWrite, { kind: 'markSending' }>).recordId);
+      const r = await run<{ id: number }>(
+        `UPDATE ${S}.records SET status = 'sending', attempts = attempts + 1, updated_at = now() WHERE id = ANY($1::bigint[]) RETURNING id`,
+        [ids],
+        'batchMarkSending',
+      );
+      return new Set(r.rows.map((x) => Number(x.id)));
+    }
+    if (first.kind === 'settle') {
+      const s = ws as Array<Extract<PgWrite, { kind: 'settle' }>>;
+      const r = await run<{ id: number }>(
+        `UPDATE ${S}.records AS r
+            SET status = v.status, outcome = v.outcome, error = v.error, updated_at = now(),
+                wms_id = CASE WHEN v.keep_wms_id THEN r.wms_id ELSE v.wms_id END
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[])
+                AS v(id, status, outcome, error, wms_id, keep_wms_id)
+          WHERE r.id = v.id
+          RETURNING r.id`,
+        [
+          s.map((w) => w.recordId),
+          s.map((w) => w.result.status),
+          s.map((w) => w.result.outcome),
+          s.map((w) => w.result.error ?? null),
+          s.map((w) => w.result.wmsId ?? null),
+          s.map((w) => w.result.wmsId === undefined),
+        ],
+        'batchSettle',
+      );
+      return new Set(r.rows.map((x) => Number(x.id)));
+    }
+    if (first.kind === 'putXref') {
+      const p = ws as Array<Extract<PgWrite, { kind: 'putXref' }>>;
+      await run(
+        `INSERT INTO ${S}.xref (resource, key, wms_id, payload_hash, updated_at)
+         SELECT v.resource, v.key, v.wms_id, v.payload_hash, now()
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(resource, key, wms_id, payload_hash)
+         ON CONFLICT (resource, key) DO UPDATE SET wms_id = excluded.wms_id, payload_hash = excluded.payload_hash, updated_at = excluded.updated_at`,
+        [p.map((w) => w.resource), p.map((w) => w.key), p.map((w) => w.wmsId), p.map((w) => w.payloadHash)],
+        'batchPutXref',
+      );
+      return null;
+    }
+    const d = ws as Array<Extract<PgWrite, { kind: 'deleteXref' }>>;
+    await run(
+      `DELETE FROM ${S}.xref AS x USING unnest($1::text[], $2::text[]) AS v(resource, key) WHERE x.resource = v.resource AND x.key = v.key`,
+      [d.map((w) => w.resource), d.map((w) => w.key)],
+      'batchDeleteXref',
+    );
+    return null;
+  }
+
+  async function commit(batch: Pending[]): Promise<void> {
+    const missing = new Set<Pending>();
+    try {
+      await opts.tx(async (run) => {
+        let i = 0;
+        for (const ws of splitRuns(batch.map((p) => p.w))) {
+          const part = batch.slice(i, i + ws.length);
+          i += ws.length;
+          const matched = await applyRun(run, ws);
+          if (matched) for (const p of part) if (!matched.has((p.w as { recordId: number }).recordId)) missing.add(p);
+        }
+      });
+    } catch (err) {
+      for (const p of batch) p.reject(opts.wrap(p.w.kind, err));
+      return;
+    }
+    for (const p of batch) {
+      if (missing.has(p)) p.reject(opts.fail(p.w.kind, `record ${(p.w as { recordId: number }).recordId} not found`));
+      else p.resolve();
+    }
+  }
+
+  function flush(): void {
+    scheduled = false;
+    if (inFlight.size >= MAX_BATCHES_IN_FLIGHT || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    const p: Promise<void> = commit(batch).finally(() => {
+      inFlight.delete(p);
+      flush(); // what gathered while the batches committed
+    });
+    inFlight.add(p);
+  }
+
+  return {
+    write(w) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ w, resolve, reject });
+        if (!scheduled && inFlight.size < MAX_BATCHES_IN_FLIGHT) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+    async drain() {
+      for (;;) {
+        if (queue.length > 0 && inFlight.size < MAX_BATCHES_IN_FLIGHT) flush();
+        else if (inFlight.size > 0) await Promise.race(inFlight);
+        else return;
+      }
+    },
+  };
+}
