@@ -67,6 +67,9 @@ interface ChildFigures {
   exitCode?: number;
   /** event-loop delay of the pipeline process (perf_hooks, 1 ms resolution): time the loop could not react */
   loopDelayMeanMs?: number;
+  /** the journal's group commits: mean latency of a batch (submitted to committed) and writes per batch */
+  journalCommitMeanMs?: number;
+  journalWritesPerBatch?: number;
   loopDelayP99Ms?: number;
 }
 
@@ -104,6 +107,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
     const cpu = process.cpuUsage(cpu0);
     loopDelay.disable();
     const st = ctx.client.stats();
+    const js = ctx.journal.writeStats();
     return {
       meanWmsLatencyMs: round(st.latencySumMs / Math.max(1, st.requests), 2),
       records: result.summary.totals.created,
@@ -112,6 +116,8 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       sendMs: last - first,
       peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
       exitCode: result.exitCode,
+      journalCommitMeanMs: round(js.commit.sumMs / Math.max(1, js.commit.count), 2),
+      journalWritesPerBatch: round(js.writes / Math.max(1, js.batches), 1),
       loopDelayMeanMs: round(loopDelay.mean / 1e6, 2),
       loopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 2),
     };
@@ -170,6 +176,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`mean_wms_latency_ms_${n}`] = f.meanWmsLatencyMs ?? 0;
       figures[`loop_delay_mean_ms_${n}`] = f.loopDelayMeanMs ?? 0;
       figures[`loop_delay_p99_ms_${n}`] = f.loopDelayP99Ms ?? 0;
+      figures[`journal_commit_mean_ms_${n}`] = f.journalCommitMeanMs ?? 0;
+      figures[`journal_writes_per_batch_${n}`] = f.journalWritesPerBatch ?? 0;
       if (i === 0) {
         const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
         naiveRps = nv.records / (nv.sendMs / 1000);

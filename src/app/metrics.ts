@@ -1,16 +1,16 @@
 /**
  * What `watch` exposes on /metrics: files by status, records by outcome and status, WMS request
- * latency, retries, refreshes, held and in-doubt counts, runs.
+ * latency, retries, refreshes, held and in-doubt counts, runs, the journal's group commits.
  */
-import type { FileRow, RecordStatus } from '../journal/types.js';
+import type { FileRow, JournalWriteStats, RecordStatus } from '../journal/types.js';
 import type { WmsClientStats } from '../wms/client-types.js';
 import type { RunSummary } from '../outbox/types.js';
-import { createMetricsRegistry, escapeHelp, formatMetricValue } from '../shared/metrics.js';
+import { createMetricsRegistry, renderLatencyHistogram } from '../shared/metrics.js';
 
 export interface RunMetrics {
   recordSettled(target: string, outcome: string): void;
   recordRun(summary: RunSummary): void;
-  render(state: { recordsByStatus: Record<RecordStatus, number>; files: FileRow[]; client: WmsClientStats; queued: number }): string;
+  render(state: { recordsByStatus: Record<RecordStatus, number>; files: FileRow[]; client: WmsClientStats; queued: number; journal?: JournalWriteStats }): string;
 }
 
 export function createRunMetrics(): RunMetrics {
@@ -25,6 +25,8 @@ export function createRunMetrics(): RunMetrics {
   const retries = reg.gauge('wmsbridge_wms_retries_total', 'Retried WMS requests');
   const refreshes = reg.gauge('wmsbridge_wms_token_refreshes_total', 'Token refreshes');
   const failures = reg.gauge('wmsbridge_wms_failures_total', 'WMS calls that failed after retries');
+  const batches = reg.gauge('wmsbridge_journal_write_batches_total', "Group commits of the send loop's journal writes");
+  const writes = reg.gauge('wmsbridge_journal_writes_total', "Journal writes of the send loop (marks, settles, cross-references), committed in batches");
   return {
     recordSettled(target, outcome) {
       settled.inc({ target, outcome });
@@ -45,22 +47,28 @@ export function createRunMetrics(): RunMetrics {
       retries.set(c.retries);
       refreshes.set(c.refreshes);
       failures.set(c.failures);
-      return reg.render() + latencyHistogram(c);
+      const j = state.journal;
+      if (j) {
+        batches.set(j.batches);
+        writes.set(j.writes);
+      }
+      return (
+        reg.render() +
+        latencyHistogram(c) +
+        (j ? renderLatencyHistogram('wmsbridge_journal_commit_duration_ms', 'Commit latency of a batch of journal writes in milliseconds (submitted to committed)', j.commit) : '')
+      );
     },
   };
 }
 
 /** The client keeps its own latency buckets (per-bucket counts); rendered as a cumulative histogram. */
 function latencyHistogram(c: WmsClientStats): string {
-  if (c.latencyBucketsMs.length === 0) return '';
-  const name = 'wmsbridge_wms_request_duration_ms';
-  const lines = [`# HELP ${name} ${escapeHelp('WMS request latency in milliseconds')}`, `# TYPE ${name} histogram`];
-  let cum = 0;
-  c.latencyBucketsMs.forEach((le, i) => {
-    cum += c.latencyCounts[i] ?? 0;
-    lines.push(`${name}_bucket{le="${formatMetricValue(le)}"} ${cum}`);
-  });
   const count = c.latencyCounts.reduce((a, b) => a + b, 0);
-  lines.push(`${name}_bucket{le="+Inf"} ${count}`, `${name}_sum ${formatMetricValue(c.latencySumMs)}`, `${name}_count ${count}`);
-  return `${lines.join('\n')}\n`;
+  return renderLatencyHistogram('wmsbridge_wms_request_duration_ms', 'WMS request latency in milliseconds', {
+    bucketsMs: c.latencyBucketsMs,
+    counts: c.latencyCounts,
+    sumMs: c.latencySumMs,
+    count,
+    maxMs: 0,
+  });
 }

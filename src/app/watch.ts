@@ -174,7 +174,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
           .countRecords({})
           .then(async (counts) => {
             const files = await ctx.journal.listFiles();
-            const text = metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size });
+            const text = metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats() });
             res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
           })
           .catch((err: unknown) => {

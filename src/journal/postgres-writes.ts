@@ -9,7 +9,8 @@
  * leaves; a write whose record does not exist fails alone (RETURNING tells which), the others commit.
  */
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { RecordResult } from './types.js';
+import { COMMIT_BUCKETS_MS, type JournalWriteStats, type RecordResult } from './types.js';
+import { createLatencyRecorder } from '../shared/metrics.js';
 import type { RefResource } from '../wms/targets.js';
 
 /** A query with cleaned parameters; a `name` prepares it once per connection. */
@@ -33,6 +34,7 @@ type Pending = { w: PgWrite; resolve: () => void; reject: (e: unknown) => void }
 
 export interface PgWriteQueue {
   write(w: PgWrite): Promise<void>;
+  stats(): JournalWriteStats;
   /** resolves when every write issued so far has committed or failed */
   drain(): Promise<void>;
 }
@@ -139,8 +141,12 @@ export function createPgWriteQueue(opts: {
     return null;
   }
 
+  const counts = { batches: 0, writes: 0 };
+  const commitLatency = createLatencyRecorder(COMMIT_BUCKETS_MS);
+
   async function commit(batch: Pending[]): Promise<void> {
     const missing = new Set<Pending>();
+    const started = performance.now();
     try {
       await opts.tx(async (run) => {
         let i = 0;
@@ -155,6 +161,9 @@ export function createPgWriteQueue(opts: {
       for (const p of batch) p.reject(opts.wrap(p.w.kind, err));
       return;
     }
+    counts.batches++;
+    counts.writes += batch.length;
+    commitLatency.observe(performance.now() - started);
     for (const p of batch) {
       if (missing.has(p)) p.reject(opts.fail(p.w.kind, `record ${(p.w as { recordId: number }).recordId} not found`));
       else p.resolve();
@@ -183,6 +192,7 @@ export function createPgWriteQueue(opts: {
         }
       });
     },
+    stats: () => ({ ...counts, commit: commitLatency.snapshot() }),
     async drain() {
       for (;;) {
         if (queue.length > 0 && inFlight.size < MAX_BATCHES_IN_FLIGHT) flush();

@@ -725,6 +725,8 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
         await q(`UPDATE ${S}.webhook_events SET delivered_at = now() WHERE delivered_at IS NULL AND id = ANY($1::bigint[])`, [ids]);
       }),
 
+    writeStats: () => writes.stats(),
+
     close: async () => {
       if (closed) return;
       closed = true;

@@ -14,9 +14,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
+import { createLatencyRecorder } from '../shared/metrics.js';
 import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
 import { applyBatch, statementCache, type QueuedWriteArgs, type QueuedWriteName, type QueuedWriteOp, type QueuedWriteResult, type QueuedWriteReturn } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
+import { COMMIT_BUCKETS_MS } from './types.js';
 import type {
   FileRow,
   FileStatus,
@@ -265,6 +267,8 @@ function buildJournal(
    * commit: a 'sending' mark is durable before its request leaves. A write that throws fails alone.
    */
   type QueuedWrite = { op: QueuedWriteOp; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+  const writeStats = { batches: 0, writes: 0 };
+  const commitLatency = createLatencyRecorder(COMMIT_BUCKETS_MS);
   let queue: QueuedWrite[] = [];
   let flushScheduled = false;
   let inFlight: Promise<void> | null = null;
@@ -285,6 +289,12 @@ function buildJournal(
       return;
     }
     const ops = batch.map((w) => w.op);
+    const started = performance.now();
+    const count = (): void => {
+      writeStats.batches++;
+      writeStats.writes += batch.length;
+      commitLatency.observe(performance.now() - started);
+    };
     if (!writer) {
       let results: QueuedWriteResult[];
       try {
@@ -293,11 +303,15 @@ function buildJournal(
         for (const w of batch) w.reject(wrapError(w.op.name, err));
         return;
       }
+      count();
       deliver(batch, results);
       return;
     }
     inFlight = writer.submit(ops).then(
-      (results) => deliver(batch, results),
+      (results) => {
+        count();
+        deliver(batch, results);
+      },
       (err: unknown) => {
         for (const w of batch) w.reject(wrapError(w.op.name, err));
       },
@@ -673,6 +687,8 @@ function buildJournal(
         if (ids.length === 0) return;
         stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
       }),
+
+    writeStats: () => ({ ...writeStats, commit: commitLatency.snapshot() }),
 
     close: async () => {
       if (closed) return;

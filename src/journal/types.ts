@@ -3,6 +3,7 @@
  * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
  * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
  */
+import type { LatencySnapshot } from '../shared/metrics.js';
 import type { RawRow, RecordOp, SourceLocation } from '../map/types.js';
 import type { Target, RefResource } from '../wms/targets.js';
 
@@ -144,6 +145,20 @@ export interface LeaderLock {
   release(): Promise<void>;
 }
 
+/**
+ * How the send loop's group-committed writes (markSending, settle, putXref, deleteXref, addWebhookEvent on
+ * SQLite) went in this process: batches, writes, and each batch's commit latency (submitted to committed,
+ * the writer thread's or the database's round trip included). A slow disk or database shows here first.
+ */
+/** Bucket bounds (ms) of JournalWriteStats.commit */
+export const COMMIT_BUCKETS_MS: readonly number[] = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 1000, 5000];
+
+export interface JournalWriteStats {
+  batches: number;
+  writes: number;
+  commit: LatencySnapshot;
+}
+
 export interface Journal {
   /** the store's name for messages: 'sqlite:/path/state/journal.db' or 'postgres://host/db' */
   readonly location: string;
@@ -251,5 +266,7 @@ export interface Journal {
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;
 
+  /** Figures of the group-committed writes since the journal was opened (for /metrics and benchmarks). */
+  writeStats(): JournalWriteStats;
   close(): Promise<void>;
 }

@@ -145,3 +145,53 @@ export function createMetricsRegistry(): MetricsRegistry {
     },
   };
 }
+
+/**
+ * Latency kept as per-bucket counts (cheap to update on a hot path, no registry needed), for a component
+ * that reports its own figures: rendered as a cumulative Prometheus histogram by renderLatencyHistogram.
+ */
+export interface LatencySnapshot {
+  /** upper bounds in ms */
+  bucketsMs: number[];
+  /** counts per bucket; one more than bucketsMs (the last one is above every bound) */
+  counts: number[];
+  sumMs: number;
+  count: number;
+  maxMs: number;
+}
+
+export interface LatencyRecorder {
+  observe(ms: number): void;
+  snapshot(): LatencySnapshot;
+}
+
+export function createLatencyRecorder(bucketsMs: readonly number[]): LatencyRecorder {
+  const counts = new Array<number>(bucketsMs.length + 1).fill(0);
+  let sumMs = 0;
+  let count = 0;
+  let maxMs = 0;
+  return {
+    observe(ms) {
+      sumMs += ms;
+      count++;
+      if (ms > maxMs) maxMs = ms;
+      let i = 0;
+      while (i < bucketsMs.length && ms > bucketsMs[i]!) i++;
+      counts[i]!++;
+    },
+    snapshot: () => ({ bucketsMs: [...bucketsMs], counts: [...counts], sumMs, count, maxMs }),
+  };
+}
+
+/** A LatencySnapshot as a cumulative histogram named `name` (empty when nothing was observed yet). */
+export function renderLatencyHistogram(name: string, help: string, s: LatencySnapshot): string {
+  if (s.bucketsMs.length === 0) return '';
+  const lines = [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} histogram`];
+  let cum = 0;
+  s.bucketsMs.forEach((le, i) => {
+    cum += s.counts[i] ?? 0;
+    lines.push(`${name}_bucket{le="${formatMetricValue(le)}"} ${cum}`);
+  });
+  lines.push(`${name}_bucket{le="+Inf"} ${s.count}`, `${name}_sum ${formatMetricValue(s.sumMs)}`, `${name}_count ${s.count}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -25,6 +25,7 @@ import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, parseRetryAfter, type 
 import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-limit.js';
 import { createAuthManager } from './auth.js';
 import { buildMultipart } from './multipart.js';
+import { createLatencyRecorder } from '../shared/metrics.js';
 
 export interface WmsClientOptions {
   /** Base URL of the WMS, e.g. https://wms.example.com (a path prefix is kept). */
@@ -163,14 +164,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   const bucket: TokenBucket | undefined =
     options.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: options.requestsPerSecond }) : undefined;
 
-  const counters = { requests: 0, retries: 0, failures: 0, latencySumMs: 0 };
-  const latencyCounts = new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0);
-  const observe = (ms: number) => {
-    counters.latencySumMs += ms;
-    let i = 0;
-    while (i < LATENCY_BUCKETS_MS.length && ms > LATENCY_BUCKETS_MS[i]!) i++;
-    latencyCounts[i]!++;
-  };
+  const counters = { requests: 0, retries: 0, failures: 0 };
+  const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
+  const observe = (ms: number) => latency.observe(ms);
   let closed = false;
 
   // ------------------------------------------------------------------------------------------
@@ -810,15 +806,16 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
 
     stats(): WmsClientStats {
       const a = auth.stats();
+      const l = latency.snapshot();
       return {
         requests: counters.requests,
         retries: counters.retries,
         refreshes: a.refreshes,
         authorizations: a.authorizations,
         failures: counters.failures,
-        latencyBucketsMs: [...LATENCY_BUCKETS_MS],
-        latencyCounts: [...latencyCounts],
-        latencySumMs: counters.latencySumMs,
+        latencyBucketsMs: l.bucketsMs,
+        latencyCounts: l.counts,
+        latencySumMs: l.sumMs,
       };
     },
 

@@ -186,6 +186,7 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.addRecords(f.id, [rec('G1'), rec('G2'), rec('G3')]);
       const [a, b, c] = await j.listRecords({ fileIds: [f.id] });
       assert.ok(a && b && c);
+      const before = j.writeStats();
       // not awaited one by one: issued in the same turn, so the stores batch them
       const results = await Promise.allSettled([
         j.markSending(a.id),
@@ -218,6 +219,12 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.getXref('Category', 'G'))?.wmsId, 'W2', 'put, delete, put: the last put stands');
       assert.equal((await j.getXref('Category', 'G'))?.payloadHash, 'h2');
       assert.equal(await j.getXref('Category', 'G2'), undefined, 'put then delete: gone');
+      // the figures /metrics shows: every write counted once, batches fewer than writes, one latency per batch
+      const after = j.writeStats();
+      assert.equal(after.writes - before.writes, 12);
+      const batches = after.batches - before.batches;
+      assert.ok(batches >= 1 && batches < 12, `${batches} batches for 12 writes issued together`);
+      assert.equal(after.commit.count - before.commit.count, batches);
     });
 
     test('record lifecycle pending -> sending -> sent / rejected / failed, attempts counted', async () => {

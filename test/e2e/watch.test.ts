@@ -117,6 +117,11 @@ test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
   assert.match(text, /# TYPE wmsbridge_records gauge/);
   assert.match(text, /wmsbridge_records_settled_total\{target="Category",outcome="created"\} \d+/);
   assert.match(text, /wmsbridge_wms_request_duration_ms_bucket\{le="\+Inf"\} \d+/);
+  // the journal's group commits: categories were sent, so marks and settles were committed in batches
+  const batches = Number(/^wmsbridge_journal_write_batches_total (\d+)$/m.exec(text)?.[1]);
+  const writes = Number(/^wmsbridge_journal_writes_total (\d+)$/m.exec(text)?.[1]);
+  assert.ok(batches > 0 && writes >= batches, `journal batches ${batches}, writes ${writes}`);
+  assert.match(text, new RegExp(`^wmsbridge_journal_commit_duration_ms_count ${batches}$`, 'm'));
 });
 
 test('a second process on the same state folder is refused with a clear message', { timeout: 30_000 }, async () => {
