@@ -29,7 +29,15 @@ fields:
   description: { col: obs }
 `;
 
-async function makeWorkspace(rows: number, sandbox: { url: string; accessKeyID: string }, synchronous: 'FULL' | 'NORMAL' = 'FULL'): Promise<string> {
+/** the local PostgreSQL the tests use (env says how): the shared journal's figure, when it is reachable */
+const PG_URL = process.env['WMSBRIDGE_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function makeWorkspace(
+  rows: number,
+  sandbox: { url: string; accessKeyID: string },
+  synchronous: 'FULL' | 'NORMAL' = 'FULL',
+  postgresSchema?: string,
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-e2e-'));
   await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(dir, 'mappings'), { recursive: true });
@@ -45,7 +53,7 @@ async function makeWorkspace(rows: number, sandbox: { url: string; accessKeyID: 
     outboxDir: 'outbox',
     mappingsDir: 'mappings',
     stateDir: 'state',
-    journal: { kind: 'sqlite', synchronous },
+    journal: postgresSchema ? { kind: 'postgres', url: PG_URL, schema: postgresSchema } : { kind: 'sqlite', synchronous },
     channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
     wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, connections: CONCURRENCY },
     sending: { concurrency: CONCURRENCY, batchSize: 1000 },
@@ -200,6 +208,35 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`mean_wms_latency_ms_${n}_sync_normal`] = f.meanWmsLatencyMs ?? 0;
       figures[`loop_delay_p99_ms_${n}_sync_normal`] = f.loopDelayP99Ms ?? 0;
     }
+    // the same drop with the PostgreSQL journal (one instance): what a shared journal costs per record
+    {
+      const n = sizes[sizes.length - 1]!;
+      const schema = `bench_e2e_${process.pid}_${Date.now()}`;
+      const pg = (await import('pg')).default;
+      const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+      const reachable = await admin.connect().then(
+        () => true,
+        () => false,
+      );
+      if (!reachable) figures[`ratio_to_bound_${n}_postgres`] = `skipped: PostgreSQL not reachable at ${PG_URL}`;
+      else {
+        try {
+          const dir = await makeWorkspace(n, sb, 'FULL', schema);
+          dirs.push(dir);
+          const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
+          const rps = f.records / (f.sendMs / 1000);
+          figures[`send_rps_${n}_postgres`] = round(rps);
+          figures[`ratio_to_bound_${n}_postgres`] = round(rps / bound, 3);
+          figures[`cpu_us_per_record_${n}_postgres`] = f.cpuUsPerRecord ?? 0;
+          figures[`mean_wms_latency_ms_${n}_postgres`] = f.meanWmsLatencyMs ?? 0;
+          figures[`journal_commit_mean_ms_${n}_postgres`] = f.journalCommitMeanMs ?? 0;
+          figures[`journal_writes_per_batch_${n}_postgres`] = f.journalWritesPerBatch ?? 0;
+        } finally {
+          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+          await admin.end().catch(() => undefined);
+        }
+      }
+    }
     const lastN = sizes[sizes.length - 1]!;
     figures['target_ratio'] = 0.9;
     figures['meets_target'] = (figures[`ratio_to_bound_${lastN}`] as number) >= 0.9 ? 'yes' : 'no';
@@ -234,6 +271,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
         'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). The ' +
         'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections). ' +
+        '*_postgres: the same drop with the PostgreSQL journal (local server, same 2 cores; its writes group-committed). ' +
         `memory_run_*: the same pipeline on ${memorySizes.map((n) => n.toLocaleString('en-US')).join(' and ')} records with no added latency, ` +
         'each in its own process (whole run: claim, map, send, results, report), for the peak RSS as the drop grows 10x.',
     };
