@@ -19,6 +19,7 @@ import { writeRunReport } from '../outbox/report.js';
 import { VERSION } from '../shared/version.js';
 import { errorMessage, isBridgeError } from '../shared/errors.js';
 import { createProgress } from '../shared/progress.js';
+import type { WmsClientStats } from '../wms/client-types.js';
 
 export interface RunOptions {
   command: string;
@@ -96,6 +97,8 @@ function claimedFromRow(row: FileRow, channel: ResolvedChannel): ClaimedFile {
 export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunResult> {
   const { journal, logger, config } = ctx;
   const started = new Date();
+  // the client lives as long as the process (watch runs many batches): this run's figures are differences
+  const wmsAtStart = ctx.client.stats();
   const t0 = performance.now();
   const runId = newRunId(started);
   const log = logger.child({ runId });
@@ -311,7 +314,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
 
   // 6. report
   const finished = new Date();
-  const summary = buildSummary({ runId, opts, ctx, started, finished, working, timeline });
+  const summary = buildSummary({ runId, opts, ctx, started, finished, working, timeline, wmsAtStart });
   if (!opts.dryRun) {
     const webhooks = await webhooksSinceLastReport(journal);
     if (webhooks.length) summary.webhooks = webhooks;
@@ -362,7 +365,16 @@ async function waitForOthersMapping(ctx: AppContext, log: AppContext['logger']):
   }
 }
 
-function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; started: Date; finished: Date; working: Working[]; timeline: RunSummary['timeline'] }): RunSummary {
+function buildSummary(a: {
+  runId: string;
+  opts: RunOptions;
+  ctx: AppContext;
+  started: Date;
+  finished: Date;
+  working: Working[];
+  timeline: RunSummary['timeline'];
+  wmsAtStart: WmsClientStats;
+}): RunSummary {
   const totals = emptyTotals();
   const files: FileSummary[] = [];
   const resources = new Map<string, Partial<Record<Outcome, number>>>();
@@ -400,7 +412,11 @@ function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; sta
     for (const item of f.attention) if (attention.length < 1000) attention.push(item);
   }
   totals.files = files.length;
-  const stats = a.ctx.client.stats();
+  const now = a.ctx.client.stats();
+  const s0 = a.wmsAtStart;
+  const requests = now.requests - s0.requests;
+  const latencySumMs = now.latencySumMs - s0.latencySumMs;
+  const answered = now.latencyCounts.reduce((x, y) => x + y, 0) - s0.latencyCounts.reduce((x, y) => x + y, 0);
   return {
     runId: a.runId,
     command: a.opts.command,
@@ -411,7 +427,15 @@ function buildSummary(a: { runId: string; opts: RunOptions; ctx: AppContext; sta
     exitCode: 0,
     host: hostname(),
     version: VERSION,
-    wms: { url: a.ctx.wmsUrl, sandbox: a.ctx.sandbox !== null, requests: stats.requests, retries: stats.retries, refreshes: stats.refreshes, failures: stats.failures },
+    wms: {
+      url: a.ctx.wmsUrl,
+      sandbox: a.ctx.sandbox !== null,
+      requests,
+      retries: now.retries - s0.retries,
+      refreshes: now.refreshes - s0.refreshes,
+      failures: now.failures - s0.failures,
+      ...(answered > 0 ? { meanLatencyMs: Math.round((latencySumMs / answered) * 10) / 10 } : {}),
+    },
     totals,
     files,
     resources: [...resources].map(([target, outcomes]) => ({ target, outcomes })),

@@ -500,7 +500,7 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
 </div></header>
 <main class="wrap">
 <section class="cards" aria-label="Totals">${cards}</section>
-<p class="note">WMS calls: ${formatCount(w.requests)} requests, ${formatCount(w.retries)} retries, ${formatCount(w.refreshes)} token refreshes, ${formatCount(w.failures)} failures.</p>
+<p class="note">WMS calls: ${formatCount(w.requests)} requests, ${formatCount(w.retries)} retries, ${formatCount(w.refreshes)} token refreshes, ${formatCount(w.failures)} failures${w.meanLatencyMs === undefined ? '' : `; the WMS answered in ${escapeHtml(w.meanLatencyMs.toLocaleString('en-US'))} ms on average`}.</p>
 
 <h2>Outcomes per file</h2>
 <div class="panel">${renderOutcomesChart(summary, options.maxChartFiles ?? 30)}</div>
@@ -592,6 +592,7 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
     { metric: 'wms_retries', value: summary.wms.retries },
     { metric: 'wms_refreshes', value: summary.wms.refreshes },
     { metric: 'wms_failures', value: summary.wms.failures },
+    { metric: 'wms_mean_latency_ms', value: summary.wms.meanLatencyMs ?? '' },
     { metric: 'files', value: t.files },
     { metric: 'records', value: t.records },
     ...OUTCOMES.map((o) => ({ metric: o, value: t[o] ?? 0 })),

@@ -63,7 +63,8 @@ export interface RunSummary {
   exitCode: number;
   host: string;
   version: string;
-  wms: { url: string; sandbox: boolean; requests: number; retries: number; refreshes: number; failures: number };
+  /** this run's WMS calls; meanLatencyMs = mean time from request written to answer read (absent: no answer) */
+  wms: { url: string; sandbox: boolean; requests: number; retries: number; refreshes: number; failures: number; meanLatencyMs?: number };
   totals: Record<Outcome, number> & { files: number; records: number };
   files: FileSummary[];
   resources: Array<{ target: string; outcomes: Partial<Record<Outcome, number>> }>;

@@ -6,13 +6,14 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'undici';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+import type { RunSummary } from '../../src/outbox/types.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -122,6 +123,24 @@ test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
   const writes = Number(/^wmsbridge_journal_writes_total (\d+)$/m.exec(text)?.[1]);
   assert.ok(batches > 0 && writes >= batches, `journal batches ${batches}, writes ${writes}`);
   assert.match(text, new RegExp(`^wmsbridge_journal_commit_duration_ms_count ${batches}$`, 'm'));
+});
+
+test("each batch's report counts its own WMS calls, with the WMS's mean answer time", { timeout: 30_000 }, async () => {
+  // two batches ran in this process (240 and 10 categories); the client's counters span the process
+  const reportsDir = join(tmp.dir, 'outbox', 'reports');
+  const summaries = await until('two batch reports', async () => {
+    const dirs = (await readdir(reportsDir, { withFileTypes: true })).filter((d) => d.isDirectory());
+    const all = await Promise.all(
+      dirs.map(async (d) => JSON.parse(await readFile(join(reportsDir, d.name, 'summary.json'), 'utf8')) as RunSummary).map((p) => p.catch(() => null)),
+    );
+    const sent = all.filter((x): x is RunSummary => x !== null && x.totals.created > 0);
+    return sent.length >= 2 ? sent : undefined;
+  });
+  for (const sm of summaries) {
+    assert.ok(sm.wms.requests >= sm.totals.created, `run ${sm.runId}: ${sm.wms.requests} requests for ${sm.totals.created} records`);
+    assert.ok(sm.wms.requests <= sm.totals.created + 5, `run ${sm.runId}: ${sm.wms.requests} requests for ${sm.totals.created} records: counted since the process started`);
+    assert.ok((sm.wms.meanLatencyMs ?? 0) > 0, `run ${sm.runId}: mean WMS latency ${sm.wms.meanLatencyMs}`);
+  }
 });
 
 test('a second process on the same state folder is refused with a clear message', { timeout: 30_000 }, async () => {
