@@ -130,6 +130,7 @@ export function sampleRunSummary(options: SampleSummaryOptions = {}): RunSummary
       retries: 23,
       refreshes: 2,
       failures: 2,
+      meanLatencyMs: 38.6,
     },
     totals,
     files,
