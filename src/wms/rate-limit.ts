@@ -3,6 +3,28 @@
  * Both are FIFO so a steady stream of calls cannot starve an early one.
  */
 
+/** A caller waiting in a FIFO queue; an abort takes it out of the queue and rejects it. */
+interface Waiter {
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+function enqueue(queue: Waiter[], resolve: () => void, reject: (e: unknown) => void, signal: AbortSignal | undefined): void {
+  const entry: Waiter = { resolve, reject };
+  if (signal) {
+    entry.signal = signal;
+    entry.onAbort = () => {
+      const i = queue.indexOf(entry);
+      if (i >= 0) queue.splice(i, 1);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', entry.onAbort, { once: true });
+  }
+  queue.push(entry);
+}
+
 export interface Semaphore {
   acquire(signal?: AbortSignal): Promise<void>;
   release(): void;
@@ -13,7 +35,7 @@ export interface Semaphore {
 export function createSemaphore(max: number): Semaphore {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`concurrency must be an integer >= 1 (got ${max})`);
   let inFlight = 0;
-  const queue: Array<{ resolve: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }> = [];
+  const queue: Waiter[] = [];
   return {
     get inFlight() {
       return inFlight;
@@ -28,17 +50,7 @@ export function createSemaphore(max: number): Semaphore {
         return Promise.resolve();
       }
       return new Promise<void>((resolve, reject) => {
-        const entry: (typeof queue)[number] = { resolve, reject };
-        if (signal) {
-          entry.signal = signal;
-          entry.onAbort = () => {
-            const i = queue.indexOf(entry);
-            if (i >= 0) queue.splice(i, 1);
-            reject(signal.reason);
-          };
-          signal.addEventListener('abort', entry.onAbort, { once: true });
-        }
-        queue.push(entry);
+        enqueue(queue, resolve, reject, signal);
       });
     },
     release(): void {
@@ -80,7 +92,7 @@ export function createTokenBucket(options: TokenBucketOptions): TokenBucket {
   let last = now();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const queue: Array<{ resolve: () => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void }> = [];
+  const queue: Waiter[] = [];
 
   const refill = () => {
     const t = now();
@@ -112,17 +124,7 @@ export function createTokenBucket(options: TokenBucketOptions): TokenBucket {
         return Promise.resolve();
       }
       return new Promise<void>((resolve, reject) => {
-        const entry: (typeof queue)[number] = { resolve, reject };
-        if (signal) {
-          entry.signal = signal;
-          entry.onAbort = () => {
-            const i = queue.indexOf(entry);
-            if (i >= 0) queue.splice(i, 1);
-            reject(signal.reason);
-          };
-          signal.addEventListener('abort', entry.onAbort, { once: true });
-        }
-        queue.push(entry);
+        enqueue(queue, resolve, reject, signal);
         if (!timer) pump();
       });
     },
