@@ -28,7 +28,7 @@ import { cliCommand, PROJECT_ROOT } from './lib.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { cnpjCheckDigits } from '../src/map/checks.js';
-import { categoryMapping, pickingListMapping } from '../test/helpers/fixtures.js';
+import { categoryMapping, pickingListMapping, providerMapping } from '../test/helpers/fixtures.js';
 
 // ------------------------------------------------------------------------------------------ types
 
@@ -209,15 +209,7 @@ fields:
   logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
   unitmeasurement: { const: UN }
 `,
-    'prov.yaml': `name: prov
-match: { channel: cadastros, files: "PROV_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Provider
-fields:
-  codeERP: { col: codigo }
-  cnpj: { col: cnpj }
-  socialName: { col: nome }
-`,
+    'prov.yaml': providerMapping({ channel: 'cadastros', files: 'PROV_*.csv' }),
     'ped.yaml': pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv', productId }),
     'po.yaml': `name: po
 match: { channel: pedidos, files: "PO_*.csv" }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
+import { categoryMapping, pickingListMapping, providerMapping, seededProductId } from '../helpers/fixtures.js';
 import { sendWindow } from '../../src/push/pipeline.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
 
@@ -48,18 +48,7 @@ before(async () => {
   const productId = await seededProductId(sb);
 
   await writeFile(join(d, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }));
-  await writeFile(
-    join(d, 'mappings', 'prov.yaml'),
-    `name: prov
-match: { channel: cadastros, files: "PROV_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Provider
-fields:
-  codeERP: { col: codigo }
-  cnpj: { col: cnpj }
-  socialName: { col: nome }
-`,
-  );
+  await writeFile(join(d, 'mappings', 'prov.yaml'), providerMapping({ channel: 'cadastros', files: 'PROV_*.csv' }));
   await writeFile(join(d, 'mappings', 'ped.yaml'), pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv' }));
   const cats = ['codigo;nome', ...Array.from({ length: CATEGORIES }, (_, i) => `C${i};Categoria ${i}`)];
   await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), cats.join('\n'));

@@ -16,6 +16,19 @@ fields:
 `;
 }
 
+/** A Provider mapping for `codigo;cnpj;nome` files. */
+export function providerMapping(o: { channel: string; files: string }): string {
+  return `name: prov
+match: { channel: ${o.channel}, files: "${o.files}" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Provider
+fields:
+  codeERP: { col: codigo }
+  cnpj: { col: cnpj }
+  socialName: { col: nome }
+`;
+}
+
 /**
  * A PickingList mapping for `pedido;produto;qtd` files (one list per order, one item per line), its header
  * looked up in the sandbox's seed (company, branch, warehouse CD-SP01, owner '001'). With `productId` the
