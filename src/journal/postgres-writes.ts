@@ -9,8 +9,8 @@
  * leaves; a write whose record does not exist fails alone (RETURNING tells which), the others commit.
  */
 import type { QueryResult, QueryResultRow } from 'pg';
-import { COMMIT_BUCKETS_MS, type JournalWriteStats, type RecordResult } from './types.js';
-import { createLatencyRecorder } from '../shared/metrics.js';
+import type { RecordResult } from './types.js';
+import { createGroupCommit, type GroupCommit, type WriteOutcome } from './group-commit.js';
 import type { RefResource } from '../wms/targets.js';
 
 /** A query with cleaned parameters; a `name` prepares it once per connection. */
@@ -23,21 +23,13 @@ export type PgWrite =
   | { kind: 'deleteXref'; resource: RefResource; key: string };
 
 /**
- * Batches committing at once. One batch at a time left the send loop waiting on a network store (each
+ * Batches committing at once, each on its own pooled connection. One batch at a time left the send loop waiting on a network store (each
  * batch is several round trips plus the WAL flush); a few in parallel keep the marks ahead of the requests.
  * Writes to the same row in different batches: a later write is issued after the earlier one's promise
  * resolved (the send loop awaits each step), so parallel batches never reorder one record's writes.
  */
 const MAX_BATCHES_IN_FLIGHT = 4;
 
-type Pending = { w: PgWrite; resolve: () => void; reject: (e: unknown) => void };
-
-export interface PgWriteQueue {
-  write(w: PgWrite): Promise<void>;
-  stats(): JournalWriteStats;
-  /** resolves when every write issued so far has committed or failed */
-  drain(): Promise<void>;
-}
 
 /** the identity of a write's target row: a run never holds two writes to the same row */
 const rowOf = (w: PgWrite): string =>
@@ -74,12 +66,8 @@ export function createPgWriteQueue(opts: {
   fail: (name: string, message: string) => Error;
   /** error for a failed transaction */
   wrap: (name: string, err: unknown) => Error;
-}): PgWriteQueue {
+}): GroupCommit<PgWrite> {
   const { S } = opts;
-  let queue: Pending[] = [];
-  let scheduled = false;
-  /** batches committing now, each on its own pooled connection */
-  const inFlight = new Set<Promise<void>>();
 
   /**
    * Applies one run; returns the record ids (for record writes) that matched a row. A run's rows are distinct,
@@ -141,64 +129,25 @@ export function createPgWriteQueue(opts: {
     return null;
   }
 
-  const counts = { batches: 0, writes: 0 };
-  const commitLatency = createLatencyRecorder(COMMIT_BUCKETS_MS);
-
-  async function commit(batch: Pending[]): Promise<void> {
-    const missing = new Set<Pending>();
-    const started = performance.now();
+  async function commit(batch: PgWrite[]): Promise<WriteOutcome[]> {
+    const missing = new Set<number>(); // indexes into batch
     try {
       await opts.tx(async (run) => {
         let i = 0;
-        for (const ws of splitRuns(batch.map((p) => p.w))) {
-          const part = batch.slice(i, i + ws.length);
+        for (const ws of splitRuns(batch)) {
+          const first = i;
           i += ws.length;
           const matched = await applyRun(run, ws);
-          if (matched) for (const p of part) if (!matched.has((p.w as { recordId: number }).recordId)) missing.add(p);
+          if (matched) ws.forEach((w, k) => !matched.has((w as { recordId: number }).recordId) && missing.add(first + k));
         }
       });
     } catch (err) {
-      for (const p of batch) p.reject(opts.wrap(p.w.kind, err));
-      return;
+      return batch.map((w) => ({ ok: false, error: opts.wrap(w.kind, err) }));
     }
-    counts.batches++;
-    counts.writes += batch.length;
-    commitLatency.observe(performance.now() - started);
-    for (const p of batch) {
-      if (missing.has(p)) p.reject(opts.fail(p.w.kind, `record ${(p.w as { recordId: number }).recordId} not found`));
-      else p.resolve();
-    }
+    return batch.map((w, i) =>
+      missing.has(i) ? { ok: false, error: opts.fail(w.kind, `record ${(w as { recordId: number }).recordId} not found`) } : { ok: true, value: undefined },
+    );
   }
 
-  function flush(): void {
-    scheduled = false;
-    if (inFlight.size >= MAX_BATCHES_IN_FLIGHT || queue.length === 0) return;
-    const batch = queue;
-    queue = [];
-    const p: Promise<void> = commit(batch).finally(() => {
-      inFlight.delete(p);
-      flush(); // what gathered while the batches committed
-    });
-    inFlight.add(p);
-  }
-
-  return {
-    write(w) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ w, resolve, reject });
-        if (!scheduled && inFlight.size < MAX_BATCHES_IN_FLIGHT) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      });
-    },
-    stats: () => ({ ...counts, commit: commitLatency.snapshot() }),
-    async drain() {
-      for (;;) {
-        if (queue.length > 0 && inFlight.size < MAX_BATCHES_IN_FLIGHT) flush();
-        else if (inFlight.size > 0) await Promise.race(inFlight);
-        else return;
-      }
-    },
-  };
+  return createGroupCommit<PgWrite>({ maxInFlight: MAX_BATCHES_IN_FLIGHT, commit });
 }

@@ -329,7 +329,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     wrap: fail,
   });
   const queued = (w: PgWrite): Promise<void> =>
-    closed ? Promise.reject(new JournalError(`journal ${location}: ${w.kind}: the journal is closed`)) : writes.write(w);
+    closed ? Promise.reject(new JournalError(`journal ${location}: ${w.kind}: the journal is closed`)) : (writes.add(w) as Promise<void>);
 
   /** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. */
   function recordWhere(query: Omit<RecordQuery, 'limit'>, params: unknown[]): string {

@@ -14,11 +14,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { createLatencyRecorder } from '../shared/metrics.js';
 import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
 import { applyBatch, statementCache, type QueuedWriteArgs, type QueuedWriteName, type QueuedWriteOp, type QueuedWriteResult, type QueuedWriteReturn } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
-import { COMMIT_BUCKETS_MS } from './types.js';
+import { createGroupCommit } from './group-commit.js';
 import type {
   FileRow,
   FileStatus,
@@ -234,7 +233,6 @@ function buildJournal(
   options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
 ): Journal {
   let closed = false;
-  let closing = false;
   let writer: WriterThread | null = null;
   /** leader-lock names this journal object holds (released at close) */
   const ownLocks = new Set<string>();
@@ -266,80 +264,24 @@ function buildJournal(
    * meanwhile, so batches grow with the commit's cost. Each caller's promise resolves only after its
    * commit: a 'sending' mark is durable before its request leaves. A write that throws fails alone.
    */
-  type QueuedWrite = { op: QueuedWriteOp; resolve: (v: unknown) => void; reject: (e: unknown) => void };
-  const writeStats = { batches: 0, writes: 0 };
-  const commitLatency = createLatencyRecorder(COMMIT_BUCKETS_MS);
-  let queue: QueuedWrite[] = [];
-  let flushScheduled = false;
-  let inFlight: Promise<void> | null = null;
-  const deliver = (batch: QueuedWrite[], results: QueuedWriteResult[]): void => {
-    batch.forEach((w, i) => {
-      const r = results[i]!;
-      if (r.ok) w.resolve(r.value);
-      else w.reject(wrapError(w.op.name, Object.assign(new Error(r.message), { code: r.code })));
-    });
-  };
-  const flushQueue = (): void => {
-    flushScheduled = false;
-    if (inFlight || queue.length === 0) return;
-    const batch = queue;
-    queue = [];
-    if (closed && !closing) {
-      for (const w of batch) w.reject(new JournalError(`journal ${location}: ${w.op.name}: the journal is closed`));
-      return;
-    }
-    const ops = batch.map((w) => w.op);
-    const started = performance.now();
-    const count = (): void => {
-      writeStats.batches++;
-      writeStats.writes += batch.length;
-      commitLatency.observe(performance.now() - started);
-    };
-    if (!writer) {
+  const writes = createGroupCommit<QueuedWriteOp>({
+    maxInFlight: 1,
+    commit: async (ops) => {
       let results: QueuedWriteResult[];
       try {
-        results = applyBatch(db, stmt, ops);
+        results = writer ? await writer.submit(ops) : applyBatch(db, stmt, ops);
       } catch (err) {
-        for (const w of batch) w.reject(wrapError(w.op.name, err));
-        return;
+        return ops.map((o) => ({ ok: false, error: wrapError(o.name, err) }));
       }
-      count();
-      deliver(batch, results);
-      return;
-    }
-    inFlight = writer.submit(ops).then(
-      (results) => {
-        count();
-        deliver(batch, results);
-      },
-      (err: unknown) => {
-        for (const w of batch) w.reject(wrapError(w.op.name, err));
-      },
-    );
-    void inFlight.finally(() => {
-      inFlight = null;
-      flushQueue(); // what gathered while this batch committed
-    });
-  };
+      return results.map((r, i) =>
+        r.ok ? r : { ok: false, error: wrapError(ops[i]!.name, Object.assign(new Error(r.message), { code: r.code })) },
+      );
+    },
+  });
   function queuedWrite<N extends QueuedWriteName>(name: N, ...args: QueuedWriteArgs<N>): Promise<QueuedWriteReturn<N>> {
     if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
     if (options.writer === 'thread' && !writer) writer = startWriterThread({ path: options.path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs });
-    return new Promise((resolve, reject) => {
-      queue.push({ op: { name, args }, resolve: resolve as (v: unknown) => void, reject });
-      if (!flushScheduled && !inFlight) {
-        flushScheduled = true;
-        setImmediate(flushQueue);
-      }
-    });
-  }
-  /** every queued write committed (or failed): before the journal closes */
-  async function drainQueue(): Promise<void> {
-    for (;;) {
-      if (inFlight) await inFlight.catch(() => undefined);
-      else if (queue.length > 0) flushQueue();
-      else return;
-      if (!writer) return;
-    }
+    return writes.add({ name, args }) as Promise<QueuedWriteReturn<N>>;
   }
 
   const addFileTx = db.transaction(
@@ -688,15 +630,13 @@ function buildJournal(
         stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
       }),
 
-    writeStats: () => ({ ...writeStats, commit: commitLatency.snapshot() }),
+    writeStats: () => writes.stats(),
 
     close: async () => {
       if (closed) return;
       // writes already queued commit before the database closes
-      closing = true;
       closed = true;
-      await drainQueue();
-      closing = false;
+      await writes.drain();
       if (writer) await writer.close();
       // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
       const held = leaderLocks.get(lockKey);
