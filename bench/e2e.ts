@@ -169,23 +169,32 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
   try {
     await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
     const { cmd, args } = benchModuleCommand('e2e');
+    /** one drop of n records through the real pipeline in its own process */
+    const runDrop = async (n: number, synchronous: 'FULL' | 'NORMAL' = 'FULL', postgresSchema?: string): Promise<{ dir: string; f: ChildFigures }> => {
+      const dir = await makeWorkspace(n, sb, synchronous, postgresSchema);
+      dirs.push(dir);
+      return { dir, f: await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey }) };
+    };
+    /** a drop's send figures, keys suffixed with `tag`; returns its records/s */
+    const sendFigures = (f: ChildFigures, tag: string): number => {
+      const rps = f.records / (f.sendMs / 1000);
+      figures[`send_rps_${tag}`] = round(rps);
+      figures[`ratio_to_bound_${tag}`] = round(rps / bound, 3);
+      figures[`cpu_us_per_record_${tag}`] = f.cpuUsPerRecord ?? 0;
+      figures[`mean_wms_latency_ms_${tag}`] = f.meanWmsLatencyMs ?? 0;
+      figures[`loop_delay_p99_ms_${tag}`] = f.loopDelayP99Ms ?? 0;
+      figures[`journal_commit_mean_ms_${tag}`] = f.journalCommitMeanMs ?? 0;
+      figures[`journal_writes_per_batch_${tag}`] = f.journalWritesPerBatch ?? 0;
+      return rps;
+    };
     let naiveRps = 0;
     for (const [i, n] of sizes.entries()) {
-      const dir = await makeWorkspace(n, sb);
-      dirs.push(dir);
-      const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
-      const rps = f.records / (f.sendMs / 1000);
+      const { dir, f } = await runDrop(n);
       figures[`records_${n}`] = f.records;
-      figures[`send_rps_${n}`] = round(rps);
-      figures[`ratio_to_bound_${n}`] = round(rps / bound, 3);
+      const rps = sendFigures(f, String(n));
       figures[`whole_run_rps_${n}`] = round(f.records / (f.totalMs / 1000));
       figures[`peak_rss_mb_${n}`] = f.peakRssMb;
-      figures[`cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
-      figures[`mean_wms_latency_ms_${n}`] = f.meanWmsLatencyMs ?? 0;
       figures[`loop_delay_mean_ms_${n}`] = f.loopDelayMeanMs ?? 0;
-      figures[`loop_delay_p99_ms_${n}`] = f.loopDelayP99Ms ?? 0;
-      figures[`journal_commit_mean_ms_${n}`] = f.journalCommitMeanMs ?? 0;
-      figures[`journal_writes_per_batch_${n}`] = f.journalWritesPerBatch ?? 0;
       if (i === 0) {
         const nv = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'naive', dir, String(naiveRows), sb.url, sb.accessKeyID, sb.secretKey]);
         naiveRps = nv.records / (nv.sendMs / 1000);
@@ -198,15 +207,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     // wmsbridge loses nothing, a power loss may lose the last commits): the price of FULL, measured
     {
       const n = sizes[sizes.length - 1]!;
-      const dir = await makeWorkspace(n, sb, 'NORMAL');
-      dirs.push(dir);
-      const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
-      const rps = f.records / (f.sendMs / 1000);
-      figures[`send_rps_${n}_sync_normal`] = round(rps);
-      figures[`ratio_to_bound_${n}_sync_normal`] = round(rps / bound, 3);
-      figures[`cpu_us_per_record_${n}_sync_normal`] = f.cpuUsPerRecord ?? 0;
-      figures[`mean_wms_latency_ms_${n}_sync_normal`] = f.meanWmsLatencyMs ?? 0;
-      figures[`loop_delay_p99_ms_${n}_sync_normal`] = f.loopDelayP99Ms ?? 0;
+      sendFigures((await runDrop(n, 'NORMAL')).f, `${n}_sync_normal`);
     }
     // the same drop with the PostgreSQL journal (one instance): what a shared journal costs per record
     {
@@ -221,16 +222,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       if (!reachable) figures[`ratio_to_bound_${n}_postgres`] = `skipped: PostgreSQL not reachable at ${PG_URL}`;
       else {
         try {
-          const dir = await makeWorkspace(n, sb, 'FULL', schema);
-          dirs.push(dir);
-          const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
-          const rps = f.records / (f.sendMs / 1000);
-          figures[`send_rps_${n}_postgres`] = round(rps);
-          figures[`ratio_to_bound_${n}_postgres`] = round(rps / bound, 3);
-          figures[`cpu_us_per_record_${n}_postgres`] = f.cpuUsPerRecord ?? 0;
-          figures[`mean_wms_latency_ms_${n}_postgres`] = f.meanWmsLatencyMs ?? 0;
-          figures[`journal_commit_mean_ms_${n}_postgres`] = f.journalCommitMeanMs ?? 0;
-          figures[`journal_writes_per_batch_${n}_postgres`] = f.journalWritesPerBatch ?? 0;
+          sendFigures((await runDrop(n, 'FULL', schema)).f, `${n}_postgres`);
         } finally {
           await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
           await admin.end().catch(() => undefined);
@@ -246,9 +238,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       await setSandboxFaults(sb.url, { latencyMs: 0 });
       const peaks: number[] = [];
       for (const n of memorySizes) {
-        const dir = await makeWorkspace(n, sb);
-        dirs.push(dir);
-        const f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
+        const { dir, f } = await runDrop(n);
         figures[`memory_run_records_${n}`] = f.records;
         figures[`memory_run_whole_rps_${n}_at_0ms`] = round(f.records / (f.totalMs / 1000));
         figures[`memory_run_peak_rss_mb_${n}`] = f.peakRssMb;
