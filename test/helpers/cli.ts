@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 const here = fileURLToPath(import.meta.url);
 const fromTs = here.endsWith('.ts');
 export const PROJECT_ROOT = fileURLToPath(new URL(fromTs ? '../../' : '../../../', import.meta.url));
-export const SHARED_DIR = fileURLToPath(new URL(fromTs ? '../../../shared/' : '../../../../shared/', import.meta.url));
+/** Real-world samples written by others (origin and licence: each folder's SOURCE.txt). */
+export const SAMPLES_DIR = fileURLToPath(new URL(fromTs ? '../fixtures/samples/' : '../../../test/fixtures/samples/', import.meta.url));
 
 export function cliCommand(): { cmd: string; args: string[] } {
   if (fromTs) return { cmd: process.execPath, args: ['--import', 'tsx', `${PROJECT_ROOT}src/cli/main.ts`] };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { PROJECT_ROOT, SHARED_DIR } from '../helpers/cli.js';
+import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
 import { mapping, row, run } from '../fixtures/map/util.js';
 import { openParser } from '../../src/parse/index.js';
 import type { ParsedItem } from '../../src/parse/types.js';
@@ -235,7 +235,7 @@ describe('documents from files (real parsers)', () => {
 
   test('NF-e (real sample): one purchase order, items in order, leading zeros kept', async () => {
     const m = nfeMapping();
-    const path = join(SHARED_DIR, 'samples/nfelib/35180834128745000152550010000474491454651420-nfe.xml');
+    const path = join(SAMPLES_DIR, 'nfelib/35180834128745000152550010000474491454651420-nfe.xml');
     const r = await run(m, openParser(path, m.source));
     assert.equal(r.rejects.length, 0, JSON.stringify(r.rejects[0]?.issues));
     assert.equal(r.records.length, 1);

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { makeTempDir } from '../helpers/tmp.js';
-import { SHARED_DIR } from '../helpers/cli.js';
+import { SAMPLES_DIR } from '../helpers/cli.js';
 import { collectItems, openParser, splitRecord, resolveHeader, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { InputError, ConfigError } from '../../src/shared/errors.js';
 import type { RawRow } from '../../src/map/types.js';
@@ -278,7 +278,7 @@ describe('delimited: whole-file failures', () => {
 
 describe('delimited: encodings and real samples', () => {
   test('windows-1252 IBPT table: accents and 0x80-0x9F characters (… “ ” –) decode right', async () => {
-    const { items, summary, facts } = await collectItems(join(SHARED_DIR, 'samples/ibpt-tabela-cp1252/TabelaIBPTaxSP.csv'), {
+    const { items, summary, facts } = await collectItems(join(SAMPLES_DIR, 'ibpt-tabela-cp1252/TabelaIBPTaxSP.csv'), {
       format: 'delimited',
       encoding: 'windows-1252',
     });
@@ -302,7 +302,7 @@ describe('delimited: encodings and real samples', () => {
   });
 
   test('iso-8859-1 SPED EFD: pipes, no header, no quoting, relaxed columns, CRLF', async () => {
-    const { items, summary, facts } = await collectItems(join(SHARED_DIR, 'samples/sped-efd/Arquivoexemplo.TXT'), {
+    const { items, summary, facts } = await collectItems(join(SAMPLES_DIR, 'sped-efd/Arquivoexemplo.TXT'), {
       format: 'delimited',
       delimiter: '|',
       header: false,
@@ -326,7 +326,7 @@ describe('delimited: encodings and real samples', () => {
   });
 
   test('the same SPED file without relaxColumnCount: ragged rows reported, not a crash', async () => {
-    const { summary } = await collectItems(join(SHARED_DIR, 'samples/sped-efd/exemploICMSIPI.txt'), {
+    const { summary } = await collectItems(join(SAMPLES_DIR, 'sped-efd/exemploICMSIPI.txt'), {
       format: 'delimited',
       delimiter: '|',
       header: false,

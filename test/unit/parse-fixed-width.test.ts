@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { PROJECT_ROOT, SHARED_DIR } from '../helpers/cli.js';
+import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
 import {
   collectItems,
   matchRecord,
@@ -16,7 +16,7 @@ import {
 import { ConfigError, InputError } from '../../src/shared/errors.js';
 import type { RawRow } from '../../src/map/types.js';
 
-const CNAB = join(SHARED_DIR, 'samples/brcobranca-cnab');
+const CNAB = join(SAMPLES_DIR, 'brcobranca-cnab');
 const layout = (name: string): FixedWidthOptions =>
   ParseOptionsSchema.parse(JSON.parse(readFileSync(join(PROJECT_ROOT, `test/fixtures/parse/${name}.layout.json`), 'utf8'))) as FixedWidthOptions;
 const CNAB400 = layout('cnab400');

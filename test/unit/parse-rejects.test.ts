@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { makeTempDir } from '../helpers/tmp.js';
-import { PROJECT_ROOT, SHARED_DIR } from '../helpers/cli.js';
+import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
 import { collectItems, createRejectsWriter, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { formatCell, REJECT_REASON_COLUMN } from '../../src/parse/rejects.js';
 
@@ -106,7 +106,7 @@ describe('rejects writer: other formats', () => {
   test('fixed-width: original lines untouched plus a sidecar listing', async () => {
     const d = await sub();
     const layout = JSON.parse(await readFile(join(PROJECT_ROOT, 'test/fixtures/parse/cnab400.layout.json'), 'utf8')) as ParseOptionsInput;
-    const { items, facts } = await collectItems(join(SHARED_DIR, 'samples/brcobranca-cnab/CNAB400.RET'), layout);
+    const { items, facts } = await collectItems(join(SAMPLES_DIR, 'brcobranca-cnab/CNAB400.RET'), layout);
     const out = join(d, 'CNAB400.rejects.RET');
     const w = createRejectsWriter(out, { ...layout, newline: facts.newline! });
     const picked = [items[3]!, items[7]!];
@@ -114,7 +114,7 @@ describe('rejects writer: other formats', () => {
     const res = await w.close();
     assert.equal(res.sidecar, join(d, 'CNAB400.rejects.errors.txt'));
     const written = (await readFile(out, 'latin1')).split('\n');
-    const original = (await readFile(join(SHARED_DIR, 'samples/brcobranca-cnab/CNAB400.RET'), 'latin1')).split('\n');
+    const original = (await readFile(join(SAMPLES_DIR, 'brcobranca-cnab/CNAB400.RET'), 'latin1')).split('\n');
     assert.equal(written[0], original[3]);
     assert.equal(written[1], original[7]);
     assert.equal(written[0]!.length, 400);

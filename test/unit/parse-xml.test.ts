@@ -5,7 +5,7 @@ import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { makeTempDir } from '../helpers/tmp.js';
-import { PROJECT_ROOT, SHARED_DIR } from '../helpers/cli.js';
+import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
 import { collectItems, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { locateElements } from '../../src/parse/xml.js';
 import { InputError } from '../../src/shared/errors.js';
@@ -85,7 +85,7 @@ describe('xml: NF-e items', () => {
   });
 
   test('an NFe without nfeProc is read with the same itemPath; without rootOptional it is not found', async () => {
-    const p = join(SHARED_DIR, 'samples/sped-nfe/tests__fixtures__xml__nfce.xml');
+    const p = join(SAMPLES_DIR, 'sped-nfe/tests__fixtures__xml__nfce.xml');
     const { items } = await collectItems(p, NFE);
     const r = rows(items);
     assert.equal(r.length, 4);
@@ -118,8 +118,8 @@ describe('xml: NF-e items', () => {
 
   test('every NF-e sample parses; values keep leading zeros; lines point at <det', async () => {
     const files = [
-      ...readdirSync(join(SHARED_DIR, 'samples/nfelib')).filter((f) => f.endsWith('.xml')).map((f) => join(SHARED_DIR, 'samples/nfelib', f)),
-      ...readdirSync(join(SHARED_DIR, 'samples/sped-nfe')).filter((f) => f.endsWith('.xml')).map((f) => join(SHARED_DIR, 'samples/sped-nfe', f)),
+      ...readdirSync(join(SAMPLES_DIR, 'nfelib')).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES_DIR, 'nfelib', f)),
+      ...readdirSync(join(SAMPLES_DIR, 'sped-nfe')).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES_DIR, 'sped-nfe', f)),
     ];
     assert.ok(files.length >= 12);
     const ncms: string[] = [];
@@ -138,14 +138,14 @@ describe('xml: NF-e items', () => {
   });
 
   test('the PL_010C example has rastro lots', async () => {
-    const { items } = await collectItems(join(SHARED_DIR, 'samples/sped-nfe/examples__nfe_v4.00_PL_010C.xml'), NFE);
+    const { items } = await collectItems(join(SAMPLES_DIR, 'sped-nfe/examples__nfe_v4.00_PL_010C.xml'), NFE);
     const r = rows(items)[0]!;
     assert.equal(r.fields['prod/rastro[0]/nLote'], 'string');
     assert.ok(JSON.parse(r.fields['prod/rastro']!).length >= 1);
   });
 
   test('a GRANOLA item keeps "&"', async () => {
-    const { items } = await collectItems(join(SHARED_DIR, 'samples/nfelib/35180834128745000152550010000476861118934859-nfe.xml'), NFE);
+    const { items } = await collectItems(join(SAMPLES_DIR, 'nfelib/35180834128745000152550010000476861118934859-nfe.xml'), NFE);
     assert.ok(rows(items).some((r) => r.fields['prod/xProd'] === 'GRANOLA MACA & GERGELIM 800G'));
   });
 
