@@ -117,12 +117,26 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     journal.renewLeases(owner, ttl).catch((err: unknown) => log.warn({ err }, 'could not renew file leases'));
   }, Math.max(500, Math.floor(ttl / 3)));
   renew.unref();
+  // the files this run works on, marked busy for the process's other runs the moment they are taken
+  const taken = new Set<number>();
+  const take = (id: number): void => {
+    taken.add(id);
+    ctx.busyFiles.add(id);
+  };
+  const release = (id: number): void => {
+    taken.delete(id);
+    ctx.busyFiles.delete(id);
+  };
   try {
   if (!opts.dryRun) {
     const acquired: FileRow[] = [];
     for (const row of await journal.listResumableFiles(owner)) {
-      if (ctx.busyFiles.has(row.id)) continue; // another run of this process is on it
+      // another run of this process is on it (watch runs a batch of new files beside a resume batch);
+      // taken synchronously, before the first await, so two runs of one process never share a file
+      if (ctx.busyFiles.has(row.id)) continue;
+      take(row.id);
       if (await journal.acquireFileLease(row.id, owner, ttl)) acquired.push(row);
+      else release(row.id);
     }
     const inDoubt = acquired.length ? await journal.recoverInFlight(acquired.map((r) => r.id)) : 0;
     if (inDoubt > 0) log.warn({ count: inDoubt }, 'records were in flight when wmsbridge last stopped: in doubt, settling them by read-back or channel policy');
@@ -152,6 +166,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         if (!row || !channel || (row.status !== 'done' && !inRun.has(fileId))) continue;
         ids.push(...retry.filter((r) => r.fileId === fileId).map((r) => r.id));
         if (inRun.has(fileId)) continue;
+        take(row.id);
         working.push({ row: { ...row, status: 'mapped' }, archived: true, claimed: claimedFromRow(row, channel), channel, mapping: pickMapping(opts.mappings, channel, row.name), startedMs: performance.now(), rows: 0 });
       }
       const n = await journal.requeue(ids);
@@ -178,14 +193,19 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const first = row.duplicateOf !== null ? await journal.getFile(row.duplicateOf) : undefined;
       w.duplicateOf = first ? `${first.name} (${first.createdAt})` : 'an earlier file';
     }
+    take(row.id);
     working.push(w);
   }
 
   // 2. intake: claim every ready file (dry runs read them in place). Instances sharing a journal scan
   // the same inbox at the same moment: each tries the files in its own random order, so the claim race
-  // shares a drop out between them instead of the first scanner taking everything
+  // shares a drop out between them instead of the first scanner taking everything. Their watchers see
+  // a drop up to a rescan interval apart, so an instance also pauses briefly between two claims: the
+  // others, scanning meanwhile, take their share instead of finding the inbox already empty.
   const readyOrder = ctx.shared ? shuffled(opts.ready) : opts.ready;
+  let claims = 0;
   for (const ready of readyOrder) {
+    if (ctx.shared && claims > 0 && !opts.dryRun) await new Promise((r) => setTimeout(r, SHARED_CLAIM_SPREAD_MS));
     const channel = channels.get(ready.channel);
     if (!channel) continue;
     if (opts.dryRun) {
@@ -202,10 +222,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       continue;
     }
     if (!claimed) continue; // another instance took it
+    claims++;
     await registerClaimed(claimed, channel);
   }
 
-  for (const w of working) ctx.busyFiles.add(w.row.id);
+  for (const w of working) take(w.row.id);
 
   // 3. map every claimed file into the journal
   for (const w of working) {
@@ -341,7 +362,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   return { exitCode, summary, report, line };
   } finally {
     clearInterval(renew);
-    for (const w of working) ctx.busyFiles.delete(w.row.id);
+    for (const id of taken) ctx.busyFiles.delete(id);
   }
 }
 
@@ -444,6 +465,9 @@ function buildSummary(a: {
     attention,
   };
 }
+
+/** Pause between two claims of one batch when instances share a journal (see step 2 of runOnce). */
+const SHARED_CLAIM_SPREAD_MS = 150;
 
 function shuffled<T>(items: readonly T[]): T[] {
   const a = [...items];
