@@ -20,16 +20,16 @@ after(async () => cleanup());
 test('the report renders in headless Chromium to a non-trivial PNG', { skip, timeout: 55_000 }, async () => {
   const paths = await writeRunReport(join(dir, 'outbox'), sampleRunSummary({ hostile: true }), { timeZone: 'UTC' });
   const png = join(dir, 'report.png');
-  const code = await new Promise<number | null>((resolve, reject) => {
+  const { code, err } = await new Promise<{ code: number | null; err: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [join(PROJECT_ROOT, 'scripts', 'screenshot-report.mjs'), paths.html, png, '--timeout', '45000'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('close', (c) => (c === 0 ? resolve(c) : reject(new Error(`screenshot exited ${c}: ${err}`))));
+    child.on('close', (c) => resolve({ code: c, err }));
   });
-  assert.equal(code, 0);
+  assert.equal(code, 0, `screenshot exited ${code}: ${err}`);
   const s = await stat(png);
   assert.ok(s.size > 20_000, `PNG is ${s.size} bytes`);
   const head = await readFile(png);

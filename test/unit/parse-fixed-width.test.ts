@@ -132,12 +132,15 @@ describe('fixed-width: trailer check', () => {
   });
 
   test('"detail" counts records that are neither header nor trailer; offset adjusts', async () => {
+    // a count that does not match rejects (next test), so each call resolving is the check; the rows too
     const p = await file('H20240115\nD000001000010a\nD000002000020b\nT000002\n');
-    await collectItems(p, simple({ trailer: { countField: 'qtd', counts: 'detail' } }));
+    assert.equal((await collectItems(p, simple({ trailer: { countField: 'qtd', counts: 'detail' } }))).summary.rows, 4);
     const p2 = await file('H20240115\nD000001000010a\nD000002000020b\nT000003\n');
-    await collectItems(p2, simple({ trailer: { countField: 'qtd', counts: 'detail', offset: 1 } }));
+    assert.equal((await collectItems(p2, simple({ trailer: { countField: 'qtd', counts: 'detail', offset: 1 } }))).summary.rows, 4);
     const p3 = await file('H20240115\nD000001000010a\nT000001\n');
-    await collectItems(p3, simple({ trailer: { countField: 'qtd', counts: ['detail'] } }));
+    assert.equal((await collectItems(p3, simple({ trailer: { countField: 'qtd', counts: ['detail'] } }))).summary.rows, 3);
+    // and the same files with the other rule do not match
+    await assert.rejects(collectItems(await file('H20240115\nD000001000010a\nD000002000020b\nT000002\n'), simple({ trailer: { countField: 'qtd', counts: 'all' } })), /trailer|count/i);
   });
 
   test('a mismatch is an InputError naming the trailer line and both numbers', async () => {
