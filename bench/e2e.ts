@@ -158,6 +158,75 @@ async function childNaive(dir: string, limit: number, url: string, accessKeyID: 
   return { records: n, totalMs: ms, sendMs: ms, peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1) };
 }
 
+/**
+ * child: the trivial concurrent pusher (issue 19's baseline): zero dependencies, node:http with a keep-alive
+ * agent, `workers` loops posting one category each from the same file, read whole, no journal, no retries.
+ * What a run can hope for on this stand-in: wmsbridge's whole run is reported as a fraction of it.
+ */
+async function childPusher(dir: string, workers: number, url: string, accessKeyID: string, secretKey: string): Promise<ChildFigures> {
+  const http = await import('node:http');
+  const { readFile } = await import('node:fs/promises');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
+  const target = new URL(url);
+  const post = (path: string, body: string, token?: string): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path,
+          method: 'POST',
+          agent,
+          headers: {
+            'user-agent': 'trivial-pusher',
+            accept: 'application/json',
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const auth = await post('/open/v1/authorize', JSON.stringify({ accessKeyID, secretKey }));
+  const token = (JSON.parse(auth.text) as { data: { token: string } }).data.token;
+  const lines = (await readFile(join(dir, 'source.csv'), 'utf8')).split('\r\n');
+  let next = 1; // line 0 is the header
+  let sent = 0;
+  let firstMs = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= lines.length || !lines[i]) return;
+      const [codigo, descricao] = lines[i]!.split(';');
+      if (!firstMs) firstMs = performance.now();
+      const r = await post('/open/v1/category', JSON.stringify({ codeERP: `T${codigo}`, name: descricao, status: 1 }), token);
+      if (r.status !== 200) throw new Error(`trivial pusher: HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+      sent++;
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  const end = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  agent.destroy();
+  return {
+    records: sent,
+    totalMs: end - t0,
+    sendMs: end - firstMs,
+    cpuUsPerRecord: round((cpu.user + cpu.system) / Math.max(1, sent)),
+    peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
+  };
+}
+
 export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: number; memorySizes?: number[] } = {}): Promise<BenchResult> {
   const sizes = options.sizes ?? [2000, 20000];
   const naiveRows = options.naiveRows ?? 200;
@@ -202,6 +271,38 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         figures['naive_peak_rss_mb'] = nv.peakRssMb;
       }
       figures[`speedup_vs_naive_${n}`] = round(rps / naiveRps, 1);
+    }
+    // the trivial concurrent pusher on the same stand-in, same file, same concurrency: the whole run of
+    // wmsbridge (start of the scan to the last settle, report included) as a fraction of the pusher's
+    const pusher = async (dir: string): Promise<ChildFigures> =>
+      runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pusher', dir, String(CONCURRENCY), sb.url, sb.accessKeyID, sb.secretKey]);
+    {
+      const n = sizes[sizes.length - 1]!;
+      const { dir, f } = await runDrop(n);
+      const p = await pusher(dir);
+      const pusherRps = p.records / (p.totalMs / 1000);
+      figures[`trivial_pusher_rps_${n}`] = round(pusherRps);
+      figures[`trivial_pusher_cpu_us_per_record_${n}`] = p.cpuUsPerRecord ?? 0;
+      figures[`whole_run_rps_${n}_vs_pusher`] = round(f.records / (f.totalMs / 1000));
+      figures[`whole_run_ratio_to_pusher_${n}`] = round(f.records / (f.totalMs / 1000) / pusherRps, 3);
+      figures[`send_phase_ratio_to_pusher_${n}`] = round(f.records / (f.sendMs / 1000) / (p.records / (p.sendMs / 1000)), 3);
+      figures[`pusher_ratio_to_bound_${n}`] = round(pusherRps / bound, 3);
+    }
+    // the same, CPU-bound (no added latency): what a record costs when the WMS is not the limit
+    {
+      const n = sizes[sizes.length - 1]!;
+      await setSandboxFaults(sb.url, { latencyMs: 0 });
+      try {
+        const { dir, f } = await runDrop(n);
+        const p = await pusher(dir);
+        figures[`cpu_bound_whole_run_rps_${n}`] = round(f.records / (f.totalMs / 1000));
+        figures[`cpu_bound_trivial_pusher_rps_${n}`] = round(p.records / (p.totalMs / 1000));
+        figures[`cpu_bound_whole_run_ratio_to_pusher_${n}`] = round(f.records / (f.totalMs / 1000) / (p.records / (p.totalMs / 1000)), 3);
+        figures[`cpu_bound_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
+        figures[`cpu_bound_pusher_cpu_us_per_record_${n}`] = p.cpuUsPerRecord ?? 0;
+      } finally {
+        await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
+      }
     }
     // the same largest drop with the journal's synchronous=NORMAL: commits are not fsynced (a crash of
     // wmsbridge loses nothing, a power loss may lose the last commits): the price of FULL, measured
@@ -256,6 +357,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         `client, result file, report) against the sandbox child with ${LATENCY_MS} ms added latency. send_rps is measured ` +
         'from the first to the last settled record; whole_run_rps includes start-up, scanning, mapping and the report. ' +
         `The naive script (csv-parse + one request at a time) sends the first ${naiveRows} rows of the same file. ` +
+        `trivial_pusher_*: a zero-dependency concurrent pusher (node:http keep-alive, ${CONCURRENCY} workers, no journal) posting ` +
+        'the same file to the same sandbox in the same run; whole_run_ratio_to_pusher is wmsbridge\'s whole run (scan, claim, ' +
+        'map, journal, send, results, report) over the pusher\'s whole run; cpu_bound_* is the same pair with no added latency. ' +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
@@ -275,7 +379,12 @@ if (isMainModule(import.meta.url)) {
   const argv = process.argv.slice(2);
   if (argv[0] === '--child') {
     const [, kind, dir, limit, url, key, secret] = argv;
-    const p = kind === 'pipeline' ? childPipeline(dir!) : childNaive(dir!, Number(limit), url!, key!, secret!);
+    const p =
+      kind === 'pipeline'
+        ? childPipeline(dir!)
+        : kind === 'pusher'
+          ? childPusher(dir!, Number(limit), url!, key!, secret!)
+          : childNaive(dir!, Number(limit), url!, key!, secret!);
     p.then((f) => process.stdout.write(`${JSON.stringify(f)}\n`)).catch((err: unknown) => {
       process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
       process.exitCode = 1;

@@ -54,6 +54,8 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
   { bench: 'parse', figure: 'parse+map / csv-parse-arrays', op: '>=', target: 0.5, what: 'parse+map rows/s / csv-parse raw rows/s (1M rows)' },
   { bench: 'parse', figure: 'peak RSS ratio (10x file / 1x file), target <= 1.2', op: '<=', target: 1.2, what: 'parse+map peak RSS, 1 GB file / 100 MB file' },
   { bench: 'e2e', figure: 'ratio_to_bound_20000', op: '>=', target: 0.9, what: 'end-to-end records/s at 20 ms, concurrency 32, / Little bound' },
+  { bench: 'e2e', figure: 'whole_run_ratio_to_pusher_20000', op: '>=', target: 0.9, what: 'whole run at 20 ms, concurrency 32, / a trivial concurrent pusher (issue 19)' },
+  { bench: 'e2e', figure: 'cpu_bound_whole_run_ratio_to_pusher_20000', op: '>=', target: 0.6, what: 'whole run with no added latency / the trivial pusher (issue 19)' },
   { bench: 'e2e', figure: 'peak_rss_ratio_200000_vs_20000', op: '<=', target: 1.2, what: 'end-to-end peak RSS, 200k records / 20k records' },
   { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
 ];
