@@ -162,8 +162,24 @@ export const ConfigSchema = z.strictObject({
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
   outbox: z
-    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file') })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false })
+    .strictObject({
+      csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'),
+      doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'),
+      locale: z.enum(['pt-BR', 'en']).default('pt-BR').describe('language of what people read in the outbox: report, CSV/XLSX headers, outcome names, reasons, the summary printed by run (logs stay English)'),
+      timeZone: z
+        .string()
+        .refine((tz) => {
+          try {
+            new Intl.DateTimeFormat('en', { timeZone: tz });
+            return true;
+          } catch {
+            return false;
+          }
+        }, 'not an IANA time zone (e.g. America/Sao_Paulo)')
+        .default('America/Sao_Paulo')
+        .describe('IANA time zone of the dates and times people read in the outbox (report, XLSX; CSVs too unless csv.timeZone says otherwise)'),
+    })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo' })
     .describe('outbox files'),
   watch: z
     .strictObject({

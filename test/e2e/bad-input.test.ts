@@ -344,7 +344,7 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
   test('the run keeps going: exit 1 (not a crash, not 2), a summary on stdout', () => {
     assert.equal(first.signal, null, first.stderr.slice(-2000));
     assert.equal(first.code, 1, `exit ${first.code}: ${first.stderr.slice(-3000)}`);
-    assert.match(first.stdout, /wmsbridge run: \d+ file\(s\)/);
+    assert.match(first.stdout, /wmsbridge run: \d+ arquivo\(s\)/);
     assert.doesNotMatch(first.stderr, /Unhandled|uncaught|"level":60/i);
   });
 
