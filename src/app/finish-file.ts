@@ -89,7 +89,7 @@ export async function finishFile(opts: {
         // grouped by stable code (and field / resource) when the record carries one, else by the message's shape
         const code = row.reason;
         const k = code
-          ? `${outcome}: ${code.code}|${code.params?.['field'] ?? ''}|${code.params?.['resource'] ?? ''}|${code.params?.['status'] ?? ''}`
+          ? `${outcome}: ${code.code}|${String(code.params?.['field'] ?? '').replace(/\[\d+\]/g, '[]')}|${code.params?.['resource'] ?? ''}|${code.params?.['status'] ?? ''}`
           : `${outcome}: ${reasonKey(reason)}`;
         const r = figures.reasons.get(k);
         if (r) r.count++;

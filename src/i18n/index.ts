@@ -111,7 +111,9 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
     reason(reason, fallback, detail = false) {
       if (!reason || !(`reason.${reason.code}` in catalog)) return fallback ?? t('reason.unknown');
       const p = reason.params ?? {};
-      let text = t(`reason.${reason.code}`, { ...p, field: p['field'] ?? '-', resource: p['resource'] ?? '-' });
+      // a template naming the resource has a plain variant for reasons that do not know it (map-time lookups)
+      const key = p['resource'] === undefined && `reason.${reason.code}.plain` in catalog ? `reason.${reason.code}.plain` : `reason.${reason.code}`;
+      let text = t(key, { ...p, field: p['field'] ?? '-', resource: p['resource'] ?? '-' });
       if (detail) {
         if (p['value'] !== undefined && p['value'] !== '') text += t('reason.value', { value: String(p['value']) });
         if (p['message'] !== undefined && /^E_WMS_/.test(reason.code)) text += t('reason.wmsSaid', { message: String(p['message']) });

@@ -125,7 +125,7 @@ test('running the same files again creates nothing new', { timeout: 180_000 }, a
   await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CATEGORIAS_20241106.csv'), Buffer.concat([text, Buffer.from('\r\n')]));
   const res2 = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res2.code, 0, res2.stderr.slice(-3000));
-  assert.match(res2.stdout, /unchanged/);
+  assert.match(res2.stdout, /sem alteração/);
   const after2 = await counts();
   assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
 });
