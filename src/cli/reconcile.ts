@@ -1,0 +1,72 @@
+/**
+ * `wmsbridge reconcile stock <erp-stock-file>`: compares the ERP's stock file with the WMS stock of its
+ * owner and writes outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx}. Sends nothing.
+ * Exit 0 when everything matches, 1 when something differs (or rows could not be read), 2 usage/config.
+ */
+import { basename, dirname } from 'node:path';
+import type { CliIo } from './types.js';
+import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
+import { ConfigError } from '../shared/errors.js';
+import { isStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
+import { createI18n } from '../i18n/index.js';
+import type { CompiledMapping } from '../map/index.js';
+
+const HELP = `usage: wmsbridge reconcile stock <erp-stock-file> [options]
+
+Reads the ERP stock file through the mapping that matches it (a StockSync mapping), reads the WMS stock of
+its owner, and writes outbox/reconciliation/<date>/stock-<file>.html, .csv and .xlsx: product, ERP
+quantity, WMS quantity (available, reserved, blocked), difference and status. Nothing is sent.
+
+options:
+  --mapping NAME        the mapping to read the file with (default: the stock mapping matching the file name)
+${COMMON_HELP}
+
+exit codes: 0 the WMS holds what the ERP says, 1 differences (or unreadable rows), 2 configuration or usage error`;
+
+/** The stock mapping for a file: by name, else the one matching its folder (channel) and name, else the only one. */
+export function pickStockMapping(mappings: CompiledMapping[], file: string, name?: string): CompiledMapping {
+  if (name) {
+    const m = mappings.find((x) => x.name === name);
+    if (!m) throw new ConfigError(`reconcile stock: no mapping named '${name}' (${mappings.map((x) => x.name).join(', ')})`);
+    return m;
+  }
+  const stock = mappings.filter(isStockMapping);
+  const channel = basename(dirname(file));
+  const matching = stock.filter((m) => m.matches(channel, basename(file)));
+  if (matching.length >= 1) return matching[0]!;
+  const byName = stock.filter((m) => mappings.length > 0 && [channel, 'estoque', 'stock'].some((c) => m.matches(c, basename(file))));
+  if (byName.length >= 1) return byName[0]!;
+  if (stock.length === 1) return stock[0]!;
+  throw new ConfigError(
+    `reconcile stock: no stock mapping matches ${basename(file)}${stock.length ? ` (stock mappings: ${stock.map((m) => m.name).join(', ')}; pass --mapping NAME)` : ' (no StockSync mapping in the mappings folder)'}`,
+  );
+}
+
+export default async function reconcile(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, { mapping: { type: 'string' } }, true);
+  if (values.help) {
+    io.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'stock' || positionals.length !== 2) {
+    io.stderr.write(`wmsbridge reconcile: expected 'stock <erp-stock-file>'\n\n${HELP}\n`);
+    return 2;
+  }
+  const file = positionals[1]!;
+  const config = await loadConfigFromFlags(values);
+  const mappings = await loadMappingsOrThrow(config);
+  const mapping = pickStockMapping(mappings, file, typeof values.mapping === 'string' ? values.mapping : undefined);
+  return withApp(
+    config,
+    'reconcile stock',
+    async (ctx, logger) => {
+      const r = await reconcileStock({ file, mapping, client: ctx.client, refCache: ctx.refCache, journal: ctx.journal });
+      const paths = await writeReconciliation(config.outboxDir, r, { locale: config.outbox.locale, timeZone: config.outbox.timeZone, csvFormat: config.outbox.csv });
+      logger.info({ file, mapping: mapping.name, products: r.lines.length, differences: r.differences, unreadable: r.unreadable.length, html: paths.html }, 'stock reconciled');
+      const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
+      const said = r.differences === 0 ? i18n.t('recon.allEqual', { n: r.lines.length }) : i18n.t('recon.differences', { n: r.differences });
+      io.stdout.write(`wmsbridge reconcile stock: ${said}; ${paths.html}\n`);
+      return r.differences > 0 || r.unreadable.length > 0 ? 1 : 0;
+    },
+  );
+}
