@@ -16,6 +16,7 @@ import { finishFile, type FileFigures } from './finish-file.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
+import { reconcileAfterSync } from '../reconcile/stock.js';
 import { writeRunReport } from '../outbox/report.js';
 import { VERSION } from '../shared/version.js';
 import { errorMessage, isBridgeError } from '../shared/errors.js';
@@ -308,6 +309,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
         await journal.releaseFileLease(w.row.id, owner);
+        // a stock file just synchronised: does the WMS now hold what it says? (outbox.reconcileStock)
+        if (config.outbox.reconcileStock && w.mapping?.target === 'StockSync' && (w.figures.outcomes.updated ?? 0) > 0) {
+          await reconcileAfterSync(ctx, w.mapping, archived, log);
+        }
       }
     } catch (err) {
       problems.push(`${w.row.name}: ${errorMessage(err)}`);

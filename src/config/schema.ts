@@ -178,8 +178,12 @@ export const ConfigSchema = z.strictObject({
         }, 'not an IANA time zone (e.g. America/Sao_Paulo)')
         .default('America/Sao_Paulo')
         .describe('IANA time zone of the dates and times people read in the outbox (report, XLSX; CSVs too unless csv.timeZone says otherwise)'),
+      reconcileStock: z
+        .boolean()
+        .default(false)
+        .describe('after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)'),
     })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo' })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),
   watch: z
     .strictObject({

@@ -243,3 +243,27 @@ export async function writeReconciliation(
   await writeFileAtomic(paths.html, renderReconciliationHtml(r, i18n));
   return paths;
 }
+
+/**
+ * After a stock file was synchronised (run / watch with outbox.reconcileStock): reconcile it and write the
+ * files. Never fails the run: a problem or a difference is logged (English, for operators).
+ */
+export async function reconcileAfterSync(
+  ctx: { client: WmsClient; refCache: LoadableReferenceCache; journal: Journal; config: { outboxDir: string; outbox: { locale: Locale; timeZone: string; csv: CsvFormatOptions } } },
+  mapping: CompiledMapping,
+  file: string,
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): Promise<StockReconciliation | null> {
+  try {
+    const r = await reconcileStock({ file, mapping, client: ctx.client, refCache: ctx.refCache, journal: ctx.journal });
+    const o = ctx.config.outbox;
+    const paths = await writeReconciliation(ctx.config.outboxDir, r, { locale: o.locale, timeZone: o.timeZone, csvFormat: o.csv });
+    const fields = { file: basename(file), products: r.lines.length, differences: r.differences, html: paths.html };
+    if (r.differences > 0) log.warn(fields, 'stock reconciliation after the sync found differences');
+    else log.info(fields, 'stock reconciled after the sync: no difference');
+    return r;
+  } catch (err) {
+    log.warn({ file: basename(file), err }, 'stock reconciliation after the sync failed');
+    return null;
+  }
+}

@@ -6,7 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, readFile, readdir } from 'node:fs/promises';
+import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { makeTempDir } from '../helpers/tmp.js';
@@ -21,7 +21,7 @@ function env(): NodeJS.ProcessEnv {
   return { WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
 }
 function args(cmd: string[], extra: string[] = []): string[] {
-  return [...cmd, '--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings'), ...extra];
+  return [...cmd, '--config', join(tmp.dir, 'wmsbridge.config.json'), '--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings'), ...extra];
 }
 async function reconFiles(): Promise<{ dir: string; names: string[] }> {
   const root = join(tmp.dir, 'outbox', 'reconciliation');
@@ -36,6 +36,8 @@ before(async () => {
   sb = await startSandbox();
   tmp = await makeTempDir('wmsbridge-e2e-recon-');
   await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
+  // the run reconciles each stock file it synchronises
+  await writeFile(join(tmp.dir, 'wmsbridge.config.json'), JSON.stringify({ outbox: { reconcileStock: true } }));
   const res = await runCli(args(['run']), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, `the sample inbox is delivered first\n${res.stdout}\n${res.stderr.slice(-3000)}`);
 });
@@ -43,6 +45,13 @@ before(async () => {
 after(async () => {
   await sb?.close();
   await tmp?.cleanup();
+});
+
+test('the run reconciled the stock file right after synchronising it (outbox.reconcileStock): no difference', async () => {
+  const { dir, names } = await reconFiles();
+  assert.deepEqual(names, ['stock-POSICAO_ESTOQUE_20241105.csv', 'stock-POSICAO_ESTOQUE_20241105.html', 'stock-POSICAO_ESTOQUE_20241105.xlsx']);
+  const html = await readFile(join(dir, names[1]!), 'utf8');
+  assert.match(html, /O WMS tem o que o ERP diz: \d+ produtos, nenhuma diferença/);
 });
 
 test('after a sync of the sample stock file: 0 differences, exit 0', { timeout: 120_000 }, async () => {
