@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   check: { summary: 'validate the config and every mapping', load: () => import('./check.js') },
   preview: { summary: 'preview <mapping> <file>: print the records a file would produce, and its rejects', load: () => import('./preview.js') },
   pull: { summary: 'pull <what>: export stock, inventories or reference data from the WMS to outbox', load: () => import('./pull.js') },
+  pedidos: { summary: 'the orders follow-up: documents sent and what the WMS reported by webhook (outbox/pedidos/<date>)', load: () => import('./pedidos.js') },
   reconcile: { summary: 'reconcile stock <erp-stock-file>: compare the ERP stock file with the WMS stock (outbox/reconciliation); exit 1 on differences', load: () => import('./reconcile.js') },
   webhooks: { summary: 'serve the webhook receiver alone', load: () => import('./webhooks.js') },
   sandbox: { summary: 'run the local sandbox WMS; prints one JSON line {url,accessKeyID,secretKey} when ready', load: () => import('./sandbox.js') },
