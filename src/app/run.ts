@@ -41,8 +41,10 @@ export interface RunResult {
   exitCode: number;
   summary: RunSummary;
   report: { html: string; csv: string; json: string } | null;
-  /** one line for the end of the command's output */
+  /** one line for the end of the command's output, in the outbox locale (what people read) */
   line: string;
+  /** the same line in English, for the log (logs stay English for operators) */
+  logLine: string;
 }
 
 interface Working {
@@ -351,7 +353,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   }
   for (const p of problems) log.warn(p);
   const line = summaryLine(summary, report?.html ?? null, problems.length, createI18n(config.outbox.locale, config.outbox.timeZone));
-  return { exitCode, summary, report, line };
+  const logLine = summaryLine(summary, report?.html ?? null, problems.length, createI18n('en', config.outbox.timeZone));
+  return { exitCode, summary, report, line, logLine };
   } finally {
     clearInterval(renew);
     for (const w of working) ctx.busyFiles.delete(w.row.id);
