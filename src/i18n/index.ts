@@ -69,7 +69,7 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
   const fill = (template: string, params: Params | undefined): string =>
     template.replace(/\{(\w+)\}/g, (m, name: string) => {
       const v = params?.[name];
-      if (v === undefined) return m === '{n}' ? '' : '';
+      if (v === undefined) return '';
       return typeof v === 'number' ? num(v) : v;
     });
   const t = (key: string, params?: Params): string => {
