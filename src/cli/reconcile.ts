@@ -1,14 +1,16 @@
 /**
  * `wmsbridge reconcile stock <erp-stock-file>`: compares the ERP's stock file with the WMS stock of its
  * owner and writes outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx}. Sends nothing.
- * Exit 0 when everything matches, 1 when something differs (or rows could not be read), 2 usage/config.
+ * Exit 0 when everything matches, 1 when something differs (or rows could not be read), 2 usage/config,
+ * 75 the WMS was unavailable.
  */
 import { basename, dirname } from 'node:path';
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
 import { ConfigError } from '../shared/errors.js';
 import { isStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
-import { createI18n } from '../i18n/index.js';
+import { createI18n, isOutageReason } from '../i18n/index.js';
+import { isWmsError } from '../wms/errors.js';
 import type { CompiledMapping } from '../map/index.js';
 
 const HELP = `usage: wmsbridge reconcile stock <erp-stock-file> [options]
@@ -21,7 +23,8 @@ options:
   --mapping NAME        the mapping to read the file with (default: the stock mapping matching the file name)
 ${COMMON_HELP}
 
-exit codes: 0 the WMS holds what the ERP says, 1 differences (or unreadable rows), 2 configuration or usage error`;
+exit codes: 0 the WMS holds what the ERP says, 1 differences (or unreadable rows), 2 configuration or usage error,
+75 the WMS was unavailable (try later)`;
 
 /** The stock mapping for a file: by name, else the one matching its folder (channel) and name, else the only one. */
 export function pickStockMapping(mappings: CompiledMapping[], file: string, name?: string): CompiledMapping {
@@ -60,7 +63,18 @@ export default async function reconcile(args: string[], io: CliIo): Promise<numb
     config,
     'reconcile stock',
     async (ctx, logger) => {
-      const r = await reconcileStock({ file, mapping, client: ctx.client, refCache: ctx.refCache, journal: ctx.journal });
+      let r;
+      try {
+        r = await reconcileStock({ file, mapping, client: ctx.client, refCache: ctx.refCache, journal: ctx.journal });
+      } catch (err) {
+        // the WMS unavailable is not a data problem: exit 75, try later (operations contract)
+        if (isWmsError(err) && isOutageReason({ code: err.code, params: err.httpStatus !== undefined ? { status: err.httpStatus } : {} })) {
+          logger.warn({ err }, 'the WMS is unavailable: stock not reconciled');
+          io.stderr.write(`wmsbridge reconcile stock: the WMS is unavailable (${err.message}); nothing was written, try again later\n`);
+          return 75;
+        }
+        throw err;
+      }
       const paths = await writeReconciliation(config.outboxDir, r, { locale: config.outbox.locale, timeZone: config.outbox.timeZone, csvFormat: config.outbox.csv });
       logger.info({ file, mapping: mapping.name, products: r.lines.length, differences: r.differences, unreadable: r.unreadable.length, html: paths.html }, 'stock reconciled');
       const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);

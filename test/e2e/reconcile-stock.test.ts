@@ -106,3 +106,16 @@ test('three quantities changed in the WMS: exactly those three differ, exit 1', 
   assert.match(html, /<html lang="pt-BR">/);
   assert.equal((html.match(/<tr class="diff">/g) ?? []).length, 3);
 });
+
+test('the WMS unavailable: exit 75 (try later), nothing written, not a data error', { timeout: 120_000 }, async () => {
+  const { dir, names } = await reconFiles();
+  const before = await Promise.all(names.map((n) => readFile(join(dir, n))));
+  await writeFile(join(tmp.dir, 'down.config.json'), JSON.stringify({ wms: { retries: 0 } }));
+  const down = args(['reconcile', 'stock', STOCK_FILE]).map((a) => (a.endsWith('wmsbridge.config.json') ? join(tmp.dir, 'down.config.json') : a));
+  // a port nothing listens on
+  const res = await runCli(down, { env: { ...env(), WMS_URL: 'http://127.0.0.1:9' }, timeoutMs: 100_000 });
+  assert.equal(res.code, 75, `${res.stdout}\n${res.stderr.slice(-3000)}`);
+  assert.match(res.stderr, /the WMS is unavailable/);
+  const after = await Promise.all(names.map((n) => readFile(join(dir, n))));
+  assert.deepEqual(after, before, 'the last reconciliation files are left as they were');
+});
