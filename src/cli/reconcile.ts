@@ -4,14 +4,12 @@
  * Exit 0 when everything matches, 1 when something differs (or rows could not be read), 2 usage/config,
  * 75 the WMS was unavailable.
  */
-import { basename, dirname } from 'node:path';
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
 import { ConfigError } from '../shared/errors.js';
-import { isStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
+import { pickStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
 import { createI18n, isOutageReason } from '../i18n/index.js';
 import { isWmsError } from '../wms/errors.js';
-import type { CompiledMapping } from '../map/index.js';
 
 const HELP = `usage: wmsbridge reconcile stock <erp-stock-file> [options]
 
@@ -25,25 +23,6 @@ ${COMMON_HELP}
 
 exit codes: 0 the WMS holds what the ERP says, 1 differences (or unreadable rows), 2 configuration or usage error,
 75 the WMS was unavailable (try later)`;
-
-/** The stock mapping for a file: by name, else the one matching its folder (channel) and name, else the only one. */
-export function pickStockMapping(mappings: CompiledMapping[], file: string, name?: string): CompiledMapping {
-  if (name) {
-    const m = mappings.find((x) => x.name === name);
-    if (!m) throw new ConfigError(`reconcile stock: no mapping named '${name}' (${mappings.map((x) => x.name).join(', ')})`);
-    return m;
-  }
-  const stock = mappings.filter(isStockMapping);
-  const channel = basename(dirname(file));
-  const matching = stock.filter((m) => m.matches(channel, basename(file)));
-  if (matching.length >= 1) return matching[0]!;
-  const byName = stock.filter((m) => mappings.length > 0 && [channel, 'estoque', 'stock'].some((c) => m.matches(c, basename(file))));
-  if (byName.length >= 1) return byName[0]!;
-  if (stock.length === 1) return stock[0]!;
-  throw new ConfigError(
-    `reconcile stock: no stock mapping matches ${basename(file)}${stock.length ? ` (stock mappings: ${stock.map((m) => m.name).join(', ')}; pass --mapping NAME)` : ' (no StockSync mapping in the mappings folder)'}`,
-  );
-}
 
 export default async function reconcile(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, { mapping: { type: 'string' } }, true);

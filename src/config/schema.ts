@@ -182,6 +182,15 @@ export const ConfigSchema = z.strictObject({
         .boolean()
         .default(false)
         .describe('after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)'),
+      reconcileSchedule: z
+        .strictObject({
+          schedule: z.string().min(1).describe("'every 2h', 'daily 06:00', 'weekdays 06:30' (zone: outbox.timeZone)"),
+          dir: z.string().min(1).describe('folder searched (with its sub-folders) for the ERP stock file, e.g. inbox/estoque/.wmsbridge/archive'),
+          files: z.string().default('*').describe('file name glob; the newest matching file is reconciled'),
+          mapping: z.string().optional().describe('mapping name (default: the stock mapping matching the file)'),
+        })
+        .optional()
+        .describe('reconcile the newest ERP stock file with the WMS on a schedule (watch, run --pulls)'),
     })
     .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),

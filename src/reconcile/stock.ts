@@ -11,8 +11,11 @@
  * for the ERP code), else by the WMS's product code. The WMS quantity is split into available, reserved and
  * blocked (a material status other than "available"); the difference is WMS total minus ERP quantity.
  */
-import { mkdir } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { ConfigError } from '../shared/errors.js';
+import { createNameFilter } from '../intake/readiness.js';
+import { isDue, parseSchedule } from '../pull/schedule.js';
 import type { CompiledMapping } from '../map/index.js';
 import { isRef } from '../map/types.js';
 import { previewWith } from '../map/preview.js';
@@ -266,4 +269,72 @@ export async function reconcileAfterSync(
     log.warn({ file: basename(file), err }, 'stock reconciliation after the sync failed');
     return null;
   }
+}
+
+/** The stock mapping for a file: by name, else the one matching its folder (channel) and name, else the only one. */
+export function pickStockMapping(mappings: CompiledMapping[], file: string, name?: string): CompiledMapping {
+  if (name) {
+    const m = mappings.find((x) => x.name === name);
+    if (!m) throw new ConfigError(`reconcile stock: no mapping named '${name}' (${mappings.map((x) => x.name).join(', ')})`);
+    return m;
+  }
+  const stock = mappings.filter(isStockMapping);
+  // the channel is the inbox folder: the file's folder, or the one holding .wmsbridge/ (archive, work, error)
+  const parts = dirname(file).split(/[\\/]/);
+  const hidden = parts.lastIndexOf('.wmsbridge');
+  const channel = hidden > 0 ? parts[hidden - 1]! : basename(dirname(file));
+  const matching = stock.filter((m) => m.matches(channel, basename(file)));
+  if (matching.length >= 1) return matching[0]!;
+  if (stock.length === 1) return stock[0]!;
+  throw new ConfigError(
+    `reconcile stock: no stock mapping matches ${basename(file)}${stock.length ? ` (stock mappings: ${stock.map((m) => m.name).join(', ')}; pass --mapping NAME)` : ' (no StockSync mapping in the mappings folder)'}`,
+  );
+}
+
+
+/** The newest file (by modification time) under `dir` (recursively) whose name matches `files`. */
+export async function newestFile(dir: string, files: string): Promise<string | null> {
+  const match = createNameFilter([files], []);
+  let best: { path: string; mtime: number } | null = null;
+  const walk = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && match(e.name) && !e.name.startsWith('.')) {
+        const m = (await stat(p)).mtimeMs;
+        if (!best || m > best.mtime) best = { path: p, mtime: m };
+      }
+    }
+  };
+  await walk(dir);
+  return (best as { path: string } | null)?.path ?? null;
+}
+
+export const RECONCILE_LAST_KEY = 'reconcile-last:stock';
+
+/**
+ * The scheduled reconciliation (outbox.reconcileSchedule), when due: the newest ERP stock file under `dir`
+ * compared with the WMS. The last run lives in the journal (meta reconcile-last:stock), like the pulls'.
+ */
+export async function runScheduledReconciliation(
+  ctx: Parameters<typeof reconcileAfterSync>[0],
+  spec: { schedule: string; dir: string; files: string; mapping?: string | undefined },
+  mappings: CompiledMapping[],
+  log: Parameters<typeof reconcileAfterSync>[3],
+  now: Date = new Date(),
+): Promise<{ status: 'not-due' | 'no-file' | 'ran' | 'failed'; file?: string; products?: number; differences?: number }> {
+  const schedule = parseSchedule(spec.schedule, { timeZone: ctx.config.outbox.timeZone });
+  const lastIso = await ctx.journal.getMeta(RECONCILE_LAST_KEY);
+  const last = lastIso ? new Date(lastIso) : null;
+  if (!isDue(schedule, last, now)) return { status: 'not-due' };
+  await ctx.journal.setMeta(RECONCILE_LAST_KEY, now.toISOString());
+  const file = await newestFile(spec.dir, spec.files);
+  if (!file) {
+    log.warn({ dir: spec.dir, files: spec.files }, 'scheduled stock reconciliation: no ERP stock file found');
+    return { status: 'no-file' };
+  }
+  const mapping = pickStockMapping(mappings, file, spec.mapping);
+  const r = await reconcileAfterSync(ctx, mapping, file, log);
+  return r ? { status: 'ran', file, products: r.lines.length, differences: r.differences } : { status: 'failed', file };
 }

@@ -107,6 +107,24 @@ test('three quantities changed in the WMS: exactly those three differ, exit 1', 
   assert.equal((html.match(/<tr class="diff">/g) ?? []).length, 3);
 });
 
+test('scheduled (outbox.reconcileSchedule, run --pulls): the newest archived stock file is reconciled when due, once', { timeout: 120_000 }, async () => {
+  const archive = join(tmp.dir, 'inbox', 'estoque', '.wmsbridge', 'archive');
+  await writeFile(
+    join(tmp.dir, 'sched.config.json'),
+    JSON.stringify({ outbox: { reconcileSchedule: { schedule: 'every 60m', dir: archive, files: 'POSICAO_ESTOQUE_*.txt' } } }),
+  );
+  const sched = args(['run', '--pulls']).map((a) => (a.endsWith('wmsbridge.config.json') ? join(tmp.dir, 'sched.config.json') : a));
+  const first = await runCli(sched, { env: env(), timeoutMs: 100_000 });
+  assert.equal(first.code, 0, `${first.stdout}\n${first.stderr.slice(-3000)}`);
+  assert.match(first.stdout, /pull reconcile-stock: \d+ record\(s\) -> .*POSICAO_ESTOQUE_20241105\.txt/);
+  const { dir, names } = await reconFiles();
+  const html = await readFile(join(dir, names.find((n) => n.endsWith('.html'))!), 'utf8');
+  assert.match(html, /3 diferenças entre o ERP e o WMS/, 'the three quantities changed above are still different');
+  const again = await runCli(sched, { env: env(), timeoutMs: 100_000 });
+  assert.equal(again.code, 0);
+  assert.doesNotMatch(again.stdout, /reconcile-stock/, 'not due again within the hour');
+});
+
 test('the WMS unavailable: exit 75 (try later), nothing written, not a data error', { timeout: 120_000 }, async () => {
   const { dir, names } = await reconFiles();
   const before = await Promise.all(names.map((n) => readFile(join(dir, n))));
