@@ -18,7 +18,8 @@ import { parseFactsKey, type StoredParseFacts } from './map-file.js';
 export interface FileFigures {
   outcomes: Partial<Record<Outcome, number>>;
   resources: Map<string, Partial<Record<Outcome, number>>>;
-  reasons: Map<string, { count: number; example: { file: string; line: number } }>;
+  /** key -> group; `text` is the English message's shape (values replaced), code/params the stable reason */
+  reasons: Map<string, { count: number; example: { file: string; line: number }; text: string; outcome: Outcome; code?: string; params?: Record<string, string | number> }>;
   attention: AttentionItem[];
   resultFile: string | null;
   rejectsFile: string | null;
@@ -85,11 +86,18 @@ export async function finishFile(opts: {
       const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt';
       if (needsAttention) {
         const reason = row.error ?? outcome;
-        const k = `${outcome}: ${reasonKey(reason)}`;
+        // grouped by stable code (and field / resource) when the record carries one, else by the message's shape
+        const code = row.reason;
+        const k = code
+          ? `${outcome}: ${code.code}|${String(code.params?.['field'] ?? '').replace(/\[\d+\]/g, '[]')}|${code.params?.['resource'] ?? ''}|${code.params?.['status'] ?? ''}`
+          : `${outcome}: ${reasonKey(reason)}`;
         const r = figures.reasons.get(k);
         if (r) r.count++;
-        else figures.reasons.set(k, { count: 1, example: { file: file.name, line } });
-        if (figures.attention.length < ATTENTION_CAP) figures.attention.push({ file: file.name, line, target: row.target, key: row.key, outcome, reason });
+        else figures.reasons.set(k, { count: 1, example: { file: file.name, line }, text: reasonKey(reason), outcome, ...(code ? { code: code.code, params: code.params ?? {} } : {}) });
+        if (figures.attention.length < ATTENTION_CAP) {
+          const original = row.raw?.[0] ? (row.raw[0].cells ? [...row.raw[0].cells] : row.raw[0].text !== undefined ? [row.raw[0].text] : undefined) : undefined;
+          figures.attention.push({ file: file.name, line, target: row.target, key: row.key, outcome, reason, ...(code ? { code: code.code, params: code.params ?? {} } : {}), ...(original ? { original } : {}) });
+        }
       }
       // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
       const fixable = outcome === 'rejected' || (outcome === 'held' && (row.error ?? '').includes('depends on'));

@@ -9,6 +9,7 @@ import type { Journal, NewRecord } from '../journal/types.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
 import { InputError } from '../shared/errors.js';
 import { payloadHash } from '../push/pipeline.js';
+import { reasonOfIssues } from '../shared/reason.js';
 
 export interface StoredParseFacts {
   headerCells?: string[];
@@ -54,6 +55,7 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord
     status: 'rejected',
     // the mapping's messages are self-contained ("line 14: field weight: '12,3,4' is not a number")
     error: j.issues.map((i) => i.message).join(' | '),
+    ...(reasonOfIssues(j.issues) ? { reason: reasonOfIssues(j.issues)! } : {}),
   };
 }
 

@@ -15,6 +15,8 @@ import { mapFileToJournal } from './map-file.js';
 import { finishFile, type FileFigures } from './finish-file.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
+import { createI18n, type I18n } from '../i18n/index.js';
+import { reconcileAfterSync } from '../reconcile/stock.js';
 import { writeRunReport } from '../outbox/report.js';
 import { VERSION } from '../shared/version.js';
 import { errorMessage, isBridgeError } from '../shared/errors.js';
@@ -39,8 +41,10 @@ export interface RunResult {
   exitCode: number;
   summary: RunSummary;
   report: { html: string; csv: string; json: string } | null;
-  /** one line for the end of the command's output */
+  /** one line for the end of the command's output, in the outbox locale (what people read) */
   line: string;
+  /** the same line in English, for the log (logs stay English for operators) */
+  logLine: string;
 }
 
 interface Working {
@@ -53,6 +57,8 @@ interface Working {
   error?: string;
   duplicateOf?: string;
   figures?: FileFigures;
+  /** where the original went when the file is in error (the error/ folder) */
+  errorPath?: string;
   startedMs: number;
   finishedMs?: number;
   rows: number;
@@ -313,6 +319,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       if (w.error) {
         if (!opts.dryRun) {
           const moved = await moveToError(w.claimed, w.error, { runId, date: started, logger: log });
+          w.errorPath = moved.path;
           await journal.updateFile(w.row.id, { status: 'error', error: w.error, path: moved.path });
           await journal.releaseFileLease(w.row.id, owner);
         }
@@ -325,6 +332,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
         await journal.releaseFileLease(w.row.id, owner);
+        // a stock file just synchronised: does the WMS now hold what it says? (outbox.reconcileStock)
+        if (config.outbox.reconcileStock && w.mapping?.target === 'StockSync' && (w.figures.outcomes.updated ?? 0) > 0) {
+          await reconcileAfterSync(ctx, w.mapping, archived, log);
+        }
       }
     } catch (err) {
       problems.push(`${w.row.name}: ${errorMessage(err)}`);
@@ -351,15 +362,20 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
   try {
-    report = await writeRunReport(config.outboxDir, summary, { csvFormat: config.outbox.csv, ...(config.outbox.csv.timeZone ? { timeZone: config.outbox.csv.timeZone } : {}) });
+    report = await writeRunReport(config.outboxDir, summary, {
+      csvFormat: { ...config.outbox.csv, timeZone: config.outbox.csv.timeZone ?? config.outbox.timeZone },
+      timeZone: config.outbox.timeZone,
+      locale: config.outbox.locale,
+    });
   } catch (err) {
     problems.push(`report: ${errorMessage(err)}`);
     log.error({ err }, 'could not write the run report');
     if (exitCode === 0) exitCode = 1;
   }
   for (const p of problems) log.warn(p);
-  const line = summaryLine(summary, report?.html ?? null, problems.length);
-  return { exitCode, summary, report, line };
+  const line = summaryLine(summary, report?.html ?? null, problems.length, createI18n(config.outbox.locale, config.outbox.timeZone));
+  const logLine = summaryLine(summary, report?.html ?? null, problems.length, createI18n('en', config.outbox.timeZone));
+  return { exitCode, summary, report, line, logLine };
   } finally {
     clearInterval(renew);
     for (const id of taken) ctx.busyFiles.delete(id);
@@ -399,7 +415,7 @@ function buildSummary(a: {
   const totals = emptyTotals();
   const files: FileSummary[] = [];
   const resources = new Map<string, Partial<Record<Outcome, number>>>();
-  const reasons = new Map<string, { count: number; example: { file: string; line: number } }>();
+  const reasons: FileFigures['reasons'] = new Map();
   const attention: RunSummary['attention'] = [];
   for (const w of a.working) {
     const f = w.figures;
@@ -414,6 +430,7 @@ function buildSummary(a: {
       outcomes: f?.outcomes ?? {},
       ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
       ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
+      ...(w.errorPath ? { archivedTo: w.errorPath } : {}),
       ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `duplicate of ${w.duplicateOf}: not processed again (use --force to process it anyway)` } : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
     });
@@ -460,7 +477,9 @@ function buildSummary(a: {
     totals,
     files,
     resources: [...resources].map(([target, outcomes]) => ({ target, outcomes })),
-    errorReasons: [...reasons].map(([reason, v]) => ({ reason, ...v })).sort((x, y) => y.count - x.count),
+    errorReasons: [...reasons]
+      .map(([, v]) => ({ reason: `${v.outcome}: ${v.text}`, count: v.count, example: v.example, outcome: v.outcome, ...(v.code ? { code: v.code, params: v.params ?? {} } : {}) }))
+      .sort((x, y) => y.count - x.count),
     timeline: a.timeline,
     attention,
   };
@@ -508,13 +527,16 @@ async function countOpen(journal: AppContext['journal']): Promise<number> {
   return (c.held ?? 0) + (c.in_doubt ?? 0) + (c.failed ?? 0);
 }
 
-export function summaryLine(s: RunSummary, reportPath: string | null, problems: number): string {
-  const parts = OUTCOMES.filter((o) => (s.totals[o] ?? 0) > 0).map((o) => `${s.totals[o]} ${o}`);
+/** The one line `run` prints at the end, in the outbox locale (default pt-BR). */
+export function summaryLine(s: RunSummary, reportPath: string | null, problems: number, i18n: I18n = createI18n()): string {
+  const { t } = i18n;
+  const parts = OUTCOMES.filter((o) => (s.totals[o] ?? 0) > 0).map((o) => `${i18n.num(s.totals[o])} ${i18n.outcome(o).toLowerCase()}`);
   const errors = s.files.filter((f) => f.status === 'error').length;
   const dups = s.files.filter((f) => f.status === 'duplicate').length;
-  const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
-  const tail = reportPath ? `; report ${reportPath}` : '';
-  const open = s.openRecords ? `; ${s.openRecords} record(s) held, in doubt or failed wait for \`wmsbridge resolve\`` : '';
-  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+  const head = `${t('line.files', { n: s.totals.files })}${errors ? t('line.inError', { n: errors }) : ''}${dups ? t('line.duplicate', { n: dups }) : ''}, ${t('line.records', { n: s.totals.records })}`;
+  const tail = reportPath ? t('line.report', { path: reportPath }) : '';
+  const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';
+  const outage = s.outage ? t('line.outage', { n: s.outage.waiting }) : '';
+  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${outage}${open}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
 

@@ -75,7 +75,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
         metrics.recordRun(result.summary);
         lastRunOk = result.exitCode === 0;
         lastRunAt = new Date().toISOString();
-        logger.info({ exitCode: result.exitCode }, result.line);
+        logger.info({ exitCode: result.exitCode }, result.logLine);
       } catch (err) {
         lastRunOk = false;
         logger.error({ err }, `batch failed: ${errorMessage(err)}`);
@@ -124,7 +124,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
       }
       const result = await runOnce(ctx, { command: 'watch', ready: [], mappings, signal: abort.signal, onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome) });
       metrics.recordRun(result.summary);
-      logger.info({ exitCode: result.exitCode }, `resumed: ${result.line}`);
+      logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
     })()
       .catch((err: unknown) => logger.warn({ err }, 'could not resume files'))
       .finally(() => {

@@ -4,13 +4,14 @@
  * <stateDir>/demo/inbox and processed from there with a fresh journal and a fresh sandbox.
  */
 import { cp, rm, mkdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
 import { discoverChannels } from '../config/load.js';
 import { runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { ConfigError } from '../shared/errors.js';
+import { createI18n } from '../i18n/index.js';
 
 const HELP = `usage: wmsbridge demo [options]
 
@@ -48,16 +49,19 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
     // the samples are complete already: no need to wait for the stability checks' full period
     const result = await runOnce(ctx, { command: 'demo', ready, mappings, progress: process.stderr.isTTY === true });
     const s = result.summary;
+    // what a person reads: in the outbox locale, like the report
+    const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
     for (const f of s.files) {
       const outs = Object.entries(f.outcomes)
         .filter(([, n]) => n)
-        .map(([o, n]) => `${n} ${o}`)
+        .map(([o, n]) => `${i18n.num(n ?? 0)} ${i18n.outcome(o).toLowerCase()}`)
         .join(', ');
-      io.stdout.write(`  ${f.status.padEnd(9)} ${`${f.channel}/${f.name}`.padEnd(44)} ${outs || f.error || ''}\n`);
+      const status = i18n.has(`fileStatus.${f.status}`) ? i18n.t(`fileStatus.${f.status}`) : f.status;
+      io.stdout.write(`  ${status.padEnd(9)} ${`${f.channel}/${f.name}`.padEnd(44)} ${outs || f.error || ''}\n`);
     }
     io.stdout.write(`\n  ${result.line}\n`);
     if (result.report) {
-      io.stdout.write(`\n  report   ${rel(result.report.html)}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`);
+      io.stdout.write(`\n  report   ${rel(result.report.html)}\n  excel    ${rel(join(dirname(result.report.html), 'report.xlsx'))}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`);
       if (s.files.some((f) => f.rejectsFile)) io.stdout.write(`  rejects  ${rel(join(config.outboxDir, 'rejects'))}/\n`);
     }
     io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoDir)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);

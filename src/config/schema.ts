@@ -162,8 +162,37 @@ export const ConfigSchema = z.strictObject({
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
   outbox: z
-    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file') })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false })
+    .strictObject({
+      csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'),
+      doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'),
+      locale: z.enum(['pt-BR', 'en']).default('pt-BR').describe('language of what people read in the outbox: report, CSV/XLSX headers, outcome names, reasons, the summary printed by run (logs stay English)'),
+      timeZone: z
+        .string()
+        .refine((tz) => {
+          try {
+            new Intl.DateTimeFormat('en', { timeZone: tz });
+            return true;
+          } catch {
+            return false;
+          }
+        }, 'not an IANA time zone (e.g. America/Sao_Paulo)')
+        .default('America/Sao_Paulo')
+        .describe('IANA time zone of the dates and times people read in the outbox (report, XLSX; CSVs too unless csv.timeZone says otherwise)'),
+      reconcileStock: z
+        .boolean()
+        .default(false)
+        .describe('after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)'),
+      reconcileSchedule: z
+        .strictObject({
+          schedule: z.string().min(1).describe("'every 2h', 'daily 06:00', 'weekdays 06:30' (zone: outbox.timeZone)"),
+          dir: z.string().min(1).describe('folder searched (with its sub-folders) for the ERP stock file, e.g. inbox/estoque/.wmsbridge/archive'),
+          files: z.string().default('*').describe('file name glob; the newest matching file is reconciled'),
+          mapping: z.string().optional().describe('mapping name (default: the stock mapping matching the file)'),
+        })
+        .optional()
+        .describe('reconcile the newest ERP stock file with the WMS on a schedule (watch, run --pulls)'),
+    })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),
   watch: z
     .strictObject({

@@ -90,10 +90,10 @@ export function createPgWriteQueue(opts: {
       const s = ws as Array<Extract<PgWrite, { kind: 'settle' }>>;
       const r = await run<{ id: number }>(
         `UPDATE ${S}.records AS r
-            SET status = v.status, outcome = v.outcome, error = v.error, updated_at = now(),
+            SET status = v.status, outcome = v.outcome, error = v.error, reason = v.reason, updated_at = now(),
                 wms_id = CASE WHEN v.keep_wms_id THEN r.wms_id ELSE v.wms_id END
-           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[])
-                AS v(id, status, outcome, error, wms_id, keep_wms_id)
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::text[])
+                AS v(id, status, outcome, error, wms_id, keep_wms_id, reason)
           WHERE r.id = v.id
           RETURNING r.id`,
         [
@@ -103,6 +103,7 @@ export function createPgWriteQueue(opts: {
           s.map((w) => w.result.error ?? null),
           s.map((w) => w.result.wmsId ?? null),
           s.map((w) => w.result.wmsId === undefined),
+          s.map((w) => (w.result.reason ? JSON.stringify(w.result.reason) : null)),
         ],
         'batchSettle',
       );

@@ -149,6 +149,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_events_undelivered ON S.webhook_events (id) WHERE delivered_at IS NULL;
   `,
+  // (issue 15) the reason of a record's error as a stable code and its parameters (JSON text), for the outbox locale
+  `
+  ALTER TABLE S.records ADD COLUMN reason TEXT;
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -370,6 +374,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       raw: [] as (string | null)[],
       status: [] as (string | null)[],
       error: [] as (string | null)[],
+      reason: [] as (string | null)[],
     };
     for (const r of records) {
       cols.target.push(r.target ?? null);
@@ -383,15 +388,16 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       cols.raw.push(r.raw === undefined ? null : JSON.stringify(r.raw));
       cols.status.push(r.status ?? 'pending');
       cols.error.push(r.error ?? null);
+      cols.reason.push(r.reason ? JSON.stringify(r.reason) : null);
     }
     // unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order
     await c(
-      `INSERT INTO ${S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, attempts, updated_at)
-       SELECT $1, t.target, t.op, t.key, t.source::json, t.mapping, t.payload::json, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, 0, now()
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
-         WITH ORDINALITY AS t(target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, ord)
+      `INSERT INTO ${S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+       SELECT $1, t.target, t.op, t.key, t.source::json, t.mapping, t.payload::json, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, t.reason, 0, now()
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+         WITH ORDINALITY AS t(target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, ord)
        ORDER BY t.ord`,
-      [fileId, cols.target, cols.op, cols.key, cols.source, cols.mapping, cols.payload, cols.payloadHash, cols.attachmentPath, cols.raw, cols.status, cols.error],
+      [fileId, cols.target, cols.op, cols.key, cols.source, cols.mapping, cols.payload, cols.payloadHash, cols.attachmentPath, cols.raw, cols.status, cols.error, cols.reason],
     );
   }
 
@@ -625,7 +631,7 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       op('requeue', async () => {
         if (recordIds.length === 0) return 0;
         const r = await q(
-          `UPDATE ${S}.records SET status = 'pending', outcome = NULL, error = NULL, updated_at = now()
+          `UPDATE ${S}.records SET status = 'pending', outcome = NULL, error = NULL, reason = NULL, updated_at = now()
            WHERE status IN ('held', 'failed', 'in_doubt') AND id = ANY($1::bigint[])`,
           [recordIds],
         );

@@ -4,6 +4,7 @@
  * the caller of toRecordRow says with `json`.
  */
 import type { Target, RefResource } from '../wms/targets.js';
+import type { Reason } from '../shared/reason.js';
 import type { FileRow, FileStatus, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
 
 export interface FileDbRow {
@@ -40,6 +41,8 @@ export interface RecordDbRow<J> {
   outcome: RecordRow['outcome'];
   wms_id: string | null;
   error: string | null;
+  /** JSON text of a Reason (absent before migration 3) */
+  reason?: string | null;
   attempts: number;
   updated_at: string;
 }
@@ -101,6 +104,13 @@ export function toRecordRow<J>(r: RecordDbRow<J>, json: (v: J) => unknown): Reco
   };
   if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
   if (r.raw !== null) row.raw = json(r.raw) as RecordRow['raw'];
+  if (r.reason) {
+    try {
+      row.reason = JSON.parse(r.reason) as Reason;
+    } catch {
+      // a reason that cannot be read is shown as its English message
+    }
+  }
   return row;
 }
 

@@ -20,8 +20,8 @@ export const QUEUED_WRITES = {
 
   settle(stmt: StatementCache, recordId: number, result: RecordResult): void {
     const keepWmsId = result.wmsId === undefined;
-    const info = stmt(`UPDATE records SET status = ?, outcome = ?, error = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`).run(
-      ...[result.status, result.outcome, result.error ?? null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId],
+    const info = stmt(`UPDATE records SET status = ?, outcome = ?, error = ?, reason = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`).run(
+      ...[result.status, result.outcome, result.error ?? null, result.reason ? JSON.stringify(result.reason) : null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId],
     );
     if (info.changes === 0) throw new Error(`record ${recordId} not found`);
   },

@@ -140,6 +140,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX records_by_file ON records (file_id);
   `,
+  // (issue 15) the reason of a record's error as a stable code and its parameters (JSON), for the outbox locale
+  `
+  ALTER TABLE records ADD COLUMN reason TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -305,8 +309,8 @@ function buildJournal(
 
   const addRecordsTx = db.transaction((fileId: number, records: NewRecord[]) => {
     const insert = stmt(
-      `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, attempts, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
     );
     const ts = now();
     for (const r of records) {
@@ -323,6 +327,7 @@ function buildJournal(
         r.raw === undefined ? null : JSON.stringify(r.raw),
         r.status ?? 'pending',
         r.error ?? null,
+        r.reason ? JSON.stringify(r.reason) : null,
         ts,
       );
     }
@@ -545,7 +550,7 @@ function buildJournal(
       op('requeue', () => {
         if (recordIds.length === 0) return 0;
         return stmt(
-          `UPDATE records SET status = 'pending', outcome = NULL, error = NULL, updated_at = ?
+          `UPDATE records SET status = 'pending', outcome = NULL, error = NULL, reason = NULL, updated_at = ?
            WHERE status IN ('held', 'failed', 'in_doubt') AND id IN (SELECT value FROM json_each(?))`,
         ).run(now(), JSON.stringify(recordIds)).changes;
       }),

@@ -6,6 +6,7 @@
 import type { LatencySnapshot } from '../shared/metrics.js';
 import type { RawRow, RecordOp, SourceLocation } from '../map/types.js';
 import type { Target, RefResource } from '../wms/targets.js';
+import type { Reason } from '../shared/reason.js';
 
 export type FileStatus =
   | 'claimed' // moved into the working folder, not fully mapped yet
@@ -65,15 +66,18 @@ export interface NewRecord {
   /** records rejected at map time are journaled too, with status 'rejected' and the issues */
   status?: 'pending' | 'rejected';
   error?: string;
+  /** the error as a stable code and its parameters: the outbox renders it in the reader's language */
+  reason?: Reason;
 }
 
-export interface RecordRow extends Omit<NewRecord, 'status' | 'error'> {
+export interface RecordRow extends Omit<NewRecord, 'status' | 'error' | 'reason'> {
   id: number;
   fileId: number;
   status: RecordStatus;
   outcome: RecordOutcome | null;
   wmsId: string | null;
   error: string | null;
+  reason?: Reason;
   attempts: number;
   updatedAt: string;
 }
@@ -92,6 +96,8 @@ export interface RecordResult {
   outcome: RecordOutcome;
   wmsId?: string | null;
   error?: string | null;
+  /** the error as a stable code and its parameters (the English `error` stays for logs and machines) */
+  reason?: Reason | null;
 }
 
 export interface XrefEntry {

@@ -19,6 +19,9 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { writeFileAtomic, outboxError } from './atomic.js';
 import { createCsvWriter, resolveCsvFormat, type CsvFormatOptions } from './csv.js';
 import { ATTENTION_OUTCOMES, OUTCOMES, type Outcome, type RunSummary } from './types.js';
+import { createI18n, isOutageReason, type I18n, type Locale } from '../i18n/index.js';
+import type { Reason } from '../shared/reason.js';
+import { writeXlsx, type XlsxColumn } from './xlsx.js';
 
 export interface RunReportOptions {
   /** IANA zone for the dates shown (and the folder name). @default the machine's time zone */
@@ -29,12 +32,18 @@ export interface RunReportOptions {
   maxChartFiles?: number;
   /** most attention rows listed. @default 500 */
   maxAttention?: number;
+  /** language of the page, the CSV headers and the workbook. @default 'pt-BR' */
+  locale?: Locale;
+  /** the run's report folder, when the page is written elsewhere (latest.html) */
+  reportDir?: string;
 }
 
 export interface RunReportPaths {
   html: string;
   csv: string;
   json: string;
+  /** report.xlsx: the same tables as the CSVs, with typed cells */
+  xlsx: string;
   /** the report folder */
   dir: string;
   latest: string;
@@ -53,7 +62,7 @@ export function escapeHtml(value: unknown): string {
     .replace(/'/g, '&#39;');
 }
 
-/** Colour-blind safe palette (Okabe-Ito based) with a readable label per outcome. */
+/** Colour-blind safe palette (Okabe-Ito based); labels come from the outbox locale (i18n outcome.*). */
 export const OUTCOME_STYLE: Record<Outcome, { color: string; label: string }> = {
   created: { color: '#009E73', label: 'Created' },
   updated: { color: '#0072B2', label: 'Updated' },
@@ -68,6 +77,11 @@ export const OUTCOME_STYLE: Record<Outcome, { color: string; label: string }> = 
 
 function tzName(timeZone: string | undefined): string {
   return timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+}
+
+/** The i18n of a report: options.locale (default pt-BR) and options.timeZone (default the machine's). */
+export function reportI18n(options: Pick<RunReportOptions, 'locale' | 'timeZone'> = {}): I18n {
+  return createI18n(options.locale ?? 'pt-BR', tzName(options.timeZone));
 }
 
 function dateParts(iso: string, timeZone: string | undefined): Record<string, string> | undefined {
@@ -160,19 +174,95 @@ export function attentionCount(summary: RunSummary): number {
   return ATTENTION_OUTCOMES.reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
 }
 
-/** The run's exit status in words. */
-export function statusInWords(summary: RunSummary): { text: string; tone: 'ok' | 'warn' | 'bad' } {
+type ReasonGroup = RunSummary['errorReasons'][number];
+
+function groupReason(r: ReasonGroup): Reason | undefined {
+  return r.code ? { code: r.code, ...(r.params ? { params: r.params } : {}) } : undefined;
+}
+
+/** records that failed (or were not sent) because the WMS was unavailable: they go with the next run */
+function isOutageGroup(r: ReasonGroup): boolean {
+  return r.outcome !== 'in-doubt' && isOutageReason(groupReason(r));
+}
+
+/** Records that wait because the WMS was unavailable (outage facts of the run, else outage-coded reasons). */
+export function outageWaiting(summary: RunSummary): number {
+  if (summary.outage) return summary.outage.waiting;
+  const failed = summary.errorReasons.filter(isOutageGroup).reduce((n, r) => n + r.count, 0);
+  // the records that failed for it, and those the run could not even try (left pending)
+  return failed > 0 ? Math.min(failed, summary.totals.failed + summary.totals['in-doubt']) + summary.totals.skipped : 0;
+}
+
+/** The run's exit status in words, in the report's locale. */
+export function statusInWords(summary: RunSummary, i18n: I18n = reportI18n()): { text: string; tone: 'ok' | 'warn' | 'bad' } {
+  const { t } = i18n;
   const need = attentionCount(summary);
   const fileErrors = summary.files.filter((f) => f.status === 'error').length;
-  const prefix = summary.dryRun ? 'Dry run: ' : '';
+  const dups = summary.files.filter((f) => f.status === 'duplicate').length;
+  const prefix = summary.dryRun ? t('status.prefixDry') : '';
+  const outage = outageWaiting(summary);
+  if (outage > 0 && outage >= need) return { text: `${prefix}${t('status.outage', { n: outage })}`, tone: 'warn' };
   if (need > 0) {
-    const files = fileErrors > 0 ? `, ${fileErrors} file${fileErrors === 1 ? '' : 's'} failed` : '';
-    return { text: `${prefix}${formatCount(need)} record${need === 1 ? ' needs' : 's need'} attention${files}`, tone: 'warn' };
+    const files = fileErrors > 0 ? t('status.andFilesFailed', { n: fileErrors }) : '';
+    return { text: `${prefix}${t('status.need', { n: need })}${files}`, tone: 'warn' };
   }
-  if (fileErrors > 0) return { text: `${prefix}${fileErrors} file${fileErrors === 1 ? '' : 's'} could not be processed`, tone: 'bad' };
-  if (summary.exitCode !== 0) return { text: `${prefix}run failed (exit code ${summary.exitCode})`, tone: 'bad' };
-  if (summary.totals.records === 0 && summary.totals.files === 0) return { text: `${prefix}nothing to do`, tone: 'ok' };
-  return { text: summary.dryRun ? 'Dry run: all records valid, nothing was sent' : 'All delivered', tone: 'ok' };
+  if (fileErrors > 0) return { text: `${prefix}${t('status.filesFailed', { n: fileErrors })}`, tone: 'bad' };
+  if (summary.exitCode !== 0) return { text: `${prefix}${t('status.runFailed', { code: summary.exitCode })}`, tone: 'bad' };
+  if (dups > 0 && dups === summary.files.length && summary.totals.records === 0) return { text: `${prefix}${t('status.allDuplicates', { n: dups })}`, tone: 'ok' };
+  if (summary.totals.records === 0 && summary.totals.files === 0) return { text: `${prefix}${t('status.nothing')}`, tone: 'ok' };
+  return { text: summary.dryRun ? t('status.dryAllValid') : t('status.allDelivered'), tone: 'ok' };
+}
+
+export interface Cause {
+  kind: 'outage' | 'auth' | 'rejected' | 'held' | 'in-doubt' | 'failed' | 'file-error' | 'duplicates' | 'open' | 'ok';
+  tone: 'ok' | 'warn' | 'bad';
+  /** one sentence in the report's locale (plain text) */
+  text: string;
+  count: number;
+  example?: { file: string; line: number };
+}
+
+/**
+ * "What happened and what do I do": one sentence per cause, most urgent first. An outage is ONE line
+ * (however many records and reasons it produced) with how many records wait for the next run.
+ */
+export function reportCauses(summary: RunSummary, i18n: I18n = reportI18n()): Cause[] {
+  const { t } = i18n;
+  const causes: Cause[] = [];
+  const reasons = [...summary.errorReasons].sort((a, b) => b.count - a.count);
+  const outageReasons = reasons.filter(isOutageGroup);
+  const waiting = outageWaiting(summary);
+  if (waiting > 0) {
+    const top = outageReasons[0];
+    let what = top ? i18n.reason(groupReason(top), top.reason) : i18n.reason({ code: summary.outage?.code ?? 'E_WMS_NETWORK' });
+    if (summary.outage?.since) what += `, ${t('cause.outageSince', { since: i18n.dateTime(summary.outage.since) })}`;
+    causes.push({ kind: 'outage', tone: 'warn', text: t('cause.outage', { n: waiting, what }), count: waiting });
+  }
+  const auth = reasons.filter((r) => r.code === 'E_WMS_AUTH');
+  const authCount = auth.reduce((n, r) => n + r.count, 0);
+  if (authCount > 0) causes.push({ kind: 'auth', tone: 'bad', text: t('cause.auth', { n: authCount }), count: authCount });
+  for (const r of reasons) {
+    const reason = groupReason(r);
+    if (isOutageGroup(r) || r.code === 'E_WMS_AUTH') continue;
+    void reason;
+    const outcome = r.outcome ?? ((/^([a-z-]+):/.exec(r.reason)?.[1] ?? 'rejected') as Outcome);
+    const text = i18n.reason(reason, r.reason.replace(/^[a-z-]+: /, ''));
+    const kind = outcome === 'held' ? 'held' : outcome === 'in-doubt' ? 'in-doubt' : outcome === 'failed' ? 'failed' : 'rejected';
+    const key = kind === 'held' ? 'cause.held' : kind === 'in-doubt' ? 'cause.inDoubt' : kind === 'failed' ? 'cause.failed' : 'cause.data';
+    causes.push({ kind, tone: kind === 'rejected' ? 'bad' : 'warn', text: t(key, { n: r.count, reason: text }), count: r.count, ...(r.example ? { example: r.example } : {}) });
+  }
+  const errors = summary.files.filter((f) => f.status === 'error');
+  if (errors.length === 1) {
+    causes.push({ kind: 'file-error', tone: 'bad', text: t('cause.fileError', { n: 1, file: errors[0]!.name, error: errors[0]!.error ?? '' }), count: 1 });
+  } else if (errors.length > 1) {
+    causes.push({ kind: 'file-error', tone: 'bad', text: t('cause.fileError', { n: errors.length }), count: errors.length });
+  }
+  const dups = summary.files.filter((f) => f.status === 'duplicate').length;
+  if (dups > 0) causes.push({ kind: 'duplicates', tone: 'ok', text: t('cause.duplicates', { n: dups }), count: dups });
+  const need = attentionCount(summary);
+  if (summary.openRecords && summary.openRecords > need) causes.push({ kind: 'open', tone: 'warn', text: t('cause.open', { n: summary.openRecords }), count: summary.openRecords });
+  if (causes.length === 0 && summary.totals.records > 0 && summary.exitCode === 0) causes.push({ kind: 'ok', tone: 'ok', text: t('cause.allGood'), count: 0 });
+  return causes;
 }
 
 function outcomeSum(o: Partial<Record<Outcome, number>>): number {
@@ -200,19 +290,16 @@ function ellipsizeMiddle(s: string, max: number): string {
   return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
 }
 
-function legend(outcomes: readonly Outcome[]): string {
+function legend(outcomes: readonly Outcome[], i18n: I18n): string {
   return `<ul class="legend">${outcomes
-    .map(
-      (o) =>
-        `<li><span class="sw" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(OUTCOME_STYLE[o].label)}</li>`,
-    )
+    .map((o) => `<li><span class="sw" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</li>`)
     .join('')}</ul>`;
 }
 
-/** Chart 1: stacked horizontal bars of outcomes per file. */
-export function renderOutcomesChart(summary: RunSummary, maxFiles = 30): string {
-  const files = summary.files.filter((f) => outcomeSum(f.outcomes) > 0);
-  if (files.length === 0) return '<p class="empty">No records were settled in this run.</p>';
+/** Chart 1: stacked horizontal bars of outcomes per file; files in error (moved to error/) have a marked row. */
+export function renderOutcomesChart(summary: RunSummary, maxFiles = 30, i18n: I18n = reportI18n()): string {
+  const files = summary.files.filter((f) => outcomeSum(f.outcomes) > 0 || f.status === 'error');
+  if (files.length === 0) return `<p class="empty">${escapeHtml(i18n.t('report.noRecordsSettled'))}</p>`;
   const shown = files.slice(0, maxFiles);
   const used = OUTCOMES.filter((o) => shown.some((f) => (f.outcomes[o] ?? 0) > 0));
   const labelW = 290;
@@ -221,13 +308,12 @@ export function renderOutcomesChart(summary: RunSummary, maxFiles = 30): string 
   const rowH = 26;
   const top = 8;
   const height = top + shown.length * rowH + 26;
-  const max = niceMax(Math.max(...shown.map((f) => outcomeSum(f.outcomes))));
+  const max = niceMax(Math.max(1, ...shown.map((f) => outcomeSum(f.outcomes))));
   const parts: string[] = [];
-  // grid
   for (let i = 0; i <= 4; i++) {
     const x = labelW + (barW * i) / 4;
     parts.push(`<line x1="${x}" y1="${top - 4}" x2="${x}" y2="${height - 22}" class="grid"/>`);
-    parts.push(`<text x="${x}" y="${height - 6}" class="tick" text-anchor="middle">${formatCount((max * i) / 4)}</text>`);
+    parts.push(`<text x="${x}" y="${height - 6}" class="tick" text-anchor="middle">${escapeHtml(i18n.num((max * i) / 4))}</text>`);
   }
   shown.forEach((f, i) => {
     const y = top + i * rowH;
@@ -235,27 +321,35 @@ export function renderOutcomesChart(summary: RunSummary, maxFiles = 30): string 
     parts.push(
       `<text x="${labelW - 8}" y="${y + 16}" class="lbl" text-anchor="end"><title>${escapeHtml(f.name)}</title>${escapeHtml(ellipsizeMiddle(f.name, 32))}</text>`,
     );
+    if (f.status === 'error' && total === 0) {
+      const label = i18n.t('report.fileInError');
+      parts.push(
+        `<rect x="${labelW}" y="${y + 4}" width="${barW}" height="${rowH - 9}" class="errbar"><title>${escapeHtml(`${f.name}: ${label}${f.error ? `: ${f.error}` : ''}`)}</title></rect>`,
+      );
+      parts.push(`<text x="${labelW + 8}" y="${y + 16}" class="errlbl">${escapeHtml(label)}</text>`);
+      return;
+    }
     let x = labelW;
     for (const o of OUTCOMES) {
       const n = f.outcomes[o] ?? 0;
       if (n <= 0) continue;
       const w = (barW * n) / max;
       parts.push(
-        `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${Math.max(w, 0.8).toFixed(2)}" height="${rowH - 9}" fill="${OUTCOME_STYLE[o].color}"><title>${escapeHtml(`${f.name}: ${formatCount(n)} ${OUTCOME_STYLE[o].label.toLowerCase()}`)}</title></rect>`,
+        `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${Math.max(w, 0.8).toFixed(2)}" height="${rowH - 9}" fill="${OUTCOME_STYLE[o].color}"><title>${escapeHtml(`${f.name}: ${i18n.num(n)} ${i18n.outcome(o).toLowerCase()}`)}</title></rect>`,
       );
       x += w;
     }
-    parts.push(`<text x="${(x + 6).toFixed(2)}" y="${y + 16}" class="val">${formatCount(total)}</text>`);
+    parts.push(`<text x="${(x + 6).toFixed(2)}" y="${y + 16}" class="val">${escapeHtml(i18n.num(total))}</text>`);
   });
-  const more =
-    files.length > shown.length ? `<p class="note">Showing ${shown.length} of ${files.length} files; the table below lists all.</p>` : '';
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="Outcomes per file, stacked"><title>Outcomes per file</title>${parts.join('')}</svg>${legend(used)}${more}`;
+  const more = files.length > shown.length ? `<p class="note">${escapeHtml(i18n.t('report.showingFiles', { shown: shown.length, total: files.length }))}</p>` : '';
+  const title = i18n.t('report.outcomesPerFile');
+  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${escapeHtml(title)}"><title>${escapeHtml(title)}</title>${parts.join('')}</svg>${legend(used, i18n)}${more}`;
 }
 
 /** Chart 2: cumulative records settled over time (line + area). */
-export function renderTimelineChart(summary: RunSummary): string {
+export function renderTimelineChart(summary: RunSummary, i18n: I18n = reportI18n()): string {
   const pts = [...summary.timeline].filter((p) => Number.isFinite(p.atMs) && Number.isFinite(p.settled)).sort((a, b) => a.atMs - b.atMs);
-  if (pts.length === 0) return '<p class="empty">No timeline recorded for this run.</p>';
+  if (pts.length === 0) return `<p class="empty">${escapeHtml(i18n.t('report.noTimeline'))}</p>`;
   if (pts[0]!.atMs > 0) pts.unshift({ atMs: 0, settled: 0 });
   const width = 860;
   const height = 240;
@@ -271,9 +365,9 @@ export function renderTimelineChart(summary: RunSummary): string {
   for (let i = 0; i <= 4; i++) {
     const yv = (maxY * i) / 4;
     parts.push(`<line x1="${left}" y1="${sy(yv).toFixed(1)}" x2="${width - right}" y2="${sy(yv).toFixed(1)}" class="grid"/>`);
-    parts.push(`<text x="${left - 8}" y="${(sy(yv) + 4).toFixed(1)}" class="tick" text-anchor="end">${formatCount(yv)}</text>`);
+    parts.push(`<text x="${left - 8}" y="${(sy(yv) + 4).toFixed(1)}" class="tick" text-anchor="end">${escapeHtml(i18n.num(yv))}</text>`);
     const xv = (maxX * i) / 4;
-    parts.push(`<text x="${sx(xv).toFixed(1)}" y="${height - bottom + 18}" class="tick" text-anchor="middle">${escapeHtml(formatDuration(xv))}</text>`);
+    parts.push(`<text x="${sx(xv).toFixed(1)}" y="${height - bottom + 18}" class="tick" text-anchor="middle">${escapeHtml(i18n.duration(xv))}</text>`);
   }
   const line = pts.map((p) => `${sx(p.atMs).toFixed(1)},${sy(p.settled).toFixed(1)}`).join(' ');
   const area = `${sx(pts[0]!.atMs).toFixed(1)},${sy(0).toFixed(1)} ${line} ${sx(pts[pts.length - 1]!.atMs).toFixed(1)},${sy(0).toFixed(1)}`;
@@ -281,14 +375,22 @@ export function renderTimelineChart(summary: RunSummary): string {
   parts.push(`<polyline points="${line}" class="line"/>`);
   const last = pts[pts.length - 1]!;
   parts.push(`<circle cx="${sx(last.atMs).toFixed(1)}" cy="${sy(last.settled).toFixed(1)}" r="4" class="dot"/>`);
-  parts.push(`<text x="${width - right}" y="${height - 4}" class="axis" text-anchor="end">time since start</text>`);
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="Records settled over time: ${formatCount(last.settled)} after ${escapeHtml(formatDuration(last.atMs))}"><title>Records settled over time</title>${parts.join('')}</svg>`;
+  parts.push(`<text x="${width - right}" y="${height - 4}" class="axis" text-anchor="end">${escapeHtml(i18n.t('report.timeSinceStart'))}</text>`);
+  const title = i18n.t('report.settledOverTime');
+  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${escapeHtml(`${title}: ${i18n.num(last.settled)} / ${i18n.duration(last.atMs)}`)}"><title>${escapeHtml(title)}</title>${parts.join('')}</svg>`;
+}
+
+/** A reason group's text in the locale ("Recusados: o campo peso não é um número"). */
+export function reasonGroupText(r: ReasonGroup, i18n: I18n): string {
+  const outcome = r.outcome ?? (/^([a-z-]+):/.exec(r.reason)?.[1] as Outcome | undefined);
+  const text = i18n.reason(groupReason(r), r.reason.replace(/^[a-z-]+: /, ''));
+  return outcome ? `${i18n.outcome(outcome)}: ${text}` : text;
 }
 
 /** Chart 3: error reasons ranked (horizontal bars). */
-export function renderReasonsChart(summary: RunSummary, maxReasons = 10): string {
+export function renderReasonsChart(summary: RunSummary, maxReasons = 10, i18n: I18n = reportI18n()): string {
   const reasons = [...summary.errorReasons].sort((a, b) => b.count - a.count);
-  if (reasons.length === 0) return '<p class="empty ok">No errors in this run.</p>';
+  if (reasons.length === 0) return `<p class="empty ok">${escapeHtml(i18n.t('report.noErrors'))}</p>`;
   const shown = reasons.slice(0, maxReasons);
   const width = 860;
   const labelW = 360;
@@ -300,14 +402,14 @@ export function renderReasonsChart(summary: RunSummary, maxReasons = 10): string
   shown.forEach((r, i) => {
     const y = 4 + i * rowH;
     const w = Math.max((barW * r.count) / max, 1);
-    parts.push(
-      `<text x="${labelW - 8}" y="${y + 16}" class="lbl" text-anchor="end"><title>${escapeHtml(r.reason)}</title>${escapeHtml(ellipsize(r.reason, 52))}</text>`,
-    );
-    parts.push(`<rect x="${labelW}" y="${y + 4}" width="${w.toFixed(2)}" height="${rowH - 9}" class="bad"><title>${escapeHtml(`${r.reason}: ${r.count}`)}</title></rect>`);
-    parts.push(`<text x="${(labelW + w + 6).toFixed(2)}" y="${y + 16}" class="val">${formatCount(r.count)}</text>`);
+    const label = reasonGroupText(r, i18n);
+    parts.push(`<text x="${labelW - 8}" y="${y + 16}" class="lbl" text-anchor="end"><title>${escapeHtml(label)}</title>${escapeHtml(ellipsize(label, 52))}</text>`);
+    parts.push(`<rect x="${labelW}" y="${y + 4}" width="${w.toFixed(2)}" height="${rowH - 9}" class="bad"><title>${escapeHtml(`${label}: ${i18n.num(r.count)}`)}</title></rect>`);
+    parts.push(`<text x="${(labelW + w + 6).toFixed(2)}" y="${y + 16}" class="val">${escapeHtml(i18n.num(r.count))}</text>`);
   });
-  const more = reasons.length > shown.length ? `<p class="note">Top ${shown.length} of ${reasons.length} reasons; all are in reasons.csv.</p>` : '';
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="Error reasons ranked by count"><title>Error reasons</title>${parts.join('')}</svg>${more}`;
+  const more = reasons.length > shown.length ? `<p class="note">${escapeHtml(i18n.t('report.topReasons', { shown: shown.length, total: reasons.length }))}</p>` : '';
+  const title = i18n.t('report.errorReasons');
+  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${escapeHtml(title)}"><title>${escapeHtml(title)}</title>${parts.join('')}</svg>${more}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -348,6 +450,13 @@ h1 .mono{font-size:21px}
 .chart .area{fill:#0072B2;fill-opacity:.12}
 .chart .dot{fill:#0072B2}
 .chart .bad{fill:#D55E00}
+.chart .errbar{fill:#fdf0f2;stroke:#a3162b;stroke-dasharray:4 3}
+.chart .errlbl{fill:#a3162b;font-size:12px;font-weight:600}
+.first{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:4px 18px 10px;margin:0 0 18px}
+.causes{margin:6px 0 10px;padding-left:0;list-style:none}
+.cause{padding:6px 10px;margin:4px 0;border-left:4px solid var(--muted);background:#fafbfc}
+.cause.ok{border-color:var(--ok)}.cause.warn{border-color:#E69F00}.cause.bad{border-color:var(--bad)}
+.fix{margin:6px 0;padding-left:18px}.fix li{margin:3px 0}
 .legend{list-style:none;padding:0;margin:8px 0 0;display:flex;flex-wrap:wrap;gap:6px 16px;font-size:12px;color:var(--muted)}
 .legend .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px;border:1px solid rgba(0,0,0,.15)}
 table{width:100%;border-collapse:collapse;background:var(--card);font-size:13px}
@@ -384,9 +493,9 @@ footer{color:var(--muted);font-size:12px;margin-top:28px;border-top:1px solid va
 h2{break-after:avoid}}
 `;
 
-function cell(n: number | undefined, cls = 'num'): string {
+function cell(n: number | undefined, i18n: I18n, cls = 'num'): string {
   const v = n ?? 0;
-  return `<td class="${cls}${v === 0 ? ' z' : ''}">${v === 0 ? '–' : formatCount(v)}</td>`;
+  return `<td class="${cls}${v === 0 ? ' z' : ''}">${v === 0 ? '–' : escapeHtml(i18n.num(v))}</td>`;
 }
 
 function link(href: string | undefined, text: string, title?: string): string {
@@ -394,23 +503,57 @@ function link(href: string | undefined, text: string, title?: string): string {
   return `<a href="${escapeHtml(href)}"${title ? ` title="${escapeHtml(title)}"` : ''}>${escapeHtml(text)}</a>`;
 }
 
+/** "file:line" as a link to the file's result CSV when there is one */
+function whereText(file: string, line: number): string {
+  return `${file}:${line}`;
+}
+
 /**
  * The HTML page. `pageDir` is the folder the page is written to and `outboxDir` the outbox root: file
- * links are made relative between them.
+ * links are made relative between them. First screen: status, then "what happened and what to do" (one
+ * sentence per cause), then the files to fix and drop again with links; then totals, charts and tables.
  */
 export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir: string, options: RunReportOptions = {}): string {
-  const tz = options.timeZone;
-  const status = statusInWords(summary);
+  const i18n = reportI18n(options);
+  const { t } = i18n;
+  const tz = tzName(options.timeZone);
+  const status = statusInWords(summary, i18n);
   const need = attentionCount(summary);
-  const t = summary.totals;
+  const tot = summary.totals;
   const href = (f: string | undefined): string | undefined => (f ? relativeHref(pageDir, outboxDir, f) : undefined);
+  // latest.html (in reports/) links to the workbook of its run's folder
+  const xlsxHref = relativeHref(pageDir, outboxDir, join(options.reportDir ?? pageDir, 'report.xlsx'));
 
+  const causes = reportCauses(summary, i18n);
+  const causeList = causes.length
+    ? `<ul class="causes">${causes
+        .map(
+          (c) =>
+            `<li class="cause ${c.tone}" data-kind="${escapeHtml(c.kind)}">${escapeHtml(c.text)}${c.example ? ` <span class="note">${escapeHtml(t('cause.example', { where: whereText(c.example.file, c.example.line) }))}</span>` : ''}</li>`,
+        )
+        .join('')}</ul>`
+    : `<p class="empty">${escapeHtml(status.text)}</p>`;
+
+  const toFix = summary.files.filter((f) => f.rejectsFile || f.status === 'error');
+  const fixList = toFix.length
+    ? `<p class="note">${escapeHtml(t('fix.help'))}</p><ul class="fix">${toFix
+        .map((f) => {
+          const rows = (f.outcomes.rejected ?? 0) + (f.outcomes.held ?? 0);
+          const target = f.rejectsFile ?? f.archivedTo;
+          const label = f.rejectsFile ? basename(f.rejectsFile) : f.archivedTo ? basename(f.archivedTo) : f.name;
+          const what = f.status === 'error' ? escapeHtml(f.error ?? t('fileStatus.error')) : escapeHtml(t('fix.rows', { n: rows }));
+          return `<li><span class="mono">${escapeHtml(f.channel)}/${escapeHtml(f.name)}</span> → ${link(href(target), label, target)} <span class="note">${what}</span></li>`;
+        })
+        .join('')}</ul>`
+    : '';
+
+  const outcomeLabel = (o: Outcome): string => i18n.outcome(o);
   const cards = [
-    `<div class="card" style="--c:#0b4f8a"><div class="n">${formatCount(t.records)}</div><div class="k">Records</div></div>`,
-    `<div class="card" style="--c:#5b6775"><div class="n">${formatCount(t.files)}</div><div class="k">Files</div></div>`,
+    `<div class="card" style="--c:#0b4f8a"><div class="n">${escapeHtml(i18n.num(tot.records))}</div><div class="k">${escapeHtml(t('report.records'))}</div></div>`,
+    `<div class="card" style="--c:#5b6775"><div class="n">${escapeHtml(i18n.num(tot.files))}</div><div class="k">${escapeHtml(t('report.files'))}</div></div>`,
     ...OUTCOMES.map(
       (o) =>
-        `<div class="card${(t[o] ?? 0) === 0 ? ' zero' : ''}" style="--c:${OUTCOME_STYLE[o].color}"><div class="n">${formatCount(t[o] ?? 0)}</div><div class="k">${escapeHtml(OUTCOME_STYLE[o].label)}</div></div>`,
+        `<div class="card${(tot[o] ?? 0) === 0 ? ' zero' : ''}" style="--c:${OUTCOME_STYLE[o].color}"><div class="n">${escapeHtml(i18n.num(tot[o] ?? 0))}</div><div class="k">${escapeHtml(outcomeLabel(o))}</div></div>`,
     ),
   ].join('');
 
@@ -418,69 +561,70 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
     .map((f) => {
       const total = outcomeSum(f.outcomes);
       const chips = OUTCOMES.filter((o) => (f.outcomes[o] ?? 0) > 0)
-        .map((o) => `<span class="chip"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${formatCount(f.outcomes[o] ?? 0)} ${escapeHtml(OUTCOME_STYLE[o].label.toLowerCase())}</span>`)
+        .map((o) => `<span class="chip"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.num(f.outcomes[o] ?? 0))} ${escapeHtml(outcomeLabel(o).toLowerCase())}</span>`)
         .join('');
       const mini = total
         ? `<div class="mini" aria-hidden="true">${OUTCOMES.filter((o) => (f.outcomes[o] ?? 0) > 0)
             .map((o) => `<span style="width:${(((f.outcomes[o] ?? 0) / total) * 100).toFixed(2)}%;background:${OUTCOME_STYLE[o].color}"></span>`)
             .join('')}</div>`
         : '';
-      const result = link(href(f.resultFile), 'Result', f.resultFile ? basename(f.resultFile) : undefined);
-      const rejects = link(href(f.rejectsFile), 'Rejects', f.rejectsFile ? basename(f.rejectsFile) : undefined);
+      const result = link(href(f.resultFile), t('report.link.result'), f.resultFile ? basename(f.resultFile) : undefined);
+      const rejects = link(href(f.rejectsFile), t('report.link.rejects'), f.rejectsFile ? basename(f.rejectsFile) : undefined);
       const what = f.mapping || f.target ? `${escapeHtml(f.mapping ?? '–')}<div class="note">${escapeHtml(f.target ?? '')}</div>` : '<span class="z">–</span>';
-      return `<tr><td>${escapeHtml(f.channel)}</td><td class="name mono">${escapeHtml(f.name)}${f.archivedTo ? `<div class="note">${escapeHtml(`→ ${f.archivedTo}`)}</div>` : ''}</td><td><span class="pill ${escapeHtml(f.status)}">${escapeHtml(f.status)}</span></td><td>${what}</td>${cell(f.rows)}<td class="outs">${mini}${chips || '<span class="z">–</span>'}${f.error ? `<div class="err">${escapeHtml(f.error)}</div>` : ''}</td><td class="num">${f.durationMs === undefined ? '–' : escapeHtml(formatDuration(f.durationMs))}</td><td class="files">${result}${f.rejectsFile ? ` · ${rejects}` : ''}</td></tr>`;
+      const statusLabel = i18n.has(`fileStatus.${f.status}`) ? t(`fileStatus.${f.status}`) : f.status;
+      return `<tr><td>${escapeHtml(f.channel)}</td><td class="name mono">${escapeHtml(f.name)}${f.archivedTo ? `<div class="note">${escapeHtml(`→ ${f.archivedTo}`)}</div>` : ''}</td><td><span class="pill ${escapeHtml(f.status)}">${escapeHtml(statusLabel)}</span></td><td>${what}</td>${cell(f.rows, i18n)}<td class="outs">${mini}${chips || '<span class="z">–</span>'}${f.error ? `<div class="err">${escapeHtml(f.error)}</div>` : ''}</td><td class="num">${f.durationMs === undefined ? '–' : escapeHtml(i18n.duration(f.durationMs))}</td><td class="files">${result}${f.rejectsFile ? ` · ${rejects}` : ''}</td></tr>`;
     })
     .join('');
-  const outcomeHeads = OUTCOMES.map((o) => `<th class="num"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(OUTCOME_STYLE[o].label)}</th>`).join('');
+  const outcomeHeads = OUTCOMES.map((o) => `<th class="num"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(outcomeLabel(o))}</th>`).join('');
+  const c = (k: string): string => escapeHtml(t(`report.col.${k}`));
   const filesTable = summary.files.length
-    ? `<div class="tbl"><table class="files"><thead><tr><th>Channel</th><th>File</th><th>Status</th><th>Mapping / resource</th><th class="num">Rows</th><th>Outcomes</th><th class="num">Time</th><th>Result / rejects</th></tr></thead><tbody>${fileRows}</tbody></table></div>`
-    : '<p class="empty">No files in this run.</p>';
+    ? `<div class="tbl"><table class="files"><thead><tr><th>${c('channel')}</th><th>${c('file')}</th><th>${c('status')}</th><th>${c('mappingResource')}</th><th class="num">${c('rows')}</th><th>${c('outcomes')}</th><th class="num">${c('time')}</th><th>${c('resultRejects')}</th></tr></thead><tbody>${fileRows}</tbody></table></div>`
+    : `<p class="empty">${escapeHtml(t('report.noFiles'))}</p>`;
 
   const resRows = summary.resources
-    .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes))}${OUTCOMES.map((o) => cell(r.outcomes[o])).join('')}</tr>`)
+    .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes), i18n)}${OUTCOMES.map((o) => cell(r.outcomes[o], i18n)).join('')}</tr>`)
     .join('');
   const resTable = summary.resources.length
-    ? `<div class="tbl"><table><thead><tr><th>Resource</th><th class="num">Records</th>${outcomeHeads}</tr></thead><tbody>${resRows}</tbody></table></div>`
-    : '<p class="empty">No records were sent.</p>';
+    ? `<div class="tbl"><table><thead><tr><th>${c('resource')}</th><th class="num">${c('records')}</th>${outcomeHeads}</tr></thead><tbody>${resRows}</tbody></table></div>`
+    : `<p class="empty">${escapeHtml(t('report.noRecordsSent'))}</p>`;
 
   const maxAtt = options.maxAttention ?? 500;
   const att = summary.attention.slice(0, maxAtt);
   const attRows = att
     .map(
       (a) =>
-        `<tr><td class="mono name">${escapeHtml(`${a.file}:${a.line}`)}</td><td>${escapeHtml(a.target)}</td><td class="mono">${escapeHtml(a.key)}</td><td><span class="oc" style="background:${OUTCOME_STYLE[a.outcome]?.color ?? '#999'}"></span>${escapeHtml(OUTCOME_STYLE[a.outcome]?.label ?? a.outcome)}</td><td class="err">${escapeHtml(a.reason)}</td></tr>`,
+        `<tr><td class="mono name">${escapeHtml(whereText(a.file, a.line))}</td><td>${escapeHtml(a.target)}</td><td class="mono">${escapeHtml(a.key)}</td><td><span class="oc" style="background:${OUTCOME_STYLE[a.outcome]?.color ?? '#999'}"></span>${escapeHtml(outcomeLabel(a.outcome))}</td><td class="err">${escapeHtml(i18n.reason(a.code ? { code: a.code, ...(a.params ? { params: a.params } : {}) } : undefined, a.reason, true))}</td></tr>`,
     )
     .join('');
-  const attNote =
-    need > att.length
-      ? `<p class="note">Listing ${formatCount(att.length)} of ${formatCount(need)} records that need attention; every record is in its file's result CSV.</p>`
-      : '';
+  const attNote = need > att.length ? `<p class="note">${escapeHtml(t('report.listingAttention', { shown: att.length, total: need }))}</p>` : '';
   const attTable = att.length
-    ? `<div class="tbl"><table><thead><tr><th>Where</th><th>Resource</th><th>Key</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>${attRows}</tbody></table></div>${attNote}`
+    ? `<div class="tbl"><table><thead><tr><th>${c('where')}</th><th>${c('resource')}</th><th>${c('key')}</th><th>${c('outcome')}</th><th>${c('reason')}</th></tr></thead><tbody>${attRows}</tbody></table></div>${attNote}`
     : need > 0
-      ? `<p class="empty">${formatCount(need)} records need attention; see the result files.</p>`
-      : '<p class="empty ok">Nothing needs attention.</p>';
+      ? `<p class="empty">${escapeHtml(t('report.needSeeResults', { n: need }))}</p>`
+      : `<p class="empty ok">${escapeHtml(t('report.nothingNeedsAttention'))}</p>`;
 
   const reasonsTable = summary.errorReasons.length
-    ? `<div class="tbl"><table><thead><tr><th>Reason</th><th class="num">Count</th><th>Example</th></tr></thead><tbody>${[...summary.errorReasons]
+    ? `<div class="tbl"><table><thead><tr><th>${c('reason')}</th><th class="num">${c('count')}</th><th>${c('example')}</th></tr></thead><tbody>${[...summary.errorReasons]
         .sort((a, b) => b.count - a.count)
         .map(
           (r) =>
-            `<tr><td class="err">${escapeHtml(r.reason)}</td>${cell(r.count)}<td class="mono">${r.example ? escapeHtml(`${r.example.file}:${r.example.line}`) : '–'}</td></tr>`,
+            `<tr><td class="err">${escapeHtml(reasonGroupText(r, i18n))}</td>${cell(r.count, i18n)}<td class="mono">${r.example ? escapeHtml(whereText(r.example.file, r.example.line)) : '–'}</td></tr>`,
         )
         .join('')}</tbody></table></div>`
     : '';
 
   const webhooks = summary.webhooks?.length
-    ? `<h2>Webhooks received</h2><div class="tbl"><table><thead><tr><th>Kind</th><th class="num">Received</th><th class="num">Linked to a record</th></tr></thead><tbody>${summary.webhooks
-        .map((w) => `<tr><td>${escapeHtml(w.kind)}</td>${cell(w.count)}${cell(w.linked)}</tr>`)
+    ? `<h2>${escapeHtml(t('report.webhooks'))}</h2><div class="tbl"><table><thead><tr><th>${c('kind')}</th><th class="num">${c('received')}</th><th class="num">${c('linked')}</th></tr></thead><tbody>${summary.webhooks
+        .map((w) => `<tr><td>${escapeHtml(w.kind)}</td>${cell(w.count, i18n)}${cell(w.linked, i18n)}</tr>`)
         .join('')}</tbody></table></div>`
     : '';
 
   const w = summary.wms;
-  const title = `wmsbridge run ${summary.runId}`;
+  const title = t('report.title', { runId: summary.runId });
+  const when = (iso: string): string => `${i18n.dateTime(iso, true)} ${tz}`;
+  const wmsCalls = t('report.wmsCalls', { requests: w.requests, retries: w.retries, refreshes: w.refreshes, failures: w.failures }) + (w.meanLatencyMs === undefined ? '' : t('report.wmsLatency', { ms: i18n.num(w.meanLatencyMs, 1) }));
   return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${escapeHtml(i18n.locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -491,37 +635,43 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
 <body>
 <header class="top"><div class="wrap">
 <div>
-<div class="brand">wmsbridge · run report</div>
-<h1>Run <span class="mono">${escapeHtml(summary.runId)}</span>${summary.dryRun ? '<span class="badge">DRY RUN</span>' : ''}${w.sandbox ? '<span class="badge">SANDBOX</span>' : ''}</h1>
-<div class="meta"><span>Started ${escapeHtml(formatReportDate(summary.startedAt, tz))}</span><span>Finished ${escapeHtml(formatReportDate(summary.finishedAt, tz))}</span><span>Duration ${escapeHtml(formatDuration(summary.durationMs))}</span></div>
-<div class="meta"><span>Command ${escapeHtml(summary.command)}</span><span>WMS ${escapeHtml(stripCredentials(w.url))}</span><span>Host ${escapeHtml(summary.host)}</span><span>wmsbridge ${escapeHtml(summary.version)}</span><span>Exit code ${escapeHtml(summary.exitCode)}</span></div>
+<div class="brand">${escapeHtml(t('report.brand'))}</div>
+<h1>${escapeHtml(t('report.run'))} <span class="mono">${escapeHtml(summary.runId)}</span>${summary.dryRun ? `<span class="badge">${escapeHtml(t('report.dryRunBadge'))}</span>` : ''}${w.sandbox ? `<span class="badge">${escapeHtml(t('report.sandboxBadge'))}</span>` : ''}</h1>
+<div class="meta"><span>${escapeHtml(t('report.started'))} ${escapeHtml(when(summary.startedAt))}</span><span>${escapeHtml(t('report.finished'))} ${escapeHtml(when(summary.finishedAt))}</span><span>${escapeHtml(t('report.duration'))} ${escapeHtml(i18n.duration(summary.durationMs))}</span></div>
+<div class="meta"><span>${escapeHtml(t('report.command'))} ${escapeHtml(summary.command)}</span><span>WMS ${escapeHtml(stripCredentials(w.url))}</span><span>${escapeHtml(t('report.host'))} ${escapeHtml(summary.host)}</span><span>wmsbridge ${escapeHtml(summary.version)}</span><span>${escapeHtml(t('report.exitCode'))} ${escapeHtml(summary.exitCode)}</span></div>
 </div>
 <div class="status ${status.tone}" role="status">${escapeHtml(status.text)}</div>
 </div></header>
 <main class="wrap">
-<section class="cards" aria-label="Totals">${cards}</section>
-<p class="note">WMS calls: ${formatCount(w.requests)} requests, ${formatCount(w.retries)} retries, ${formatCount(w.refreshes)} token refreshes, ${formatCount(w.failures)} failures${w.meanLatencyMs === undefined ? '' : `; the WMS answered in ${escapeHtml(w.meanLatencyMs.toLocaleString('en-US'))} ms on average`}.</p>
+<section class="first" aria-label="${escapeHtml(t('cause.title'))}">
+<h2>${escapeHtml(t('cause.title'))}</h2>
+${causeList}
+${toFix.length ? `<h2>${escapeHtml(t('fix.title'))}</h2>${fixList}` : ''}
+<p class="note"><a href="${escapeHtml(xlsxHref)}">${escapeHtml(t('report.link.xlsx'))}</a></p>
+</section>
+<section class="cards" aria-label="${escapeHtml(t('report.totals'))}">${cards}</section>
+<p class="note">${escapeHtml(wmsCalls)}.</p>
 
-<h2>Outcomes per file</h2>
-<div class="panel">${renderOutcomesChart(summary, options.maxChartFiles ?? 30)}</div>
+<h2>${escapeHtml(t('report.outcomesPerFile'))}</h2>
+<div class="panel">${renderOutcomesChart(summary, options.maxChartFiles ?? 30, i18n)}</div>
 
-<h2>Progress</h2>
-<div class="panel"><h3>Records settled over time</h3>${renderTimelineChart(summary)}</div>
-
-<h2>Error reasons</h2>
-<div class="panel">${renderReasonsChart(summary)}</div>
+<h2>${escapeHtml(t('report.errorReasons'))}</h2>
+<div class="panel">${renderReasonsChart(summary, 10, i18n)}</div>
 ${reasonsTable}
 
-<h2>Records needing attention</h2>
+<h2>${escapeHtml(t('report.needAttention'))}</h2>
 ${attTable}
 
-<h2>Files</h2>
+<h2>${escapeHtml(t('report.files'))}</h2>
 ${filesTable}
 
-<h2>Resources</h2>
+<h2>${escapeHtml(t('report.progress'))}</h2>
+<div class="panel"><h3>${escapeHtml(t('report.settledOverTime'))}</h3>${renderTimelineChart(summary, i18n)}</div>
+
+<h2>${escapeHtml(t('report.resources'))}</h2>
 ${resTable}
 ${webhooks}
-<footer>Generated by wmsbridge ${escapeHtml(summary.version)} on ${escapeHtml(summary.host)} · run ${escapeHtml(summary.runId)} · figures also in summary.csv, files.csv, resources.csv, reasons.csv, attention.csv and summary.json next to this report.</footer>
+<footer>${escapeHtml(t('report.footer', { version: summary.version, host: summary.host, runId: summary.runId }))}</footer>
 </main>
 </body>
 </html>
@@ -551,7 +701,8 @@ async function writeCsvFile(path: string, columns: string[], rows: Array<Record<
 
 /**
  * Writes the run report into `<outboxDir>/reports/<YYYY-MM-DD_HHmmss>-<runId>/` and refreshes
- * `<outboxDir>/reports/latest.html`. Every file is written atomically.
+ * `<outboxDir>/reports/latest.html`. Every file is written atomically. CSV headers, outcome names and
+ * reasons are in options.locale; report.xlsx holds the same tables with typed cells.
  */
 export async function writeRunReport(outboxDir: string, summary: RunSummary, options: RunReportOptions = {}): Promise<RunReportPaths> {
   const reportsDir = join(outboxDir, 'reports');
@@ -567,94 +718,173 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
     html: join(dir, 'report.html'),
     csv: join(dir, 'summary.csv'),
     json: join(dir, 'summary.json'),
+    xlsx: join(dir, 'report.xlsx'),
     latest: join(reportsDir, 'latest.html'),
   };
   const fmt = options.csvFormat;
-  const t = summary.totals;
+  const i18n = reportI18n(options);
+  const { t } = i18n;
+  const tables = reportTables(summary, i18n);
 
   await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`);
 
-  const status = statusInWords(summary);
-  const headline: Array<Record<string, unknown>> = [
-    { metric: 'run_id', value: summary.runId },
-    { metric: 'command', value: summary.command },
-    { metric: 'dry_run', value: summary.dryRun },
-    { metric: 'started_at', value: summary.startedAt },
-    { metric: 'finished_at', value: summary.finishedAt },
-    { metric: 'duration_ms', value: summary.durationMs },
-    { metric: 'exit_code', value: summary.exitCode },
-    { metric: 'status', value: status.text },
-    { metric: 'host', value: summary.host },
-    { metric: 'version', value: summary.version },
-    { metric: 'wms_url', value: stripCredentials(summary.wms.url) },
-    { metric: 'wms_sandbox', value: summary.wms.sandbox },
-    { metric: 'wms_requests', value: summary.wms.requests },
-    { metric: 'wms_retries', value: summary.wms.retries },
-    { metric: 'wms_refreshes', value: summary.wms.refreshes },
-    { metric: 'wms_failures', value: summary.wms.failures },
-    { metric: 'wms_mean_latency_ms', value: summary.wms.meanLatencyMs ?? '' },
-    { metric: 'files', value: t.files },
-    { metric: 'records', value: t.records },
-    ...OUTCOMES.map((o) => ({ metric: o, value: t[o] ?? 0 })),
-    { metric: 'need_attention', value: attentionCount(summary) },
-  ];
   // started_at / finished_at are shown as dates in the CSV too
-  const csvOpts = { format: fmt ?? {} };
   {
-    const w = createCsvWriter(paths.csv, { columns: ['metric', 'value'], ...csvOpts, dateColumns: ['value'] });
+    const w = createCsvWriter(paths.csv, { columns: [t('col.metric'), t('col.value')], format: fmt ?? {}, dateColumns: [t('col.value')] });
     try {
-      for (const r of headline) w.write(r);
+      for (const r of tables.summary.rows) w.write({ [t('col.metric')]: r['metric'], [t('col.value')]: r['value'] });
       await w.close();
     } catch (err) {
       await w.abort();
       throw err;
     }
   }
-  await writeCsvFile(
-    join(dir, 'files.csv'),
-    ['channel', 'file', 'status', 'mapping', 'target', 'rows', ...OUTCOMES, 'duration_ms', 'result_file', 'rejects_file', 'archived_to', 'error'],
-    summary.files.map((f) => ({
-      channel: f.channel,
-      file: f.name,
-      status: f.status,
-      mapping: f.mapping,
-      target: f.target,
-      rows: f.rows,
-      ...Object.fromEntries(OUTCOMES.map((o) => [o, f.outcomes[o] ?? 0])),
-      duration_ms: f.durationMs,
-      result_file: f.resultFile,
-      rejects_file: f.rejectsFile,
-      archived_to: f.archivedTo,
-      error: f.error,
-    })),
-    fmt,
-  );
-  await writeCsvFile(
-    join(dir, 'resources.csv'),
-    ['target', 'records', ...OUTCOMES],
-    summary.resources.map((r) => ({ target: r.target, records: outcomeSum(r.outcomes), ...Object.fromEntries(OUTCOMES.map((o) => [o, r.outcomes[o] ?? 0])) })),
-    fmt,
-  );
-  await writeCsvFile(
-    join(dir, 'reasons.csv'),
-    ['reason', 'count', 'example_file', 'example_line'],
-    [...summary.errorReasons]
-      .sort((a, b) => b.count - a.count)
-      .map((r) => ({ reason: r.reason, count: r.count, example_file: r.example?.file, example_line: r.example?.line })),
-    fmt,
-  );
-  await writeCsvFile(
-    join(dir, 'attention.csv'),
-    ['file', 'line', 'target', 'key', 'outcome', 'reason'],
-    summary.attention.map((a) => ({ ...a })),
-    fmt,
+  for (const [file, table] of [
+    ['files.csv', tables.files],
+    ['resources.csv', tables.resources],
+    ['reasons.csv', tables.reasons],
+    ['attention.csv', tables.attentionCsv],
+  ] as const) {
+    await writeCsvFile(
+      join(dir, file),
+      table.columns.map((c) => c.header),
+      table.rows.map((r) => Object.fromEntries(table.columns.map((c) => [c.header, r[c.key]]))),
+      fmt,
+    );
+  }
+  await writeXlsx(
+    paths.xlsx,
+    [
+      { name: t('sheet.summary'), columns: tables.summary.columns, rows: tables.summary.rows.map((r) => ({ ...r, value: r['xlsx'] ?? r['value'] })) },
+      { name: t('sheet.attention'), columns: tables.attention.columns, rows: tables.attention.rows },
+      { name: t('sheet.files'), columns: tables.files.columns, rows: tables.files.rows },
+      { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
+      { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
+    ],
+    { timeZone: i18n.timeZone },
   );
 
   await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options));
   // latest.html is rendered for its own folder so its relative links resolve from reports/; a rebuilt
   // older report does not replace the newest one (folder names sort by start time)
   if (await isNewestReport(reportsDir, basename(dir))) {
-    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, options));
+    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }));
   }
   return paths;
+}
+
+interface Table {
+  columns: XlsxColumn[];
+  rows: Array<Record<string, unknown>>;
+}
+
+/** The report's tables (CSV and XLSX share them): headers in the locale, typed columns for the workbook. */
+export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table; files: Table; resources: Table; reasons: Table; attention: Table; attentionCsv: Table } {
+  const { t } = i18n;
+  const tot = summary.totals;
+  const status = statusInWords(summary, i18n);
+  const m = (key: string, value: unknown, xlsx?: unknown): Record<string, unknown> => ({ metric: t(`metric.${key}`), value, ...(xlsx !== undefined ? { xlsx } : {}) });
+  const yes = (b: boolean): string => (b ? t('yes') : t('no'));
+  const headline: Array<Record<string, unknown>> = [
+    m('run_id', summary.runId),
+    m('command', summary.command),
+    m('dry_run', i18n.locale === 'en' ? summary.dryRun : yes(summary.dryRun)),
+    m('started_at', summary.startedAt, new Date(summary.startedAt)),
+    m('finished_at', summary.finishedAt, new Date(summary.finishedAt)),
+    m('duration_ms', summary.durationMs),
+    m('exit_code', summary.exitCode),
+    m('status', status.text),
+    m('host', summary.host),
+    m('version', summary.version),
+    m('wms_url', stripCredentials(summary.wms.url)),
+    m('wms_sandbox', i18n.locale === 'en' ? summary.wms.sandbox : yes(summary.wms.sandbox)),
+    m('wms_requests', summary.wms.requests),
+    m('wms_retries', summary.wms.retries),
+    m('wms_refreshes', summary.wms.refreshes),
+    m('wms_failures', summary.wms.failures),
+    m('wms_mean_latency_ms', summary.wms.meanLatencyMs ?? ''),
+    m('files', tot.files),
+    m('records', tot.records),
+    ...OUTCOMES.map((o) => ({ metric: i18n.locale === 'en' ? o : i18n.outcome(o), value: tot[o] ?? 0 })),
+    m('need_attention', attentionCount(summary)),
+    ...(summary.outage ? [m('outage_waiting', summary.outage.waiting)] : []),
+  ];
+  // metric values mix text and numbers: the workbook keeps each as what it is (the column is "text"
+  // typed only for the number format; numbers stay numbers)
+  const col = (key: string, header: string, type: XlsxColumn['type']): XlsxColumn => ({ key, header, type });
+  const oc = (o: Outcome): XlsxColumn => col(o, i18n.locale === 'en' ? o : i18n.outcome(o), 'integer');
+  const fileStatus = (s: string): string => (i18n.has(`fileStatus.${s}`) ? t(`fileStatus.${s}`) : s);
+  const reasonOfItem = (a: RunSummary['attention'][number]): string => i18n.reason(a.code ? { code: a.code, ...(a.params ? { params: a.params } : {}) } : undefined, a.reason, true);
+  const outcomeName = (o: Outcome): string => (i18n.locale === 'en' ? o : i18n.outcome(o));
+  const maxOriginal = Math.min(40, Math.max(0, ...summary.attention.map((a) => a.original?.length ?? 0)));
+  const originalCols = Array.from({ length: maxOriginal }, (_, i) => col(`o${i + 1}`, `${t('col.original')} ${i + 1}`, 'text'));
+  const attentionBase = [
+    col('file', t('col.file'), 'text'),
+    col('line', t('col.line'), 'integer'),
+    col('target', t('col.target'), 'text'),
+    col('key', t('col.key'), 'text'),
+    col('outcome', t('col.outcome'), 'text'),
+    col('reason', t('col.reason'), 'text'),
+  ];
+  const attentionRows = summary.attention.map((a) => ({
+    file: a.file,
+    line: a.line,
+    target: a.target,
+    key: a.key,
+    outcome: outcomeName(a.outcome),
+    reason: reasonOfItem(a),
+    ...Object.fromEntries((a.original ?? []).slice(0, maxOriginal).map((v, i) => [`o${i + 1}`, v])),
+  }));
+  return {
+    summary: { columns: [col('metric', t('col.metric'), 'text'), { key: 'value', header: t('col.value'), type: 'auto' }], rows: headline },
+    files: {
+      columns: [
+        col('channel', t('col.channel'), 'text'),
+        col('file', t('col.file'), 'text'),
+        col('status', t('col.status'), 'text'),
+        col('mapping', t('col.mapping'), 'text'),
+        col('target', t('col.target'), 'text'),
+        col('rows', t('col.rows'), 'integer'),
+        ...OUTCOMES.map(oc),
+        col('duration_ms', t('col.duration_ms'), 'integer'),
+        col('result_file', t('col.result_file'), 'text'),
+        col('rejects_file', t('col.rejects_file'), 'text'),
+        col('archived_to', t('col.archived_to'), 'text'),
+        col('error', t('col.error'), 'text'),
+      ],
+      rows: summary.files.map((f) => ({
+        channel: f.channel,
+        file: f.name,
+        status: i18n.locale === 'en' ? f.status : fileStatus(f.status),
+        mapping: f.mapping,
+        target: f.target,
+        rows: f.rows,
+        ...Object.fromEntries(OUTCOMES.map((o) => [o, f.outcomes[o] ?? 0])),
+        duration_ms: f.durationMs,
+        result_file: f.resultFile,
+        rejects_file: f.rejectsFile,
+        archived_to: f.archivedTo,
+        error: f.error,
+      })),
+    },
+    resources: {
+      columns: [col('target', t('col.target'), 'text'), col('records', t('col.records'), 'integer'), ...OUTCOMES.map(oc)],
+      rows: summary.resources.map((r) => ({ target: r.target, records: outcomeSum(r.outcomes), ...Object.fromEntries(OUTCOMES.map((o) => [o, r.outcomes[o] ?? 0])) })),
+    },
+    reasons: {
+      columns: [
+        col('reason', t('col.reason'), 'text'),
+        col('code', t('col.code'), 'text'),
+        col('count', t('col.count'), 'integer'),
+        col('example_file', t('col.example_file'), 'text'),
+        col('example_line', t('col.example_line'), 'integer'),
+      ],
+      rows: [...summary.errorReasons]
+        .sort((a, b) => b.count - a.count)
+        .map((r) => ({ reason: i18n.locale === 'en' && !r.code ? r.reason : reasonGroupText(r, i18n), code: r.code, count: r.count, example_file: r.example?.file, example_line: r.example?.line })),
+    },
+    attention: { columns: [...attentionBase, ...originalCols], rows: attentionRows },
+    // the CSV keeps one row per record without the original cells (those are in the rejects file and the workbook)
+    attentionCsv: { columns: attentionBase, rows: attentionRows },
+  };
 }

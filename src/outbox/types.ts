@@ -49,7 +49,13 @@ export interface AttentionItem {
   target: string;
   key: string;
   outcome: Outcome;
+  /** the English message (logs, machines, fallback) */
   reason: string;
+  /** the reason as a stable code and parameters, rendered in the outbox locale */
+  code?: string;
+  params?: Record<string, string | number>;
+  /** the source row as the ERP wrote it (cells of a delimited/fixed-width row, or the line's text) */
+  original?: string[];
 }
 
 export interface RunSummary {
@@ -69,7 +75,15 @@ export interface RunSummary {
   files: FileSummary[];
   resources: Array<{ target: string; outcomes: Partial<Record<Outcome, number>> }>;
   /** ranked, most frequent first (the report sorts again to be safe) */
-  errorReasons: Array<{ reason: string; count: number; example?: { file: string; line: number } }>;
+  errorReasons: Array<{
+    reason: string;
+    count: number;
+    example?: { file: string; line: number };
+    /** stable code and parameters of the first record of the group (rendered in the outbox locale) */
+    code?: string;
+    params?: Record<string, string | number>;
+    outcome?: Outcome;
+  }>;
   /** cumulative settled records over time; atMs is relative to startedAt */
   timeline: Array<{ atMs: number; settled: number }>;
   /** held / in-doubt / failed (and rejected) records, capped by the producer */
@@ -77,6 +91,11 @@ export interface RunSummary {
   webhooks?: Array<{ kind: string; count: number; linked: number }>;
   /** records of this run or earlier ones that wait for a person (held, in doubt, failed) */
   openRecords?: number;
+  /**
+   * The WMS was unavailable during the run (filled by the run; issue 18): how many records wait for the next
+   * run, since when, and the English cause. The report shows it as one line.
+   */
+  outage?: { waiting: number; since?: string; cause?: string; code?: string };
 }
 
 /** A zero for every outcome: a starting point for producers that count. */

@@ -22,6 +22,7 @@ import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 import { createRefResolver, failureKey, type RunFailures } from './refs.js';
+import { PushReason, type Reason } from '../shared/reason.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import { STOCK_SYNC_NAMESPACE, uuid5 } from '../shared/uuid.js';
@@ -93,6 +94,24 @@ export function payloadHash(payload: unknown): string {
 function describeError(err: unknown): string {
   if (isWmsError(err)) return err.message;
   return errorMessage(err);
+}
+
+/** The error as a stable code and the values the outbox's message templates need. */
+function reasonOf(err: unknown): Reason {
+  if (isWmsError(err)) {
+    const params: Record<string, string | number> = {};
+    if (err.httpStatus !== undefined) params['status'] = err.httpStatus;
+    const said = err.envelopeMessage ?? err.envelopeError;
+    if (said) params['message'] = said;
+    if (err.networkCode) params['network'] = err.networkCode;
+    return { code: err.code, params };
+  }
+  if (err instanceof BridgeError) return { code: err.code, params: { message: err.message } };
+  return { code: 'E_INTERNAL', params: { message: errorMessage(err) } };
+}
+/** the reason of a failed reference (refs.ts) */
+function refReason(r: { code: string; field: string; resource?: string; value?: string }): Reason {
+  return { code: r.code, params: { field: r.field, ...(r.resource ? { resource: r.resource } : {}), ...(r.value !== undefined ? { value: r.value } : {}) } };
 }
 
 /** Data problems the WMS refused: fixing the data is the way out, not retrying. */
@@ -171,16 +190,17 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           deferred.push(row);
           return;
         }
-        await settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${Math.round((opts.dependencyWaitMs ?? 0) / 1000)} s` });
+        await settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${Math.round((opts.dependencyWaitMs ?? 0) / 1000)} s`, reason: refReason(resolved) });
         return;
       }
-      await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error: `${resolved.field}: ${resolved.message}` });
+      await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error: `${resolved.field}: ${resolved.message}`, reason: refReason(resolved) });
       return;
     }
     const checked = info.schema.safeParse(resolved.payload);
     if (!checked.success) {
       const msg = checked.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
-      await settle(row, { status: 'rejected', outcome: 'rejected', error: msg });
+      const reason: Reason = { code: PushReason.SCHEMA, params: { field: checked.error.issues.map((i) => i.path.join('.') || '(record)').join(', ') } };
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: msg, reason });
       return;
     }
     const input: SendInput = { target: row.target, key: row.key, payload: checked.data as Record<string, unknown>, attachmentPath: row.attachmentPath };
@@ -191,7 +211,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       try {
         rb = await requestSlot(row, () => readBack(input, ctx));
       } catch (err) {
-        await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}` });
+        await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}`, reason: { code: PushReason.IN_DOUBT_READBACK_FAILED, params: reasonOf(err).params ?? {} } });
         return;
       }
       if (rb && rb !== 'absent') {
@@ -203,6 +223,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           status: 'held',
           outcome: 'in-doubt',
           error: 'in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect; check the WMS, then `wmsbridge resolve`',
+          reason: { code: PushReason.IN_DOUBT },
         });
         return;
       }
@@ -220,6 +241,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           status: 'rejected',
           outcome: 'rejected',
           error: `${info.label} '${row.key}' was already created (WMS id ${known.wmsId}) with other data, and the interface has no update for it: change it in the WMS`,
+          reason: { code: PushReason.ALREADY_CREATED, params: { resource: info.label, key: row.key, wmsId: known.wmsId } },
         });
         return;
       }
@@ -275,22 +297,22 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
 
   async function onSendError(row: RecordRow, input: SendInput, ctx: SendContext, err: unknown): Promise<void> {
     if (err instanceof SendRefused) {
-      await settle(row, { status: 'rejected', outcome: 'rejected', error: `${err.field ?? 'record'}: ${err.message}` });
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: `${err.field ?? 'record'}: ${err.message}`, reason: { code: PushReason.REFUSED, params: { field: err.field ?? '', message: err.message } } });
       return;
     }
     if (!isWmsError(err)) {
-      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err), reason: reasonOf(err) });
       return;
     }
     if (err.code === WmsErrorCode.AUTH) {
-      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+      await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err), reason: reasonOf(err) });
       // the credentials themselves were refused (authorize, or a 403 firewall block): no record can be
       // sent, stop the run; a 401 on one request (a token that expired in flight) fails only that record
       if (err.path === ENDPOINTS.authorize.path || err.httpStatus === 403) fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
       return;
     }
     if (isRejection(err)) {
-      await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err) });
+      await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err), reason: reasonOf(err) });
       return;
     }
     if (err.mayHaveReachedServer) {
@@ -310,9 +332,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           const out = await requestSlot(row, () => send(input, ctx));
           await afterSent(row, out);
         } catch (err2) {
-          if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2) });
-          else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2) });
-          else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2) });
+          if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2), reason: reasonOf(err2) });
+          else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2), reason: reasonOf(err2) });
+          else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2), reason: reasonOf(err2) });
         }
         return;
       }
@@ -320,10 +342,11 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
         status: 'held',
         outcome: 'in-doubt',
         error: `in doubt: ${describeError(err)}; the interface cannot tell whether it took effect: check the WMS, then \`wmsbridge resolve\``,
+        reason: { code: PushReason.IN_DOUBT, params: reasonOf(err).params ?? {} },
       });
       return;
     }
-    await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+    await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err), reason: reasonOf(err) });
   }
 
   for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal; tier++) {
@@ -430,13 +453,18 @@ async function pushStockSync(
     const r = await d.resolver.resolve(row.payload);
     if (!r.ok) {
       const status = r.status === 'rejected' ? 'rejected' : 'held';
-      await d.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}` });
+      await d.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}`, reason: refReason(r) });
       refused++;
       continue;
     }
     const c = TARGET_INFO.StockSync.schema.safeParse(r.payload);
     if (!c.success) {
-      await d.settle(row, { status: 'rejected', outcome: 'rejected', error: c.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+      await d.settle(row, {
+        status: 'rejected',
+        outcome: 'rejected',
+        error: c.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        reason: { code: PushReason.SCHEMA, params: { field: c.error.issues.map((i) => i.path.join('.')).join(', ') } },
+      });
       refused++;
       continue;
     }
@@ -448,6 +476,7 @@ async function pushStockSync(
         status: 'held',
         outcome: 'held',
         error: `stock sync of ${file.name} not sent: ${refused} row(s) were refused, and a partial synchronisation would zero the stock of the missing products; fix the rejects and drop the whole file again`,
+        reason: { code: PushReason.STOCK_SYNC_NOT_SENT, params: { file: file.name, refused } },
       });
     }
     return;
@@ -462,7 +491,7 @@ async function pushStockSync(
       chunk = [];
       if (broken) {
         // an earlier chunk failed: sending the rest (and the last chunk) would apply a partial session
-        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}` })));
+        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}`, reason: { code: PushReason.STOCK_SYNC_STOPPED } })));
         return;
       }
       // issued together: one commit for the whole chunk, not one per row
@@ -473,7 +502,7 @@ async function pushStockSync(
       } catch (err) {
         const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
         broken = `a chunk failed: ${describeError(err)}`;
-        await Promise.all(rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}` })));
+        await Promise.all(rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) })));
       }
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent

@@ -16,9 +16,9 @@ import { isReadOnlyResource } from './reference-cache.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'lookup_not_found'; field: string; message: string }
+  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'lookup_not_found'; field: string; message: string; resource?: string; value?: string }
   /** a dependency is not settled yet (another instance is still sending it): try again later */
-  | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string };
+  | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string; resource?: string; value?: string };
 
 /** What happened to records of this run that other records may depend on: "Resource|key" -> reason. */
 export type RunFailures = Map<string, string>;
@@ -73,15 +73,15 @@ export function createRefResolver(deps: {
       await refCache.load([resource]);
       const id = refCache.find(resource, by ?? 'codeERP', value) ?? refCache.find(resource, 'name', value);
       if (id) return { id };
-      return { ok: false, status: 'rejected', code: 'lookup_not_found', field, message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS` };
+      return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS` };
     }
     const x = await journal.getXref(resource, value);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
-    if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
+    if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
     if (isTarget(resource)) {
       if ((await journal.countUnsettled(resource, value)) > 0) {
-        return { ok: false, status: 'deferred', code: 'dependency_pending', field, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
+        return { ok: false, status: 'deferred', code: 'dependency_pending', field, resource, value, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
       }
       // another instance may have settled it between the two reads above: its cross-reference is committed
       // with (never after) its settle, so a second look now finds it
@@ -97,7 +97,7 @@ export function createRefResolver(deps: {
       }
     }
     const how = readBy ? `not in the WMS (read by ${readBy})` : 'not created by wmsbridge (no cross-reference) and the interface has no read for it';
-    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, message: `${resource} '${value}' not found: ${how}` };
+    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource} '${value}' not found: ${how}` };
   }
 
   async function walk(node: unknown, path: string, out: { fail?: Extract<ResolveResult, { ok: false }> }): Promise<unknown> {

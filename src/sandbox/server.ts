@@ -443,6 +443,20 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       ctx.changed();
       return plain(200, { ok: true, stock: stockTotal(state) });
     }
+    if (key === 'POST /__sandbox/stock/quantity') {
+      // sets a product's stored stock (first record; the product's other records of the owner become 0), as if
+      // someone had counted and adjusted it in the warehouse: reconciliation tests use it
+      const r = z
+        .strictObject({ productCode: z.string().min(1).optional(), productId: z.string().min(1).optional(), quantity: z.number().min(0) })
+        .refine((b) => b.productCode !== undefined || b.productId !== undefined, 'productCode or productId is required')
+        .safeParse(parsed ?? {});
+      if (!r.success) return plain(400, { ok: false, error: formatProblems(zodProblems(r.error)) });
+      const rows = state.stock.filter((row) => (r.data.productId ? row.productId.toLowerCase() === r.data.productId.toLowerCase() : row.productCode === r.data.productCode));
+      if (rows.length === 0) return plain(404, { ok: false, error: `no stored stock for product ${r.data.productId ?? r.data.productCode}` });
+      rows.forEach((row, i) => (row.quantity = i === 0 ? r.data.quantity : 0));
+      ctx.changed();
+      return plain(200, { ok: true, records: rows.length });
+    }
     if (key === 'GET /__sandbox/webhooks') return plain(200, hooks.deliveries());
     if (method === 'POST' && path.startsWith('/__sandbox/events/')) {
       const r = runEvent(path.slice('/__sandbox/events/'.length), parsed ?? {}, ctx, hooks);

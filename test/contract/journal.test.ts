@@ -263,6 +263,28 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await assert.rejects(j.settle(999_999, { status: 'sent', outcome: 'created' }), (e: { code?: string }) => e.code === ErrorCode.JOURNAL);
     });
 
+    test('a record keeps its reason (stable code + parameters) from map time and from settle; a later success or a requeue clears it', async () => {
+      const f = await newFile(j);
+      await j.addRecords(f.id, [
+        rec('R1', { status: 'rejected', error: "line 2: field weight: '12,3' is not a number", reason: { code: 'invalid_number', params: { field: 'weight', value: '12,3' } } }),
+        rec('R2'),
+        rec('R3'),
+      ]);
+      const [r1, r2, r3] = await j.listRecords({ fileIds: [f.id] });
+      assert.deepEqual(r1?.reason, { code: 'invalid_number', params: { field: 'weight', value: '12,3' } });
+      assert.equal(r2?.reason, undefined);
+      await j.settle(r2!.id, { status: 'failed', outcome: 'failed', error: 'timeout', reason: { code: 'E_WMS_HTTP', params: { status: 503, message: 'ç "quoted"' } } });
+      await j.settle(r3!.id, { status: 'failed', outcome: 'failed', error: 'timeout', reason: { code: 'E_WMS_TIMEOUT' } });
+      let now = await j.listRecords({ fileIds: [f.id] });
+      assert.deepEqual(now[1]?.reason, { code: 'E_WMS_HTTP', params: { status: 503, message: 'ç "quoted"' } });
+      assert.deepEqual(now[2]?.reason, { code: 'E_WMS_TIMEOUT' });
+      await j.settle(r2!.id, { status: 'sent', outcome: 'created', wmsId: 'w2' });
+      assert.equal(await j.requeue([r3!.id]), 1);
+      now = await j.listRecords({ fileIds: [f.id] });
+      assert.equal(now[1]?.reason, undefined, 'a later success clears the reason');
+      assert.equal(now[2]?.reason, undefined, 'a requeued record has no reason until it settles again');
+    });
+
     test('recoverInFlight turns sending into in_doubt (all, or only given files)', async () => {
       const f1 = await newFile(j);
       const f2 = await newFile(j);

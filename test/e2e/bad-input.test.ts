@@ -344,8 +344,20 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
   test('the run keeps going: exit 1 (not a crash, not 2), a summary on stdout', () => {
     assert.equal(first.signal, null, first.stderr.slice(-2000));
     assert.equal(first.code, 1, `exit ${first.code}: ${first.stderr.slice(-3000)}`);
-    assert.match(first.stdout, /wmsbridge run: \d+ file\(s\)/);
+    assert.match(first.stdout, /wmsbridge run: \d+ arquivo\(s\)/);
     assert.doesNotMatch(first.stderr, /Unhandled|uncaught|"level":60/i);
+  });
+
+  test('the report reads in pt-BR, with reasons rendered from the codes the records carry (map time and send time)', async () => {
+    const latest = await readText(join(tmp.dir, 'outbox', 'reports', 'latest.html'));
+    assert.match(latest, /<html lang="pt-BR">/);
+    const reportDir = (await readdir(join(tmp.dir, 'outbox', 'reports'), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()[0]!;
+    const reasons = (await readText(join(tmp.dir, 'outbox', 'reports', reportDir, 'reasons.csv'))).replace(/^\uFEFF/, '').split('\r\n');
+    assert.equal(reasons[0], 'motivo;código;quantidade;exemplo_arquivo;exemplo_linha');
+    const row = (file: string): string | undefined => reasons.find((l) => l.includes(`;${file};`));
+    // a map-time RowIssue code, and a lookup refused when sending
+    assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o campo pickingItens\[0\]\.quantity não é um número;invalid_number;/);
+    assert.match(row('PED_unknown_codes.csv') ?? '', /^Recusados: o valor do campo warehouseID não foi encontrado no WMS;lookup_not_found;/);
   });
 
   test('an empty file is not taken before its grace period and says so in the log; it stays in the inbox untouched', async () => {

@@ -59,7 +59,7 @@ test('an in-doubt document is held, listed, keeps the run at exit 1, and is sett
   // nothing new: a second run still says something waits
   const again = await runCli(['run', ...cfg()], { env: env() });
   assert.equal(again.code, 1);
-  assert.match(again.stdout, /wait for `wmsbridge resolve`/);
+  assert.match(again.stdout, /aguardam `wmsbridge resolve`/);
 
   // the person checks the WMS: the first order is there (mark it), the second is not (retry it)
   const created = ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations.PickingList ?? {}) as Record<string, number>;

@@ -41,7 +41,7 @@ test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a re
   const status = await runCli(['status', '--json', '--limit', '1000', ...dirs], { env });
   const st = JSON.parse(status.stdout) as { records: Record<string, number>; attention: Array<{ target: string; status: string; error: string }> };
   const open = (st.records['held'] ?? 0) + (st.records['failed'] ?? 0) + (st.records['in_doubt'] ?? 0) + (st.records['rejected'] ?? 0);
-  const filesInError = /\(\d+ in error\)/.test(res.stdout);
+  const filesInError = /\(\d+ com erro\)/.test(res.stdout);
   assert.equal(res.code, open > 0 || filesInError ? 1 : 0, `exit code ${res.code} must say whether ${open} record(s) need attention\n${res.stdout}\n${res.stderr.slice(-3000)}`);
   // nothing failed for good: retries absorbed the 500s, 429s and token expiries
   assert.equal(st.records['failed'] ?? 0, 0, `failed records: ${JSON.stringify(st.attention.filter((a) => a.status === 'failed'))}`);

@@ -55,7 +55,7 @@ after(async () => {
 test('the sample inbox is delivered: every record once, fields as the files say', { timeout: 180_000 }, async () => {
   const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, `exit code 0 expected\nstdout: ${res.stdout}\nstderr: ${res.stderr.slice(-3000)}`);
-  assert.match(res.stdout, /wmsbridge run: \d+ file\(s\), \d+ record\(s\)/);
+  assert.match(res.stdout, /wmsbridge run: \d+ arquivo\(s\), \d+ registro\(s\)/);
 
   const c = await counts();
   assert.deepEqual(c.duplicates, {}, 'no natural key created twice');
@@ -116,7 +116,7 @@ test('running the same files again creates nothing new', { timeout: 180_000 }, a
   await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
   const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, res.stderr.slice(-3000));
-  assert.match(res.stdout, /duplicate/);
+  assert.match(res.stdout, /\(\d+ duplicado\(s\)\)/);
   const after = await counts();
   assert.deepEqual(after.records, before.records, 'no record created by a rerun');
 
@@ -125,7 +125,7 @@ test('running the same files again creates nothing new', { timeout: 180_000 }, a
   await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CATEGORIAS_20241106.csv'), Buffer.concat([text, Buffer.from('\r\n')]));
   const res2 = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res2.code, 0, res2.stderr.slice(-3000));
-  assert.match(res2.stdout, /unchanged/);
+  assert.match(res2.stdout, /sem alteração/);
   const after2 = await counts();
   assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
 });

@@ -15,6 +15,7 @@ import {
 } from '../../src/outbox/report.js';
 import { sampleRunSummary } from '../../src/outbox/sample-summary.js';
 import { emptyTotals, type RunSummary } from '../../src/outbox/types.js';
+import { createI18n } from '../../src/i18n/index.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -24,7 +25,7 @@ after(async () => cleanup());
 describe('run report', () => {
   test('hostile strings are escaped everywhere; credentials never appear', () => {
     const s = sampleRunSummary({ hostile: true });
-    const html = renderReportHtml(s, join(dir, 'reports', 'x'), dir, { timeZone: 'UTC' });
+    const html = renderReportHtml(s, join(dir, 'reports', 'x'), dir, { timeZone: 'UTC', locale: 'en' });
     assert.ok(!html.includes('<script'), 'no script element');
     assert.ok(!html.includes('<img'), 'no injected img');
     assert.ok(!html.includes('<b>bold'), 'no injected markup');
@@ -34,14 +35,14 @@ describe('run report', () => {
     // every href is relative (no scheme, no leading slash)
     const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
     assert.ok(hrefs.length >= 5, `found ${hrefs.length} links`);
-    for (const h of hrefs) assert.match(h, /^\.\.\/\.\.\/(results|rejects)\/[^:]+$/, h);
+    for (const h of hrefs) assert.match(h, /^(\.\.\/\.\.\/(results|rejects|error)\/[^:]+|report\.xlsx)$/, h);
     // no script needed: the page carries none
     assert.ok(!/<script/i.test(html));
   });
 
   test('charts, legend, status in words, dates with the zone name', () => {
     const s = sampleRunSummary();
-    const html = renderReportHtml(s, join(dir, 'reports', 'x'), dir, { timeZone: 'America/Sao_Paulo' });
+    const html = renderReportHtml(s, join(dir, 'reports', 'x'), dir, { timeZone: 'America/Sao_Paulo', locale: 'en' });
     assert.equal((html.match(/<svg /g) ?? []).length, 3);
     assert.ok(html.includes('class="legend"'));
     assert.ok(html.includes('25 records need attention, 1 file failed'));
@@ -53,10 +54,15 @@ describe('run report', () => {
   test('status in words', () => {
     const base = sampleRunSummary();
     const ok: RunSummary = { ...base, exitCode: 0, totals: { ...emptyTotals(), created: 3, records: 3, files: 1 }, files: base.files.slice(1, 2) };
-    assert.deepEqual(statusInWords(ok), { text: 'All delivered', tone: 'ok' });
-    assert.equal(statusInWords({ ...ok, dryRun: true }).text, 'Dry run: all records valid, nothing was sent');
-    assert.equal(statusInWords({ ...ok, totals: { ...ok.totals, held: 1 } }).text, '1 record needs attention');
-    assert.equal(statusInWords({ ...ok, exitCode: 2 }).tone, 'bad');
+    const en = createI18n('en', 'UTC');
+    assert.deepEqual(statusInWords(ok, en), { text: 'All delivered', tone: 'ok' });
+    assert.equal(statusInWords({ ...ok, dryRun: true }, en).text, 'Dry run: all records valid, nothing was sent');
+    assert.equal(statusInWords({ ...ok, totals: { ...ok.totals, held: 1 } }, en).text, '1 record needs attention');
+    assert.equal(statusInWords({ ...ok, exitCode: 2 }, en).tone, 'bad');
+    // pt-BR is the default
+    assert.deepEqual(statusInWords(ok), { text: 'Tudo entregue', tone: 'ok' });
+    assert.equal(statusInWords({ ...ok, totals: { ...ok.totals, held: 1 } }).text, '1 registro precisa de atenção');
+    assert.equal(statusInWords({ ...ok, totals: { ...ok.totals, held: 2 } }).text, '2 registros precisam de atenção');
   });
 
   test('relative links and helpers', () => {
@@ -70,11 +76,11 @@ describe('run report', () => {
   test('writeRunReport writes html, csv, json and latest.html atomically', async () => {
     const outbox = join(dir, 'outbox');
     const s = sampleRunSummary({ hostile: true });
-    const p = await writeRunReport(outbox, s, { timeZone: 'UTC' });
+    const p = await writeRunReport(outbox, s, { timeZone: 'UTC', locale: 'en' });
     assert.equal(p.dir, join(outbox, 'reports', '2025-07-29_145656-20250729-145656-a1b2'));
     for (const f of [p.html, p.csv, p.json, p.latest]) assert.ok(existsSync(f), f);
     const names = (await readdir(p.dir)).sort();
-    assert.deepEqual(names, ['attention.csv', 'files.csv', 'reasons.csv', 'report.html', 'resources.csv', 'summary.csv', 'summary.json']);
+    assert.deepEqual(names, ['attention.csv', 'files.csv', 'reasons.csv', 'report.html', 'report.xlsx', 'resources.csv', 'summary.csv', 'summary.json']);
     assert.deepEqual((await readdir(join(outbox, 'reports'))).filter((n) => n.startsWith('.')), [], 'no temp files left');
     assert.deepEqual(JSON.parse(await readFile(p.json, 'utf8')), s);
     const csv = (await readFile(p.csv, 'utf8')).replace(/^\uFEFF/, '');
@@ -87,15 +93,17 @@ describe('run report', () => {
     assert.ok(att.includes(`;"'=cmd|' /C calc'!A0";`) || att.includes(`;'=cmd|' /C calc'!A0;`), 'formula key neutralised');
     // latest.html links resolve from reports/
     const latest = await readFile(p.latest, 'utf8');
-    const href = /href="([^"]+)"/.exec(latest)![1]!;
-    assert.ok(href.startsWith('../results/'), href);
+    const href = /href="(\.\.\/results\/[^"]+)"/.exec(latest)![1]!;
     assert.equal(resolve(dirname(p.latest), decodeURIComponent(href)).startsWith(join(outbox, 'results')), true);
+    // ... and its workbook link points into the run's folder
+    const xlsx = /href="([^"]+report\.xlsx)"/.exec(latest)![1]!;
+    assert.equal(resolve(dirname(p.latest), decodeURIComponent(xlsx)), p.xlsx);
   });
 
   test('a rebuilt older report does not replace latest.html', async () => {
     const outbox = join(dir, 'outbox2');
-    await writeRunReport(outbox, sampleRunSummary({ runId: 'new', startedAt: '2025-08-01T10:00:00Z' }), { timeZone: 'UTC' });
-    await writeRunReport(outbox, sampleRunSummary({ runId: 'old', startedAt: '2025-07-01T10:00:00Z' }), { timeZone: 'UTC' });
+    await writeRunReport(outbox, sampleRunSummary({ runId: 'new', startedAt: '2025-08-01T10:00:00Z' }), { timeZone: 'UTC', locale: 'en' });
+    await writeRunReport(outbox, sampleRunSummary({ runId: 'old', startedAt: '2025-07-01T10:00:00Z' }), { timeZone: 'UTC', locale: 'en' });
     const latest = await readFile(join(outbox, 'reports', 'latest.html'), 'utf8');
     assert.ok(latest.includes('<title>wmsbridge run new</title>'));
   });

@@ -1,0 +1,133 @@
+/**
+ * Excel workbooks beside the CSVs people open. Written with exceljs's streaming WorkbookWriter (rows are
+ * committed as they are added, so a large sheet does not sit in memory) into an atomic outbox stream: the
+ * .xlsx appears complete under its name, or not at all.
+ *
+ * Typed cells are the point: codes and EANs are text cells (format "@", so `000101` keeps its zeros and a
+ * 13-digit EAN never becomes 7,89E+12), quantities are numbers, instants are dates shown in the outbox time
+ * zone. Every sheet has its header row frozen and an auto-filter.
+ */
+import { Writable } from 'node:stream';
+import ExcelJS from 'exceljs';
+import { wallClock } from '../shared/time.js';
+import { createAtomicWriteStream, outboxError } from './atomic.js';
+
+/** 'auto': Date values as date-times, numbers as numbers, anything else as text */
+export type XlsxType = 'text' | 'number' | 'integer' | 'date' | 'datetime' | 'auto';
+
+export interface XlsxColumn {
+  key: string;
+  header: string;
+  type: XlsxType;
+  /** character width. @default from the header and type */
+  width?: number;
+}
+
+export interface XlsxSheet {
+  name: string;
+  columns: readonly XlsxColumn[];
+  rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
+}
+
+const NUM_FMT: Record<XlsxType, string | undefined> = {
+  text: '@',
+  number: '#,##0.###',
+  integer: '#,##0',
+  date: 'dd/mm/yyyy',
+  datetime: 'dd/mm/yyyy hh:mm',
+  auto: undefined,
+};
+
+/**
+ * An instant as the Excel serial of its wall-clock time in `timeZone` (Excel dates have no zone): the cell
+ * shows what a clock in that zone showed.
+ */
+function excelDate(v: unknown, timeZone: string, dateOnly: boolean): Date | null {
+  if (v === null || v === undefined || v === '') return null;
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return new Date(`${v}T00:00:00Z`); // a calendar date: no zone
+  const d = v instanceof Date ? v : new Date(String(v));
+  if (Number.isNaN(d.getTime())) return null;
+  const w = wallClock(d.getTime(), timeZone);
+  return new Date(Date.UTC(w.year, w.month - 1, w.day, dateOnly ? 0 : w.hour, dateOnly ? 0 : w.minute, dateOnly ? 0 : w.second));
+}
+
+function cellValue(v: unknown, type: XlsxType, timeZone: string): ExcelJS.CellValue {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'auto':
+      if (v instanceof Date) return excelDate(v, timeZone, false);
+      if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+      if (typeof v === 'boolean') return v;
+      return cellValue(v, 'text', timeZone);
+    case 'text':
+      return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    case 'number':
+    case 'integer': {
+      if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+      if (typeof v === 'bigint') return Number(v);
+      const n = Number(String(v).replace(',', '.'));
+      return String(v).trim() !== '' && Number.isFinite(n) ? n : String(v);
+    }
+    case 'date':
+    case 'datetime':
+      return excelDate(v, timeZone, type === 'date') ?? (typeof v === 'string' ? v : null);
+  }
+}
+
+/** Writes a workbook atomically at `path`; returns the number of data rows per sheet. */
+export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }): Promise<number[]> {
+  const out = createAtomicWriteStream(path);
+  // exceljs ends the stream it is given; the atomic stream must be ended by commit() (which renames it), so
+  // exceljs writes through a forwarder whose end is a no-op for the file
+  let zipDone!: () => void;
+  const finished = new Promise<void>((r) => (zipDone = r));
+  const forward = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (out.stream.write(chunk)) cb();
+      else out.stream.once('drain', () => cb());
+    },
+    final(cb) {
+      zipDone();
+      cb();
+    },
+  });
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: forward, useStyles: true, useSharedStrings: false });
+  wb.creator = 'wmsbridge';
+  const counts: number[] = [];
+  try {
+    for (const sheet of sheets) {
+      // Excel refuses sheet names over 31 characters or with []:*?/\
+      const name = sheet.name.replace(/[[\]:*?/\\]/g, ' ').slice(0, 31);
+      const ws = wb.addWorksheet(name, { views: [{ state: 'frozen', ySplit: 1 }] });
+      ws.columns = sheet.columns.map((c) => ({
+        header: c.header,
+        key: c.key,
+        width: c.width ?? Math.min(60, Math.max(c.header.length + 2, c.type === 'datetime' ? 17 : c.type === 'text' ? 14 : 12)),
+        ...(NUM_FMT[c.type] ? { style: { numFmt: NUM_FMT[c.type]! } } : {}),
+      }));
+      ws.getRow(1).font = { bold: true };
+      ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: Math.max(1, sheet.columns.length) } };
+      ws.getRow(1).commit();
+      let n = 0;
+      for await (const r of sheet.rows as AsyncIterable<Record<string, unknown>>) {
+        const row = ws.addRow(sheet.columns.map((c) => cellValue(r[c.key], c.type, options.timeZone)));
+        sheet.columns.forEach((c, i) => {
+          const cell = row.getCell(i + 1);
+          const f = c.type === 'auto' ? (cell.value instanceof Date ? NUM_FMT.datetime : typeof cell.value === 'string' ? '@' : undefined) : NUM_FMT[c.type];
+          if (f) cell.numFmt = f;
+        });
+        row.commit();
+        n++;
+      }
+      ws.commit();
+      counts.push(n);
+    }
+    await wb.commit();
+    await finished;
+    await out.commit();
+  } catch (err) {
+    await out.abort().catch(() => {});
+    throw outboxError(path, err, 'writing');
+  }
+  return counts;
+}

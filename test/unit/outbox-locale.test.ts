@@ -1,0 +1,191 @@
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join, resolve } from 'node:path';
+import ExcelJS from 'exceljs';
+import { makeTempDir } from '../helpers/tmp.js';
+import { reportCauses, renderReportHtml, statusInWords, writeRunReport } from '../../src/outbox/report.js';
+import { sampleRunSummary } from '../../src/outbox/sample-summary.js';
+import { writeXlsx } from '../../src/outbox/xlsx.js';
+import { CATALOGS, createI18n } from '../../src/i18n/index.js';
+import { summaryLine } from '../../src/app/run.js';
+import type { RunSummary } from '../../src/outbox/types.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+before(async () => ({ dir, cleanup } = await makeTempDir()));
+after(async () => cleanup());
+
+/** the text of the first-screen section (causes and files to fix) */
+function firstScreen(html: string): string {
+  const m = /<section class="first"[^>]*>([\s\S]*?)<\/section>/.exec(html);
+  assert.ok(m, 'the page has a first-screen section');
+  return m[1]!;
+}
+const causesOf = (html: string): string[] => [...firstScreen(html).matchAll(/<li class="cause [a-z]+" data-kind="([a-z-]+)">/g)].map((m) => m[1]!);
+
+describe('outbox locale (pt-BR by default)', () => {
+  test('catalogs: every key exists in both languages', () => {
+    assert.deepEqual(Object.keys(CATALOGS['pt-BR']).sort(), Object.keys(CATALOGS.en).sort());
+  });
+
+  test('numbers, dates and reasons from stable codes', () => {
+    const pt = createI18n('pt-BR', 'America/Sao_Paulo');
+    const en = createI18n('en', 'America/Sao_Paulo');
+    assert.equal(pt.num(20032), '20.032');
+    assert.equal(pt.num(1234.56), '1.234,56');
+    assert.equal(en.num(1234.56), '1,234.56');
+    assert.equal(pt.dateTime('2026-11-24T01:35:00Z'), '23/11/2026 22:35');
+    const r = { code: 'invalid_number', params: { field: 'peso', value: '12,3,4' } };
+    assert.equal(pt.reason(r, 'english fallback', true), 'o campo peso não é um número (valor "12,3,4")');
+    assert.equal(en.reason(r), 'field peso is not a number');
+    // a code without a template keeps the English message; no code at all too
+    assert.equal(pt.reason({ code: 'never_heard_of_it' }, 'line 3: odd'), 'line 3: odd');
+    assert.equal(pt.reason(undefined, 'line 3: odd'), 'line 3: odd');
+    assert.equal(pt.reason({ code: 'E_WMS_HTTP', params: { status: 422, message: 'SKU inválido' } }, '', true), 'o WMS respondeu com erro (HTTP 422): "SKU inválido"');
+  });
+
+  test('the page is pt-BR: lang, headings, outcome names, numbers, zone', () => {
+    const html = renderReportHtml(sampleRunSummary(), join(dir, 'reports', 'x'), dir, { timeZone: 'America/Sao_Paulo' });
+    assert.match(html, /<html lang="pt-BR">/);
+    assert.ok(html.includes('O que aconteceu e o que fazer'));
+    assert.ok(html.includes('25 registros precisam de atenção, 1 arquivo com erro'));
+    assert.ok(html.includes('>1.478<'), 'thousands with a dot');
+    assert.ok(html.includes('Início 29/07/2025 11:56:56 America/Sao_Paulo'));
+    assert.ok(html.includes('Recusados') && html.includes('Retidos') && html.includes('Em dúvida'));
+    assert.ok(!html.includes('All delivered') && !html.includes('Records needing attention'), 'no English headings');
+    // reasons are rendered from their codes, not from the English messages
+    assert.ok(html.includes('Category não encontrado no WMS (campo categoryID)'));
+    assert.ok(!html.includes('categoryID does not exist'));
+  });
+
+  test('rejects night: one sentence per cause, first; then files to fix with working links; error files in the chart', () => {
+    const outbox = join(dir, 'o-rejects');
+    const pageDir = join(outbox, 'reports', 'r1');
+    const s = sampleRunSummary();
+    const html = renderReportHtml(s, pageDir, outbox, { timeZone: 'UTC' });
+    // the causes come before the totals, the charts and the tables
+    assert.ok(html.indexOf('class="first"') < html.indexOf('class="cards"'));
+    assert.ok(html.indexOf('class="first"') < html.indexOf('<svg'));
+    assert.deepEqual(causesOf(html), ['outage', 'rejected', 'rejected', 'rejected', 'held', 'in-doubt', 'file-error', 'duplicates']);
+    assert.ok(firstScreen(html).includes('9 registros recusados: Category não encontrado no WMS (campo categoryID). Corrija-os no arquivo de recusas'));
+    // files to fix: each rejects file (and the file moved to error/) linked relatively, resolving to the right file
+    const fix = /<ul class="fix">([\s\S]*?)<\/ul>/.exec(firstScreen(html))![1]!;
+    const hrefs = [...fix.matchAll(/href="([^"]+)"/g)].map((m) => decodeURIComponent(m[1]!));
+    const expected = [...s.files.filter((f) => f.rejectsFile).map((f) => f.rejectsFile!), 'error/saldo-estoque.csv'].map((f) => resolve(outbox, f));
+    assert.deepEqual(hrefs.map((h) => resolve(pageDir, h)).sort(), expected.sort());
+    // the file in error/ has its row in the per-file chart
+    const chart = /<svg class="chart"[\s\S]*?<\/svg>/.exec(html)![0];
+    assert.ok(chart.includes('saldo-estoque.csv') && chart.includes('arquivo com erro'));
+  });
+
+  test('outage night: the outage is ONE line with how many records wait; no per-HTTP-status causes', () => {
+    const s = sampleRunSummary({ scenario: 'outage' });
+    const html = renderReportHtml(s, join(dir, 'reports', 'x'), dir, { timeZone: 'UTC' });
+    assert.deepEqual(causesOf(html), ['outage']);
+    const causes = reportCauses(s);
+    assert.equal(causes.length, 1);
+    assert.equal(causes[0]!.count, s.outage!.waiting);
+    assert.match(causes[0]!.text, new RegExp(`^O WMS ficou indisponível: não foi possível conectar ao WMS, desde .*\\. ${s.outage!.waiting} registros aguardam e serão enviados na próxima execução`));
+    assert.equal(statusInWords(s).text, `O WMS ficou indisponível: ${s.outage!.waiting} registros aguardam a próxima execução`);
+    // without outage facts from the run, the outage-coded reasons still make one line
+    const { outage: _o, ...noFacts } = s;
+    void _o;
+    assert.deepEqual(
+      reportCauses(noFacts as RunSummary).map((c) => c.kind),
+      ['outage'],
+    );
+  });
+
+  test('a run where every file was a duplicate says so', () => {
+    const base = sampleRunSummary({ scenario: 'clean' });
+    const dup = (name: string): RunSummary['files'][number] => ({ channel: 'products', name, status: 'duplicate', mapping: null, target: null, rows: 0, outcomes: {} });
+    const s: RunSummary = { ...base, files: [dup('a.csv'), dup('b.csv')], totals: { ...base.totals, created: 0, updated: 0, records: 0, files: 2 }, errorReasons: [], attention: [] };
+    assert.equal(statusInWords(s).text, 'Nada enviado: todos os 2 arquivos já tinham sido processados (duplicados)');
+    assert.equal(statusInWords(s, createI18n('en', 'UTC')).text, 'Nothing sent: all 2 files had already been processed (duplicates)');
+    assert.ok(!renderReportHtml(s, dir, dir).includes('Tudo entregue'));
+  });
+
+  test('clean night: all delivered, nothing to do', () => {
+    const s = sampleRunSummary({ scenario: 'clean' });
+    const html = renderReportHtml(s, dir, dir, { timeZone: 'UTC' });
+    assert.deepEqual(causesOf(html), ['ok']);
+    assert.ok(html.includes('Tudo entregue'));
+  });
+
+  test('the summary line printed by run is in the locale', () => {
+    const s = sampleRunSummary({ scenario: 'clean' });
+    const pt = summaryLine(s, '/o/r.html', 0);
+    assert.match(pt, /^4 arquivo\(s\), 1\.478 registro\(s\): 1\.035 criados, 443 atualizados em 97,4 s; relatório \/o\/r\.html$/);
+    assert.match(summaryLine(s, null, 1, createI18n('en', 'UTC')), /^4 file\(s\), 1,478 record\(s\): 1,035 created, 443 updated; 1 problem\(s\), see the log in 97\.4 s$/);
+  });
+});
+
+describe('report.xlsx and typed cells', () => {
+  test('every sheet read back: codes stay text, numbers are numbers, dates are dates, header frozen and filtered', async () => {
+    const outbox = join(dir, 'o-xlsx');
+    const s = sampleRunSummary();
+    const p = await writeRunReport(outbox, s, { timeZone: 'America/Sao_Paulo' });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(p.xlsx);
+    assert.deepEqual(
+      wb.worksheets.map((w) => w.name),
+      ['Resumo', 'Atenção', 'Arquivos', 'Recursos', 'Motivos'],
+    );
+    for (const ws of wb.worksheets) {
+      assert.equal(ws.views[0]?.state, 'frozen', ws.name);
+      assert.equal((ws.views[0] as { ySplit?: number }).ySplit, 1, ws.name);
+      assert.ok(ws.autoFilter, `${ws.name} has an auto-filter`);
+    }
+    const att = wb.getWorksheet('Atenção')!;
+    const header = (att.getRow(1).values as unknown[]).slice(1);
+    assert.deepEqual(header.slice(0, 6), ['arquivo', 'linha', 'recurso', 'chave', 'resultado', 'motivo']);
+    const row2 = att.getRow(2);
+    assert.equal(row2.getCell(2).value, 19, 'line is a number');
+    assert.equal(row2.getCell(4).value, '7891000100103', 'a 13-digit EAN key stays text');
+    assert.equal(row2.getCell(4).numFmt, '@');
+    assert.equal(row2.getCell(5).value, 'Retidos');
+    // the original row values: the code 000101 keeps its zeros
+    assert.equal(row2.getCell(7).value, '000101');
+    assert.equal(row2.getCell(7).numFmt, '@');
+    assert.equal(row2.getCell(9).value, '7891000100103');
+    const sum = wb.getWorksheet('Resumo')!;
+    const byMetric = new Map<string, ExcelJS.CellValue>();
+    sum.eachRow((r, i) => {
+      if (i > 1) byMetric.set(String(r.getCell(1).value), r.getCell(2).value);
+    });
+    assert.equal(byMetric.get('registros'), 1478);
+    const started = byMetric.get('início');
+    assert.ok(started instanceof Date, 'started is a date');
+    // 14:56:56Z is 11:56:56 in São Paulo: Excel shows the wall clock of the outbox time zone
+    assert.equal((started as Date).toISOString(), '2025-07-29T11:56:56.000Z');
+    const files = wb.getWorksheet('Arquivos')!;
+    assert.equal(files.getRow(2).getCell(6).value, 1250);
+    assert.equal(typeof files.getRow(2).getCell(8).value, 'number');
+  });
+
+  test('writeXlsx: text columns keep leading zeros even from numbers given as text', async () => {
+    const path = join(dir, 'typed.xlsx');
+    await writeXlsx(
+      path,
+      [
+        {
+          name: 'x',
+          columns: [
+            { key: 'code', header: 'code', type: 'text' },
+            { key: 'qty', header: 'qty', type: 'number' },
+            { key: 'day', header: 'day', type: 'date' },
+          ],
+          rows: [{ code: '000101', qty: '12,5', day: '2026-11-23' }],
+        },
+      ],
+      { timeZone: 'America/Sao_Paulo' },
+    );
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path);
+    const r = wb.worksheets[0]!.getRow(2);
+    assert.equal(r.getCell(1).value, '000101');
+    assert.equal(r.getCell(2).value, 12.5);
+    assert.equal((r.getCell(3).value as Date).toISOString(), '2026-11-23T00:00:00.000Z');
+    assert.equal(dirname(path), dir);
+  });
+});
