@@ -242,7 +242,6 @@ function typeFits(f: FieldDef, c: ColumnProfile): boolean {
 }
 
 function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number; why: string } {
-  if (c.type.kind === 'empty') return { score: 0, why: '' };
   let name = 0;
   let syn = '';
   // positional layouts: the names are ours (from the types), they mean nothing
@@ -252,6 +251,8 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
       if (m > name) (name = m), (syn = s);
     });
   }
+  // a column always empty in the sample says nothing by its values: only an exact name places it
+  if (c.type.kind === 'empty') return name >= 0.95 ? { score: 0.55, why: `column '${c.name}' is a known name for ${f.field}` } : { score: 0, why: '' };
   let sc = name;
   let why = name >= 0.95 ? `column '${c.name}' is a known name for ${f.field}` : name > 0 ? `column '${c.name}' resembles '${syn}'` : '';
   if (name > 0) sc += typeFits(f, c) ? 0.15 : -0.6;
