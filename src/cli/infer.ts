@@ -121,7 +121,7 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
   try {
     mapping = await loadMappingFile(out);
   } catch (err) {
-    io.stderr.write(`wmsbridge infer: the mapping written does not validate (please report it):\n${errorMessage(err)}\n`);
+    io.stderr.write(`wmsbridge infer: ${out} was written but does not validate yet; fix what it names (the TODOs first), then run wmsbridge check:\n${errorMessage(err)}\n`);
     return 2;
   }
   const problems: string[] = [];

@@ -8,7 +8,8 @@ import { basename, dirname } from 'node:path';
 import { openParser } from '../parse/index.js';
 import type { ParseOptionsInput } from '../parse/options.js';
 import type { RawRow } from '../map/types.js';
-import { TARGETS, type Target } from '../wms/targets.js';
+import { TARGETS, TARGET_INFO, type Target } from '../wms/targets.js';
+import type { z } from 'zod';
 import { ConfigError } from '../shared/errors.js';
 import type { Sniffed } from './sniff.js';
 import { fileDecimalSeparator, profileColumn, type ColumnProfile, type ValueKind } from './types.js';
@@ -266,6 +267,8 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
     // positional layouts: a few type-led guesses
     if (f.firstCode && (c.type.kind === 'code' || c.type.kind === 'integer') && c.distinct >= Math.max(2, c.values.length * 0.8)) {
       (sc = 0.5), (why = 'the first field of distinct codes in the layout');
+    } else if ((f.field === 'name' || f.field === 'socialName') && c.type.kind === 'text') {
+      (sc = 0.5 + Math.min(0.04, c.maxLength / 1000)), (why = 'a text field of the layout (names are the usual text)');
     } else if (f.kind === 'number' && (c.type.kind === 'implied' || c.type.kind === 'decimal')) {
       (sc = 0.55), (why = `the numeric field of the layout`);
     } else if (f.lookup?.resource === 'Owners' && c.type.kind === 'code' && c.type.leadingZeros && c.maxLength === 3 && c.distinct === 1) {
@@ -524,6 +527,11 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     }
   }
 
+  // text fields the WMS requires that no column gives: a TODO constant, so the mapping validates and says so
+  for (const field of requiredTextFields(def.target)) {
+    if (header.some((h) => h.field === field)) continue;
+    header.push({ field, expr: { const: 'TODO' }, confidence: 0.05, evidence: 'no column found', todo: `${def.target} requires ${field}: map the column that holds it`, columns: [] });
+  }
   // fields derived from others
   const has = (n: string) => header.some((h) => h.field === n && h.columns.length);
   if (['Provider', 'ShippingCompany', 'PickingList'].includes(def.target) && (has('state') || has('city'))) {
@@ -610,6 +618,14 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     ...(filter ? { filter } : {}),
     unused,
   };
+}
+
+/** Top-level fields of a target's schema that are required and take text (the ones a TODO constant can stand in for). */
+function requiredTextFields(target: Target): string[] {
+  const shape = (TARGET_INFO[target].schema as unknown as { shape?: Record<string, z.ZodType> }).shape ?? {};
+  return Object.entries(shape)
+    .filter(([, t]) => !t.safeParse(undefined).success && t.safeParse('TODO').success)
+    .map(([k]) => k);
 }
 
 /** An "active" flag column: keep the active rows (inactive ones are skipped and counted). */
