@@ -388,8 +388,15 @@ export function sniffFixedWidth(text: string): FixedLayoutGuess {
   for (const [tag, ls] of groups) {
     const w = Math.max(...ls.map((l) => l.length));
     let starts: number[];
-    if (titles) starts = titles.map((t) => t.start);
-    else starts = fixedBoundaries(ls, tagLength, w);
+    if (titles) {
+      // titles placed a little off their column (a report that centres or indents them) snap to the data's boundaries
+      const data = fixedBoundaries(ls, 0, w);
+      starts = titles.map((t) => {
+        const near = data.filter((d) => Math.abs(d - t.start) <= 2).sort((a, b) => Math.abs(a - t.start) - Math.abs(b - t.start))[0];
+        return near ?? t.start;
+      });
+      starts = starts.map((st, i) => (i > 0 && st <= starts[i - 1]! ? titles[i]!.start : st));
+    } else starts = fixedBoundaries(ls, tagLength, w);
     const fields: FixedFieldGuess[] = [];
     if (tagLength) fields.push({ name: 'tipo', start: 1, length: tagLength });
     starts.forEach((s, i) => {

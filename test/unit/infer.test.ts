@@ -144,6 +144,36 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
     assert.match(bad.stderr, /--target 'Cliente' is not a target/);
   });
 
+  test('real-world files written by others: every NF-e sample maps cleanly; the IBPT table reads as cp1252, ";", decimal "."', async () => {
+    const SAMPLES = join(PROJECT_ROOT, 'test', 'fixtures', 'samples');
+    const nfes = [
+      ...(await readdir(join(SAMPLES, 'nfelib'))).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES, 'nfelib', f)),
+      // examples__nfe_v4.00_PL_010C.xml is a schema example whose values are the word "string": left out
+      ...(await readdir(join(SAMPLES, 'sped-nfe'))).filter((f) => f.endsWith('.xml') && !f.includes('PL_010C')).map((f) => join(SAMPLES, 'sped-nfe', f)),
+    ];
+    assert.ok(nfes.length >= 10);
+    for (const f of nfes) {
+      const out = join(dir, `real-${basename(f)}.yaml`);
+      const r = await runCli(['infer', f, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, `${basename(f)}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /NF-e recognised/);
+      assert.equal((await loadMappingFile(out)).target, 'PurchaseOrder');
+    }
+    const out = join(dir, 'ibpt.yaml');
+    const r = await runCli(['infer', join(SAMPLES, 'ibpt-tabela-cp1252', 'TabelaIBPTaxSP.csv'), '--target', 'Product', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const m = (await loadMappingFile(out)).spec;
+    assert.deepEqual([m.source.format, 'delimiter' in m.source ? m.source.delimiter : '', 'encoding' in m.source ? m.source.encoding : ''], ['delimited', ';', 'windows-1252']);
+    assert.match(r.stdout, /numbers: decimal separator '\.' \(0 value\(s\) with a decimal comma/);
+  });
+
+  test('fixed-width titles a little off their columns snap to the data boundaries', () => {
+    const text = ' CODIGO  NOME\n000101   ARROZ\n000102   FEIJAO\n000103   MILHO\n'.replace('CODIGO', 'codigo').replace('NOME', 'nome');
+    const g = sniffFixedWidth(text);
+    assert.equal(g.titleLine, true);
+    assert.deepEqual(g.records[0]!.fields.map((f) => `${f.name}@${f.start}`), ['codigo@1', 'nome@10']);
+  });
+
   test('a UTF-16 sample is refused with what to do', async () => {
     const data = join(dir, 'UTF16.csv');
     await writeFile(data, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('codigo;descricao\n1;a\n', 'utf16le')]));
