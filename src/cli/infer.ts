@@ -37,6 +37,9 @@ options:
 
 exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects; 2 usage, sample or mapping error`;
 
+/** records + rejects the preview keeps in memory before it stops (a huge sample is not mapped whole) */
+const PREVIEW_LIMIT = 20_000;
+
 function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
@@ -137,10 +140,10 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
   for (const pr of problems) w.write(`  - ${pr}\n`);
 
   // preview of the sample, without a WMS
-  const r = await previewWith(mapping, sample);
+  const r = await previewWith(mapping, sample, { limit: PREVIEW_LIMIT });
   w.write(
-    `preview: ${r.stats.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${r.stats.skipped} skipped ` +
-      `(no WMS: read-only lookups are not resolved and print as <lookup ...>; refs resolve at send time)\n`,
+    `preview: ${r.stats.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${r.stats.skipped} skipped` +
+      `${r.truncated ? `, stopped after ${PREVIEW_LIMIT} outputs` : ''} (no WMS: read-only lookups are not resolved and print as <lookup ...>; refs resolve at send time)\n`,
   );
   for (const rej of r.rejects.slice(0, 20)) {
     const lines = rej.source.lineEnd ? `lines ${rej.source.line}-${rej.source.lineEnd}` : `line ${rej.source.line}`;

@@ -10,7 +10,7 @@
  * line, split further where digits turn into letters or a zero-padded number starts; a leading
  * record tag (0/1/9, H/D/T, HDR/DET/TRL) makes record types.
  */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { XMLParser } from 'fast-xml-parser';
 import { InputError } from '../shared/errors.js';
@@ -514,20 +514,29 @@ export function sniffJson(text: string): { format: 'json' | 'jsonl'; itemPath?: 
 // ---------------------------------------------------------------------------------------------
 
 export async function sniffFile(path: string): Promise<Sniffed> {
-  let buf: Buffer;
+  // the first SAMPLE_BYTES only: a sample of millions of lines is not read whole
+  let sample: Buffer;
+  let size: number;
   try {
-    buf = await readFile(path);
+    const fh = await open(path, 'r');
+    try {
+      size = (await fh.stat()).size;
+      const b = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
+      const { bytesRead } = await fh.read(b, 0, b.length, 0);
+      sample = b.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
   } catch (err) {
     throw new InputError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  if (buf.length === 0) throw new InputError(`${path} is empty: infer needs a sample with data`);
-  const truncated = buf.length > SAMPLE_BYTES;
-  const sample = truncated ? buf.subarray(0, SAMPLE_BYTES) : buf;
+  if (sample.length === 0) throw new InputError(`${path} is empty: infer needs a sample with data`);
+  const truncated = size > sample.length;
   const encoding = guessEncoding(sample, truncated);
   let text = iconv.decode(sample, encoding.encoding);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (truncated) text = text.slice(0, text.lastIndexOf('\n') + 1 || text.length);
-  const s: Sniffed = { path, bytes: buf.length, encoding, format: 'delimited', formatEvidence: '', text };
+  const s: Sniffed = { path, bytes: size, encoding, format: 'delimited', formatEvidence: '', text };
   const first = text.trimStart()[0];
   if (first === '<') {
     s.format = 'xml';
