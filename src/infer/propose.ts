@@ -36,7 +36,10 @@ export interface Proposal {
   targetEvidence: string;
   filter?: { expr: unknown; evidence: string };
   group?: {
-    by: unknown;
+    by?: unknown;
+    /** fixed-width documents: a header record starts a document, its detail records follow */
+    headerRecord?: string;
+    itemRecord?: string;
     items: 'pickingItens' | 'purchaseOrderItens';
     explode?: string;
     contiguous: boolean;
@@ -185,6 +188,7 @@ function buildExpr(f: FieldDef, target: Target, c: ColumnProfile, reader: Reader
     case 'text':
       return { expr: withT(['trim']) };
     case 'number':
+      if (c.type.kind === 'implied' && !c.type.scale) return { expr: withT([numberTransform(c, fileDecimal)]), todo: 'implied decimals not visible in the sample (no trailing zeros shared): set scale from the layout' };
       return { expr: withT([numberTransform(c, fileDecimal)]) };
     case 'integer':
       return { expr: withT(['integer']) };
@@ -267,7 +271,7 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
     // positional layouts: a few type-led guesses
     if (f.firstCode && (c.type.kind === 'code' || c.type.kind === 'integer') && c.distinct >= Math.max(2, c.values.length * 0.8)) {
       (sc = 0.5), (why = 'the first field of distinct codes in the layout');
-    } else if ((f.field === 'name' || f.field === 'socialName') && c.type.kind === 'text') {
+    } else if ((f.field === 'name' || f.field === 'socialName' || f.field === 'clientName') && c.type.kind === 'text') {
       (sc = 0.5 + Math.min(0.04, c.maxLength / 1000)), (why = 'a text field of the layout (names are the usual text)');
     } else if (f.kind === 'number' && (c.type.kind === 'implied' || c.type.kind === 'decimal')) {
       (sc = 0.55), (why = `the numeric field of the layout`);
@@ -478,10 +482,25 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const chosen = chooseTarget(fileName, cols, opts.target);
   const def = chosen.def;
 
+  // fixed-width documents: one header record per document, its detail records after it
+  const headerRec = s.format === 'fixed-width' ? s.fixed!.records.find((r) => r.type === 'header') : undefined;
+  const fixedDoc = !!def.document && s.format === 'fixed-width' && s.fixed!.tagLength > 0 && (headerRec?.lines ?? 0) >= 2;
+  let headerCols: ColumnProfile[] = [];
+  if (fixedDoc) {
+    const hrows = allRows.filter((r) => r.recordType === 'header');
+    const hfields = headerRec!.fields.filter((f) => f.name !== 'tipo');
+    headerCols = hfields.map((f, i) => {
+      const p = profileColumn(f.name, i, hrows.map((r) => r.fields[f.name] ?? ''), { fileDecimal: fd.decimal, fixedWidth: true });
+      (p.start = f.start), (p.length = f.length);
+      return p;
+    });
+    if (unnamed) renameFixedFields(s, headerCols, source, 'header');
+  }
+
   // documents: find the key first, header fields must be constant within a document
   let doc: ReturnType<typeof findDocumentKey>;
   let groups: Map<string, number[]> | undefined;
-  if (def.document) {
+  if (def.document && !fixedDoc) {
     const keyDef = def.fields.find((f) => f.field === def.document!.key)!;
     const pref = cols
       .map((c) => ({ c, s: score(keyDef, c, unnamed).score }))
@@ -495,7 +514,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const pairs: Array<{ f: FieldDef; c: ColumnProfile; score: number; why: string }> = [];
   for (const f of def.fields) {
     if (f.sameAs) continue;
-    for (const c of cols) {
+    for (const c of fixedDoc && !f.item ? headerCols : cols) {
       let { score: sc, why } = score(f, c, unnamed);
       if (groups && !f.item && c !== doc?.key && !constantWithin(c, groups)) sc -= 1; // a header field must agree within a document
       if (groups && f.item && constantWithin(c, groups) && c.distinct < c.values.length && doc && doc.key.distinct < c.values.length) sc -= 0.2;
@@ -505,11 +524,12 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   pairs.sort((a, b) => b.score - a.score || def.fields.indexOf(a.f) - def.fields.indexOf(b.f));
   const byField = new Map<string, { c: ColumnProfile; score: number; why: string }>();
   const usedCols = new Set<string>();
+  const usedProfiles = new Set<ColumnProfile>();
   for (const p of pairs) {
-    if (byField.has(p.f.field) || usedCols.has(p.c.name)) continue;
+    if (byField.has(p.f.field) || usedProfiles.has(p.c)) continue;
     // the document key may also be a header field (order = pedido)
     byField.set(p.f.field, p);
-    if (!(doc && p.c === doc.key)) usedCols.add(p.c.name);
+    if (!(doc && p.c === doc.key)) (usedProfiles.add(p.c), usedCols.add(p.c.name));
   }
 
   const header: FieldProposal[] = [];
@@ -540,7 +560,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   let group: Proposal['group'];
   if (def.document) {
     const order = header.find((h) => h.field === 'order');
-    const keyCol = doc?.key ?? (order?.columns[0] ? cols.find((c) => c.name === order.columns[0]) : undefined);
+    const keyCol = doc?.key ?? (order?.columns[0] ? (fixedDoc ? headerCols : cols).find((c) => c.name === order.columns[0]) : undefined);
     if (!keyCol) throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
     if (!order || order.columns[0] !== keyCol.name) {
       const i = header.findIndex((h) => h.field === 'order');
@@ -573,13 +593,22 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     header.push({ field: 'separationType', expr: { const: 0 }, confidence: 0.6, evidence: '0 = standard separation', columns: [] });
     if (!items.some((i) => i.field === 'productID')) throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
     if (!items.some((i) => i.field === 'quantity')) throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
-    group = {
-      by: { [reader]: keyCol.name, transforms: ['trim'] },
-      items: def.document.items,
-      contiguous: doc?.contiguous ?? true,
-      evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
-      itemFields: items,
-    };
+    group = fixedDoc
+      ? {
+          headerRecord: 'header',
+          itemRecord: 'detail',
+          items: def.document.items,
+          contiguous: true,
+          evidence: `a '${headerRec!.tag}' header record starts each document (${headerRec!.lines} documents), the '${s.fixed!.records.find((r) => r.type === 'detail')?.tag}' detail records after it are its items`,
+          itemFields: items,
+        }
+      : {
+          by: { [reader]: keyCol.name, transforms: ['trim'] },
+          items: def.document.items,
+          contiguous: doc?.contiguous ?? true,
+          evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
+          itemFields: items,
+        };
   }
   // required fields of records without a column and without a placeholder
   let attachmentPath: FieldProposal | undefined;
@@ -602,9 +631,9 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
   if (doc) readCols.add(doc.key.name);
   for (const c of usedCols) readCols.add(c);
-  const filter = proposeFilter(cols, reader, s);
+  const filter = fixedDoc ? undefined : proposeFilter(cols, reader, s);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
-  const unused = cols.filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty').map((c) => c.name);
+  const unused = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty').map((c) => c.name);
   return {
     ...base,
     match: { channel: opts.channel ?? defaultChannel(path, def.channel), files: names.glob },
@@ -663,7 +692,7 @@ function defaultChannel(path: string, fallback: string): string {
 }
 
 /** Fixed-width fields without titles: names from what they hold (codigo, quantidade, data...). */
-function renameFixedFields(s: Sniffed, cols: ColumnProfile[], source: ParseOptionsInput): void {
+function renameFixedFields(s: Sniffed, cols: ColumnProfile[], source: ParseOptionsInput, type?: string): void {
   const taken = new Set<string>(['tipo', 'registros']);
   const word: Partial<Record<ValueKind, string>> = {
     cnpj: 'cnpj', cpf: 'cpf', gtin: 'ean', ncm: 'ncm', cep: 'cep', uf: 'uf', date: 'data', datetime: 'data_hora', flag: 'indicador',
@@ -680,10 +709,10 @@ function renameFixedFields(s: Sniffed, cols: ColumnProfile[], source: ParseOptio
     renames.set(c.name, n);
     c.name = n;
   }
-  const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+  const main = type ?? [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!.type;
   const o = source as unknown as { records: Array<{ type: string; fields: Array<{ name: string }> }> };
   for (const r of o.records) {
-    if (r.type !== main.type) continue;
+    if (r.type !== main) continue;
     r.fields = r.fields.map((f) => ({ ...f, name: renames.get(f.name) ?? f.name }));
   }
 }

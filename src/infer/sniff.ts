@@ -331,6 +331,12 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
       starts.push(p);
       continue;
     }
+    // a number shorter on some lines (a CPF left-aligned in a CNPJ field) followed by text on every line
+    const prevDigitOrBlank = lines.every((l) => isDigit(l[p - 1]) || (l[p - 1] ?? ' ') === ' ') && lines.some((l) => isDigit(l[p - 1]));
+    if (prevDigitOrBlank && lines.every((l) => isLetter(l[p]))) {
+      starts.push(p);
+      continue;
+    }
     // "...01" + "001..." : a constant non-zero digit followed by constant zeros starts a zero-padded field
     if (prevDigit && constant(p - 1) && lines[0]![p - 1] !== '0' && constant(p) && constant(p + 1) && lines[0]![p] === '0' && lines[0]![p + 1] === '0') {
       starts.push(p);
@@ -338,7 +344,50 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
     // a text field left-justified next to a field padded on the left with spaces is separated by the blank above
   }
-  return starts;
+  // a date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
+  // (yyyyMMdd tried at every offset first: 0123|01202411 would read as the ddMMyyyy 23/01/2024)
+  const allDigits = (p: number) => lines.every((l) => isDigit(l[p]));
+  const extra: number[] = [];
+  for (let p = from; p < width; p++) {
+    if (!allDigits(p)) continue;
+    let e = p;
+    while (e < width && allDigits(e)) e++;
+    if (e - p > 8) {
+      for (const ymd of [true, false]) {
+        let found = -1;
+        for (let o = p; o + 8 <= e && found < 0; o++) if (lines.every((l) => isCompactDate(l.slice(o, o + 8), ymd))) found = o;
+        if (found >= 0) {
+          if (found > p) extra.push(found);
+          if (found + 8 < e) extra.push(found + 8);
+          break;
+        }
+      }
+    }
+    p = e;
+  }
+  const all = [...new Set([...starts, ...extra])].sort((a, b) => a - b);
+  // text with blanks inside: a short segment, empty on most lines, one blank column after a text field,
+  // is the end of the longer values of that field ("... ESPERANÇA LTDA"), not a field of its own
+  const seg = (i: number) => lines.map((l) => l.slice(all[i], i + 1 < all.length ? all[i + 1] : width));
+  for (let i = 1; i < all.length; i++) {
+    const cur = seg(i);
+    const prev = seg(i - 1);
+    const emptyShare = cur.filter((v) => v.trim() === '').length / lines.length;
+    const prevText = prev.some((v) => /\p{L}{2,}/u.test(v) && / \S/.test(v.trim()));
+    const prevEnd = Math.max(...prev.map((v) => v.trimEnd().length)) + all[i - 1]!;
+    if (emptyShare >= 0.5 && prevText && all[i]! - prevEnd === 1 && cur.every((v) => !/\d/.test(v))) {
+      all.splice(i, 1);
+      i--;
+    }
+  }
+  return all;
+}
+
+/** yyyyMMdd (ymd) or ddMMyyyy, years 1990-2099: a real calendar date. */
+function isCompactDate(v: string, ymd: boolean): boolean {
+  const ok = (y: number, m: number, d: number) => y >= 1990 && y <= 2099 && m >= 1 && m <= 12 && d >= 1 && d <= new Date(Date.UTC(y, m, 0)).getUTCDate();
+  if (!/^\d{8}$/.test(v)) return false;
+  return ymd ? ok(+v.slice(0, 4), +v.slice(4, 6), +v.slice(6, 8)) : ok(+v.slice(4, 8), +v.slice(2, 4), +v.slice(0, 2));
 }
 
 function titleTokens(line: string): Array<{ name: string; start: number }> | undefined {
@@ -408,7 +457,7 @@ export function sniffFixedWidth(text: string): FixedLayoutGuess {
       const first = data[0]!.slice(0, tagLength);
       const last = data[data.length - 1]!.slice(0, tagLength);
       if (tag === detailTag) type = 'detail';
-      else if (tag === first && ls.length === 1) type = 'header';
+      else if (tag === first) type = 'header'; // one file header, or one header per document (H/D orders)
       else if (tag === last && ls.length === 1) type = 'trailer';
       else type = `registro_${tag}`;
     }

@@ -261,7 +261,8 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
   const ints = count((v) => INT_RE.test(v));
   const lead = count((v) => /^0\d/.test(v));
   if (opts.fixedWidth && ints === n) {
-    const rawDigits = values.filter((v) => /^\d+$/.test(v));
+    // trailing blanks are the gap before the next field; leading zeros are the padding that matters
+    const rawDigits = values.map((v) => v.trimEnd()).filter((v) => /^\d+$/.test(v));
     const lens = new Set(rawDigits.map((v) => v.length));
     const padded = rawDigits.filter((v) => /^00/.test(v)).length;
     if (lens.size === 1 && rawDigits.length === n && (rawDigits[0]?.length ?? 0) >= 9 && padded / n >= 0.8) {

@@ -74,7 +74,8 @@ export function toMappingObject(p: Proposal): Record<string, unknown> {
   if (p.filter) m['filter'] = p.filter.expr;
   if (p.group) {
     m['group'] = {
-      by: p.group.by,
+      ...(p.group.by !== undefined ? { by: p.group.by } : {}),
+      ...(p.group.headerRecord ? { headerRecord: p.group.headerRecord, itemRecord: p.group.itemRecord } : {}),
       items: p.group.items,
       ...(p.group.explode ? { explode: p.group.explode } : {}),
       contiguous: p.group.contiguous,
@@ -133,7 +134,8 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   if (p.group) {
     L.push('group:');
     L.push(...comment('  ', p.group.evidence));
-    L.push(`  by: ${flow(p.group.by)}`);
+    if (p.group.by !== undefined) L.push(`  by: ${flow(p.group.by)}`);
+    if (p.group.headerRecord) L.push(`  headerRecord: ${scalar(p.group.headerRecord)}`, `  itemRecord: ${scalar(p.group.itemRecord)}`);
     L.push(`  items: ${p.group.items}`);
     if (p.group.explode) L.push(`  explode: ${scalar(p.group.explode)}`);
     L.push(`  contiguous: ${p.group.contiguous}`);

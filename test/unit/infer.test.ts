@@ -67,7 +67,7 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
 
   test('every sample: a valid mapping, a clean preview, right encoding/delimiter/decimal, >= 80% of fields right', async (t) => {
     const list = await samples();
-    assert.ok(list.length >= 20, `expected the 15 shipped samples and 6 fixtures, found ${list.length}`);
+    assert.ok(list.length >= 22, `expected the 15 shipped samples and 7 fixtures, found ${list.length}`);
     const failures: string[] = [];
     for (const s of list) {
       const out = join(dir, `${basename(s.file)}.yaml`);
@@ -232,6 +232,9 @@ describe('infer building blocks', () => {
   test('fixed-width: boundaries at blank columns, digits turning into letters, zero-padded starts; record tags', () => {
     const lines = ['1000101         CD-SP01001000000000412000UN', '1000102         CD-SP01001000000000630000UN', '1000103         CD-SP01001000000000188000KG'];
     assert.deepEqual(fixedBoundaries(lines, 1, 43).map((p) => p + 1), [2, 17, 24, 27, 42]);
+    // a date inside a run of digits; a CPF left-aligned in a CNPJ field before a name; a name's longer tail
+    const h = ['H0123012024110590123456000131SUPERMERCADO BOA ESPERANCA LTDA', 'H0123022024110512345678909   JOSE CARLOS', 'H0123032024110681234567000124MERCEARIA SAO JOSE'];
+    assert.deepEqual(fixedBoundaries(h, 1, 61).map((p) => p + 1), [2, 8, 16, 30]);
     const g = sniffFixedWidth(`0HEADER 20241105\n${lines.join('\n')}\n9000005\n`);
     assert.equal(g.tagLength, 1);
     assert.deepEqual(g.records.map((r) => `${r.tag}:${r.type}`), ['0:header', '1:detail', '9:trailer']);
