@@ -289,7 +289,9 @@ function pct(x: number): string {
 
 function evidenceOf(why: string, c: ColumnProfile): string {
   const empty = c.emptyShare > 0 ? `; empty in ${pct(c.emptyShare)} of rows` : '';
-  const few = c.distinctValues && c.distinct <= 6 && c.values.length > c.distinct ? `; ${c.distinct} distinct value(s): ${c.distinctValues.join(', ')}` : '';
+  // sample values only for short codes: names, CPFs and addresses of people do not belong in a mapping file
+  const codeLike = ['code', 'flag', 'uf', 'integer'].includes(c.type.kind) && c.maxLength <= 12;
+  const few = codeLike && c.distinctValues && c.distinct <= 6 && c.values.length > c.distinct ? `; ${c.distinct} distinct value(s): ${c.distinctValues.join(', ')}` : '';
   return `${why}; ${c.type.evidence}${empty}${few}`;
 }
 
