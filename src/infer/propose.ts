@@ -179,7 +179,7 @@ function numberTransform(c: ColumnProfile, fileDecimal: ',' | '.'): unknown {
   return { number: { decimal: fileDecimal, thousands: fileDecimal === ',' ? '.' : '' } };
 }
 
-function buildExpr(f: FieldDef, target: Target, c: ColumnProfile, reader: Reader, fileDecimal: ',' | '.'): { expr: unknown; todo?: string } {
+function buildExpr(f: FieldDef, c: ColumnProfile, reader: Reader, fileDecimal: ',' | '.'): { expr: unknown; todo?: string } {
   const src = { [reader]: c.name } as Record<string, unknown>;
   const withT = (transforms: unknown[]) => ({ ...src, transforms });
   switch (f.kind) {
@@ -232,8 +232,6 @@ function buildExpr(f: FieldDef, target: Target, c: ColumnProfile, reader: Reader
       return unknown.length ? { expr: e, todo: `values ${unknown.join(', ')} have no ${f.field} code yet: add them to the map` } : { expr: e };
     }
   }
-  void target;
-  return { expr: withT(['trim']) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -541,7 +539,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     const list = f.item ? items : header;
     const src = f.sameAs ? byField.get(f.sameAs) : byField.get(f.field);
     if (src) {
-      const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, def.target, src.c, reader, fd.decimal);
+      const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, src.c, reader, fd.decimal);
       const evidence = f.sameAs ? `the same column as ${f.sameAs} ('${src.c.name}')${def.target === 'Provider' ? ': NF-e name their issuer by CNPJ, so providers are keyed by it (D-MAP-PROVIDER)' : ''}` : evidenceOf(src.why, src.c);
       list.push({ field: f.field, expr: built.expr, confidence: conf(src.score), evidence, columns: [src.c.name], ...(built.todo ? { todo: built.todo } : {}) });
     } else if (f.placeholder) {

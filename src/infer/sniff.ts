@@ -292,8 +292,14 @@ export function sniffDelimited(text: string): DelimitedDialect {
       `; ${header ? 'first line is a header' : 'no header line'}`,
   };
   if (second) dialect.runnerUp = `${show(second.delimiter)} ${second.score.toFixed(2)}`;
-  // a file that never quotes but has stray quotes inside fields reads safer with quote: false
-  if (best.quote !== false && /[^;,|\t\r\n]"[^;,|\t\r\n]/.test(text) && dialectScore(text, best.delimiter, false).score > best.score) dialect.quote = false;
+  // a file that never opens a field with a quote but has quotes inside fields (1/2" PVC) never quotes:
+  // quote: false, else the parser reports every such line as bad_quote
+  const esc = best.delimiter === '|' ? '\\|' : best.delimiter === '\t' ? '\\t' : best.delimiter;
+  const opensQuoted = new RegExp(`(^|${esc})"`, 'm').test(text);
+  if (!opensQuoted && text.includes('"')) {
+    dialect.quote = false;
+    dialect.evidence += '; quotes only inside fields: the file never quotes (quote: false)';
+  }
   return dialect;
 }
 

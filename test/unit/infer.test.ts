@@ -203,6 +203,8 @@ describe('infer building blocks', () => {
     assert.equal(sniffDelimited('a|b|c\n1|2,5|x\n2|3,5|y\n').delimiter, '|');
     assert.equal(sniffDelimited('a\tb\n1\t2\n').delimiter, '\t');
     assert.equal(sniffDelimited('0001;1,5\n0002;2,5\n').header, false);
+    assert.equal(sniffDelimited('codigo;descricao\n1;TUBO 1/2" PVC\n2;CANO 3/4" PVC\n').quote, false);
+    assert.equal(sniffDelimited('codigo;descricao\n1;"TUBO; PVC"\n2;CANO\n').quote, '"');
   });
 
   test('types: CNPJ/CPF and GTIN check digits, NCM, CEP, UF, flags, dates with formats, decimals, codes', () => {
