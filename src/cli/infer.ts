@@ -117,6 +117,7 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
     w.write(`  ${f.field.padEnd(width)} <- ${from.padEnd(22)} ${f.confidence.toFixed(2)}${f.todo ? '  TODO' : ''}\n`);
   }
   if (p.unused.length) w.write(`  columns no field reads: ${p.unused.join(', ')}\n`);
+  if (p.smallSets?.length) w.write(`  few values (map, table or filter candidates): ${p.smallSets.join('; ')}\n`);
   const todos = all.filter((f) => f.todo).length;
 
   // the same validation as `check`, on the new mapping

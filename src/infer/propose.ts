@@ -52,6 +52,8 @@ export interface Proposal {
   sourceNotes: string[];
   /** columns no field reads */
   unused: string[];
+  /** unread columns with a few code values: `map` / `table` / filter candidates */
+  smallSets?: string[];
   rowsRead: number;
   parseErrors: number;
   decimal: ',' | '.';
@@ -633,7 +635,12 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   for (const c of usedCols) readCols.add(c);
   const filter = fixedDoc ? undefined : proposeFilter(cols, reader, s);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
-  const unused = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty').map((c) => c.name);
+  const unusedCols = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty');
+  const unused = unusedCols.map((c) => c.name);
+  // small sets of codes no field reads: what a `map` (to an interface code) or a `table` could start from
+  const smallSets = unusedCols
+    .filter((c) => c.distinctValues && c.distinct >= 2 && c.distinct <= 6 && c.values.length > c.distinct && ['code', 'flag', 'integer'].includes(c.type.kind) && c.maxLength <= 4)
+    .map((c) => `${c.name} (${c.distinctValues!.join(', ')})`);
   return {
     ...base,
     match: { channel: opts.channel ?? defaultChannel(path, def.channel), files: names.glob },
@@ -646,6 +653,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     ...(attachmentPath ? { attachmentPath } : {}),
     ...(filter ? { filter } : {}),
     unused,
+    ...(smallSets.length ? { smallSets } : {}),
   };
 }
 

@@ -122,6 +122,7 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   for (const n of p.sourceNotes) L.push(...comment('', n));
   L.push(...comment('', `target ${p.target} (${level(p.targetConfidence)} ${p.targetConfidence.toFixed(2)}): ${p.targetEvidence}`));
   if (p.unused.length) L.push(...comment('', `columns no field reads: ${p.unused.join(', ')}`));
+  if (p.smallSets?.length) L.push(...comment('', `TODO: few values, a map, table or filter candidate: ${p.smallSets.join('; ')}`));
   L.push(`name: ${scalar(p.name)}`);
   L.push(`description: ${scalar(p.description)}`);
   L.push(`match: ${flow(p.match)}`);

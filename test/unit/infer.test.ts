@@ -134,6 +134,18 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
     assert.match(r.stdout, /no WMS: read-only lookups are not resolved/);
   });
 
+  test('an active flag becomes the filter; a small code set no field reads is flagged as a map/table/filter candidate', async () => {
+    const data = join(dir, 'CATEGORIAS_20241106.csv');
+    await writeFile(data, 'codigo;descricao;tipo;ativo\nA1;Um;MP;S\nA2;Dois;PA;S\nA3;Tres;PA;N\nA4;Quatro;MP;S\n');
+    const out = join(dir, 'cat.yaml');
+    const r = await runCli(['infer', data, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const text = await readFile(out, 'utf8');
+    assert.match(text, /# TODO: few values, a map, table or filter candidate: tipo \(MP, PA\)/);
+    assert.match(text, /filter: \{ col: ativo, in: \[S, Sim\], ignoreCase: true \}/);
+    assert.match(r.stdout, /preview: 4 row\(s\) read, 3 record\(s\), 0 reject\(s\), 1 skipped/);
+  });
+
   test('--target overrides the guess; an unknown target is a usage error', async () => {
     const out = join(dir, 'forced.yaml');
     const r = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Provider', '--out', out], { cwd: dir, timeoutMs: 60_000 });
