@@ -1,0 +1,726 @@
+/**
+ * From a sniffed sample to a proposed mapping: the target (file-name words and column names vote), a
+ * column for every target field (name meaning from the dictionary x value type), the references the
+ * target needs, placeholders with TODOs for required fields no column gives, and document grouping by
+ * the column that repeats with a constant header. Every choice carries a confidence and its evidence.
+ */
+import { basename, dirname } from 'node:path';
+import { openParser } from '../parse/index.js';
+import type { ParseOptionsInput } from '../parse/options.js';
+import type { RawRow } from '../map/types.js';
+import { TARGETS, TARGET_INFO, type Target } from '../wms/targets.js';
+import type { z } from 'zod';
+import { ConfigError } from '../shared/errors.js';
+import type { Sniffed } from './sniff.js';
+import { fileDecimalSeparator, profileColumn, type ColumnProfile, type ValueKind } from './types.js';
+import { TARGETS_DICT, GENERIC_NAMES, fileNameWords, nameMatch, normName, type FieldDef, type TargetDef } from './dictionary.js';
+
+export interface FieldProposal {
+  field: string;
+  expr: unknown;
+  /** 0..1 */
+  confidence: number;
+  evidence: string;
+  todo?: string;
+  /** the columns it reads (for the summary) */
+  columns: string[];
+}
+
+export interface Proposal {
+  name: string;
+  description: string;
+  match: { channel: string; files: string };
+  source: ParseOptionsInput;
+  target: Target;
+  targetConfidence: number;
+  targetEvidence: string;
+  filter?: { expr: unknown; evidence: string };
+  group?: {
+    by?: unknown;
+    /** fixed-width documents: a header record starts a document, its detail records follow */
+    headerRecord?: string;
+    itemRecord?: string;
+    items: 'pickingItens' | 'purchaseOrderItens';
+    explode?: string;
+    contiguous: boolean;
+    evidence: string;
+    itemFields: FieldProposal[];
+  };
+  fields: FieldProposal[];
+  attachmentPath?: FieldProposal;
+  /** lines of evidence about the file itself (encoding, format) */
+  sourceNotes: string[];
+  /** columns no field reads */
+  unused: string[];
+  /** unread columns with a few code values: `map` / `table` / filter candidates */
+  smallSets?: string[];
+  rowsRead: number;
+  parseErrors: number;
+  decimal: ',' | '.';
+}
+
+export interface ProposeOptions {
+  target?: string;
+  channel?: string;
+  name?: string;
+}
+
+const MAX_ROWS = 5000;
+
+// ---------------------------------------------------------------------------------------------
+// source options and rows
+// ---------------------------------------------------------------------------------------------
+
+export function sourceOptions(s: Sniffed): ParseOptionsInput {
+  const enc = s.encoding.ascii ? {} : s.encoding.encoding === 'utf-8' ? {} : { encoding: s.encoding.encoding };
+  switch (s.format) {
+    case 'delimited': {
+      const d = s.delimited!;
+      const o: Record<string, unknown> = { format: 'delimited', delimiter: d.delimiter, ...enc };
+      if (d.quote === false) o['quote'] = false;
+      if (!d.header) {
+        o['header'] = false;
+        o['columns'] = Array.from({ length: d.columns }, (_, i) => `coluna_${i + 1}`);
+      }
+      return o as ParseOptionsInput;
+    }
+    case 'fixed-width': {
+      const f = s.fixed!;
+      const records: Array<Record<string, unknown>> = [];
+      if (f.titleLine) {
+        const detail = f.records[0]!;
+        const first = detail.fields[0]!;
+        records.push({ type: 'titulo', match: { start: first.start, value: first.name }, fields: detail.fields });
+      }
+      for (const r of f.records) {
+        records.push({ type: r.type, match: r.tag !== undefined ? { start: 1, value: r.tag } : 'default', fields: r.fields });
+      }
+      const o: Record<string, unknown> = { format: 'fixed-width', ...enc, records };
+      if (f.trailer) o['trailer'] = f.trailer;
+      return o as ParseOptionsInput;
+    }
+    case 'xml':
+      return { format: 'xml', itemPath: s.xml!.itemPath, ...(s.encoding.encoding !== 'utf-8' ? enc : {}) } as ParseOptionsInput;
+    case 'json':
+      return { format: 'json', ...(s.json?.itemPath ? { itemPath: s.json.itemPath } : {}), ...enc } as ParseOptionsInput;
+    case 'jsonl':
+      return { format: 'jsonl', ...enc } as ParseOptionsInput;
+  }
+}
+
+async function readRows(path: string, source: ParseOptionsInput): Promise<{ rows: RawRow[]; errors: number }> {
+  const rows: RawRow[] = [];
+  let errors = 0;
+  for await (const item of openParser(path, source)) {
+    if (item.kind === 'row') rows.push(item.row);
+    else errors++;
+    if (rows.length >= MAX_ROWS) break;
+  }
+  return { rows, errors };
+}
+
+// ---------------------------------------------------------------------------------------------
+// target
+// ---------------------------------------------------------------------------------------------
+
+function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | undefined): { def: TargetDef; confidence: number; evidence: string } {
+  if (forced) {
+    const t = TARGETS.find((x) => x.toLowerCase() === forced.toLowerCase());
+    if (!t) throw new ConfigError(`infer: --target '${forced}' is not a target; expected one of ${TARGETS.join(', ')}`);
+    const def = TARGETS_DICT.find((d) => d.target === t);
+    if (!def) throw new ConfigError(`infer: --target ${t} is not supported by infer yet (supported: ${TARGETS_DICT.map((d) => d.target).join(', ')}, PurchaseOrder from NF-e XML)`);
+    return { def, confidence: 1, evidence: `--target ${t}` };
+  }
+  const words = fileNameWords(fileName);
+  const scored = TARGETS_DICT.map((def) => {
+    const fileHit = words.find((w) => def.fileWords.includes(w));
+    let colVote = 0;
+    const hits: string[] = [];
+    for (const c of cols) {
+      const n = normName(c.name);
+      if (def.prefixes.some((p) => n.startsWith(`${p}_`))) {
+        colVote += 1;
+        hits.push(c.name);
+        continue;
+      }
+      let best = 0;
+      for (const f of def.fields) for (const syn of f.names) best = Math.max(best, nameMatch(c.name, syn) * (GENERIC_NAMES.has(syn) ? 0.2 : 1));
+      if (best >= 0.6) hits.push(c.name);
+      colVote += best;
+    }
+    return { def, score: (fileHit ? 3 : 0) + colVote, fileHit, hits };
+  }).sort((a, b) => b.score - a.score);
+  const best = scored[0]!;
+  const second = scored[1]!;
+  if (best.score <= 0.5) {
+    throw new ConfigError(`infer: cannot tell what ${fileName} holds (no known file-name word or column name); say it with --target (${TARGETS_DICT.map((d) => d.target).join(', ')})`);
+  }
+  const margin = best.score - second.score;
+  const confidence = Math.min(0.99, 0.5 + margin / (best.score + 1));
+  const evidence =
+    `${best.fileHit ? `file name word '${best.fileHit}'` : 'no file-name word'}` +
+    `${best.hits.length ? `; columns ${best.hits.slice(0, 6).join(', ')}${best.hits.length > 6 ? '...' : ''} mean ${best.def.target} fields` : ''}` +
+    `; score ${best.score.toFixed(1)} versus ${second.def.target} ${second.score.toFixed(1)}`;
+  return { def: best.def, confidence, evidence };
+}
+
+// ---------------------------------------------------------------------------------------------
+// expressions
+// ---------------------------------------------------------------------------------------------
+
+type Reader = 'col' | 'field' | 'path';
+
+function readerOf(s: Sniffed): Reader {
+  return s.format === 'delimited' ? 'col' : s.format === 'fixed-width' ? 'field' : 'path';
+}
+
+function numberTransform(c: ColumnProfile, fileDecimal: ',' | '.'): unknown {
+  const t = c.type;
+  if (t.kind === 'implied') return { number: { decimal: ',', thousands: '', scale: t.scale ?? 0 } };
+  if (t.kind === 'decimal') return { number: { decimal: t.decimal ?? fileDecimal, thousands: t.thousands ?? (t.decimal === ',' ? '.' : '') } };
+  return { number: { decimal: fileDecimal, thousands: fileDecimal === ',' ? '.' : '' } };
+}
+
+function buildExpr(f: FieldDef, c: ColumnProfile, reader: Reader, fileDecimal: ',' | '.'): { expr: unknown; todo?: string } {
+  const src = { [reader]: c.name } as Record<string, unknown>;
+  const withT = (transforms: unknown[]) => ({ ...src, transforms });
+  switch (f.kind) {
+    case 'code':
+      return { expr: withT(['trim']) };
+    case 'text':
+      return { expr: withT(['trim']) };
+    case 'number':
+      if (c.type.kind === 'implied' && !c.type.scale) return { expr: withT([numberTransform(c, fileDecimal)]), todo: 'implied decimals not visible in the sample (no trailing zeros shared): set scale from the layout' };
+      return { expr: withT([numberTransform(c, fileDecimal)]) };
+    case 'integer':
+      return { expr: withT(['integer']) };
+    case 'date':
+    case 'datetime': {
+      if (c.type.format) return { expr: withT([{ date: { format: c.type.format } }]) };
+      return { expr: withT([{ date: { format: 'dd/MM/yyyy' } }]), todo: 'no date format fits most values: check the format' };
+    }
+    case 'cnpj':
+      return { expr: withT(['cnpj']) };
+    case 'document':
+      return { expr: withT(['digitsOnly']) };
+    case 'ean':
+      return { expr: withT(['trim', 'ean']) };
+    case 'ncm':
+    case 'cep':
+      return { expr: withT(['digitsOnly']) };
+    case 'uf':
+      return { expr: withT(['trim', 'upper']) };
+    case 'boolean':
+      return { expr: withT(['boolean']) };
+    case 'ref':
+      return { expr: { ref: f.ref, from: src, transforms: ['trim'] } };
+    case 'lookup': {
+      const e: Record<string, unknown> = { lookup: f.lookup!.resource, by: f.lookup!.by, from: src, transforms: ['trim'] };
+      if (f.default) e['default'] = f.default;
+      return { expr: e };
+    }
+    case 'map': {
+      const seen = c.distinctValues ?? [];
+      const values: Record<string, number> = {};
+      const unknown: string[] = [];
+      for (const v of seen) {
+        const hit = Object.entries(f.map ?? {}).find(([k]) => k.toUpperCase() === v.toUpperCase());
+        if (hit) values[hit[0]] = hit[1];
+        else unknown.push(v);
+      }
+      // the full word list the dictionary knows, so values absent from the sample still map
+      for (const [k, v] of Object.entries(f.map ?? {})) if (k.length > 1 && !(k in values)) values[k] = v;
+      const e = withT(['trim', { map: { values, ignoreCase: true } }]);
+      return unknown.length ? { expr: e, todo: `values ${unknown.join(', ')} have no ${f.field} code yet: add them to the map` } : { expr: e };
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// column -> field scores
+// ---------------------------------------------------------------------------------------------
+
+const UNNAMED = /^(campo|coluna)_\d+$/;
+
+function typeFits(f: FieldDef, c: ColumnProfile): boolean {
+  return !f.types || f.types.includes(c.type.kind);
+}
+
+function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number; why: string } {
+  let name = 0;
+  let syn = '';
+  // positional layouts: the names are ours (from the types), they mean nothing
+  if (!unnamed) {
+    f.names.forEach((s, i) => {
+      const m = nameMatch(c.name, s) - (nameMatch(c.name, s) > 0 ? i * 0.005 : 0);
+      if (m > name) (name = m), (syn = s);
+    });
+  }
+  // a column always empty in the sample says nothing by its values: only an exact name places it
+  if (c.type.kind === 'empty') return name >= 0.95 ? { score: 0.55, why: `column '${c.name}' is a known name for ${f.field}` } : { score: 0, why: '' };
+  let sc = name;
+  let why = name >= 0.95 ? `column '${c.name}' is a known name for ${f.field}` : name > 0 ? `column '${c.name}' resembles '${syn}'` : '';
+  if (name > 0) sc += typeFits(f, c) ? 0.15 : -0.6;
+  if (f.byType?.includes(c.type.kind)) {
+    if (name === 0) {
+      sc = 0.55;
+      why = `no name match, but the values are ${c.type.kind.toUpperCase()}`;
+    } else sc += 0.1;
+  }
+  if (unnamed && name === 0 && !f.byType?.includes(c.type.kind)) {
+    // positional layouts: a few type-led guesses
+    if (f.firstCode && (c.type.kind === 'code' || c.type.kind === 'integer') && c.distinct >= Math.max(2, c.values.length * 0.8)) {
+      (sc = 0.5), (why = 'the first field of distinct codes in the layout');
+    } else if ((f.field === 'name' || f.field === 'socialName' || f.field === 'clientName') && c.type.kind === 'text') {
+      (sc = 0.5 + Math.min(0.04, c.maxLength / 1000)), (why = 'a text field of the layout (names are the usual text)');
+    } else if (f.kind === 'number' && (c.type.kind === 'implied' || c.type.kind === 'decimal')) {
+      (sc = 0.55), (why = `the numeric field of the layout`);
+    } else if (f.lookup?.resource === 'Owners' && c.type.kind === 'code' && c.type.leadingZeros && c.maxLength === 3 && c.distinct === 1) {
+      // one owner per file is the common case; a varying short code is more often a warehouse (Protheus local 01, 02)
+      (sc = 0.5), (why = `a 3-digit zero-padded code, the same on every line (${(c.distinctValues ?? []).join(', ')}): like an owner code`);
+    }
+  }
+  return { score: sc, why };
+}
+
+function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}
+
+function evidenceOf(why: string, c: ColumnProfile): string {
+  const empty = c.emptyShare > 0 ? `; empty in ${pct(c.emptyShare)} of rows` : '';
+  // sample values only for short codes: names, CPFs and addresses of people do not belong in a mapping file
+  const codeLike = ['code', 'flag', 'uf', 'integer'].includes(c.type.kind) && c.maxLength <= 12;
+  const few = codeLike && c.distinctValues && c.distinct <= 6 && c.values.length > c.distinct ? `; ${c.distinct} distinct value(s): ${c.distinctValues.join(', ')}` : '';
+  return `${why}; ${c.type.evidence}${empty}${few}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// documents: the column that repeats with a constant header
+// ---------------------------------------------------------------------------------------------
+
+function groupsOf(key: ColumnProfile): Map<string, number[]> {
+  const g = new Map<string, number[]>();
+  key.values.forEach((v, i) => {
+    if (!g.has(v)) g.set(v, []);
+    g.get(v)!.push(i);
+  });
+  return g;
+}
+
+function constantWithin(c: ColumnProfile, groups: Map<string, number[]>): boolean {
+  for (const idx of groups.values()) {
+    const v = c.values[idx[0]!];
+    if (idx.some((i) => c.values[i] !== v)) return false;
+  }
+  return true;
+}
+
+function findDocumentKey(cols: ColumnProfile[], preferred: ColumnProfile | undefined): { key: ColumnProfile; contiguous: boolean; evidence: string } | undefined {
+  const rows = cols[0]?.values.length ?? 0;
+  if (rows < 2) return preferred ? { key: preferred, contiguous: true, evidence: `one row: documents keyed by '${preferred.name}'` } : undefined;
+  const candidates = cols.filter((c) => c.emptyShare === 0 && c.distinct > 1 && c.distinct < rows);
+  let best: { key: ColumnProfile; header: number } | undefined;
+  for (const k of candidates) {
+    const g = groupsOf(k);
+    const header = cols.filter((c) => c !== k && constantWithin(c, g)).length;
+    const wins = !best || header > best.header || (header === best.header && (k === preferred || k.distinct > best.key.distinct));
+    if (header >= 2 && wins) best = { key: k, header };
+  }
+  const key = preferred && (!best || constantWithin(best.key, groupsOf(preferred))) ? preferred : best?.key;
+  if (!key) return undefined;
+  const contiguous = key.runs === key.distinct;
+  const header = cols.filter((c) => c !== key && constantWithin(c, groupsOf(key))).length;
+  return {
+    key,
+    contiguous,
+    evidence: `'${key.name}' repeats: ${key.distinct} document(s) over ${rows} rows, ${header} other column(s) constant within each (the header)${contiguous ? '; the rows of a document are consecutive' : '; a document\'s rows are not consecutive: contiguous false'}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// NF-e
+// ---------------------------------------------------------------------------------------------
+
+function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'target' | 'targetEvidence' | 'targetConfidence'> {
+  const has = (p: string) => rows.some((r) => r.fields[p] !== undefined && r.fields[p] !== '');
+  const lots = has('prod/rastro');
+  const dateIso = has('/NFe/infNFe/ide/dhEmi');
+  const nfe = 'NF-e layout (Manual de Orientação do Contribuinte): the meaning of this path is fixed';
+  const paths = (e: unknown): string[] => {
+    if (Array.isArray(e)) return e.flatMap(paths);
+    if (e && typeof e === 'object') {
+      const o = e as Record<string, unknown>;
+      const own = typeof o['path'] === 'string' ? [o['path']] : [];
+      const tpl = typeof o['template'] === 'string' ? [...o['template'].matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!) : [];
+      return [...own, ...tpl, ...Object.entries(o).filter(([k]) => k !== 'transforms').flatMap(([, v]) => paths(v))];
+    }
+    return [];
+  };
+  const f = (field: string, expr: unknown, evidence = nfe, confidence = 0.95, todo?: string): FieldProposal => ({ field, expr, evidence, confidence, columns: paths(expr), ...(todo ? { todo } : {}) });
+  const items: FieldProposal[] = [
+    f('productID', { ref: 'Product', from: { path: 'prod/cProd' } }, `${nfe}: prod/cProd is the issuer's product code (the same as yours only when the issuer is your own ERP)`, 0.7),
+    lots
+      ? f('quantity', { coalesce: [{ path: 'prod/rastro/qLote' }, { path: 'prod/qCom' }], transforms: [{ number: { decimal: '.' } }] }, `${nfe}: lots (rastro) carry their own quantity, else prod/qCom; NF-e numbers use '.'`)
+      : f('quantity', { path: 'prod/qCom', transforms: [{ number: { decimal: '.' } }] }, `${nfe}: prod/qCom, NF-e numbers use '.'`),
+  ];
+  if (lots) {
+    items.push(f('lotNumber', { path: 'prod/rastro/nLote' }));
+    items.push(f('manufacturingDate', { path: 'prod/rastro/dFab', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
+    items.push(f('expirationDate', { path: 'prod/rastro/dVal', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
+  }
+  items.push(f('aux01', { path: '@nItem' }, `${nfe}: the item number`, 0.8));
+  if (has('prod/NCM')) items.push(f('aux02', { path: 'prod/NCM' }, `${nfe}: the NCM, kept for reference`, 0.6));
+  if (has('prod/cEAN')) items.push(f('aux03', { path: 'prod/cEAN' }, `${nfe}: the EAN, kept for reference`, 0.6));
+  const fields: FieldProposal[] = [
+    f('nf', { path: '/NFe/infNFe/ide/nNF' }),
+    f('codeERP', { path: '/NFe/infNFe/@Id', transforms: [{ replace: { pattern: '^NFe', with: 'PurchaseOrder:' } }, 'uuid5'] }, 'codeERP is typed Guid: a stable UUID v5 from the access key (decision D-CODEERP)'),
+    f('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the receiving company', 0.2, 'the name of your company as the WMS knows it'),
+    f('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the receiving branch', 0.2, 'the name of the receiving branch in the WMS'),
+    f('warehouseID', { lookup: 'Warehouse', by: 'codeERP', from: { const: 'TODO' } }, 'the receiving warehouse', 0.2, 'the codeERP of the receiving warehouse'),
+    f('providerID', { ref: 'Provider', from: { path: '/NFe/infNFe/emit/CNPJ' } }, `${nfe}: the issuer's CNPJ (send providers with codeERP = CNPJ, decision D-MAP-PROVIDER)`, 0.8),
+    f('ownersID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, 'the owner of the goods', 0.2, "the owner (depositante) code, e.g. '001'"),
+    dateIso
+      ? f('registrationDate', { path: '/NFe/infNFe/ide/dhEmi', transforms: [{ date: { format: 'iso' } }] }, `${nfe}: dhEmi is ISO 8601 with its offset`)
+      : f('registrationDate', { path: '/NFe/infNFe/ide/dEmi', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }, `${nfe}: dEmi (layouts before 3.10)`),
+    f('description', { template: 'NF-e {/NFe/infNFe/ide/nNF} série {/NFe/infNFe/ide/serie} de {/NFe/infNFe/emit/xNome}' }, 'number, series and issuer of the invoice', 0.8),
+    f('receiptType', { const: 0 }, '0 = standard receiving (1 = return)', 0.7),
+  ];
+  return {
+    target: 'PurchaseOrder',
+    targetConfidence: 0.95,
+    targetEvidence: 'an NF-e is an inbound invoice: one purchase order per invoice',
+    fields,
+    group: {
+      by: { path: '/NFe/infNFe/@Id' },
+      items: 'purchaseOrderItens',
+      ...(lots ? { explode: 'prod/rastro' } : {}),
+      contiguous: true,
+      evidence: `one document per access key (/NFe/infNFe/@Id)${lots ? '; items with lots (prod/rastro) become one item per lot (explode)' : ''}`,
+      itemFields: items,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the proposal
+// ---------------------------------------------------------------------------------------------
+
+/** Mapping name and file glob from the sample's name: PEDIDOS_20241105_1700.csv -> pedidos, PEDIDOS_*.csv. */
+export function namesFromFile(fileName: string): { name: string; glob: string } {
+  const ext = /\.[A-Za-z0-9]+$/.exec(fileName)?.[0] ?? '';
+  const stem = fileName.slice(0, fileName.length - ext.length);
+  let glob = stem.replace(/\d{4,}/g, '*').replace(/\*([_\-.]?\*)+/g, '*');
+  if (glob === stem && /\d/.test(stem)) glob = stem.replace(/\d+/g, '*').replace(/\*([_\-.]?\*)+/g, '*');
+  const name = normName(stem.replace(/\d{4,}.*$/, '').replace(/[_\-.]+$/, '')).replace(/_/g, '-') || 'inferido';
+  return { name, glob: `${glob}${ext}` };
+}
+
+export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {}): Promise<Proposal> {
+  const source = sourceOptions(s);
+  const { rows: allRows, errors } = await readRows(path, source);
+  const reader = readerOf(s);
+  const fileName = basename(path);
+  const names = namesFromFile(fileName);
+  const sourceNotes = [
+    `encoding: ${s.encoding.ascii ? 'utf-8 (ASCII only)' : s.encoding.encoding}${s.encoding.bom ? ' with BOM' : ''}: ${s.encoding.evidence}`,
+    `format: ${s.formatEvidence}`,
+  ];
+  // the rows that carry the data: fixed-width details (the record type with the most lines)
+  let rows = allRows;
+  if (s.format === 'fixed-width') {
+    const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+    rows = allRows.filter((r) => r.recordType === main.type);
+  }
+  if (rows.length === 0) throw new ConfigError(`infer: ${fileName} gave no data rows with the sniffed options (${JSON.stringify(source)}); ${errors} parse error(s)`);
+  // columns in file order
+  const colNames: string[] = [];
+  const seen = new Set<string>();
+  for (const r of rows.slice(0, 200)) {
+    for (const k of Object.keys(r.fields)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      colNames.push(k);
+    }
+  }
+  const usable = colNames.filter((n) => !(s.format === 'fixed-width' && n === 'tipo' && s.fixed!.tagLength > 0));
+  const rawCols = usable.map((n) => rows.map((r) => r.fields[n] ?? ''));
+  const fd = s.format === 'xml' || s.format === 'json' || s.format === 'jsonl' ? { decimal: '.' as const, comma: 0, dot: 0 } : fileDecimalSeparator(rawCols);
+  const cols = usable.map((n, i) => {
+    const p = profileColumn(n, i, rawCols[i]!, { fileDecimal: fd.decimal, fixedWidth: s.format === 'fixed-width' });
+    if (s.format === 'fixed-width') {
+      const rec = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+      const f = rec.fields.find((x) => x.name === n);
+      if (f) (p.start = f.start), (p.length = f.length);
+    }
+    return p;
+  });
+  // unnamed fixed-width fields get names from their type, so the mapping reads well
+  const unnamed = (s.format === 'fixed-width' && !s.fixed!.titleLine) || (s.format === 'delimited' && !s.delimited!.header);
+  if (unnamed && s.format === 'fixed-width') renameFixedFields(s, cols, source);
+  sourceNotes.push(`numbers: decimal separator '${fd.decimal}'${fd.comma + fd.dot ? ` (${fd.comma} value(s) with a decimal comma, ${fd.dot} with a decimal point)` : ' (no decimal values seen)'}`);
+
+  const base = {
+    name: opts.name ?? names.name,
+    match: { channel: opts.channel ?? '', files: names.glob },
+    source,
+    sourceNotes,
+    rowsRead: allRows.length,
+    parseErrors: errors,
+    decimal: fd.decimal,
+  };
+
+  if (s.format === 'xml' && s.xml?.nfe && (!opts.target || opts.target.toLowerCase() === 'purchaseorder')) {
+    const p = nfeProposal(rows);
+    return {
+      ...base,
+      match: { channel: opts.channel ?? defaultChannel(path, 'notas'), files: '*.xml' },
+      description: `NF-e (XML) -> PurchaseOrder; inferred from ${fileName}`,
+      ...p,
+      unused: [],
+    };
+  }
+
+  const chosen = chooseTarget(fileName, cols, opts.target);
+  const def = chosen.def;
+
+  // fixed-width documents: one header record per document, its detail records after it
+  const headerRec = s.format === 'fixed-width' ? s.fixed!.records.find((r) => r.type === 'header') : undefined;
+  const fixedDoc = !!def.document && s.format === 'fixed-width' && s.fixed!.tagLength > 0 && (headerRec?.lines ?? 0) >= 2;
+  let headerCols: ColumnProfile[] = [];
+  if (fixedDoc) {
+    const hrows = allRows.filter((r) => r.recordType === 'header');
+    const hfields = headerRec!.fields.filter((f) => f.name !== 'tipo');
+    headerCols = hfields.map((f, i) => {
+      const p = profileColumn(f.name, i, hrows.map((r) => r.fields[f.name] ?? ''), { fileDecimal: fd.decimal, fixedWidth: true });
+      (p.start = f.start), (p.length = f.length);
+      return p;
+    });
+    if (unnamed) renameFixedFields(s, headerCols, source, 'header');
+  }
+
+  // documents: find the key first, header fields must be constant within a document
+  let doc: ReturnType<typeof findDocumentKey>;
+  let groups: Map<string, number[]> | undefined;
+  if (def.document && !fixedDoc) {
+    const keyDef = def.fields.find((f) => f.field === def.document!.key)!;
+    const pref = cols
+      .map((c) => ({ c, s: score(keyDef, c, unnamed).score }))
+      .filter((x) => x.s >= 0.6)
+      .sort((a, b) => b.s - a.s)[0]?.c;
+    doc = findDocumentKey(cols, pref);
+    if (doc) groups = groupsOf(doc.key);
+  }
+
+  // greedy assignment, best pairs first
+  const pairs: Array<{ f: FieldDef; c: ColumnProfile; score: number; why: string }> = [];
+  for (const f of def.fields) {
+    if (f.sameAs) continue;
+    for (const c of fixedDoc && !f.item ? headerCols : cols) {
+      let { score: sc, why } = score(f, c, unnamed);
+      if (groups && !f.item && c !== doc?.key && !constantWithin(c, groups)) sc -= 1; // a header field must agree within a document
+      if (groups && f.item && constantWithin(c, groups) && c.distinct < c.values.length && doc && doc.key.distinct < c.values.length) sc -= 0.2;
+      if (sc >= 0.5) pairs.push({ f, c, score: sc, why });
+    }
+  }
+  pairs.sort((a, b) => b.score - a.score || def.fields.indexOf(a.f) - def.fields.indexOf(b.f));
+  const byField = new Map<string, { c: ColumnProfile; score: number; why: string }>();
+  const usedCols = new Set<string>();
+  const usedProfiles = new Set<ColumnProfile>();
+  for (const p of pairs) {
+    if (byField.has(p.f.field) || usedProfiles.has(p.c)) continue;
+    // the document key may also be a header field (order = pedido)
+    byField.set(p.f.field, p);
+    if (!(doc && p.c === doc.key)) (usedProfiles.add(p.c), usedCols.add(p.c.name));
+  }
+
+  const header: FieldProposal[] = [];
+  const items: FieldProposal[] = [];
+  const conf = (sc: number) => Math.max(0.05, Math.min(0.99, sc >= 1 ? 0.9 + Math.min(0.09, (sc - 1) * 0.3) : sc * 0.85));
+  for (const f of def.fields) {
+    const list = f.item ? items : header;
+    const src = f.sameAs ? byField.get(f.sameAs) : byField.get(f.field);
+    if (src) {
+      const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, src.c, reader, fd.decimal);
+      const evidence = f.sameAs ? `the same column as ${f.sameAs} ('${src.c.name}')${def.target === 'Provider' ? ': NF-e name their issuer by CNPJ, so providers are keyed by it (D-MAP-PROVIDER)' : ''}` : evidenceOf(src.why, src.c);
+      list.push({ field: f.field, expr: built.expr, confidence: conf(src.score), evidence, columns: [src.c.name], ...(built.todo ? { todo: built.todo } : {}) });
+    } else if (f.placeholder) {
+      list.push({ field: f.field, expr: f.placeholder.expr, confidence: 0.1, evidence: 'no column found', todo: f.placeholder.todo, columns: [] });
+    }
+  }
+
+  // text fields the WMS requires that no column gives: a TODO constant, so the mapping validates and says so
+  for (const field of requiredTextFields(def.target)) {
+    if (header.some((h) => h.field === field)) continue;
+    header.push({ field, expr: { const: 'TODO' }, confidence: 0.05, evidence: 'no column found', todo: `${def.target} requires ${field}: map the column that holds it`, columns: [] });
+  }
+  // fields derived from others
+  const has = (n: string) => header.some((h) => h.field === n && h.columns.length);
+  if (['Provider', 'ShippingCompany', 'PickingList'].includes(def.target) && (has('state') || has('city'))) {
+    header.push({ field: 'country', expr: { const: 'Brasil' }, confidence: 0.6, evidence: 'Brazilian states (UF) and cities: the country is Brasil', columns: [] });
+  }
+  let group: Proposal['group'];
+  if (def.document) {
+    const order = header.find((h) => h.field === 'order');
+    const keyCol = doc?.key ?? (order?.columns[0] ? (fixedDoc ? headerCols : cols).find((c) => c.name === order.columns[0]) : undefined);
+    if (!keyCol) throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
+    if (!order || order.columns[0] !== keyCol.name) {
+      const i = header.findIndex((h) => h.field === 'order');
+      const o = { field: 'order', expr: { [reader]: keyCol.name, transforms: ['trim'] }, confidence: 0.6, evidence: `the document key '${keyCol.name}'`, columns: [keyCol.name] };
+      if (i >= 0) header[i] = o;
+      else header.unshift(o);
+    }
+    header.splice(1, 0, {
+      field: 'codeERP',
+      expr: { template: `PickingList:{${keyCol.name}}`, transforms: ['uuid5'] },
+      confidence: 0.9,
+      evidence: 'codeERP is typed Guid: a stable UUID v5 from the order number (decision D-CODEERP)',
+      columns: [keyCol.name],
+    });
+    const place = (field: string, expr: unknown, todo: string) => {
+      if (!header.some((h) => h.field === field)) header.push({ field, expr, confidence: 0.1, evidence: 'no column found', todo, columns: [] });
+    };
+    place('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the name of your company as the WMS knows it');
+    place('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the name of the shipping branch in the WMS (a table by warehouse when there are several)');
+    place('ownerID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, "the owner (depositante) code, e.g. '001'");
+    const street = header.find((h) => h.field === 'street');
+    if (street && has('city')) {
+      const parts = ['street', 'number', 'district', 'city', 'state'].map((n) => header.find((h) => h.field === n)?.columns[0]);
+      if (parts[0] && parts[3]) {
+        const tpl = `{${parts[0]}}${parts[1] ? `, {${parts[1]}}` : ''}${parts[2] ? ` - {${parts[2]}}` : ''} - {${parts[3]}}${parts[4] ? `/{${parts[4]}}` : ''}`;
+        header.push({ field: 'clientAddress', expr: { template: tpl }, confidence: 0.6, evidence: 'the address in one line, from its parts', columns: parts.filter((x): x is string => !!x) });
+      }
+    }
+    header.push({ field: 'type', expr: { const: 0 }, confidence: 0.6, evidence: '0 = sales order', columns: [] });
+    header.push({ field: 'separationType', expr: { const: 0 }, confidence: 0.6, evidence: '0 = standard separation', columns: [] });
+    if (!items.some((i) => i.field === 'productID')) throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
+    if (!items.some((i) => i.field === 'quantity')) throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
+    group = fixedDoc
+      ? {
+          headerRecord: 'header',
+          itemRecord: 'detail',
+          items: def.document.items,
+          contiguous: true,
+          evidence: `a '${headerRec!.tag}' header record starts each document (${headerRec!.lines} documents), the '${s.fixed!.records.find((r) => r.type === 'detail')?.tag}' detail records after it are its items`,
+          itemFields: items,
+        }
+      : {
+          by: { [reader]: keyCol.name, transforms: ['trim'] },
+          items: def.document.items,
+          contiguous: doc?.contiguous ?? true,
+          evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
+          itemFields: items,
+        };
+  }
+  // required fields of records without a column and without a placeholder
+  let attachmentPath: FieldProposal | undefined;
+  if (def.target === 'PickingListAttachment') {
+    const file = cols.find((c) => /arquivo|caminho|file|anexo/.test(normName(c.name)));
+    const ped = cols.find((c) => /pedido|c5_num|order/.test(normName(c.name)));
+    if (!file) throw new ConfigError('infer: an attachment list needs a column with the file path (arquivo)');
+    attachmentPath = { field: 'attachmentPath', expr: { [reader]: file.name, transforms: ['trim'] }, confidence: 0.8, evidence: `column '${file.name}': the file to upload, relative to the channel folder`, columns: [file.name] };
+    header.unshift({
+      field: 'PickingListID',
+      expr: { ref: 'PickingList', from: { template: `{${ped?.name ?? 'TODO'}}|TODO` } },
+      confidence: ped ? 0.4 : 0.1,
+      evidence: `a picking list's natural key is 'order|owner code'${ped ? `; the order is column '${ped.name}'` : ''}`,
+      todo: "replace TODO after '|' with the owner (depositante) code of the orders, e.g. '001'",
+      columns: ped ? [ped.name] : [],
+    });
+    usedCols.add(file.name);
+    if (ped) usedCols.add(ped.name);
+  }
+  const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
+  if (doc) readCols.add(doc.key.name);
+  for (const c of usedCols) readCols.add(c);
+  const filter = fixedDoc ? undefined : proposeFilter(cols, reader, s);
+  for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
+  const unusedCols = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty');
+  const unused = unusedCols.map((c) => c.name);
+  // small sets of codes no field reads: what a `map` (to an interface code) or a `table` could start from
+  const smallSets = unusedCols
+    .filter((c) => c.distinctValues && c.distinct >= 2 && c.distinct <= 6 && c.values.length > c.distinct && ['code', 'flag', 'integer'].includes(c.type.kind) && c.maxLength <= 4)
+    .map((c) => `${c.name} (${c.distinctValues!.join(', ')})`);
+  return {
+    ...base,
+    match: { channel: opts.channel ?? defaultChannel(path, def.channel), files: names.glob },
+    description: `${def.target} from ${fileName} (inferred)`,
+    target: def.target,
+    targetConfidence: chosen.confidence,
+    targetEvidence: chosen.evidence,
+    fields: header,
+    ...(group ? { group } : {}),
+    ...(attachmentPath ? { attachmentPath } : {}),
+    ...(filter ? { filter } : {}),
+    unused,
+    ...(smallSets.length ? { smallSets } : {}),
+  };
+}
+
+/** Top-level fields of a target's schema that are required and take text (the ones a TODO constant can stand in for). */
+function requiredTextFields(target: Target): string[] {
+  const shape = (TARGET_INFO[target].schema as unknown as { shape?: Record<string, z.ZodType> }).shape ?? {};
+  return Object.entries(shape)
+    .filter(([, t]) => !t.safeParse(undefined).success && t.safeParse('TODO').success)
+    .map(([k]) => k);
+}
+
+/** An "active" flag column: keep the active rows (inactive ones are skipped and counted). */
+function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed): Proposal['filter'] | undefined {
+  if (s.format === 'fixed-width' && s.fixed!.tagLength > 0) {
+    const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+    const others = s.fixed!.records.filter((r) => r !== main).map((r) => `'${r.tag}' ${r.type}`);
+    return { expr: { field: 'tipo', equals: main.tag }, evidence: `keeps the '${main.tag}' ${main.type} records${others.length ? `; ${others.join(', ')} are skipped (counted, not rejected)` : ''}` };
+  }
+  if (s.format === 'fixed-width' && s.fixed!.titleLine) {
+    const first = s.fixed!.records[0]!.fields[0]!;
+    return { expr: { field: first.name, transforms: ['trim'], notEquals: first.name }, evidence: 'the first line holds the column titles: this filter skips it' };
+  }
+  for (const c of cols) {
+    const n = normName(c.name);
+    const vals = (c.distinctValues ?? []).map((v) => v.toUpperCase());
+    if (/^(ativo|ativa|situacao|status)$/.test(n) && vals.length >= 1 && vals.length <= 3 && (vals.includes('S') || vals.includes('A'))) {
+      const keep = vals.includes('S') ? ['S', 'Sim'] : ['A'];
+      return {
+        expr: keep.length === 1 ? { [reader]: c.name, equals: keep[0] } : { [reader]: c.name, in: keep, ignoreCase: true },
+        evidence: `column '${c.name}' (${vals.join('/')}) marks active rows: the others are skipped`,
+      };
+    }
+    if (/_msblql$/.test(n) && vals.length >= 1 && vals.every((v) => v === '1' || v === '2' || v === '')) {
+      return { expr: { not: { [reader]: c.name, equals: '1' } }, evidence: `Protheus '${c.name}' = 1 means blocked: blocked rows are skipped` };
+    }
+  }
+  return undefined;
+}
+
+function defaultChannel(path: string, fallback: string): string {
+  const parent = basename(dirname(path));
+  const grand = basename(dirname(dirname(path)));
+  return grand === 'inbox' && parent ? parent : fallback;
+}
+
+/** Fixed-width fields without titles: names from what they hold (codigo, quantidade, data...). */
+function renameFixedFields(s: Sniffed, cols: ColumnProfile[], source: ParseOptionsInput, type?: string): void {
+  const taken = new Set<string>(['tipo', 'registros']);
+  const word: Partial<Record<ValueKind, string>> = {
+    cnpj: 'cnpj', cpf: 'cpf', gtin: 'ean', ncm: 'ncm', cep: 'cep', uf: 'uf', date: 'data', datetime: 'data_hora', flag: 'indicador',
+    integer: 'numero', decimal: 'valor', implied: 'quantidade', code: 'codigo', text: 'texto', empty: 'vazio',
+  };
+  const renames = new Map<string, string>();
+  for (const c of cols) {
+    if (!UNNAMED.test(c.name)) continue;
+    let w = word[c.type.kind] ?? 'campo';
+    if (c.type.kind === 'code' && c.maxLength <= 3 && c.distinct <= 3 && c.type.leadingZeros) w = 'codigo_curto';
+    let n = w;
+    for (let k = 2; taken.has(n); k++) n = `${w}_${k}`;
+    taken.add(n);
+    renames.set(c.name, n);
+    c.name = n;
+  }
+  const main = type ?? [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!.type;
+  const o = source as unknown as { records: Array<{ type: string; fields: Array<{ name: string }> }> };
+  for (const r of o.records) {
+    if (r.type !== main) continue;
+    r.fields = r.fields.map((f) => ({ ...f, name: renames.get(f.name) ?? f.name }));
+  }
+}

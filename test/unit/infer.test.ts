@@ -1,0 +1,265 @@
+/**
+ * `wmsbridge infer`, run as the real CLI on every shipped sample (inbox/, answered by the shipped
+ * mappings/) and on the Protheus-style exports of test/fixtures/infer/ (answered by expected/*.yaml):
+ * the mapping it writes must pass the mapping validation, preview the sample without rejects, read
+ * the sample with the right encoding, delimiter and decimal separator, and get at least 80% of the
+ * fields right (test/fixtures/infer/score.ts says what "right" means). Then the building blocks.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, readdir, writeFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import iconv from 'iconv-lite';
+import { PROJECT_ROOT, runCli } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/tmp.js';
+import { loadMappingFile, loadMappingsDir } from '../../src/map/load.js';
+import type { CompiledMapping } from '../../src/map/compile.js';
+import { decimalsOf, scoreMapping } from '../fixtures/infer/score.js';
+import { guessEncoding, sniffDelimited, fixedBoundaries, sniffFixedWidth } from '../../src/infer/sniff.js';
+import { typeColumn, isValidCpf } from '../../src/infer/types.js';
+import { namesFromFile } from '../../src/infer/propose.js';
+import { nameMatch } from '../../src/infer/dictionary.js';
+
+const INBOX = join(PROJECT_ROOT, 'inbox');
+const FIX = join(PROJECT_ROOT, 'test', 'fixtures', 'infer');
+
+let dir = '';
+let cleanup: () => Promise<void> = async () => {};
+before(async () => ({ dir, cleanup } = await makeTempDir('wmsbridge-infer-')));
+after(() => cleanup());
+
+interface Sample {
+  file: string;
+  channel: string;
+  answer: CompiledMapping;
+}
+
+async function samples(): Promise<Sample[]> {
+  const out: Sample[] = [];
+  const shipped = await loadMappingsDir(join(PROJECT_ROOT, 'mappings'));
+  assert.deepEqual(shipped.errors.map((e) => e.message), []);
+  for (const channel of await readdir(INBOX)) {
+    for (const d of await readdir(join(INBOX, channel), { withFileTypes: true })) {
+      if (!d.isFile()) continue;
+      const answer = shipped.mappings.find((m) => m.matches(channel, d.name));
+      assert.ok(answer, `no shipped mapping answers ${channel}/${d.name}`);
+      out.push({ file: join(INBOX, channel, d.name), channel, answer });
+    }
+  }
+  for (const name of (await readdir(join(FIX, 'expected'))).sort()) {
+    const stem = name.replace(/\.yaml$/, '');
+    const data = (await readdir(FIX)).find((f) => f.startsWith(`${stem}.`) && !f.endsWith('.ts'));
+    assert.ok(data, `no sample for expected/${name}`);
+    const answer = await loadMappingFile(join(FIX, 'expected', name));
+    out.push({ file: join(FIX, data), channel: answer.match.channel ?? '', answer });
+  }
+  return out;
+}
+
+/** The sample decoded with an encoding (the parser's rules: iconv-lite, BOM stripped). */
+async function decoded(file: string, encoding: string | undefined): Promise<string> {
+  const text = iconv.decode(await readFile(file), encoding ?? 'utf-8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+describe('wmsbridge infer on the shipped samples and the Protheus-style exports', () => {
+  const figures: string[] = [];
+
+  test('every sample: a valid mapping, a clean preview, right encoding/delimiter/decimal, >= 80% of fields right', async (t) => {
+    const list = await samples();
+    assert.ok(list.length >= 22, `expected the 15 shipped samples and 7 fixtures, found ${list.length}`);
+    const failures: string[] = [];
+    for (const s of list) {
+      const out = join(dir, `${basename(s.file)}.yaml`);
+      const r = await runCli(['infer', s.file, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+      // exit 0: the mapping validated and the preview of the sample had no rejects
+      assert.equal(r.code, 0, `${basename(s.file)}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+      assert.match(r.stdout, /check: .* is valid/);
+      assert.match(r.stdout, /preview: \d+ row\(s\) read, \d+ record\(s\), 0 reject\(s\)/);
+      const inferred = await loadMappingFile(out);
+      const a = inferred.spec;
+      const e = s.answer.spec;
+      // reading the file: format, encoding (the same text), delimiter, decimal separator
+      assert.equal(a.source.format, e.source.format, `${basename(s.file)}: format`);
+      const encA = 'encoding' in a.source ? a.source.encoding : undefined;
+      const encE = 'encoding' in e.source ? e.source.encoding : undefined;
+      if (a.source.format !== 'xml') assert.equal(await decoded(s.file, encA), await decoded(s.file, encE), `${basename(s.file)}: encoding ${encA} reads the file differently from ${encE}`);
+      if (a.source.format === 'delimited' && e.source.format === 'delimited') assert.equal(a.source.delimiter, e.source.delimiter, `${basename(s.file)}: delimiter`);
+      const decE = decimalsOf(e);
+      if (decE.size) assert.deepEqual([...decimalsOf(a)], [...decE], `${basename(s.file)}: decimal separator`);
+      // the fields
+      const sc = scoreMapping(a, e);
+      figures.push(`  ${basename(s.file).padEnd(52)} ${sc.right}/${sc.total} = ${sc.fraction.toFixed(2)} (fields read from the file: ${sc.strict.right}/${sc.strict.total})${sc.fields.filter((f) => !f.right).map((f) => `\n      - ${f.field}: ${f.why} (answer ${f.expected ?? '-'}, inferred ${f.inferred ?? '-'})`).join('')}`);
+      if (sc.fraction < 0.8) failures.push(`${basename(s.file)}: ${sc.right}/${sc.total} fields right`);
+    }
+    t.diagnostic(figures.join('\n'));
+    assert.deepEqual(failures, [], 'samples below 80% of the fields right');
+  });
+
+  test('the YAML carries the schema line, a confidence and evidence per field, and TODOs', async () => {
+    const out = join(dir, 'produtos-commented.yaml');
+    const r = await runCli(['infer', join(FIX, 'SB1_PRODUTOS_20241105.csv'), '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    // comments wrap at 110 characters: join their continuation lines before matching
+    const text = (await readFile(out, 'utf8')).replace(/\n\s*# {3}/g, ' ');
+    assert.match(text, /^# yaml-language-server: \$schema=.*schemas\/mapping\.schema\.json\n/);
+    assert.match(text, /# high 0\.\d\d: column 'B1_CODBAR' is a known name for barCode; 13 digits, valid GTIN-13 check digit in 100% of 20 values\n  barCode: \{ col: B1_CODBAR, transforms: \[trim, ean\] \}/);
+    assert.match(text, /# high 0\.\d\d: column 'B1_POSIPI' .*NCM: 8 digits/);
+    assert.match(text, /# TODO: no family column/);
+    assert.match(text, /encoding: windows-1252: not UTF-8; 3 byte\(s\) in 0x80-0x9F/);
+    assert.match(text, /filter: \{ not: \{ col: B1_MSBLQL, equals: '1' \} \}/);
+    assert.match(r.stdout, /familyID +<- \(constant\) +0\.10  TODO/);
+  });
+
+  test('never overwrites without --force; --force overwrites', async () => {
+    const out = join(dir, 'keep.yaml');
+    await writeFile(out, 'mine\n');
+    const r = await runCli(['infer', join(INBOX, 'cadastros', 'UNIDADES_20241105.csv'), '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /keep\.yaml exists; not overwritten \(use --force/);
+    assert.equal(await readFile(out, 'utf8'), 'mine\n');
+    const f = await runCli(['infer', join(INBOX, 'cadastros', 'UNIDADES_20241105.csv'), '--out', out, '--force'], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(f.code, 0, f.stderr);
+    assert.match(await readFile(out, 'utf8'), /target: UnitMeasurement/);
+  });
+
+  test('default --out is mappings/<name>.yaml; the preview rejects are printed, exit 1; no WMS needed', async () => {
+    // a product file whose EAN check digit is wrong on one row: the preview says so
+    const data = join(dir, 'PRODUTOS_20241106.csv');
+    await writeFile(data, 'codigo;descricao;unidade;ean;peso\n000101;ARROZ;UN;7891234001016;5,05\n000102;FEIJAO;UN;7891234001024;1,01\n000103;MILHO;UN;7891234001030;0,5\n');
+    const r = await runCli(['infer', data], { cwd: dir, timeoutMs: 60_000, env: { WMS_URL: '', WMS_ACCESS_KEY_ID: '', WMS_SECRET_KEY: '' } });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.ok((await stat(join(dir, 'mappings', 'produtos.yaml'))).isFile());
+    assert.match(r.stdout, /REJECT line 3: invalid_ean: .*7891234001024/);
+    assert.match(r.stdout, /no WMS: read-only lookups are not resolved/);
+  });
+
+  test('an active flag becomes the filter; a small code set no field reads is flagged as a map/table/filter candidate', async () => {
+    const data = join(dir, 'CATEGORIAS_20241106.csv');
+    await writeFile(data, 'codigo;descricao;tipo;ativo\nA1;Um;MP;S\nA2;Dois;PA;S\nA3;Tres;PA;N\nA4;Quatro;MP;S\n');
+    const out = join(dir, 'cat.yaml');
+    const r = await runCli(['infer', data, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const text = await readFile(out, 'utf8');
+    assert.match(text, /# TODO: few values, a map, table or filter candidate: tipo \(MP, PA\)/);
+    assert.match(text, /filter: \{ col: ativo, in: \[S, Sim\], ignoreCase: true \}/);
+    assert.match(r.stdout, /preview: 4 row\(s\) read, 3 record\(s\), 0 reject\(s\), 1 skipped/);
+  });
+
+  test('--target overrides the guess; an unknown target is a usage error', async () => {
+    const out = join(dir, 'forced.yaml');
+    const r = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Provider', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(await readFile(out, 'utf8'), /target: Provider/);
+    const bad = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Cliente', '--out', join(dir, 'x.yaml')], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--target 'Cliente' is not a target/);
+  });
+
+  test('real-world files written by others: every NF-e sample maps cleanly; the IBPT table reads as cp1252, ";", decimal "."', async () => {
+    const SAMPLES = join(PROJECT_ROOT, 'test', 'fixtures', 'samples');
+    const nfes = [
+      ...(await readdir(join(SAMPLES, 'nfelib'))).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES, 'nfelib', f)),
+      // examples__nfe_v4.00_PL_010C.xml is a schema example whose values are the word "string": left out
+      ...(await readdir(join(SAMPLES, 'sped-nfe'))).filter((f) => f.endsWith('.xml') && !f.includes('PL_010C')).map((f) => join(SAMPLES, 'sped-nfe', f)),
+    ];
+    assert.ok(nfes.length >= 10);
+    for (const f of nfes) {
+      const out = join(dir, `real-${basename(f)}.yaml`);
+      const r = await runCli(['infer', f, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, `${basename(f)}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /NF-e recognised/);
+      assert.equal((await loadMappingFile(out)).target, 'PurchaseOrder');
+    }
+    const out = join(dir, 'ibpt.yaml');
+    const r = await runCli(['infer', join(SAMPLES, 'ibpt-tabela-cp1252', 'TabelaIBPTaxSP.csv'), '--target', 'Product', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const m = (await loadMappingFile(out)).spec;
+    assert.deepEqual([m.source.format, 'delimiter' in m.source ? m.source.delimiter : '', 'encoding' in m.source ? m.source.encoding : ''], ['delimited', ';', 'windows-1252']);
+    assert.match(r.stdout, /numbers: decimal separator '\.' \(0 value\(s\) with a decimal comma/);
+  });
+
+  test('fixed-width titles a little off their columns snap to the data boundaries', () => {
+    const text = ' CODIGO  NOME\n000101   ARROZ\n000102   FEIJAO\n000103   MILHO\n'.replace('CODIGO', 'codigo').replace('NOME', 'nome');
+    const g = sniffFixedWidth(text);
+    assert.equal(g.titleLine, true);
+    assert.deepEqual(g.records[0]!.fields.map((f) => `${f.name}@${f.start}`), ['codigo@1', 'nome@10']);
+  });
+
+  test('a UTF-16 sample is refused with what to do', async () => {
+    const data = join(dir, 'UTF16.csv');
+    await writeFile(data, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('codigo;descricao\n1;a\n', 'utf16le')]));
+    const r = await runCli(['infer', data, '--out', join(dir, 'u.yaml')], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /UTF-16.*convert it first/);
+  });
+});
+
+describe('infer building blocks', () => {
+  test('encoding: UTF-8, Windows-1252 (0x80-0x9F), ISO-8859-1 (undefined cp1252 bytes), BOM, ASCII', () => {
+    assert.equal(guessEncoding(Buffer.from('São Paulo;ação\n', 'utf8')).encoding, 'utf-8');
+    assert.equal(guessEncoding(iconv.encode('Doca – portão “2”\n', 'win1252')).encoding, 'windows-1252');
+    assert.equal(guessEncoding(iconv.encode('São Paulo\n', 'latin1')).encoding, 'windows-1252'); // reads alike
+    assert.equal(guessEncoding(Buffer.from([0x41, 0x81, 0xe9, 0x0a])).encoding, 'iso-8859-1');
+    assert.equal(guessEncoding(Buffer.from([0xef, 0xbb, 0xbf, 0x41])).bom, true);
+    assert.equal(guessEncoding(Buffer.from('abc\n')).ascii, true);
+  });
+
+  test('dialect: decimal commas do not make "," the delimiter; quoted commas do not split', () => {
+    const semi = 'codigo;peso;preco\n0001;1,250;10,50\n0002;2,5;3,99\n0003;0,75;1.234,00\n';
+    assert.equal(sniffDelimited(semi).delimiter, ';');
+    const comma = 'cod,nome,end\n1,"A, B",x\n2,"C, D",y\n3,E,z\n';
+    const d = sniffDelimited(comma);
+    assert.equal(d.delimiter, ',');
+    assert.equal(d.columns, 3);
+    assert.equal(sniffDelimited('a|b|c\n1|2,5|x\n2|3,5|y\n').delimiter, '|');
+    assert.equal(sniffDelimited('a\tb\n1\t2\n').delimiter, '\t');
+    assert.equal(sniffDelimited('0001;1,5\n0002;2,5\n').header, false);
+    assert.equal(sniffDelimited('codigo;descricao\n1;TUBO 1/2" PVC\n2;CANO 3/4" PVC\n').quote, false);
+    assert.equal(sniffDelimited('codigo;descricao\n1;"TUBO; PVC"\n2;CANO\n').quote, '"');
+  });
+
+  test('types: CNPJ/CPF and GTIN check digits, NCM, CEP, UF, flags, dates with formats, decimals, codes', () => {
+    assert.equal(typeColumn(['12.345.678/0001-95', '23.456.789/0001-95']).kind, 'cnpj');
+    assert.notEqual(typeColumn(['12345678000196', '23456789000196']).kind, 'cnpj'); // wrong check digits
+    assert.ok(isValidCpf('12345678909'));
+    assert.equal(typeColumn(['7891234001016', '7891234001023']).kind, 'gtin');
+    assert.notEqual(typeColumn(['7891234001017', '7891234001024']).kind, 'gtin'); // wrong check digits
+    assert.equal(typeColumn(['17891234001013']).evidence.includes('DUN-14'), true);
+    assert.equal(typeColumn(['10063021', '07133319'], { name: 'B1_POSIPI' }).kind, 'ncm');
+    assert.equal(typeColumn(['12020-000', '37500-015']).kind, 'cep');
+    assert.equal(typeColumn(['SP', 'MG', 'RJ']).kind, 'uf');
+    assert.equal(typeColumn(['S', 'N', 'S']).kind, 'flag');
+    assert.deepEqual([typeColumn(['05/11/2024 08:12', '06/11/2024 17:00']).format, typeColumn(['20241105', '20241231']).format, typeColumn(['2024-11-04T15:42:10-03:00']).format], ['dd/MM/yyyy HH:mm', 'yyyyMMdd', 'iso']);
+    assert.equal(typeColumn(['31/02/2024', '30/02/2024']).kind !== 'date', true); // impossible dates
+    const comma = typeColumn(['1.234,56', '5,050', '0,5']);
+    assert.deepEqual([comma.kind, comma.decimal, comma.thousands], ['decimal', ',', '.']);
+    const dot = typeColumn(['480.0000', '3.1500000000']);
+    assert.deepEqual([dot.kind, dot.decimal], ['decimal', '.']);
+    assert.equal(typeColumn(['1,010', '2,020'], { fileDecimal: ',' }).decimal, ',');
+    assert.equal(typeColumn(['1.010', '2.020'], { fileDecimal: '.' }).decimal, '.');
+    assert.deepEqual([typeColumn(['000101', '000102']).kind, typeColumn(['000101', '000102']).leadingZeros], ['code', true]);
+    const implied = typeColumn(['000000000412000', '000000000630000', '000000000188500'], { fixedWidth: true });
+    assert.deepEqual([implied.kind, implied.scale], ['implied', 3]);
+  });
+
+  test('fixed-width: boundaries at blank columns, digits turning into letters, zero-padded starts; record tags', () => {
+    const lines = ['1000101         CD-SP01001000000000412000UN', '1000102         CD-SP01001000000000630000UN', '1000103         CD-SP01001000000000188000KG'];
+    assert.deepEqual(fixedBoundaries(lines, 1, 43).map((p) => p + 1), [2, 17, 24, 27, 42]);
+    // a date inside a run of digits; a CPF left-aligned in a CNPJ field before a name; a name's longer tail
+    const h = ['H0123012024110590123456000131SUPERMERCADO BOA ESPERANCA LTDA', 'H0123022024110512345678909   JOSE CARLOS', 'H0123032024110681234567000124MERCEARIA SAO JOSE'];
+    assert.deepEqual(fixedBoundaries(h, 1, 61).map((p) => p + 1), [2, 8, 16, 30]);
+    const g = sniffFixedWidth(`0HEADER 20241105\n${lines.join('\n')}\n9000005\n`);
+    assert.equal(g.tagLength, 1);
+    assert.deepEqual(g.records.map((r) => `${r.tag}:${r.type}`), ['0:header', '1:detail', '9:trailer']);
+    assert.deepEqual(g.trailer, { type: 'trailer', countField: 'registros', counts: 'all' });
+  });
+
+  test('names: mapping name and glob from the file name; Protheus names match their words', () => {
+    assert.deepEqual(namesFromFile('PEDIDOS_20241105_1700.csv'), { name: 'pedidos', glob: 'PEDIDOS_*.csv' });
+    assert.deepEqual(namesFromFile('SB1_PRODUTOS_20241105.csv'), { name: 'sb1-produtos', glob: 'SB1_PRODUTOS_*.csv' });
+    assert.equal(nameMatch('B1_CODBAR', 'b1_codbar'), 1);
+    assert.equal(nameMatch('cnpj_cliente', 'cnpj'), 0.6);
+    assert.equal(nameMatch('Descrição', 'descricao'), 1);
+  });
+});
