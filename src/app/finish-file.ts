@@ -82,7 +82,8 @@ export async function finishFile(opts: {
       res[outcome] = (res[outcome] ?? 0) + 1;
       const line = row.source.line;
       if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key: row.key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
-      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt';
+      // no-change is listed with the WMS's reason (a warning), not counted as needing attention
+      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt' || outcome === 'no-change';
       if (needsAttention) {
         const reason = row.error ?? outcome;
         const k = `${outcome}: ${reasonKey(reason)}`;

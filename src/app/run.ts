@@ -171,12 +171,14 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     }
   }
   async function registerClaimed(c: ClaimedFile, channel: ResolvedChannel): Promise<void> {
-    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force: opts.force ?? false, owner, leaseTtlMs: ttl });
     const mapping = pickMapping(opts.mappings, channel, c.name);
+    // the channel's duplicate-file policy: operations files (locks, unlocks, syncs) dropped again are meant
+    const force = (opts.force ?? false) || duplicatePolicy(channel, mapping) === 'process';
+    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force, owner, leaseTtlMs: ttl });
     const w: Working = { row, claimed: c, channel, mapping, startedMs: performance.now(), rows: 0 };
     if (row.status === 'duplicate') {
       const first = row.duplicateOf !== null ? await journal.getFile(row.duplicateOf) : undefined;
-      w.duplicateOf = first ? `${first.name} (${first.createdAt})` : 'an earlier file';
+      w.duplicateOf = first ? `${first.name} delivered on ${first.updatedAt ?? first.createdAt}` : 'an earlier file';
     }
     working.push(w);
   }
@@ -184,7 +186,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // 2. intake: claim every ready file (dry runs read them in place). Instances sharing a journal scan
   // the same inbox at the same moment: each tries the files in its own random order, so the claim race
   // shares a drop out between them instead of the first scanner taking everything
-  const readyOrder = ctx.shared ? shuffled(opts.ready) : opts.ready;
+  // Alone, files are taken in the order they were dropped (modification time, then name): record ids follow
+  // it, and so does the order of operations on the same stock (push/sequence.ts)
+  const readyOrder = ctx.shared ? shuffled(opts.ready) : [...opts.ready].sort(byDropOrder);
   for (const ready of readyOrder) {
     const channel = channels.get(ready.channel);
     if (!channel) continue;
@@ -326,6 +330,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const open = opts.dryRun ? 0 : await countOpen(journal);
   if (open > 0) summary.openRecords = open;
   if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  // no-change is a warning, unless the channel asks for attention (a lot typo must stop the night)
+  if (working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0)) exitCode = 1;
   if (fatal) exitCode = 2;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
@@ -393,7 +399,7 @@ function buildSummary(a: {
       outcomes: f?.outcomes ?? {},
       ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
       ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
-      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `duplicate of ${w.duplicateOf}: not processed again (use --force to process it anyway)` } : {}),
+      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` } : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
     });
     if (!f) continue;
@@ -445,6 +451,21 @@ function buildSummary(a: {
   };
 }
 
+/** A channel's duplicate-file policy; unset: operations files are processed again, everything else skipped. */
+export function duplicatePolicy(channel: Pick<ResolvedChannel, 'duplicates'>, mapping: Pick<CompiledMapping, 'target'> | null): 'skip' | 'process' {
+  if (channel.duplicates) return channel.duplicates;
+  const t = mapping?.target;
+  return t === 'StockLock' || t === 'StockUnlock' || t === 'StockSync' ? 'process' : 'skip';
+}
+
+/** Drop order: modification time, then name (ERPs drop a nightly pair within the same second). */
+export function byDropOrder(a: { mtimeMs: number; name: string }, b: { mtimeMs: number; name: string }): number {
+  const ta = Math.floor(a.mtimeMs / 1000);
+  const tb = Math.floor(b.mtimeMs / 1000);
+  if (ta !== tb) return ta - tb;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
 function shuffled<T>(items: readonly T[]): T[] {
   const a = [...items];
   for (let i = a.length - 1; i > 0; i--) {
@@ -489,8 +510,15 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const errors = s.files.filter((f) => f.status === 'error').length;
   const dups = s.files.filter((f) => f.status === 'duplicate').length;
   const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
+  const dupFiles = s.files.filter((f) => f.status === 'duplicate');
+  const skipped = dupFiles.length
+    ? `; ${dupFiles.length} file(s) skipped: ${dupFiles
+        .slice(0, 3)
+        .map((f) => `${f.name}: ${(f.error ?? 'duplicate').replace(/: skipped \(.*$/, '')}`)
+        .join('; ')}${dupFiles.length > 3 ? '; ...' : ''}`
+    : '';
   const tail = reportPath ? `; report ${reportPath}` : '';
   const open = s.openRecords ? `; ${s.openRecords} record(s) held, in doubt or failed wait for \`wmsbridge resolve\`` : '';
-  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
 }
 

@@ -25,6 +25,7 @@ import { createRefResolver, failureKey, type RunFailures } from './refs.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import { STOCK_SYNC_NAMESPACE, uuid5 } from '../shared/uuid.js';
+import { createSequenceGate, touchOf, type Blocker } from './sequence.js';
 
 export interface ChannelPolicy {
   /** the channel's inbox folder (attachments are read from inside it only) */
@@ -114,8 +115,14 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   let settledCount = 0;
   let fatal: unknown = null;
 
+  // order-dependent operations (ARCHITECTURE.md, "Sequencing"): their outcome tells the next one on the
+  // same target whether it may go
+  const gate = createSequenceGate();
+  const sequenced = new Map<number, RecordResult | null>();
+
   const settle = async (row: RecordRow, result: RecordResult): Promise<void> => {
     await journal.settle(row.id, result);
+    if (sequenced.has(row.id)) sequenced.set(row.id, result);
     settledCount++;
     const info = TARGET_INFO[row.target];
     if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), `${result.outcome}: ${result.error ?? ''}`.trim());
@@ -147,6 +154,37 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
    * but is not settled yet is in doubt after a crash too, so the window bounds both kinds.
    */
   const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => processRecord(row));
+
+  /**
+   * Enters a record in source order (the send loop calls it in id order). A record whose effect depends on
+   * order waits, outside the send window, until every earlier record touching the same target has settled;
+   * if one of them was not delivered (failed, in doubt, not sent), applying this one first would invert
+   * them: it is not sent either (failed, so the next run sends both, in order).
+   */
+  const runInOrder = (row: RecordRow): Promise<void> => {
+    const touch = touchOf(row);
+    if (!touch) return runRecord(row);
+    const { ready, done } = gate.enter(touch);
+    sequenced.set(row.id, null);
+    let mine: Blocker = `${TARGET_INFO[row.target].label} '${row.key}' (line ${row.source.line}) was not sent`;
+    return ready
+      .then(async (blocker) => {
+        if (blocker) {
+          if (opts.signal?.aborted || fatal) return; // stays pending, and so do the ones after it
+          await settle(row, { status: 'failed', outcome: 'failed', error: `not sent, to keep the source order: an earlier operation on the same target was not delivered (${blocker}); the next run sends both, in order` });
+          mine = blocker;
+          return;
+        }
+        await runRecord(row);
+        const r = sequenced.get(row.id);
+        if (r && (r.status === 'sent' || r.status === 'rejected')) mine = null;
+        else if (r) mine = `${TARGET_INFO[row.target].label} '${row.key}' (line ${row.source.line}) ${r.outcome}`;
+      })
+      .finally(() => {
+        sequenced.delete(row.id);
+        done(mine);
+      });
+  };
 
   const inDoubtPolicy = (row: RecordRow): 'resend' | 'hold' => {
     const p = policyOf.get(row.fileId);
@@ -337,7 +375,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
       if (opts.signal?.aborted || fatal) break;
       queued++;
-      runRecord(row)
+      runInOrder(row)
         .catch((err: unknown) => {
           logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
         })

@@ -26,7 +26,7 @@ export interface SendInput {
 }
 
 export interface SendOutput {
-  outcome: Extract<RecordOutcome, 'created' | 'updated' | 'unchanged' | 'deleted'>;
+  outcome: Extract<RecordOutcome, 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change'>;
   wmsId: string | null;
   note?: string;
 }
@@ -131,6 +131,9 @@ export async function send(input: SendInput, ctx: SendContext): Promise<SendOutp
     case 'StockLock':
     case 'StockUnlock': {
       const r = input.target === 'StockLock' ? await client.lockStock(p as S.StockLockRequest, { idempotent: true }) : await client.unlockStock(p as S.StockLockRequest, { idempotent: true });
+      // a valid request that changed nothing (already in that status, or nothing matched): delivered, with the
+      // WMS's reason, not refused data (SPEC-NOTES)
+      if (r.stocksLocked === 0) return { outcome: 'no-change', wmsId: null, note: `no change: ${r.error || 'the WMS changed no stock record'}` };
       return { outcome: 'updated', wmsId: null, note: `${r.stocksLocked} stock record(s) changed` };
     }
     case 'PickingListAttachment': {

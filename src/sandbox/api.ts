@@ -409,9 +409,15 @@ function lockHandler(): Handler {
     const status = ctx.index.get('MaterialStatus', d.materialStatusId)!;
     const synth = ctx.state.synthetic;
     let n = 0;
-    // materialStatusId is the TARGET status, not a filter
+    let already = 0;
+    const target = status.id.toLowerCase();
+    // materialStatusId is the TARGET status, not a filter; a record already in it does not change
     const { materialStatusId: _target, ...filter } = d;
     forEachMatch(ctx.state, filter as StockFilter, (row, key) => {
+      if ((row.materialStatusId ?? '').toLowerCase() === target) {
+        already++;
+        return;
+      }
       n++;
       if (key.stored !== undefined) {
         row.materialStatusId = status.id;
@@ -421,7 +427,11 @@ function lockHandler(): Handler {
         else synth.statusOverrides[String(key.synthetic)] = status.id;
       }
     });
-    if (n === 0) return fail(404, 'no stock matches the filters', { materialStatusId: d.materialStatusId, stocksLocked: 0, error: 'no stock matches the filters' });
+    // a valid request that changes nothing is answered 200 with stocksLocked 0 and the reason (SPEC-NOTES)
+    if (n === 0) {
+      const reason = already > 0 ? `no available stock record matched: the ${already} matching record(s) are already in status '${String(status['name'])}'` : 'no available stock record matched the filters';
+      return ok({ materialStatusId: d.materialStatusId, stocksLocked: 0, error: reason });
+    }
     ctx.changed();
     return ok({ materialStatusId: d.materialStatusId, stocksLocked: n, error: '' });
   };

@@ -20,6 +20,11 @@ export interface SandboxOptions {
   tokenTtlSeconds?: number;
   /** Latency added to every API request (not /__sandbox). @default 0 */
   latencyMs?: number;
+  /**
+   * Up to this much more latency, drawn per request: concurrent requests are then applied in another order
+   * than they arrived (a WMS with several workers), which shows whether a client keeps order itself. @default 0
+   */
+  latencyJitterMs?: number;
   /** Fraction of API requests answered HTTP 500 (envelope code 500), without state change. @default 0 */
   failRate?: number;
   /** Fraction of API requests answered HTTP 429 with Retry-After: 1, without state change. @default 0 */
@@ -43,7 +48,7 @@ export interface SandboxOptions {
   logger?: Logger;
 }
 
-export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
+export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
 
 export interface Sandbox {
   url: string;

@@ -103,6 +103,7 @@ function acceptsJson(accept: string | undefined): boolean {
 
 const FaultsBody = z.strictObject({
   latencyMs: z.number().finite().min(0).optional(),
+  latencyJitterMs: z.number().finite().min(0).optional(),
   failRate: z.number().min(0).max(1).optional(),
   rate429: z.number().min(0).max(1).optional(),
   resetRate: z.number().min(0).max(1).optional(),
@@ -123,7 +124,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const secretKey = options.secretKey ?? creds.secretKey;
   const maxPageSize = options.maxPageSize ?? 500;
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
-  const faults = { latencyMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
+  const faults = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
   const setFaults = (f: SandboxFaults): void => {
     const r = FaultsBody.safeParse(f);
     if (!r.success) throw new ConfigError(`sandbox: invalid faults: ${formatProblems(zodProblems(r.error))}`);
@@ -131,6 +132,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   };
   setFaults({
     latencyMs: options.latencyMs,
+    latencyJitterMs: options.latencyJitterMs,
     failRate: options.failRate,
     rate429: options.rate429,
     resetRate: options.resetRate,
@@ -333,7 +335,8 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     // faults: one draw per request decides reset / 429 / 500 (never on /__sandbox)
     // the added latency is the service time: the answer leaves latencyMs after the request arrived (reading
     // the body included), so a client measured against it sees the configured latency, not latency + overhead
-    if (faults.latencyMs > 0) await sleep(Math.max(0, faults.latencyMs - (performance.now() - arrived)));
+    const jitter = faults.latencyJitterMs > 0 ? rng() * faults.latencyJitterMs : 0;
+    if (faults.latencyMs + jitter > 0) await sleep(Math.max(0, faults.latencyMs + jitter - (performance.now() - arrived)));
     let resetAfter = false;
     const draw = rng();
     if (draw < faults.resetRate) {
@@ -369,6 +372,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       }
     }
     if (body === 'too-large') reply.headers = { ...(reply.headers ?? {}), connection: 'close' };
+    if (isMutating(method)) recordArrival(method, path, reply.status, body);
     if (resetAfter) {
       state.stats.faults.resetAfter++;
       log.debug({ method, path, status: reply.status }, 'fault: connection reset after applying');
@@ -382,6 +386,27 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
 
   // ---------------------------------------------------------------- inspection API
   const concurrency = { current: 0, peak: 0 };
+
+  /**
+   * The changing requests in the order the sandbox applied them (handlers apply synchronously, so this is
+   * the order of their effects), with the JSON body when small: a test checks the order a client keeps.
+   * Bounded to the last ARRIVALS_KEPT; GET /__sandbox/arrivals?path=<prefix>.
+   */
+  const ARRIVALS_KEPT = 20_000;
+  let arrivals: Array<{ seq: number; method: string; path: string; status: number; body: unknown }> = [];
+  let arrivalSeq = 0;
+  function recordArrival(method: string, path: string, status: number, body: Buffer | 'too-large'): void {
+    let parsed: unknown = null;
+    if (body !== 'too-large' && body.length > 0 && body.length <= 4096 && body[0] === 0x7b) {
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        parsed = null;
+      }
+    }
+    arrivals.push({ seq: ++arrivalSeq, method, path, status, body: parsed });
+    if (arrivals.length > ARRIVALS_KEPT * 1.25) arrivals = arrivals.slice(-ARRIVALS_KEPT);
+  }
 
   function counts(): unknown {
     const records: Record<string, number> = {};
@@ -424,9 +449,14 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       return plain(404, { ok: false, error: `unknown resource "${resource}" (${[...RESOURCES, 'Stock', 'SyncSession'].join(', ')})` });
     }
     if (key === 'GET /__sandbox/counts') return plain(200, counts());
+    if (key === 'GET /__sandbox/arrivals') {
+      const prefix = query?.get('path') ?? '';
+      return plain(200, arrivals.filter((a) => a.path.startsWith(prefix)));
+    }
     if (key === 'POST /__sandbox/reset') {
       replaceState(seedState(seed, options.stockRecords ?? 0));
       concurrency.peak = concurrency.current;
+      arrivals = [];
       return plain(200, { ok: true });
     }
     if (key === 'GET /__sandbox/faults') return plain(200, faults);

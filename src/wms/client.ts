@@ -677,6 +677,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     const env = await call({ name, json, signal: opts?.signal, ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}) });
     const result = record(name, undefined, S.StockLockResult, 'StockLockResult', env['data']);
     const reason = result.error ? scrub(result.error) : '';
+    // a valid request that matched nothing in the state it starts from (already in that status, or no such
+    // lot): not refused data, an outcome of its own (the caller shows the reason, SPEC-NOTES)
+    if (reason && result.stocksLocked === 0) return { ...result, error: reason };
     if (reason) {
       const ep = ENDPOINTS[name];
       counters.failures++;
