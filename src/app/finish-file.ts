@@ -14,6 +14,7 @@ import { createRejectsWriter } from '../parse/rejects.js';
 import { iterate } from '../push/pipeline.js';
 import type { Logger } from '../shared/logger.js';
 import { parseFactsKey, type StoredParseFacts } from './map-file.js';
+import type { KeyLabeler } from './stock-labels.js';
 
 export interface FileFigures {
   outcomes: Partial<Record<Outcome, number>>;
@@ -58,6 +59,8 @@ export async function finishFile(opts: {
   now: Date;
   dryRun?: boolean;
   logger?: Logger;
+  /** a readable name for a record where its key is made of ids (stock rows: warehouse, product, lot) */
+  keyLabel?: KeyLabeler;
 }): Promise<FileFigures> {
   const { file, journal } = opts;
   const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
@@ -81,7 +84,8 @@ export async function finishFile(opts: {
       if (!res) figures.resources.set(row.target, (res = {}));
       res[outcome] = (res[outcome] ?? 0) + 1;
       const line = row.source.line;
-      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key: row.key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
+      const key = (await opts.keyLabel?.(row)) ?? row.key;
+      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
       // no-change is listed with the WMS's reason (a warning), not counted as needing attention
       const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt' || outcome === 'no-change';
       if (needsAttention) {
@@ -90,7 +94,7 @@ export async function finishFile(opts: {
         const r = figures.reasons.get(k);
         if (r) r.count++;
         else figures.reasons.set(k, { count: 1, example: { file: file.name, line } });
-        if (figures.attention.length < ATTENTION_CAP) figures.attention.push({ file: file.name, line, target: row.target, key: row.key, outcome, reason });
+        if (figures.attention.length < ATTENTION_CAP) figures.attention.push({ file: file.name, line, target: row.target, key, outcome, reason });
       }
       // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
       const fixable = outcome === 'rejected' || (outcome === 'held' && (row.error ?? '').includes('depends on'));

@@ -13,6 +13,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
 import { finishFile, type FileFigures } from './finish-file.js';
+import { stockKeyLabeler } from './stock-labels.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { writeRunReport } from '../outbox/report.js';
@@ -286,6 +287,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   timeline.push({ atMs: Math.round(performance.now() - t0), settled });
 
   // 5. finish: results, rejects, archive (only files with nothing left to send)
+  const keyLabel = stockKeyLabeler(ctx.refCache, journal);
   for (const w of working) {
     try {
       if (w.row.status === 'duplicate') {
@@ -303,7 +305,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       }
       const counts = await journal.countRecords({ fileIds: [w.row.id] });
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
-      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log });
+      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log, keyLabel });
       if (unfinished === 0 && !opts.dryRun && !w.archived) {
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });

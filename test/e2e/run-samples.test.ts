@@ -117,6 +117,10 @@ test('running the same files again creates nothing new', { timeout: 180_000 }, a
   const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, res.stderr.slice(-3000));
   assert.match(res.stdout, /duplicate/);
+  // master data and documents are skipped, said plainly
+  assert.match(res.stdout, /12 file\(s\) skipped: .*CATEGORIAS_20241105\.csv: same content as CATEGORIAS_20241105\.csv delivered on \d{4}-\d\d-\d\d/);
+  // operations files are processed again (duplicates: process by default for stock locks, unlocks, syncs)
+  assert.match(res.stdout, /15 file\(s\) \(12 duplicate\)/);
   const after = await counts();
   assert.deepEqual(after.records, before.records, 'no record created by a rerun');
 
@@ -128,4 +132,20 @@ test('running the same files again creates nothing new', { timeout: 180_000 }, a
   assert.match(res2.stdout, /unchanged/);
   const after2 = await counts();
   assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
+});
+
+test('a locks file dropped again is applied again; stock already in that status is no-change, a warning, exit 0', { timeout: 180_000 }, async () => {
+  await cp(join(PROJECT_ROOT, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'), join(tmp.dir, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'));
+  const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+  assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
+  assert.match(res.stdout, /1 file\(s\), 4 record\(s\): 2 updated, 2 no-change/, 'locked and then unlocked by the previous run: locked again; still locked: no change');
+  const resultDir = join(tmp.dir, 'outbox', 'results', 'estoque');
+  const lockResults = (await readdir(resultDir)).filter((f) => f.startsWith('BLOQUEIOS_20241105')).sort();
+  assert.equal(lockResults.length, 3, 'the locks file was processed three times');
+  const rows = parse(await readFile(join(resultDir, lockResults[2]!), 'utf8'), { delimiter: ';', columns: true, bom: true }) as Record<string, string>[];
+  const noChange = rows.filter((r) => r['outcome'] === 'no-change');
+  assert.equal(noChange.length, 2, JSON.stringify(rows));
+  for (const r of noChange) assert.match(r['error'] ?? '', /no change: no available stock record matched: .* already in status/, 'with the WMS reason');
+  // stock rows are named by warehouse code, product code and lot, not ids
+  assert.deepEqual(noChange.map((r) => r['key']).sort(), ['warehouse CD-SP01 | product 000302 | every lot | to Vencido', 'warehouse CD-SP01 | product 000401 | every lot | to Avariado']);
 });

@@ -8,7 +8,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile, utimes } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli } from '../helpers/cli.js';
@@ -94,6 +94,7 @@ test('a locks and an unlocks file on the same stock, dropped together 20 times a
     ['unlock', B, 'Disponível'],
     ['unlock', X, 'Disponível'],
   ];
+  await writeFile(join(d, 'unlocks.csv'), unlocks);
   const statuses = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=MaterialStatus')).json as Array<{ id: string; name: string }>;
   const statusName = new Map(statuses.map((s) => [s.id, s.name]));
 
@@ -133,4 +134,23 @@ test('a locks and an unlocks file on the same stock, dropped together 20 times a
   // independent stock is not serialised: several requests were in the sandbox at once
   assert.ok(peak >= 4, `independent stock keeps its concurrency (peak ${peak})`);
   assert.ok(Date.now() - started < 400_000);
+});
+
+test("a channel with noChange: attention makes a run whose operations changed nothing exit 1", { timeout: 120_000 }, async () => {
+  const d = tmp.dir;
+  const cfgPath = join(d, 'wmsbridge.config.json');
+  const cfg = JSON.parse(await readFile(cfgPath, 'utf8'));
+  // after the last run every stock the unlocks file names is available already
+  const run = async (): Promise<{ code: number | null; stdout: string }> => {
+    await writeFile(join(d, 'inbox', 'estoque', 'DESBLOQUEIOS_20241105.csv'), await readFile(join(d, 'unlocks.csv')));
+    return runCli(['run', '--config', cfgPath], { env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
+  };
+  const warned = await run();
+  assert.equal(warned.code, 0, warned.stdout);
+  assert.match(warned.stdout, /\d+ no-change/);
+  cfg.channels[0].noChange = 'attention';
+  await writeFile(cfgPath, JSON.stringify(cfg));
+  const stopped = await run();
+  assert.equal(stopped.code, 1, stopped.stdout);
+  assert.match(stopped.stdout, /\d+ no-change/);
 });
