@@ -141,7 +141,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     }
     // records that failed in an earlier run (the WMS was down, 5xx or 429 beyond the retries) are sent
     // again, a few runs at most: a nightly job recovers from a bad night without a person
-    const retry = (await journal.listRecords({ statuses: ['failed'], limit: 100_000 })).filter((r) => r.attempts < MAX_AUTO_ATTEMPTS);
+    // Records held because a dependency was not delivered are evaluated again too: sent as soon as the
+    // dependency is (delivered since, by a later run or \`resolve\`), held again otherwise
+    const retry = (await journal.listRecords({ statuses: ['failed', 'held'], limit: 100_000 })).filter((r) =>
+      r.status === 'failed' ? r.attempts < MAX_AUTO_ATTEMPTS : isHeldOnDependency(r),
+    );
     if (retry.length > 0) {
       const byFile = new Map<number, number>();
       for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
@@ -156,7 +160,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         working.push({ row: { ...row, status: 'mapped' }, archived: true, claimed: claimedFromRow(row, channel), channel, mapping: pickMapping(opts.mappings, channel, row.name), startedMs: performance.now(), rows: 0 });
       }
       const n = await journal.requeue(ids);
-      if (n > 0) log.info({ count: n }, 'records that failed in an earlier run are sent again');
+      if (n > 0) log.info({ count: n }, 'records that failed or waited for a dependency in an earlier run are sent again');
     }
     // files claimed (moved to work) but not yet in the journal: a crash between the two steps. With a
     // shared journal another instance may be between those steps right now: only files claimed longer
@@ -451,6 +455,11 @@ function buildSummary(a: {
     timeline: a.timeline,
     attention,
   };
+}
+
+/** Held because a record it refers to was not delivered (not in doubt: those wait for a person). */
+export function isHeldOnDependency(r: Pick<RecordRow, 'status' | 'outcome' | 'error'>): boolean {
+  return r.status === 'held' && r.outcome === 'held' && /depends on /.test(r.error ?? '');
 }
 
 /** A channel's duplicate-file policy; unset: operations files are processed again, everything else skipped. */

@@ -96,6 +96,27 @@ function describeError(err: unknown): string {
   return errorMessage(err);
 }
 
+/** Targets whose send creates a record with a natural key (a conflict on them is evidence of delivery). */
+const CREATES = new Set<Target>(['UnitMeasurement', 'Category', 'Family', 'Product', 'ConversionFactor', 'ShippingCompany', 'Provider', 'Owners', 'PurchaseOrder', 'PickingList']);
+
+/**
+ * A create refused because its natural key already exists: HTTP 409, or a refusal whose text says it
+ * exists (or is a duplicate) and names the record's key.
+ */
+export function isConflict(row: Pick<RecordRow, 'target' | 'key'>, err: WmsError): boolean {
+  if (!CREATES.has(row.target)) return false;
+  if (err.httpStatus === 409 || err.envelopeCode === 409) return true;
+  if (!isRejection(err)) return false;
+  const text = `${err.envelopeError ?? ''} ${err.envelopeMessage ?? ''} ${err.message}`;
+  if (!/already exist|duplicat|j[aá] exist/i.test(text)) return false;
+  return row.key.split('|').some((part) => part.length > 0 && text.includes(part));
+}
+
+/** A GUID named as the existing record's id in a refusal's text ("... already exists (id X)"). */
+export function idInMessage(text: string): string | undefined {
+  return /\bid\b[^0-9a-f]{0,4}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i.exec(text)?.[1];
+}
+
 /** Data problems the WMS refused: fixing the data is the way out, not retrying. */
 function isRejection(err: WmsError): boolean {
   if (err.code === WmsErrorCode.VALIDATION || err.code === WmsErrorCode.ENVELOPE || err.code === WmsErrorCode.RESPONSE) return true;
@@ -126,6 +147,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     settledCount++;
     const info = TARGET_INFO[row.target];
     if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), `${result.outcome}: ${result.error ?? ''}`.trim());
+    else if (result.outcome === 'already-existed' && !result.wmsId && info.xref) failures.set(failureKey(info.xref, row.key), `it exists in the WMS but its id is unknown: ${result.error ?? ''}`.trim());
     opts.onSettled?.(row, result);
   };
 
@@ -327,6 +349,10 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       if (err.path === ENDPOINTS.authorize.path || err.httpStatus === 403) fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
       return;
     }
+    if (isConflict(row, err)) {
+      await alreadyExisted(row, input, ctx, err);
+      return;
+    }
     if (isRejection(err)) {
       await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err) });
       return;
@@ -348,7 +374,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           const out = await requestSlot(row, () => send(input, ctx));
           await afterSent(row, out);
         } catch (err2) {
-          if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2) });
+          // the first send took effect and its answer was lost: the resend is refused as a duplicate
+          if (isWmsError(err2) && isConflict(row, err2)) await alreadyExisted(row, input, ctx, err2);
+          else if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2) });
           else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2) });
           else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2) });
         }
@@ -362,6 +390,40 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       return;
     }
     await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err) });
+  }
+
+  /**
+   * A create the WMS refused because its natural key exists: evidence of an earlier delivery (an answer lost
+   * after the WMS applied it, a crash before the settle), so the record is sent, outcome already-existed, with
+   * the WMS id from the answer, else from a read where the interface has one, else delivered without an id.
+   */
+  async function alreadyExisted(row: RecordRow, input: SendInput, ctx: SendContext, err: WmsError): Promise<void> {
+    const info = TARGET_INFO[row.target];
+    let id = err.answerId ?? idInMessage(describeError(err));
+    if (!id) {
+      try {
+        const rb = await requestSlot(row, () => readBack(input, ctx));
+        if (rb && rb !== 'absent') id = rb.wmsId ?? undefined;
+        else if (rb === null && (row.target === 'Provider' || row.target === 'ShippingCompany')) {
+          const code = String(input.payload['codeERP'] ?? '');
+          const r = code ? await requestSlot(row, async (): Promise<{ id: string } | null> => (row.target === 'Provider' ? client.getProviderByErp(code) : client.getShippingCompanyByErp(code))) : null;
+          id = r?.id;
+        }
+      } catch {
+        id = undefined;
+      }
+    }
+    const why = `the WMS already has it (${describeError(err)})`;
+    if (id) {
+      await afterSent(row, { outcome: 'already-existed', wmsId: id, note: why });
+      return;
+    }
+    await settle(row, {
+      status: 'sent',
+      outcome: 'already-existed',
+      wmsId: null,
+      error: `${why}; its WMS id is unknown (the answer does not carry it and the interface has no read for a ${info.label}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
+    });
   }
 
   for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal; tier++) {

@@ -323,7 +323,11 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
     // a gateway timeout / bad gateway to a non-idempotent call: the upstream may have applied it
     const inDoubt = !idempotent && (res.status === 502 || res.status === 504);
+    // a refusal that names a record (a 409 conflict's existing record): its id, for the caller
+    const data = envelope?.['data'];
+    const answerId = data !== null && typeof data === 'object' && typeof (data as Record<string, unknown>)['id'] === 'string' ? ((data as Record<string, unknown>)['id'] as string) : undefined;
     return new WmsError(code, formatWmsMessage(method, path, `${statusText} - ${text}`), {
+      ...(answerId !== undefined ? { answerId } : {}),
       method,
       path,
       httpStatus: res.status,
