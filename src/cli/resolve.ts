@@ -11,6 +11,8 @@ import { ConfigError } from '../shared/errors.js';
 import { pushFiles } from '../push/pipeline.js';
 import type { RecordRow } from '../journal/types.js';
 import { TARGET_INFO } from '../wms/targets.js';
+import { finishFile } from '../app/finish-file.js';
+import { stockKeyLabeler } from '../app/stock-labels.js';
 
 /** A record the WMS refused because it already had it (409, or a refusal naming it as existing). */
 function isConflictRejection(r: RecordRow): boolean {
@@ -54,6 +56,18 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
     config,
     `resolve --${action}`,
     async (ctx, logger) => {
+      /** the result CSVs of the files whose records changed: written again from the journal */
+      const rewriteResults = async (rows: RecordRow[]): Promise<void> => {
+        for (const id of new Set(rows.map((r) => r.fileId))) {
+          const file = await ctx.journal.getFile(id);
+          if (!file) continue;
+          try {
+            await finishFile({ file, mapping: null, journal: ctx.journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: new Date(), logger, keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal) });
+          } catch (err) {
+            io.stderr.write(`the result of ${file.name} could not be written again: ${err instanceof Error ? err.message : String(err)}\n`);
+          }
+        }
+      };
       const open = await ctx.journal.listRecords({ statuses: ['held', 'in_doubt', 'failed'] });
       // --mark-sent also takes a record rejected because the WMS already had it (a conflict on a create,
       // refused before wmsbridge took a conflict as evidence of delivery)
@@ -82,11 +96,13 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
           const xref = TARGET_INFO[r.target].xref;
           if (xref && wmsId) await ctx.journal.putXref(xref, r.key, wmsId, r.payloadHash);
         }
+        await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) marked delivered\n`);
         return 0;
       }
       if (action === 'drop') {
         for (const r of chosen) await ctx.journal.settle(r.id, { status: 'rejected', outcome: 'rejected', error: `dropped by an operator${values.reason ? `: ${values.reason}` : ''}` });
+        await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) dropped\n`);
         return 0;
       }
@@ -101,6 +117,7 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       const before = await ctx.journal.countRecords({ fileIds });
       await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
       const after = await ctx.journal.countRecords({ fileIds });
+      await rewriteResults(chosen);
       io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
       return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) > 0 ? 1 : 0;
     },

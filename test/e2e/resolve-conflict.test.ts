@@ -86,9 +86,13 @@ test('a category the WMS already has is already-existed with its id; a conflict 
   }
   const list = await runCli(['resolve', '--list', ...cfg()], { env: env() });
   assert.match(list.stdout, /held Family F1/);
+  await new Promise((r) => setTimeout(r, 1100)); // result files are stamped to the second
   const mark = await runCli(['resolve', '--mark-sent', '--ids', String(k1Record), '--wms-id', k1, ...cfg()], { env: env() });
   assert.equal(mark.code, 0, mark.stderr);
   assert.match(mark.stdout, /1 record\(s\) marked delivered/);
+  const catResults = await results('CAT_1');
+  assert.equal(catResults.length, 2, 'resolve writes the result of the file again');
+  assert.equal(catResults[1]!.find((r) => r['key'] === 'K1')?.['outcome'], 'already-existed');
 
   // the next run takes the held family up again by itself, and its file's result says so
   const next = await runCli(['run', ...cfg()], { env: env(), timeoutMs: 60_000 });
