@@ -149,3 +149,15 @@ test('a locks file dropped again is applied again; stock already in that status 
   // stock rows are named by warehouse code, product code and lot, not ids
   assert.deepEqual(noChange.map((r) => r['key']).sort(), ['warehouse CD-SP01 | product 000302 | every lot | to Vencido', 'warehouse CD-SP01 | product 000401 | every lot | to Avariado']);
 });
+
+test('a re-exported attachments file (a trivial change) uploads nothing: the same file for the same picking list is unchanged', { timeout: 180_000 }, async () => {
+  const before = (await state('Attachment')).length;
+  assert.ok(before >= 2, 'the first run attached the sample files');
+  const text = (await readFile(join(PROJECT_ROOT, 'inbox/pedidos/ANEXOS_PEDIDOS_20241105.csv'))).toString('latin1');
+  // the ERP re-exports with another description: a new file, new records, the same attachments
+  await writeFile(join(tmp.dir, 'inbox', 'pedidos', 'ANEXOS_PEDIDOS_20241106.csv'), Buffer.from(text.replace('Romaneio de carga refrigerada', 'Romaneio de carga refrigerada (2a via)'), 'latin1'));
+  const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+  assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
+  assert.match(res.stdout, /2 record\(s\): 2 unchanged/);
+  assert.equal((await state('Attachment')).length, before, 'nothing uploaded again');
+});
