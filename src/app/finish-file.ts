@@ -118,8 +118,11 @@ export async function finishFile(opts: {
     if (closed.replacedChars > 0) opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
     figures.resultFile = relative(opts.outboxDir, resultPath);
     if (rejects) {
-      await rejects.close();
-      if (rejectCount > 0) figures.rejectsFile = relative(opts.outboxDir, rejectsPath);
+      const closed = await rejects.close();
+      // the file actually written: the rejects in the original format, or only the listing of reasons
+      // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
+      const written = closed.path ?? closed.sidecar;
+      if (rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
     }
     lineCache.delete(file.path);
   } catch (err) {

@@ -99,6 +99,11 @@ test('the sample inbox is delivered: every record once, fields as the files say'
   // NF-e: purchase orders with their invoice numbers
   const pos = await state('PurchaseOrder');
   assert.ok(pos.length >= 2, 'both NF-e became purchase orders');
+  // the cookbook sends the lot dates (dFab, dVal: yyyy-MM-dd in the NF-e) as DateTimes, as the interface types them
+  const lots = pos.flatMap((po) => (po['purchaseOrderItens'] ?? []) as Array<Record<string, unknown>>);
+  const dated = lots.filter((l: Record<string, unknown>) => l['manufacturingDate'] || l['expirationDate']);
+  assert.ok(dated.length >= 1, `lots with dates: ${JSON.stringify(pos[0]).slice(0, 600)}`);
+  for (const l of dated) for (const k of ['manufacturingDate', 'expirationDate']) if (l[k]) assert.match(String(l[k]), /^\d{4}-\d\d-\d\dT\d\d:\d\d/, `${k} is a DateTime`);
 
   // outbox: a result file per processed file, a report
   const results = await readdir(join(tmp.dir, 'outbox', 'results', 'cadastros'));
