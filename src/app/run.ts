@@ -21,6 +21,7 @@ import { VERSION } from '../shared/version.js';
 import { errorMessage, isBridgeError } from '../shared/errors.js';
 import { createProgress } from '../shared/progress.js';
 import type { WmsClientStats } from '../wms/client-types.js';
+import { TARGETS, type RefResource, type Target } from '../wms/targets.js';
 
 export interface RunOptions {
   command: string;
@@ -143,9 +144,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     // again, a few runs at most: a nightly job recovers from a bad night without a person
     // Records held because a dependency was not delivered are evaluated again too: sent as soon as the
     // dependency is (delivered since, by a later run or \`resolve\`), held again otherwise
-    const retry = (await journal.listRecords({ statuses: ['failed', 'held'], limit: 100_000 })).filter((r) =>
-      r.status === 'failed' ? r.attempts < MAX_AUTO_ATTEMPTS : isHeldOnDependency(r),
-    );
+    const retry: RecordRow[] = [];
+    for (const r of await journal.listRecords({ statuses: ['failed', 'held'], limit: 100_000 })) {
+      if (r.status === 'failed' ? r.attempts < MAX_AUTO_ATTEMPTS : isHeldOnDependency(r) && (await dependencyMayBeDelivered(journal, r))) retry.push(r);
+    }
     if (retry.length > 0) {
       const byFile = new Map<number, number>();
       for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
@@ -460,6 +462,24 @@ function buildSummary(a: {
 /** Held because a record it refers to was not delivered (not in doubt: those wait for a person). */
 export function isHeldOnDependency(r: Pick<RecordRow, 'status' | 'outcome' | 'error'>): boolean {
   return r.status === 'held' && r.outcome === 'held' && /depends on /.test(r.error ?? '');
+}
+
+/**
+ * Whether the record a held record depends on is delivered now, or may be by this run (it failed or is held
+ * itself and is retried): a dependency refused for good (rejected) keeps its dependants held, rather than
+ * having them evaluated, and their file's result rewritten, by every nightly run (a fixed file that
+ * delivers it lets them go from the next run on).
+ */
+async function dependencyMayBeDelivered(journal: AppContext['journal'], r: RecordRow): Promise<boolean> {
+  const m = /depends on (\w+) '([^']*)'/.exec(r.error ?? '');
+  if (!m) return false;
+  const [, resource, key] = m as unknown as [string, string, string];
+  if (await journal.getXref(resource as RefResource, key)) return true;
+  if (!(TARGETS as readonly string[]).includes(resource)) return false;
+  // failed or held itself: retried by this run, before its dependants (tiers). Sent without a known id
+  // (already-existed): its dependants wait for \`resolve --mark-sent --wms-id\`
+  const latest = await journal.findLatest(resource as Target, key);
+  return latest !== undefined && (latest.status === 'failed' || latest.status === 'held');
 }
 
 /** A channel's duplicate-file policy; unset: operations files are processed again, everything else skipped. */

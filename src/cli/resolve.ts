@@ -119,7 +119,8 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       const after = await ctx.journal.countRecords({ fileIds });
       await rewriteResults(chosen);
       io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
-      return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) > 0 ? 1 : 0;
+      // a retry that ends with records refused (new rejects) is not a success either
+      return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0) > 0 ? 1 : 0;
     },
   );
 }

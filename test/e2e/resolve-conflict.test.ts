@@ -109,3 +109,23 @@ test('a category the WMS already has is already-existed with its id; a conflict 
     db2.close();
   }
 });
+
+test('records held because their dependency failed in an outage are sent by the next run, once the dependency is', { timeout: 120_000 }, async () => {
+  const cfgPath = join(tmp.dir, 'wmsbridge.config.json');
+  const cfgJson = JSON.parse(await readFile(cfgPath, 'utf8'));
+  cfgJson.wms.retries = 0;
+  await writeFile(cfgPath, JSON.stringify(cfgJson));
+  await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CAT_9.csv'), 'codigo;nome\nK9;Categoria 9\n');
+  await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'FAM_9.csv'), 'codigo;nome;categoria\nF9;Familia 9;K9\n');
+  sb.setFaults({ failRate: 1 });
+  const down = await runCli(['run', ...cfg()], { env: env(), timeoutMs: 60_000 });
+  sb.setFaults({ failRate: 0 });
+  assert.equal(down.code, 1, down.stdout);
+  assert.match(down.stdout, /1 failed, 1 held/, 'the category failed (the WMS answered 500), the family waits for it');
+  const up = await runCli(['run', ...cfg()], { env: env(), timeoutMs: 60_000 });
+  assert.equal(up.code, 0, `${up.stdout}\n${up.stderr.slice(-2000)}`);
+  assert.match(up.stdout, /2 created/);
+  const fams = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Family')).json as Array<{ codeERP: string; categoryID: string }>;
+  const cats = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Category')).json as Array<{ codeERP: string; id: string }>;
+  assert.equal(fams.find((f) => f.codeERP === 'F9')?.categoryID, cats.find((c) => c.codeERP === 'K9')?.id);
+});
