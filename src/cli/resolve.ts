@@ -84,7 +84,10 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       if (missing.length) io.stderr.write(`not held, in doubt or failed (ignored): ${missing.join(', ')}\n`);
       if (action === 'list') {
         if (open.length === 0) io.stdout.write('nothing to resolve\n');
-        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
+        // stock rows by warehouse code and status name: read them when the WMS answers (ids otherwise)
+        if (open.some((r) => r.target.startsWith('Stock'))) await ctx.refCache.load(['Warehouse', 'MaterialStatus']).catch(() => undefined);
+        const label = stockKeyLabeler(ctx.refCache, ctx.journal);
+        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${(await label(r)) ?? r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
         return 0;
       }
       if (action === 'mark-sent') {
