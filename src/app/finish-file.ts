@@ -14,6 +14,7 @@ import { createRejectsWriter } from '../parse/rejects.js';
 import { iterate } from '../push/pipeline.js';
 import type { Logger } from '../shared/logger.js';
 import { parseFactsKey, type StoredParseFacts } from './map-file.js';
+import type { KeyLabeler } from './stock-labels.js';
 
 export interface FileFigures {
   outcomes: Partial<Record<Outcome, number>>;
@@ -59,6 +60,8 @@ export async function finishFile(opts: {
   now: Date;
   dryRun?: boolean;
   logger?: Logger;
+  /** a readable name for a record where its key is made of ids (stock rows: warehouse, product, lot) */
+  keyLabel?: KeyLabeler;
 }): Promise<FileFigures> {
   const { file, journal } = opts;
   const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
@@ -82,8 +85,10 @@ export async function finishFile(opts: {
       if (!res) figures.resources.set(row.target, (res = {}));
       res[outcome] = (res[outcome] ?? 0) + 1;
       const line = row.source.line;
-      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key: row.key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
-      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt';
+      const key = (await opts.keyLabel?.(row)) ?? row.key;
+      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
+      // no-change is listed with the WMS's reason (a warning), not counted as needing attention
+      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt' || outcome === 'no-change';
       if (needsAttention) {
         const reason = row.error ?? outcome;
         // grouped by stable code (and field / resource) when the record carries one, else by the message's shape
@@ -96,7 +101,7 @@ export async function finishFile(opts: {
         else figures.reasons.set(k, { count: 1, example: { file: file.name, line }, text: reasonKey(reason), outcome, ...(code ? { code: code.code, params: code.params ?? {} } : {}) });
         if (figures.attention.length < ATTENTION_CAP) {
           const original = row.raw?.[0] ? (row.raw[0].cells ? [...row.raw[0].cells] : row.raw[0].text !== undefined ? [row.raw[0].text] : undefined) : undefined;
-          figures.attention.push({ file: file.name, line, target: row.target, key: row.key, outcome, reason, ...(code ? { code: code.code, params: code.params ?? {} } : {}), ...(original ? { original } : {}) });
+          figures.attention.push({ file: file.name, line, target: row.target, key, outcome, reason, ...(code ? { code: code.code, params: code.params ?? {} } : {}), ...(original ? { original } : {}) });
         }
       }
       // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
@@ -121,8 +126,11 @@ export async function finishFile(opts: {
     if (closed.replacedChars > 0) opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
     figures.resultFile = relative(opts.outboxDir, resultPath);
     if (rejects) {
-      await rejects.close();
-      if (rejectCount > 0) figures.rejectsFile = relative(opts.outboxDir, rejectsPath);
+      const closed = await rejects.close();
+      // the file actually written: the rejects in the original format, or only the listing of reasons
+      // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
+      const written = closed.path ?? closed.sidecar;
+      if (rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
     }
     lineCache.delete(file.path);
   } catch (err) {

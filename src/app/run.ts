@@ -13,6 +13,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
 import { finishFile, type FileFigures } from './finish-file.js';
+import { stockKeyLabeler } from './stock-labels.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
@@ -22,6 +23,7 @@ import { VERSION } from '../shared/version.js';
 import { errorMessage, isBridgeError } from '../shared/errors.js';
 import { createProgress } from '../shared/progress.js';
 import type { WmsClientStats } from '../wms/client-types.js';
+import { TARGETS, type RefResource, type Target } from '../wms/targets.js';
 
 export interface RunOptions {
   command: string;
@@ -160,7 +162,12 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     }
     // records that failed in an earlier run (the WMS was down, 5xx or 429 beyond the retries) are sent
     // again, a few runs at most: a nightly job recovers from a bad night without a person
-    const retry = (await journal.listRecords({ statuses: ['failed'], limit: 100_000 })).filter((r) => r.attempts < MAX_AUTO_ATTEMPTS);
+    // Records held because a dependency was not delivered are evaluated again too: sent as soon as the
+    // dependency is (delivered since, by a later run or \`resolve\`), held again otherwise
+    const retry: RecordRow[] = [];
+    for (const r of await journal.listRecords({ statuses: ['failed', 'held'], limit: 100_000 })) {
+      if (r.status === 'failed' ? r.attempts < MAX_AUTO_ATTEMPTS : isHeldOnDependency(r) && (await dependencyMayBeDelivered(journal, r))) retry.push(r);
+    }
     if (retry.length > 0) {
       const byFile = new Map<number, number>();
       for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
@@ -176,7 +183,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         working.push({ row: { ...row, status: 'mapped' }, archived: true, claimed: claimedFromRow(row, channel), channel, mapping: pickMapping(opts.mappings, channel, row.name), startedMs: performance.now(), rows: 0 });
       }
       const n = await journal.requeue(ids);
-      if (n > 0) log.info({ count: n }, 'records that failed in an earlier run are sent again');
+      if (n > 0) log.info({ count: n }, 'records that failed or waited for a dependency in an earlier run are sent again');
     }
     // files claimed (moved to work) but not yet in the journal: a crash between the two steps. With a
     // shared journal another instance may be between those steps right now: only files claimed longer
@@ -192,12 +199,14 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     }
   }
   async function registerClaimed(c: ClaimedFile, channel: ResolvedChannel): Promise<void> {
-    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force: opts.force ?? false, owner, leaseTtlMs: ttl });
     const mapping = pickMapping(opts.mappings, channel, c.name);
+    // the channel's duplicate-file policy: operations files (locks, unlocks, syncs) dropped again are meant
+    const force = (opts.force ?? false) || duplicatePolicy(channel, mapping) === 'process';
+    const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId, force, owner, leaseTtlMs: ttl });
     const w: Working = { row, claimed: c, channel, mapping, startedMs: performance.now(), rows: 0 };
     if (row.status === 'duplicate') {
       const first = row.duplicateOf !== null ? await journal.getFile(row.duplicateOf) : undefined;
-      w.duplicateOf = first ? `${first.name} (${first.createdAt})` : 'an earlier file';
+      w.duplicateOf = first ? `${first.name} delivered on ${first.updatedAt ?? first.createdAt}` : 'an earlier file';
     }
     take(row.id);
     working.push(w);
@@ -208,7 +217,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // shares a drop out between them instead of the first scanner taking everything. Their watchers see
   // a drop up to a rescan interval apart, so an instance also pauses briefly between two claims: the
   // others, scanning meanwhile, take their share instead of finding the inbox already empty.
-  const readyOrder = ctx.shared ? shuffled(opts.ready) : opts.ready;
+  // Alone, files are taken in the order they were dropped (modification time, then name): record ids follow
+  // it, and so does the order of operations on the same stock (push/sequence.ts)
+  const readyOrder = ctx.shared ? shuffled(opts.ready) : [...opts.ready].sort(byDropOrder);
   let claims = 0;
   for (const ready of readyOrder) {
     if (ctx.shared && claims > 0 && !opts.dryRun) await new Promise((r) => setTimeout(r, SHARED_CLAIM_SPREAD_MS));
@@ -309,6 +320,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   timeline.push({ atMs: Math.round(performance.now() - t0), settled });
 
   // 5. finish: results, rejects, archive (only files with nothing left to send)
+  const keyLabel = stockKeyLabeler(ctx.refCache, journal);
   for (const w of working) {
     try {
       if (w.row.status === 'duplicate') {
@@ -327,7 +339,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       }
       const counts = await journal.countRecords({ fileIds: [w.row.id] });
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
-      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log });
+      w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log, keyLabel });
       if (unfinished === 0 && !opts.dryRun && !w.archived) {
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
@@ -358,6 +370,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const open = opts.dryRun ? 0 : await countOpen(journal);
   if (open > 0) summary.openRecords = open;
   if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  // no-change is a warning, unless the channel asks for attention (a lot typo must stop the night)
+  if (working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0)) exitCode = 1;
   if (fatal) exitCode = 2;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
@@ -431,7 +445,7 @@ function buildSummary(a: {
       ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
       ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
       ...(w.errorPath ? { archivedTo: w.errorPath } : {}),
-      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `duplicate of ${w.duplicateOf}: not processed again (use --force to process it anyway)` } : {}),
+      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` } : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
     });
     if (!f) continue;
@@ -488,6 +502,44 @@ function buildSummary(a: {
 /** Pause between two claims of one batch when instances share a journal (see step 2 of runOnce). */
 const SHARED_CLAIM_SPREAD_MS = 150;
 
+/** Held because a record it refers to was not delivered (not in doubt: those wait for a person). */
+export function isHeldOnDependency(r: Pick<RecordRow, 'status' | 'outcome' | 'error'>): boolean {
+  return r.status === 'held' && r.outcome === 'held' && /depends on /.test(r.error ?? '');
+}
+
+/**
+ * Whether the record a held record depends on is delivered now, or may be by this run (it failed or is held
+ * itself and is retried): a dependency refused for good (rejected) keeps its dependants held, rather than
+ * having them evaluated, and their file's result rewritten, by every nightly run (a fixed file that
+ * delivers it lets them go from the next run on).
+ */
+async function dependencyMayBeDelivered(journal: AppContext['journal'], r: RecordRow): Promise<boolean> {
+  const m = /depends on (\w+) '([^']*)'/.exec(r.error ?? '');
+  if (!m) return false;
+  const [, resource, key] = m as unknown as [string, string, string];
+  if (await journal.getXref(resource as RefResource, key)) return true;
+  if (!(TARGETS as readonly string[]).includes(resource)) return false;
+  // failed or held itself: retried by this run, before its dependants (tiers). Sent without a known id
+  // (already-existed): its dependants wait for \`resolve --mark-sent --wms-id\`
+  const latest = await journal.findLatest(resource as Target, key);
+  return latest !== undefined && (latest.status === 'failed' || latest.status === 'held');
+}
+
+/** A channel's duplicate-file policy; unset: operations files are processed again, everything else skipped. */
+export function duplicatePolicy(channel: Pick<ResolvedChannel, 'duplicates'>, mapping: Pick<CompiledMapping, 'target'> | null): 'skip' | 'process' {
+  if (channel.duplicates) return channel.duplicates;
+  const t = mapping?.target;
+  return t === 'StockLock' || t === 'StockUnlock' || t === 'StockSync' ? 'process' : 'skip';
+}
+
+/** Drop order: modification time, then name (ERPs drop a nightly pair within the same second). */
+export function byDropOrder(a: { mtimeMs: number; name: string }, b: { mtimeMs: number; name: string }): number {
+  const ta = Math.floor(a.mtimeMs / 1000);
+  const tb = Math.floor(b.mtimeMs / 1000);
+  if (ta !== tb) return ta - tb;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
 function shuffled<T>(items: readonly T[]): T[] {
   const a = [...items];
   for (let i = a.length - 1; i > 0; i--) {
@@ -534,9 +586,13 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const errors = s.files.filter((f) => f.status === 'error').length;
   const dups = s.files.filter((f) => f.status === 'duplicate').length;
   const head = `${t('line.files', { n: s.totals.files })}${errors ? t('line.inError', { n: errors }) : ''}${dups ? t('line.duplicate', { n: dups }) : ''}, ${t('line.records', { n: s.totals.records })}`;
+  const dupFiles = s.files.filter((f) => f.status === 'duplicate');
+  const skipped = dupFiles.length
+    ? t('line.skipped', { n: dupFiles.length, list: `${dupFiles.slice(0, 3).map((f) => f.name).join(', ')}${dupFiles.length > 3 ? ', ...' : ''}` })
+    : '';
   const tail = reportPath ? t('line.report', { path: reportPath }) : '';
   const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';
   const outage = s.outage ? t('line.outage', { n: s.outage.waiting }) : '';
-  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${outage}${open}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
+  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
 

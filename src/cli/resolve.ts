@@ -10,12 +10,21 @@ import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './c
 import { ConfigError } from '../shared/errors.js';
 import { pushFiles } from '../push/pipeline.js';
 import type { RecordRow } from '../journal/types.js';
+import { TARGET_INFO } from '../wms/targets.js';
+import { finishFile } from '../app/finish-file.js';
+import { stockKeyLabeler } from '../app/stock-labels.js';
+
+/** A record the WMS refused because it already had it (409, or a refusal naming it as existing). */
+function isConflictRejection(r: RecordRow): boolean {
+  return r.status === 'rejected' && /\b409\b|already exist|duplicat|j[aá] exist/i.test(r.error ?? '');
+}
 
 const HELP = `usage: wmsbridge resolve (--list | --retry | --mark-sent | --drop) [--ids 1,2,3 | --all] [options]
 
   --list              list held, in-doubt and failed records (default)
   --retry             put them back in the queue and send them now
-  --mark-sent         settle as delivered (you checked the WMS has it); --wms-id ID stores its id
+  --mark-sent         settle as delivered (you checked the WMS has it); --wms-id ID stores its id (records
+                      that refer to it are sent by the next run); also takes a record rejected by a conflict
   --drop              settle as rejected (given up); --reason TEXT is recorded
   --ids LIST          record ids (from --list or \`wmsbridge status\`)
   --all               every held, in-doubt and failed record
@@ -47,22 +56,56 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
     config,
     `resolve --${action}`,
     async (ctx, logger) => {
+      /** the result CSVs of the files whose records changed: written again from the journal */
+      const rewriteResults = async (rows: RecordRow[]): Promise<void> => {
+        for (const id of new Set(rows.map((r) => r.fileId))) {
+          const file = await ctx.journal.getFile(id);
+          if (!file) continue;
+          try {
+            await finishFile({ file, mapping: null, journal: ctx.journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: new Date(), logger, keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal) });
+          } catch (err) {
+            io.stderr.write(`the result of ${file.name} could not be written again: ${err instanceof Error ? err.message : String(err)}\n`);
+          }
+        }
+      };
       const open = await ctx.journal.listRecords({ statuses: ['held', 'in_doubt', 'failed'] });
+      // --mark-sent also takes a record rejected because the WMS already had it (a conflict on a create,
+      // refused before wmsbridge took a conflict as evidence of delivery)
+      if (action === 'mark-sent' && ids.length > 0) {
+        // and one delivered earlier whose WMS id was unknown (outcome already-existed, no id): --wms-id gives it
+        for (const id of ids) {
+          if (open.some((r) => r.id === id)) continue;
+          const [r] = await ctx.journal.listRecords({ afterId: id - 1, limit: 1 });
+          if (r && r.id === id && (isConflictRejection(r) || (r.status === 'sent' && r.outcome === 'already-existed' && !r.wmsId))) open.push(r);
+        }
+      }
       const chosen: RecordRow[] = action === 'list' || values.all ? open : open.filter((r) => ids.includes(r.id));
       const missing = ids.filter((id) => !open.some((r) => r.id === id));
       if (missing.length) io.stderr.write(`not held, in doubt or failed (ignored): ${missing.join(', ')}\n`);
       if (action === 'list') {
         if (open.length === 0) io.stdout.write('nothing to resolve\n');
-        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
+        // stock rows by warehouse code and status name: read them when the WMS answers (ids otherwise)
+        if (open.some((r) => r.target.startsWith('Stock'))) await ctx.refCache.load(['Warehouse', 'MaterialStatus']).catch(() => undefined);
+        const label = stockKeyLabeler(ctx.refCache, ctx.journal);
+        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${(await label(r)) ?? r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
         return 0;
       }
       if (action === 'mark-sent') {
-        for (const r of chosen) await ctx.journal.settle(r.id, { status: 'sent', outcome: 'created', wmsId: values['wms-id'] ?? r.wmsId, error: 'marked delivered by an operator' });
+        for (const r of chosen) {
+          const wmsId = values['wms-id'] ?? r.wmsId;
+          const conflict = r.status === 'rejected' || r.outcome === 'already-existed';
+          await ctx.journal.settle(r.id, { status: 'sent', outcome: conflict ? 'already-existed' : 'created', wmsId, error: 'marked delivered by an operator' });
+          // with its WMS id, the records that refer to it can be sent (the next run takes them up again)
+          const xref = TARGET_INFO[r.target].xref;
+          if (xref && wmsId) await ctx.journal.putXref(xref, r.key, wmsId, r.payloadHash);
+        }
+        await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) marked delivered\n`);
         return 0;
       }
       if (action === 'drop') {
         for (const r of chosen) await ctx.journal.settle(r.id, { status: 'rejected', outcome: 'rejected', error: `dropped by an operator${values.reason ? `: ${values.reason}` : ''}` });
+        await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) dropped\n`);
         return 0;
       }
@@ -77,8 +120,10 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       const before = await ctx.journal.countRecords({ fileIds });
       await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
       const after = await ctx.journal.countRecords({ fileIds });
+      await rewriteResults(chosen);
       io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
-      return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) > 0 ? 1 : 0;
+      // a retry that ends with records refused (new rejects) is not a success either
+      return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0) > 0 ? 1 : 0;
     },
   );
 }

@@ -60,6 +60,16 @@ export const ChannelSchema = z.strictObject({
     .describe('what to do with a send whose outcome is unknown and cannot be read back'),
   /** @default 500 */
   stockSyncChunkSize: z.number().int().min(1).max(100_000).default(500).describe('products per stock sync chunk'),
+  /** @default 'warning' */
+  noChange: z
+    .enum(['warning', 'attention'])
+    .default('warning')
+    .describe("a stock lock/unlock the WMS applied to nothing (stocksLocked 0: already in that status, or nothing matched) is outcome no-change: 'warning' lists it with the reason; 'attention' also makes the run exit 1 (for ERPs where a lot typo must stop the night)"),
+  /** @default by target: 'process' for stock locks, unlocks and syncs, 'skip' for everything else */
+  duplicates: z
+    .enum(['skip', 'process'])
+    .optional()
+    .describe("a file with the same content as one already delivered: 'skip' (archived, said in the summary, exit 0) or 'process' (sent again: operations files). Default: process for stock lock/unlock/sync files, skip for master data and documents"),
 });
 export type ChannelConfig = z.infer<typeof ChannelSchema>;
 
@@ -99,6 +109,21 @@ export const SandboxConfigSchema = z.strictObject({
   resetRate: z.number().min(0).max(1).default(0).describe('fraction of connections dropped without an answer'),
   tokenTtlSeconds: z.number().int().min(1).default(900).describe('lifetime of the sandbox access tokens'),
   stateFile: z.string().optional().describe('keep the sandbox state across runs (default: under stateDir)'),
+  dialect: z
+    .union([
+      z.string(),
+      z.strictObject({
+        preset: z.string().optional(),
+        pagingBase: z.union([z.literal(0), z.literal(1)]).optional(),
+        cnpjFormat: z.enum(['digits', 'masked']).optional(),
+        ownersCodeerpMatches: z.enum(['code', 'codeERP']).optional(),
+        pickingListTypeRequired: z.boolean().optional(),
+        dateTimes: z.enum(['utc', 'local']).optional(),
+        duplicates: z.enum(['accept', 'refuse']).optional(),
+      }),
+    ])
+    .optional()
+    .describe("the sandbox's choices where the interface leaves them open: a preset (default, alt), 'alt,duplicates=accept' or an object (docs/SANDBOX.md Dialects)"),
 });
 
 export const PullConfigSchema = z.strictObject({

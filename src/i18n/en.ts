@@ -232,6 +232,7 @@ export const en: Record<string, string> = {
   'line.files': '{n} file(s)',
   'line.inError': ' ({n} in error)',
   'line.duplicate': ' ({n} duplicate)',
+  'line.skipped': '; {n} file(s) skipped, same content as a file already delivered: {list}',
   'line.records': '{n} record(s)',
   'line.open': '; {n} record(s) held, in doubt or failed wait for `wmsbridge resolve`',
   'line.outage': '; the WMS was unavailable: {n} record(s) wait for the next run',

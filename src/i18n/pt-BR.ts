@@ -221,6 +221,7 @@ export const ptBR: Record<string, string> = {
   'line.files': '{n} arquivo(s)',
   'line.inError': ' ({n} com erro)',
   'line.duplicate': ' ({n} duplicado(s))',
+  'line.skipped': '; {n} arquivo(s) ignorado(s), mesmo conteúdo de um arquivo já entregue: {list}',
   'line.records': '{n} registro(s)',
   'line.open': '; {n} registro(s) retidos, em dúvida ou com falha aguardam `wmsbridge resolve`',
   'line.outage': '; o WMS ficou indisponível: {n} registro(s) aguardam a próxima execução',

@@ -46,7 +46,12 @@ export type RecordStatus =
   | 'held' // not sent: a dependency failed, or in-doubt without read-back under the 'hold' policy
   | 'in_doubt'; // a send whose outcome is unknown (crash in flight), not settled yet
 
-export type RecordOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'rejected' | 'failed' | 'held' | 'in-doubt';
+/**
+ * 'no-change': a valid operation the WMS applied to nothing (stock lock/unlock answered stocksLocked 0: already
+ * in that status, or nothing matched), delivered, shown as a warning with the WMS's reason.
+ * 'already-existed': a create the WMS refused because its natural key exists (evidence of an earlier delivery).
+ */
+export type RecordOutcome = 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change' | 'rejected' | 'failed' | 'held' | 'in-doubt';
 
 export interface NewRecord {
   target: Target;

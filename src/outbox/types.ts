@@ -4,20 +4,25 @@
  * src/outbox/report.ts as HTML, CSV and JSON.
  */
 
-export type Outcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'rejected' | 'failed' | 'held' | 'in-doubt' | 'skipped';
+export type Outcome = 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change' | 'rejected' | 'failed' | 'held' | 'in-doubt' | 'skipped';
 
 /** Every outcome in display order (good news first, then what needs attention). */
 export const OUTCOMES = [
   'created',
   'updated',
   'unchanged',
+  'already-existed',
   'deleted',
+  'no-change',
   'skipped',
   'rejected',
   'failed',
   'held',
   'in-doubt',
 ] as const satisfies readonly Outcome[];
+
+/** Delivered, but worth a look: listed with the WMS's reason, never an exit 1 by themselves. */
+export const WARNING_OUTCOMES = ['no-change'] as const satisfies readonly Outcome[];
 
 /** Outcomes that need someone to look at the record (the "N records need attention" figure). */
 export const ATTENTION_OUTCOMES = ['rejected', 'failed', 'held', 'in-doubt'] as const satisfies readonly Outcome[];
@@ -104,7 +109,9 @@ export function emptyTotals(): RunSummary['totals'] {
     created: 0,
     updated: 0,
     unchanged: 0,
+    'already-existed': 0,
     deleted: 0,
+    'no-change': 0,
     rejected: 0,
     failed: 0,
     held: 0,

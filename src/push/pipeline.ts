@@ -26,6 +26,7 @@ import { PushReason, type Reason } from '../shared/reason.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import { STOCK_SYNC_NAMESPACE, uuid5 } from '../shared/uuid.js';
+import { createSequenceGate, touchOf, type Blocker } from './sequence.js';
 
 export interface ChannelPolicy {
   /** the channel's inbox folder (attachments are read from inside it only) */
@@ -114,6 +115,27 @@ function refReason(r: { code: string; field: string; resource?: string; value?: 
   return { code: r.code, params: { field: r.field, ...(r.resource ? { resource: r.resource } : {}), ...(r.value !== undefined ? { value: r.value } : {}) } };
 }
 
+/** Targets whose send creates a record with a natural key (a conflict on them is evidence of delivery). */
+const CREATES = new Set<Target>(['UnitMeasurement', 'Category', 'Family', 'Product', 'ConversionFactor', 'ShippingCompany', 'Provider', 'Owners', 'PurchaseOrder', 'PickingList']);
+
+/**
+ * A create refused because its natural key already exists: HTTP 409, or a refusal whose text says it
+ * exists (or is a duplicate) and names the record's key.
+ */
+export function isConflict(row: Pick<RecordRow, 'target' | 'key'>, err: WmsError): boolean {
+  if (!CREATES.has(row.target)) return false;
+  if (err.httpStatus === 409 || err.envelopeCode === 409) return true;
+  if (!isRejection(err)) return false;
+  const text = `${err.envelopeError ?? ''} ${err.envelopeMessage ?? ''} ${err.message}`;
+  if (!/already exist|duplicat|j[aá] exist/i.test(text)) return false;
+  return row.key.split('|').some((part) => part.length > 0 && text.includes(part));
+}
+
+/** A GUID named as the existing record's id in a refusal's text ("... already exists (id X)"). */
+export function idInMessage(text: string): string | undefined {
+  return /\bid\b[^0-9a-f]{0,4}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i.exec(text)?.[1];
+}
+
 /** Data problems the WMS refused: fixing the data is the way out, not retrying. */
 function isRejection(err: WmsError): boolean {
   if (err.code === WmsErrorCode.VALIDATION || err.code === WmsErrorCode.ENVELOPE || err.code === WmsErrorCode.RESPONSE) return true;
@@ -133,11 +155,18 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   let settledCount = 0;
   let fatal: unknown = null;
 
+  // order-dependent operations (ARCHITECTURE.md, "Sequencing"): their outcome tells the next one on the
+  // same target whether it may go
+  const gate = createSequenceGate();
+  const sequenced = new Map<number, RecordResult | null>();
+
   const settle = async (row: RecordRow, result: RecordResult): Promise<void> => {
     await journal.settle(row.id, result);
+    if (sequenced.has(row.id)) sequenced.set(row.id, result);
     settledCount++;
     const info = TARGET_INFO[row.target];
     if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), `${result.outcome}: ${result.error ?? ''}`.trim());
+    else if (result.outcome === 'already-existed' && !result.wmsId && info.xref) failures.set(failureKey(info.xref, row.key), `it exists in the WMS but its id is unknown: ${result.error ?? ''}`.trim());
     opts.onSettled?.(row, result);
   };
 
@@ -166,6 +195,37 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
    * but is not settled yet is in doubt after a crash too, so the window bounds both kinds.
    */
   const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => processRecord(row));
+
+  /**
+   * Enters a record in source order (the send loop calls it in id order). A record whose effect depends on
+   * order waits, outside the send window, until every earlier record touching the same target has settled;
+   * if one of them was not delivered (failed, in doubt, not sent), applying this one first would invert
+   * them: it is not sent either (failed, so the next run sends both, in order).
+   */
+  const runInOrder = (row: RecordRow): Promise<void> => {
+    const touch = touchOf(row);
+    if (!touch) return runRecord(row);
+    const { ready, done } = gate.enter(touch);
+    sequenced.set(row.id, null);
+    let mine: Blocker = `${TARGET_INFO[row.target].label} '${row.key}' (line ${row.source.line}) was not sent`;
+    return ready
+      .then(async (blocker) => {
+        if (blocker) {
+          if (opts.signal?.aborted || fatal) return; // stays pending, and so do the ones after it
+          await settle(row, { status: 'failed', outcome: 'failed', error: `not sent, to keep the source order: an earlier operation on the same target was not delivered (${blocker}); the next run sends both, in order` });
+          mine = blocker;
+          return;
+        }
+        await runRecord(row);
+        const r = sequenced.get(row.id);
+        if (r && (r.status === 'sent' || r.status === 'rejected')) mine = null;
+        else if (r) mine = `${TARGET_INFO[row.target].label} '${row.key}' (line ${row.source.line}) ${r.outcome}`;
+      })
+      .finally(() => {
+        sequenced.delete(row.id);
+        done(mine);
+      });
+  };
 
   const inDoubtPolicy = (row: RecordRow): 'resend' | 'hold' => {
     const p = policyOf.get(row.fileId);
@@ -311,6 +371,10 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       if (err.path === ENDPOINTS.authorize.path || err.httpStatus === 403) fatal ??= new FatalPushError(`the WMS refused authentication: ${err.message}`, err);
       return;
     }
+    if (isConflict(row, err)) {
+      await alreadyExisted(row, input, ctx, err);
+      return;
+    }
     if (isRejection(err)) {
       await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err), reason: reasonOf(err) });
       return;
@@ -332,7 +396,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           const out = await requestSlot(row, () => send(input, ctx));
           await afterSent(row, out);
         } catch (err2) {
-          if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2), reason: reasonOf(err2) });
+          // the first send took effect and its answer was lost: the resend is refused as a duplicate
+          if (isWmsError(err2) && isConflict(row, err2)) await alreadyExisted(row, input, ctx, err2);
+          else if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2), reason: reasonOf(err2) });
           else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2), reason: reasonOf(err2) });
           else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2), reason: reasonOf(err2) });
         }
@@ -349,6 +415,40 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err), reason: reasonOf(err) });
   }
 
+  /**
+   * A create the WMS refused because its natural key exists: evidence of an earlier delivery (an answer lost
+   * after the WMS applied it, a crash before the settle), so the record is sent, outcome already-existed, with
+   * the WMS id from the answer, else from a read where the interface has one, else delivered without an id.
+   */
+  async function alreadyExisted(row: RecordRow, input: SendInput, ctx: SendContext, err: WmsError): Promise<void> {
+    const info = TARGET_INFO[row.target];
+    let id = err.answerId ?? idInMessage(describeError(err));
+    if (!id) {
+      try {
+        const rb = await requestSlot(row, () => readBack(input, ctx));
+        if (rb && rb !== 'absent') id = rb.wmsId ?? undefined;
+        else if (rb === null && (row.target === 'Provider' || row.target === 'ShippingCompany')) {
+          const code = String(input.payload['codeERP'] ?? '');
+          const r = code ? await requestSlot(row, async (): Promise<{ id: string } | null> => (row.target === 'Provider' ? client.getProviderByErp(code) : client.getShippingCompanyByErp(code))) : null;
+          id = r?.id;
+        }
+      } catch {
+        id = undefined;
+      }
+    }
+    const why = `the WMS already has it (${describeError(err)})`;
+    if (id) {
+      await afterSent(row, { outcome: 'already-existed', wmsId: id, note: why });
+      return;
+    }
+    await settle(row, {
+      status: 'sent',
+      outcome: 'already-existed',
+      wmsId: null,
+      error: `${why}; its WMS id is unknown (the answer does not carry it and the interface has no read for a ${info.label}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
+    });
+  }
+
   for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal; tier++) {
     const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && t !== 'StockSync');
     // back-pressure: never more than a batch of records queued in memory. A counter and one waiter: a
@@ -360,7 +460,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
       if (opts.signal?.aborted || fatal) break;
       queued++;
-      runRecord(row)
+      runInOrder(row)
         .catch((err: unknown) => {
           logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
         })

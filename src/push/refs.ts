@@ -78,7 +78,11 @@ export function createRefResolver(deps: {
     const x = await journal.getXref(resource, value);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
-    if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
+    if (failed) {
+      // delivered earlier but its id is unknown (a conflict whose answer named no id): say so, not "not delivered"
+      const why = failed.startsWith('it exists in the WMS') ? failed.replace(/^it exists in the WMS but /, 'which exists in the WMS but ') : `which was not delivered: ${failed}`;
+      return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', ${why}` };
+    }
     if (isTarget(resource)) {
       if ((await journal.countUnsettled(resource, value)) > 0) {
         return { ok: false, status: 'deferred', code: 'dependency_pending', field, resource, value, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };

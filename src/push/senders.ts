@@ -3,7 +3,9 @@
  * Upserts where the interface allows (Provider, ShippingCompany by codeERP; ConversionFactor by the id in
  * the cross-reference); Owners are looked up by code first (there is no update for owners).
  */
+import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
+import { isWmsError } from '../wms/errors.js';
 import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { RecordOutcome } from '../journal/types.js';
 import type { Journal } from '../journal/types.js';
@@ -26,7 +28,7 @@ export interface SendInput {
 }
 
 export interface SendOutput {
-  outcome: Extract<RecordOutcome, 'created' | 'updated' | 'unchanged' | 'deleted'>;
+  outcome: Extract<RecordOutcome, 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change'>;
   wmsId: string | null;
   note?: string;
 }
@@ -71,6 +73,11 @@ export async function resolveAttachmentPath(inboxDir: string, p: string): Promis
   const st = await stat(real);
   if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file');
   return real;
+}
+
+/** The journal meta key remembering that a file (by content) was attached to a picking list. */
+export function attachmentMemoKey(pickingListId: string, content: Buffer): string {
+  return `attachment:${pickingListId.toLowerCase()}:${createHash('sha256').update(content).digest('hex')}`;
 }
 
 /** Targets the interface can only create (POST, single envelope with the record): one call each. */
@@ -131,6 +138,9 @@ export async function send(input: SendInput, ctx: SendContext): Promise<SendOutp
     case 'StockLock':
     case 'StockUnlock': {
       const r = input.target === 'StockLock' ? await client.lockStock(p as S.StockLockRequest, { idempotent: true }) : await client.unlockStock(p as S.StockLockRequest, { idempotent: true });
+      // a valid request that changed nothing (already in that status, or nothing matched): delivered, with the
+      // WMS's reason, not refused data (SPEC-NOTES)
+      if (r.stocksLocked === 0) return { outcome: 'no-change', wmsId: null, note: `no change: ${r.error || 'the WMS changed no stock record'}` };
       return { outcome: 'updated', wmsId: null, note: `${r.stocksLocked} stock record(s) changed` };
     }
     case 'PickingListAttachment': {
@@ -139,15 +149,30 @@ export async function send(input: SendInput, ctx: SendContext): Promise<SendOutp
       const content = await readFile(real);
       const ext = extname(real).toLowerCase();
       const body = p as S.AttachmentRequest;
-      const r = await client.attachToPickingList({
-        pickingListID: body.PickingListID,
-        userFileName: body.UserFileName,
-        ...(body.IsPrintCheckout !== undefined ? { isPrintCheckout: body.IsPrintCheckout } : {}),
-        content,
-        fileName: basename(real),
-        contentType: ATTACHMENT_TYPES[ext] ?? 'application/octet-stream',
-      });
-      return { outcome: 'created', wmsId: r.pickingListID };
+      // what was attached is remembered (picking list + content hash): the same file for the same picking
+      // list is not uploaded again, whatever else changed in the re-exported attachments file
+      const memo = attachmentMemoKey(body.PickingListID, content);
+      const earlier = await ctx.journal.getMeta(memo);
+      if (earlier) return { outcome: 'unchanged', wmsId: body.PickingListID, note: `the same file was attached to this picking list on ${earlier}: not uploaded again` };
+      try {
+        const r = await client.attachToPickingList({
+          pickingListID: body.PickingListID,
+          userFileName: body.UserFileName,
+          ...(body.IsPrintCheckout !== undefined ? { isPrintCheckout: body.IsPrintCheckout } : {}),
+          content,
+          fileName: basename(real),
+          contentType: ATTACHMENT_TYPES[ext] ?? 'application/octet-stream',
+        });
+        await ctx.journal.setMeta(memo, new Date().toISOString());
+        return { outcome: 'created', wmsId: r.pickingListID };
+      } catch (err) {
+        // the WMS says it has this attachment already: the same as attached
+        if (isWmsError(err) && (err.httpStatus === 409 || err.envelopeCode === 409)) {
+          await ctx.journal.setMeta(memo, new Date().toISOString());
+          return { outcome: 'unchanged', wmsId: body.PickingListID, note: `the WMS already has this attachment (${err.message})` };
+        }
+        throw err;
+      }
     }
     case 'StockSync':
       throw new Error('StockSync records are sent as sessions by the pipeline, not one by one');

@@ -6,6 +6,9 @@
 import type { Logger } from '../shared/logger.js';
 import type { SandboxState } from './state.js';
 import { startSandboxServer } from './server.js';
+import type { DialectSpec, SandboxDialect } from './dialect.js';
+
+export { DIALECT_PRESETS, DIALECT_KNOBS, dialectMatrix, formatDialect, parseDialect, type SandboxDialect, type DialectSpec } from './dialect.js';
 
 export type { SandboxState } from './state.js';
 
@@ -20,6 +23,11 @@ export interface SandboxOptions {
   tokenTtlSeconds?: number;
   /** Latency added to every API request (not /__sandbox). @default 0 */
   latencyMs?: number;
+  /**
+   * Up to this much more latency, drawn per request: concurrent requests are then applied in another order
+   * than they arrived (a WMS with several workers), which shows whether a client keeps order itself. @default 0
+   */
+  latencyJitterMs?: number;
   /** Fraction of API requests answered HTTP 500 (envelope code 500), without state change. @default 0 */
   failRate?: number;
   /** Fraction of API requests answered HTTP 429 with Retry-After: 1, without state change. @default 0 */
@@ -40,10 +48,15 @@ export interface SandboxOptions {
   maxPageSize?: number;
   /** Synthetic stock records derived from their index (memory-light; for the pull benchmark). @default 0 */
   stockRecords?: number;
+  /**
+   * The choices this sandbox makes where the interface leaves them open: a preset name (`default`,
+   * `alt`), a `preset,k=v,...` list or an object (dialect.ts, docs/SANDBOX.md "Dialects"). @default 'default'
+   */
+  dialect?: DialectSpec;
   logger?: Logger;
 }
 
-export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
+export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
 
 export interface Sandbox {
   url: string;
@@ -51,6 +64,8 @@ export interface Sandbox {
   secretKey: string;
   /** The live state (direct access for tests: read-only use). Replaced by reset(). */
   readonly state: SandboxState;
+  /** the dialect this sandbox speaks */
+  readonly dialect: SandboxDialect;
   setFaults(f: SandboxFaults): void;
   /** Sets the number of synthetic stock records (derived from their index, not stored). */
   seedStock(n: number): void;

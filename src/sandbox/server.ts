@@ -14,6 +14,7 @@ import { AuthorizeRequest, RefreshTokenRequest } from '../wms/schemas.js';
 import { ConfigError } from '../shared/errors.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
 import { HANDLERS, isMutating, isReply, jsonBody, type ApiContext, type ApiRequest } from './api.js';
+import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswers, type SandboxDialect } from './dialect.js';
 import { runEvent } from './events.js';
 import { fail, ok, type Reply } from './http-util.js';
 import { createRng, deterministicUuid } from './ids.js';
@@ -103,6 +104,7 @@ function acceptsJson(accept: string | undefined): boolean {
 
 const FaultsBody = z.strictObject({
   latencyMs: z.number().finite().min(0).optional(),
+  latencyJitterMs: z.number().finite().min(0).optional(),
   failRate: z.number().min(0).max(1).optional(),
   rate429: z.number().min(0).max(1).optional(),
   resetRate: z.number().min(0).max(1).optional(),
@@ -122,8 +124,15 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const accessKeyID = options.accessKeyID ?? creds.accessKeyID;
   const secretKey = options.secretKey ?? creds.secretKey;
   const maxPageSize = options.maxPageSize ?? 500;
+  const dialect: SandboxDialect = parseDialect(options.dialect, 'sandbox: dialect');
+  /** seed data as this dialect has it (the 'codeERP' Owners dialect gives the seed owner a codeERP unlike its code) */
+  const seedData = (): SandboxState => {
+    const s = seedState(seed, options.stockRecords ?? 0);
+    if (dialect.ownersCodeerpMatches === 'codeERP') for (const o of s.collections.Owners) o['codeERP'] = CODEERP_DIALECT_OWNER_CODEERP;
+    return s;
+  };
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
-  const faults = { latencyMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
+  const faults = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
   const setFaults = (f: SandboxFaults): void => {
     const r = FaultsBody.safeParse(f);
     if (!r.success) throw new ConfigError(`sandbox: invalid faults: ${formatProblems(zodProblems(r.error))}`);
@@ -131,6 +140,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   };
   setFaults({
     latencyMs: options.latencyMs,
+    latencyJitterMs: options.latencyJitterMs,
     failRate: options.failRate,
     rate429: options.rate429,
     resetRate: options.resetRate,
@@ -152,7 +162,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     if (options.stockRecords !== undefined) state.synthetic.count = options.stockRecords;
     log.info({ file: stateFile }, 'sandbox state loaded');
   } else {
-    state = seedState(seed, options.stockRecords ?? 0);
+    state = seedData();
   }
   refreshStatusNames(state);
 
@@ -184,6 +194,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     state,
     index: new StateIndex(state),
     maxPageSize,
+    dialect,
     newId: () => deterministicUuid(ctx.state.seed, `rec:${ctx.state.nextSeq++}`),
     changed: () => {
       if (!stateFile || saveTimer) return;
@@ -333,7 +344,8 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     // faults: one draw per request decides reset / 429 / 500 (never on /__sandbox)
     // the added latency is the service time: the answer leaves latencyMs after the request arrived (reading
     // the body included), so a client measured against it sees the configured latency, not latency + overhead
-    if (faults.latencyMs > 0) await sleep(Math.max(0, faults.latencyMs - (performance.now() - arrived)));
+    const jitter = faults.latencyJitterMs > 0 ? rng() * faults.latencyJitterMs : 0;
+    if (faults.latencyMs + jitter > 0) await sleep(Math.max(0, faults.latencyMs + jitter - (performance.now() - arrived)));
     let resetAfter = false;
     const draw = rng();
     if (draw < faults.resetRate) {
@@ -369,11 +381,15 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       }
     }
     if (body === 'too-large') reply.headers = { ...(reply.headers ?? {}), connection: 'close' };
+    if (isMutating(method)) recordArrival(method, path, reply.status, body);
     if (resetAfter) {
       state.stats.faults.resetAfter++;
       log.debug({ method, path, status: reply.status }, 'fault: connection reset after applying');
       req.socket.destroy();
       return;
+    }
+    if (rewritesAnswers(dialect) && reply.body && typeof reply.body === 'object' && 'data' in reply.body) {
+      reply.body = { ...(reply.body as Record<string, unknown>), data: presentData((reply.body as { data: unknown }).data, dialect) };
     }
     if (reply.status >= 500) log.warn({ method, path, status: reply.status }, 'sandbox error');
     else log.debug({ method, path, status: reply.status }, 'sandbox request');
@@ -382,6 +398,27 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
 
   // ---------------------------------------------------------------- inspection API
   const concurrency = { current: 0, peak: 0 };
+
+  /**
+   * The changing requests in the order the sandbox applied them (handlers apply synchronously, so this is
+   * the order of their effects), with the JSON body when small: a test checks the order a client keeps.
+   * Bounded to the last ARRIVALS_KEPT; GET /__sandbox/arrivals?path=<prefix>.
+   */
+  const ARRIVALS_KEPT = 20_000;
+  let arrivals: Array<{ seq: number; method: string; path: string; status: number; body: unknown }> = [];
+  let arrivalSeq = 0;
+  function recordArrival(method: string, path: string, status: number, body: Buffer | 'too-large'): void {
+    let parsed: unknown = null;
+    if (body !== 'too-large' && body.length > 0 && body.length <= 4096 && body[0] === 0x7b) {
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        parsed = null;
+      }
+    }
+    arrivals.push({ seq: ++arrivalSeq, method, path, status, body: parsed });
+    if (arrivals.length > ARRIVALS_KEPT * 1.25) arrivals = arrivals.slice(-ARRIVALS_KEPT);
+  }
 
   function counts(): unknown {
     const records: Record<string, number> = {};
@@ -424,9 +461,14 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       return plain(404, { ok: false, error: `unknown resource "${resource}" (${[...RESOURCES, 'Stock', 'SyncSession'].join(', ')})` });
     }
     if (key === 'GET /__sandbox/counts') return plain(200, counts());
+    if (key === 'GET /__sandbox/arrivals') {
+      const prefix = query?.get('path') ?? '';
+      return plain(200, arrivals.filter((a) => a.path.startsWith(prefix)));
+    }
     if (key === 'POST /__sandbox/reset') {
-      replaceState(seedState(seed, options.stockRecords ?? 0));
+      replaceState(seedData());
       concurrency.peak = concurrency.current;
+      arrivals = [];
       return plain(200, { ok: true });
     }
     if (key === 'GET /__sandbox/faults') return plain(200, faults);
@@ -517,6 +559,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     get state() {
       return state;
     },
+    dialect,
     setFaults,
     seedStock(n: number) {
       if (!Number.isInteger(n) || n < 0) throw new ConfigError(`sandbox: seedStock needs a non-negative integer (got ${n})`);
@@ -524,7 +567,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       ctx.changed();
     },
     reset() {
-      replaceState(seedState(seed, options.stockRecords ?? 0));
+      replaceState(seedData());
     },
     close() {
       closing ??= (async () => {

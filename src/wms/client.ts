@@ -323,7 +323,11 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
     // a gateway timeout / bad gateway to a non-idempotent call: the upstream may have applied it
     const inDoubt = !idempotent && (res.status === 502 || res.status === 504);
+    // a refusal that names a record (a 409 conflict's existing record): its id, for the caller
+    const data = envelope?.['data'];
+    const answerId = data !== null && typeof data === 'object' && typeof (data as Record<string, unknown>)['id'] === 'string' ? ((data as Record<string, unknown>)['id'] as string) : undefined;
     return new WmsError(code, formatWmsMessage(method, path, `${statusText} - ${text}`), {
+      ...(answerId !== undefined ? { answerId } : {}),
       method,
       path,
       httpStatus: res.status,
@@ -677,6 +681,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     const env = await call({ name, json, signal: opts?.signal, ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}) });
     const result = record(name, undefined, S.StockLockResult, 'StockLockResult', env['data']);
     const reason = result.error ? scrub(result.error) : '';
+    // a valid request that matched nothing in the state it starts from (already in that status, or no such
+    // lot): not refused data, an outcome of its own (the caller shows the reason, SPEC-NOTES)
+    if (reason && result.stocksLocked === 0) return { ...result, error: reason };
     if (reason) {
       const ep = ENDPOINTS[name];
       counters.failures++;

@@ -34,6 +34,8 @@ export interface WmsErrorInit {
   retryAfterMs?: number;
   /** low-level error code of a network failure (ECONNREFUSED, UND_ERR_SOCKET, ...) */
   networkCode?: string;
+  /** the id a refusal names in its envelope data (`data.id`, e.g. the existing record of a 409 conflict) */
+  answerId?: string;
   cause?: unknown;
   details?: Record<string, unknown>;
 }
@@ -49,6 +51,7 @@ export class WmsError extends BridgeError {
   readonly mayHaveReachedServer: boolean;
   readonly retryAfterMs: number | undefined;
   readonly networkCode: string | undefined;
+  readonly answerId: string | undefined;
 
   constructor(code: WmsErrorCode, message: string, init: WmsErrorInit) {
     super(code, message, {
@@ -73,6 +76,7 @@ export class WmsError extends BridgeError {
     this.attempts = init.attempts ?? 1;
     this.mayHaveReachedServer = init.mayHaveReachedServer ?? false;
     this.retryAfterMs = init.retryAfterMs;
+    this.answerId = init.answerId;
     this.networkCode = init.networkCode;
   }
 

@@ -296,13 +296,17 @@ describe('envelopes', () => {
     }
   });
 
-  test('stock lock: data.error is a failure even with code 200', async () => {
+  test('stock lock: stocksLocked 0 with data.error is an answer (no change, with the reason); data.error with changes is a failure', async () => {
     reset((_req, res) => json(res, 200, ok({ materialStatusId: UUID(2), stocksLocked: 0, error: 'no stock matches' })));
     const c = client();
     try {
+      const r = await c.lockStock({ warehouseId: UUID(1), materialStatusId: UUID(2), productId: UUID(3) });
+      assert.equal(r.stocksLocked, 0);
+      assert.equal(r.error, 'no stock matches');
+      reset((_req, res) => json(res, 200, ok({ materialStatusId: UUID(2), stocksLocked: 2, error: 'partly applied' })));
       await rejectsWith(c.lockStock({ warehouseId: UUID(1), materialStatusId: UUID(2), productId: UUID(3) }), (e) => {
         assert.equal(e.code, 'E_WMS_ENVELOPE');
-        assert.match(e.message, /no stock matches/);
+        assert.match(e.message, /partly applied/);
       });
     } finally {
       await c.close();

@@ -149,7 +149,8 @@ describe('shipped mappings against the shipped inbox', () => {
     assert.equal(items.length, 8, '6 items, two of them with two lots');
     assert.deepEqual(items.map((i) => i['lotNumber']), ['L2410-118', 'L2410-119', 'L2410-120', 'L2410-077', 'L2410-081', 'L2410-082', 'L2410-102', '0012E5']);
     assert.deepEqual(items.slice(0, 2).map((i) => i['quantity']), [240, 240]);
-    assert.equal(items[7]?.['expirationDate'], '2025-04-15');
+    // lot dates are DateTimes in the interface: midnight of that day in the mapping's zone (Brasília), as UTC
+    assert.equal(items[7]?.['expirationDate'], '2025-04-15T03:00:00.000Z');
     assert.equal(items[0]?.['aux02'], '04012010');
     assert.equal(po?.payload['description'], 'NF-e 58213 série 1 de LATICÍNIOS SERRA DA MANTIQUEIRA S.A.');
   });

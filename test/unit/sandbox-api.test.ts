@@ -367,7 +367,7 @@ describe('sends', () => {
 });
 
 describe('stock operations', () => {
-  test('lock and unlock count the matching records; no match is code 404 with data.error', async () => {
+  test('lock and unlock count the records they change; nothing to change is 200, stocksLocked 0 and the reason in data.error', async () => {
     const product = sb.state.stock.find((s) => s.warehouseId === ids['warehouse'])!.productId;
     const matching = sb.state.stock.filter((s) => s.warehouseId === ids['warehouse'] && s.productId === product).length;
     assert.ok(matching >= 2);
@@ -380,10 +380,15 @@ describe('stock operations', () => {
     const one = await call('PUT', '/open/v1/Stock/unlock', { warehouseId: ids['warehouse'], productId: product, lotNumber: lot, materialStatusId: ids['available'] });
     assert.equal(one.json.data.stocksLocked, 1);
     const none = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, lotNumber: 'NO-SUCH-LOT', materialStatusId: ids['blocked'] });
-    assert.equal(none.status, 404);
-    assert.equal(none.json.code, 404);
+    assert.equal(none.status, 200);
+    assert.equal(none.json.code, 200);
     assert.equal(none.json.data.stocksLocked, 0);
-    assert.match(none.json.data.error, /no stock matches/);
+    assert.match(none.json.data.error, /no available stock record matched the filters/);
+    // the same lock again: every matching record is already in that status
+    const again = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, lotNumber: lot, materialStatusId: ids['available'] });
+    assert.equal(again.status, 200);
+    assert.equal(again.json.data.stocksLocked, 0);
+    assert.match(again.json.data.error, /already in status/);
     const badFk = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, materialStatusId: '99999999-9999-4999-8999-999999999999' });
     assert.equal(badFk.status, 400);
     assert.match(badFk.json.error, /materialStatusId: MaterialStatus/);
