@@ -143,7 +143,7 @@ test('a locks file dropped again is applied again; stock already in that status 
   await cp(join(PROJECT_ROOT, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'), join(tmp.dir, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'));
   const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-  assert.match(res.stdout, /1 file\(s\), 4 record\(s\): 2 updated, 2 no-change/, 'locked and then unlocked by the previous run: locked again; still locked: no change');
+  assert.match(res.stdout, /1 arquivo\(s\), 4 registro\(s\): 2 atualizados, 2 sem mudança/, 'locked and then unlocked by the previous run: locked again; still locked: no change');
   const resultDir = join(tmp.dir, 'outbox', 'results', 'estoque');
   const lockResults = (await readdir(resultDir)).filter((f) => f.startsWith('BLOQUEIOS_20241105')).sort();
   assert.equal(lockResults.length, 3, 'the locks file was processed three times');
@@ -163,6 +163,6 @@ test('a re-exported attachments file (a trivial change) uploads nothing: the sam
   await writeFile(join(tmp.dir, 'inbox', 'pedidos', 'ANEXOS_PEDIDOS_20241106.csv'), Buffer.from(text.replace('Romaneio de carga refrigerada', 'Romaneio de carga refrigerada (2a via)'), 'latin1'));
   const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
   assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-  assert.match(res.stdout, /2 record\(s\): 2 unchanged/);
+  assert.match(res.stdout, /2 registro\(s\): 2 sem alteração/);
   assert.equal((await state('Attachment')).length, before, 'nothing uploaded again');
 });
