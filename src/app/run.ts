@@ -10,8 +10,9 @@ import type { AppContext } from './context.js';
 import type { ResolvedChannel } from '../config/load.js';
 import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
 import type { CompiledMapping } from '../map/index.js';
-import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import { archiveFile, changedSinceClaim, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
+import type { RefusedEntry } from '../intake/safety.js';
 import { finishFile, type FileFigures } from './finish-file.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
@@ -33,6 +34,8 @@ export interface RunOptions {
   /** show progress bars on a terminal */
   progress?: boolean;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */
+  refused?: RefusedEntry[];
 }
 
 export interface RunResult {
@@ -231,6 +234,16 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         ...(progress ? { onRow: () => progress.tick(1) } : {}),
       });
       w.rows = res.rows;
+      // a claimed file is exactly what was parsed: a writer that went on writing into it must not get
+      // half of it delivered. Nothing of this file was sent yet: its records are withdrawn
+      const changed = opts.dryRun ? null : await changedSinceClaim(w.claimed);
+      if (changed) {
+        await journal.deleteRecords(w.row.id);
+        w.rows = 0;
+        w.error = `${w.row.name}: the file changed while it was being read (${changed}): another process is still writing it. None of its records were sent; drop it again once the export is complete (for an ERP that pauses while writing, use readiness marker or rename)`;
+        log.error({ file: w.row.name, change: changed }, 'file changed after it was claimed; its records are withdrawn');
+        continue;
+      }
       await journal.updateFile(w.row.id, { status: 'mapped' });
       w.row = { ...w.row, status: 'mapped' };
       log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
@@ -301,6 +314,12 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
       w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log });
       if (unfinished === 0 && !opts.dryRun && !w.archived) {
+        // sending began from what was parsed; a file that changed since cannot be withdrawn: say so
+        const changed = await changedSinceClaim(w.claimed);
+        if (changed) {
+          problems.push(`${w.row.name}: the file changed after it was read (${changed}); only what was read at claim was sent. The archived file holds more than was processed: drop the rest as a new file`);
+          log.error({ file: w.row.name, change: changed }, 'file changed while its records were being sent');
+        }
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
         await journal.releaseFileLease(w.row.id, owner);
@@ -325,7 +344,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // saying so (exit 1) until someone runs `wmsbridge resolve`
   const open = opts.dryRun ? 0 : await countOpen(journal);
   if (open > 0) summary.openRecords = open;
-  if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason }));
+  // an entry that may be data but is refused (symlink, hard link, FIFO, a name that is not UTF-8) needs a
+  // person; a file no mapping claims, or a folder, is only named
+  const refusedData = (opts.refused ?? []).filter((r) => r.kind !== 'no-mapping' && r.kind !== 'folder').length;
+  if (attention > 0 || open > 0 || refusedData > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
   if (fatal) exitCode = 2;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
@@ -491,6 +514,7 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
   const tail = reportPath ? `; report ${reportPath}` : '';
   const open = s.openRecords ? `; ${s.openRecords} record(s) held, in doubt or failed wait for \`wmsbridge resolve\`` : '';
-  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+  const skipped = s.skipped?.length ? `; ${s.skipped.length} inbox entr${s.skipped.length === 1 ? 'y' : 'ies'} not taken (see the report)` : '';
+  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${skipped}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
 }
 

@@ -7,7 +7,7 @@
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
 import { runOnce } from '../app/run.js';
-import { scanReadyFiles } from '../app/scan.js';
+import { scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
 
 const HELP = `usage: wmsbridge run [options]
@@ -43,10 +43,11 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
     dryRun ? 'run --dry-run' : 'run',
     async (ctx, logger) => {
       const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
-      const ready = await scanReadyFiles(config, { logger, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
+      const { ready, refused } = await scanInbox(config, { logger, mappings, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
       const result = await runOnce(ctx, {
         command: 'run',
         ready,
+        refused,
         mappings,
         dryRun,
         force: values.force === true,

@@ -14,8 +14,8 @@ export const ReadinessSchema = z
       mode: z.literal('stable').describe('ready when size and mtime stay unchanged across `checks` polls'),
       /** @default 3 */
       checks: z.number().int().min(1).default(3).describe('polls that must see the same size and mtime'),
-      /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('time between polls'),
+      /** @default 2000 */
+      intervalMs: Duration.default(2000).describe('time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -42,7 +42,7 @@ export const ChannelSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').describe('channel name; mappings match on it'),
   /** @default '<inboxDir>/<name>' */
   dir: z.string().optional().describe('inbox folder of the channel (default: <inboxDir>/<name>)'),
-  readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 1000, emptyFileGraceMs: 60_000 }),
+  readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 2000, emptyFileGraceMs: 60_000 }),
   /** @default ['*'] */
   patterns: z.array(z.string()).optional().describe('file name globs to take (case-insensitive); default every file'),
   /** @default ['*.tmp','*.part','~*','.*'] */

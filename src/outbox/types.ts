@@ -77,6 +77,8 @@ export interface RunSummary {
   webhooks?: Array<{ kind: string; count: number; linked: number }>;
   /** records of this run or earlier ones that wait for a person (held, in doubt, failed) */
   openRecords?: number;
+  /** inbox entries not taken this run (left where they are), with why */
+  skipped?: Array<{ channel: string; name: string; reason: string }>;
 }
 
 /** A zero for every outcome: a starting point for producers that count. */

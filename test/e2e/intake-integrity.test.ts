@@ -1,0 +1,172 @@
+/**
+ * Intake integrity through the CLI (issue 21), against the real sandbox:
+ * - a fake root as inbox: only the channel a mapping is bound to is touched; etc/passwd, boot/vmlinuz and a
+ *   file no mapping matches stay where they are; symlinks, a hard link, a FIFO, a Latin-1 name and a name
+ *   with a newline are refused, each named in the log and the report with why, exit 1; nothing of theirs
+ *   reaches the WMS, and no content of a linked file appears in the logs or the outbox;
+ * - `run` refuses an inbox that is `/`, a system folder or the state folder (exit 2);
+ * - a writer that pauses mid-file (a real child process holding the file open) is not claimed until it
+ *   closed it: the WMS gets all 40 rows, never 20.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
+import { link, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeTempDir } from '../helpers/tmp.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+import { categoryMapping } from '../helpers/fixtures.js';
+
+let sb: Sandbox;
+let tmp: { dir: string; cleanup: () => Promise<void> };
+
+const CANARY = 'canary-7e1f-outside-content';
+
+before(async () => {
+  sb = await startSandbox({ latencyMs: 0 });
+  tmp = await makeTempDir('wmsbridge-intake-integrity-');
+});
+after(async () => {
+  await sb?.close();
+  if (process.env.WMSBRIDGE_TEST_KEEP) console.log(`kept ${tmp?.dir}`);
+  else await tmp?.cleanup();
+});
+
+async function walk(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await walk(p)));
+    else out.push(p);
+  }
+  return out;
+}
+
+async function categories(): Promise<string[]> {
+  const cats = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Category')).json as Array<{ codeERP: string }>;
+  return cats.map((c) => c.codeERP);
+}
+
+async function setup(name: string, channels?: unknown[]): Promise<{ base: string; args: string[]; env: Record<string, string> }> {
+  const base = join(tmp.dir, name);
+  await mkdir(join(base, 'mappings'), { recursive: true });
+  await writeFile(join(base, 'wmsbridge.config.json'), JSON.stringify({ ...(channels ? { channels } : {}), wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 } }));
+  const args = ['--config', join(base, 'wmsbridge.config.json'), '--outbox', join(base, 'outbox'), '--state-dir', join(base, 'state'), '--mappings', join(base, 'mappings')];
+  return { base, args, env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' } };
+}
+
+test('a fake root as inbox: only what a mapping claims is touched, links/FIFO/odd names are refused and named', { timeout: 90_000 }, async () => {
+  const { base, args, env } = await setup('fakeroot');
+  const root = join(base, 'root');
+  const cat = join(root, 'cat');
+  for (const d of ['etc', 'boot', 'cat']) await mkdir(join(root, d), { recursive: true });
+  await mkdir(join(base, 'outside'));
+  await writeFile(join(root, 'etc', 'passwd'), `root:x:0:0:${CANARY}:/root:/bin/bash\n`);
+  await writeFile(join(root, 'etc', 'hosts'), '127.0.0.1 localhost\n');
+  await writeFile(join(root, 'boot', 'vmlinuz'), Buffer.alloc(64, 7));
+  await writeFile(join(base, 'outside', 'ext.csv'), `codigo;nome\nEXT1;${CANARY}\n`);
+  await writeFile(join(base, 'outside', 'hard.csv'), `codigo;nome\nHARD1;${CANARY}\n`);
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+
+  await writeFile(join(cat, 'good.csv'), 'codigo;nome\nGOOD1;Categoria boa\n');
+  await writeFile(join(cat, 'notes.txt'), 'not an export\n');
+  await symlink(join(base, 'outside', 'ext.csv'), join(cat, 'link.csv'));
+  await symlink(join(root, 'etc', 'passwd'), join(cat, 'passwd.csv'));
+  await link(join(base, 'outside', 'hard.csv'), join(cat, 'hard.csv'));
+  execFileSync('mkfifo', [join(cat, 'fifo.csv')]);
+  writeFileSync(Buffer.concat([Buffer.from(`${cat}/S`), Buffer.from([0xe3]), Buffer.from('o.csv')]), `codigo;nome\nLATIN1;${CANARY}\n`);
+  await writeFile(join(cat, 'a\nb.csv'), `codigo;nome\nNEWLINE1;${CANARY}\n`);
+
+  const r: CliResult = await runCli(['run', ...args, '--inbox', root], { env, timeoutMs: 60_000 });
+  const log = r.stdout + r.stderr;
+  assert.equal(r.code, 1, log);
+
+  // nothing outside the channel was moved, and no wmsbridge folder was made there
+  for (const p of ['etc/passwd', 'etc/hosts', 'boot/vmlinuz']) assert.ok(existsSync(join(root, p)), `${p} was moved`);
+  assert.ok(!existsSync(join(root, 'etc', '.wmsbridge')) && !existsSync(join(root, 'boot', '.wmsbridge')), 'a system folder was treated as a channel');
+  // every refused entry is still where it was
+  for (const n of ['notes.txt', 'link.csv', 'passwd.csv', 'hard.csv', 'fifo.csv', 'a\nb.csv']) assert.ok(lstatSync(join(cat, n)), `${n} is gone`);
+  assert.ok(lstatSync(join(cat, 'link.csv')).isSymbolicLink());
+  assert.ok(readdirSync(cat, { encoding: 'buffer' }).some((b) => b.includes(0xe3)), 'the Latin-1 named file is gone');
+  assert.ok(!existsSync(join(cat, 'good.csv')), 'the good file was not taken');
+  assert.deepEqual((await walk(join(cat, '.wmsbridge', 'error'))).length, 0, 'nothing should go to the error folder');
+
+  // each refusal named in the log with why
+  const named: Array<[string, RegExp]> = [
+    ['notes.txt', /no mapping matches/],
+    ['link.csv', /symbolic link/],
+    ['passwd.csv', /symbolic link/],
+    ['hard.csv', /hard link/],
+    ['fifo.csv', /FIFO/],
+    ['S\\\\xe3o.csv', /not UTF-8/],
+    ['a\\\\x0ab.csv', /control character/],
+  ];
+  const lines = log.split('\n');
+  for (const [name, why] of named) {
+    assert.ok(lines.some((l) => l.includes(name) && why.test(l)), `no log line names ${name} with ${why}:\n${log}`);
+  }
+  // ... and in the report
+  const summaryPath = (await walk(join(base, 'outbox'))).find((p) => p.endsWith('summary.json'));
+  assert.ok(summaryPath, 'no summary.json');
+  const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as { skipped?: Array<{ name: string; reason: string }> };
+  assert.deepEqual(
+    (summary.skipped ?? []).map((s) => s.name).sort(),
+    ['S\\xe3o.csv', 'a\\x0ab.csv', 'fifo.csv', 'hard.csv', 'link.csv', 'notes.txt', 'passwd.csv'].sort(),
+  );
+
+  // the WMS got the good row only; no content of a refused file in the logs or the outbox
+  const codes = await categories();
+  assert.ok(codes.includes('GOOD1'));
+  for (const c of ['EXT1', 'HARD1', 'LATIN1', 'NEWLINE1']) assert.ok(!codes.includes(c), `${c} was sent`);
+  assert.ok(!log.includes(CANARY), 'content of a refused file is in the log');
+  for (const p of await walk(join(base, 'outbox'))) assert.ok(!(await readFile(p)).toString('latin1').includes(CANARY), `${p} holds content of a refused file`);
+});
+
+test('run refuses an inbox that is /, a system folder or the state folder (exit 2), before touching anything', { timeout: 60_000 }, async () => {
+  const { base, args, env } = await setup('refuse');
+  // a mapping that matches nothing real: even if the refusal were broken nothing would be claimed
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'no-such-channel-zz', files: 'no-such-file-*.zzz' }));
+  for (const inbox of ['/', '/etc', join(base, 'state')]) {
+    const r = await runCli(['run', '--dry-run', ...args, '--inbox', inbox], { env, timeoutMs: 30_000 });
+    assert.equal(r.code, 2, `${inbox}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, inbox === join(base, 'state') ? /inboxDir .* is the stateDir folder/ : /a system folder/);
+  }
+});
+
+test('a writer that pauses mid-file (holding it open) is not claimed half-written', { timeout: 90_000 }, async () => {
+  const { base, args, env } = await setup('paused', [{ name: 'slow', readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }]);
+  const inbox = join(base, 'inbox');
+  await mkdir(join(inbox, 'slow'), { recursive: true });
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'slow', files: '*.csv' }));
+  const file = join(inbox, 'slow', 'PAUSA.csv');
+  const rows = (from: number) => Array.from({ length: 20 }, (_, i) => `PAUSA${from + i};Categoria ${from + i}\n`).join('');
+  // a real writer: header and 20 rows, a pause of 6 s with the file open, 20 more rows
+  const script = `
+    const fs = require('node:fs');
+    const fd = fs.openSync(process.argv[1], 'w');
+    fs.writeSync(fd, 'codigo;nome\\n' + process.argv[2]);
+    fs.fsyncSync(fd);
+    process.stdout.write('half\\n');
+    setTimeout(() => { fs.writeSync(fd, process.argv[3]); fs.closeSync(fd); }, 6000);`;
+  const writer = spawn(process.execPath, ['-e', script, file, rows(1), rows(21)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((res) => writer.on('exit', (c) => res(c)));
+  await new Promise<void>((res) => writer.stdout!.once('data', () => res()));
+
+  const first = await runCli(['run', ...args, '--inbox', inbox, '--max-wait-ms', '1500'], { env, timeoutMs: 60_000 });
+  const log1 = first.stdout + first.stderr;
+  assert.ok(existsSync(file), `the file being written was claimed:\n${log1}`);
+  assert.match(log1, /PAUSA\.csv.*open for writing by another process \(pid \d+\)|open for writing by another process \(pid \d+\).*PAUSA\.csv/);
+  assert.ok(!(await categories()).some((c) => c.startsWith('PAUSA')), 'rows of a half-written file were sent');
+
+  assert.equal(await exited, 0);
+  const second = await runCli(['run', ...args, '--inbox', inbox, '--max-wait-ms', '5000'], { env, timeoutMs: 60_000 });
+  assert.equal(second.code, 0, second.stdout + second.stderr);
+  const sent = (await categories()).filter((c) => c.startsWith('PAUSA'));
+  assert.equal(sent.length, 40);
+  const archived = (await walk(join(inbox, 'slow', '.wmsbridge', 'archive'))).find((p) => p.endsWith('PAUSA.csv'));
+  assert.ok(archived);
+  assert.equal((await readFile(archived, 'utf8')).trim().split('\n').length, 41);
+});
