@@ -34,6 +34,8 @@ export interface RunOptions {
   /** show progress bars on a terminal */
   progress?: boolean;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /** problems found before the run (a mapping that did not load): logged, counted, exit 1 at least */
+  problems?: string[];
   /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */
   refused?: RefusedEntry[];
 }
@@ -110,7 +112,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   let settled = 0;
   let lastTick = 0;
   const working: Working[] = [];
-  const problems: string[] = [];
+  const problems: string[] = [...(opts.problems ?? [])];
 
   // 1. resume: files claimed or mapped by an earlier run (this process's, or, with a shared journal, an
   // instance whose lease expired) go on; their sends in flight at the crash become in doubt
@@ -248,8 +250,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       w.row = { ...w.row, status: 'mapped' };
       log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
     } catch (err) {
-      w.error = isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`;
-      log.error({ file: w.row.name, err }, 'file could not be read');
+      // the file is named as dropped, not by its path in the work folder
+      const asDropped = (m: string): string => m.split(w.claimed.workPath).join(w.row.name);
+      w.error = asDropped(isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`);
+      log.error({ file: w.row.name, error: w.error, ...(isBridgeError(err) ? {} : { err }) }, 'file could not be read');
     } finally {
       progress?.done();
     }

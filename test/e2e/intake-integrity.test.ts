@@ -170,3 +170,41 @@ test('a writer that pauses mid-file (holding it open) is not claimed half-writte
   assert.ok(archived);
   assert.equal((await readFile(archived, 'utf8')).trim().split('\n').length, 41);
 });
+
+test('every failure names its file: an alias bomb is its mapping\'s error (the others run), deep JSON/XML are refused with the line, the file named as dropped', { timeout: 90_000 }, async () => {
+  const { base, args, env } = await setup('names');
+  const inbox = join(base, 'inbox');
+  for (const c of ['cat', 'js', 'xm', 'bomb']) await mkdir(join(inbox, c), { recursive: true });
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+  await writeFile(join(base, 'mappings', 'js.yaml'), `name: js\nmatch: { channel: js, files: "*.json" }\nsource: { format: json, itemPath: items }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
+  await writeFile(join(base, 'mappings', 'xm.yaml'), `name: xm\nmatch: { channel: xm, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
+  const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (let i = 1; i < 9; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  await writeFile(join(base, 'mappings', 'bomb.yaml'), `name: bomb\nmatch: { channel: bomb, files: "*.csv" }\n${lol.join('\n')}\n`);
+
+  await writeFile(join(inbox, 'cat', 'NAMES_OK.csv'), 'codigo;nome\nNAMES1;Categoria\n');
+  await writeFile(join(inbox, 'bomb', 'B.csv'), 'codigo;nome\nBOMB1;Categoria\n');
+  await writeFile(join(inbox, 'js', 'deep.json'), `{"items": [\n  {"codigo": "JS1", "nome": "a"},\n  {"codigo": "JS2", "nome": "b", "x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}\n]}\n`);
+  await writeFile(join(inbox, 'xm', 'deep.xml'), `<?xml version="1.0"?>\n<cats>\n<cat><codigo>XM1</codigo><nome>a</nome></cat>\n<cat><codigo>XM2</codigo><nome>b</nome>${'<n>'.repeat(100_000)}${'</n>'.repeat(100_000)}</cat>\n</cats>\n`);
+
+  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+  const log = r.stdout + r.stderr;
+  assert.equal(r.code, 2, log);
+  assert.doesNotMatch(log, /Maximum call stack|RangeError|    at /, 'a stack overflow or a stack trace reached the output');
+  assert.match(log, /bomb\.yaml.*alias/i);
+  // the other mappings ran; the bomb's file stayed where it was
+  const codes = await categories();
+  assert.ok(codes.includes('NAMES1'), log);
+  assert.ok(existsSync(join(inbox, 'bomb', 'B.csv')));
+  assert.ok(!codes.includes('BOMB1') && !codes.includes('JS1') && !codes.includes('XM1'));
+  for (const [ch, name, re] of [
+    ['js', 'deep.json', /^problem: +deep\.json:3: JSON nests deeper than 100/m],
+    ['xm', 'deep.xml', /^problem: +deep\.xml:4: XML nests deeper than 100/m],
+  ] as const) {
+    const reason = (await walk(join(inbox, ch, '.wmsbridge', 'error'))).find((p) => p.endsWith(`${name}.reason.txt`));
+    assert.ok(reason, `${name} not in the error folder:\n${log}`);
+    const text = await readFile(reason, 'utf8');
+    assert.match(text, re);
+    assert.doesNotMatch(text, /\.wmsbridge[/\\]work/, 'the reason names the work path instead of the file as dropped');
+  }
+});
