@@ -208,3 +208,42 @@ test('every failure names its file: an alias bomb is its mapping\'s error (the o
     assert.doesNotMatch(text, /\.wmsbridge[/\\]work/, 'the reason names the work path instead of the file as dropped');
   }
 });
+
+test('bytes that are not text: a NUL after the first 8 KB and a tab inside a fixed-width field are row rejects naming line and field', { timeout: 90_000 }, async () => {
+  const { base, args, env } = await setup('bytes');
+  const inbox = join(base, 'inbox');
+  for (const c of ['cat', 'fixed']) await mkdir(join(inbox, c), { recursive: true });
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+  await writeFile(
+    join(base, 'mappings', 'fixed.yaml'),
+    `name: fixed
+match: { channel: fixed, files: "*.txt" }
+source:
+  format: fixed-width
+  records:
+    - { type: detail, match: { start: 1, value: '1' }, fields: [{ name: tipo, start: 1, length: 1 }, { name: codigo, start: 2, length: 5 }, { name: nome, start: 7, length: 30 }] }
+target: Category
+fields:
+  codeERP: { field: codigo, transforms: [trim] }
+  name: { field: nome, transforms: [trim] }
+`,
+  );
+  const filler = Array.from({ length: 800 }, (_, i) => `BYTES${i};Categoria ${i}`).join('\n');
+  await writeFile(join(inbox, 'cat', 'NUL8K.csv'), `codigo;nome\n${filler}\nNULROW;Nome com\u0000NUL\n`);
+  await writeFile(join(inbox, 'fixed', 'TABS.txt'), '1FX1  Categoria boa\n1FX2  Categoria\tcom tab\n');
+
+  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+  const log = r.stdout + r.stderr;
+  assert.equal(r.code, 1, log);
+  const codes = await categories();
+  assert.ok(codes.includes('BYTES799') && codes.includes('FX1'), 'the clean rows were sent');
+  assert.ok(!codes.includes('NULROW') && !codes.includes('FX2'), 'a row with a NUL or a tab was sent');
+  const rejects = await walk(join(base, 'outbox', 'rejects'));
+  const nul = rejects.find((p) => p.includes('NUL8K'));
+  const tab = rejects.find((p) => p.includes('TABS'));
+  assert.ok(nul && tab, `rejects files: ${rejects.join(', ')}`);
+  assert.match(await readFile(nul, 'latin1'), /line 802: field nome: U\+0000 \(NUL\) at position 9/);
+  assert.match(await readFile(tab, 'utf8'), /line 2: field nome: U\+0009 \(tab\)/);
+  // the originals are archived untouched
+  assert.ok((await walk(join(inbox, 'cat', '.wmsbridge', 'archive'))).some((p) => p.endsWith('NUL8K.csv')));
+});
