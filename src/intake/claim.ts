@@ -294,8 +294,8 @@ export async function changedSinceClaim(claimed: ClaimedFile): Promise<string | 
     return `it disappeared from ${dirname(claimed.workPath)} (${code(err) ?? errorMessage(err)})`;
   }
   if (st.size !== claimed.size) return `its size went from ${claimed.size} to ${st.size} bytes`;
-  // mtime compared to the millisecond (what every filesystem and share keeps)
-  if (claimed.mtimeMs !== undefined && Math.trunc(st.mtimeMs) !== Math.trunc(claimed.mtimeMs)) return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
+  // mtime compared to the millisecond (what every filesystem and share keeps); closer, the hash decides
+  if (claimed.mtimeMs !== undefined && Math.abs(st.mtimeMs - claimed.mtimeMs) >= 1) return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
   if (!claimed.sha256) return null;
   const sha = await sha256File(claimed.workPath);
   return sha === claimed.sha256 ? null : 'its content changed (same size, different sha256)';
