@@ -13,6 +13,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { archiveFile, changedSinceClaim, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
 import type { RefusedEntry } from '../intake/safety.js';
+import { applyRetention } from './retention.js';
 import { finishFile, type FileFigures } from './finish-file.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
@@ -364,6 +365,13 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (exitCode === 0) exitCode = 1;
   }
   for (const p of problems) log.warn(p);
+  if (!opts.dryRun) {
+    try {
+      await applyRetention({ config, journal, logger: log });
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'retention could not run');
+    }
+  }
   const line = summaryLine(summary, report?.html ?? null, problems.length);
   return { exitCode, summary, report, line };
   } finally {

@@ -136,6 +136,7 @@ export const ConfigSchema = z.strictObject({
         kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'),
         path: z.string().optional().describe('default <stateDir>/journal.db'),
         synchronous: z.enum(['FULL', 'NORMAL']).default('FULL').describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
+        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
       }),
       z.strictObject({
         kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances (docs/SCALING.md)'),
@@ -144,6 +145,7 @@ export const ConfigSchema = z.strictObject({
         schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'lower-case letters, digits and _').default('wmsbridge').describe('schema holding the tables (created when missing)'),
         leaseTtlMs: z.number().int().min(1000).default(30_000).describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
         dependencyWaitMs: z.number().int().min(0).default(120_000).describe('how long a record waits for a dependency another instance is still sending'),
+        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
       }),
     ])
     .default({ kind: 'sqlite', synchronous: 'FULL' })
@@ -162,7 +164,11 @@ export const ConfigSchema = z.strictObject({
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
   outbox: z
-    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file') })
+    .strictObject({
+      csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'),
+      doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'),
+      retainDays: z.number().int().min(0).optional().describe('(default 90) results and run reports in the outbox, and the day folders of each channel\'s archive, older than this are deleted; rejects and the error folders are kept (a person must act on them); 0 keeps everything'),
+    })
     .default({ csv: CsvFormatConfig.parse({}), doneFiles: false })
     .describe('outbox files'),
   watch: z
