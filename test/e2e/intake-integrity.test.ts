@@ -247,3 +247,52 @@ fields:
   // the originals are archived untouched
   assert.ok((await walk(join(inbox, 'cat', '.wmsbridge', 'archive'))).some((p) => p.endsWith('NUL8K.csv')));
 });
+
+test('a file written again after its claim is not half-delivered: its records are withdrawn, the file goes to error, exit 1', { timeout: 120_000 }, async () => {
+  const { appendFile } = await import('node:fs/promises');
+  const { base, args, env } = await setup('changed', [{ name: 'big', readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }]);
+  const inbox = join(base, 'inbox');
+  await mkdir(join(inbox, 'big'), { recursive: true });
+  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'big', files: '*.csv' }));
+  // big enough that mapping it into the journal takes a while after the claim
+  const rows = Array.from({ length: 30_000 }, (_, i) => `CHG${i};Categoria ${i}`).join('\n');
+  await writeFile(join(inbox, 'big', 'CHANGED.csv'), `codigo;nome\n${rows}\n`);
+
+  const running = runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 100_000 });
+  // a writer that reopens the file where wmsbridge moved it (same inode) and goes on writing, once the
+  // claim is done and mapping has begun (its first records are in the journal)
+  const { default: Database } = await import('better-sqlite3');
+  const work = join(inbox, 'big', '.wmsbridge', 'work');
+  const dbPath = join(base, 'state', 'journal.db');
+  let appended = false;
+  const deadline = Date.now() + 60_000;
+  while (!appended && Date.now() < deadline) {
+    const claimed = existsSync(work) ? readdirSync(work).find((n) => n.endsWith('CHANGED.csv')) : undefined;
+    let mapping = false;
+    if (claimed && existsSync(dbPath)) {
+      try {
+        const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+        mapping = (db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n > 0;
+        db.close();
+      } catch {
+        mapping = false; // schema not there yet
+      }
+    }
+    if (claimed && mapping) {
+      await appendFile(join(work, claimed), 'CHGLATE;Escrita depois\n');
+      appended = true;
+    } else await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.ok(appended, 'the file was never claimed');
+  const r = await running;
+  const log = r.stdout + r.stderr;
+  assert.equal(r.code, 1, log);
+  assert.match(log, /"file":"CHANGED\.csv"[^\n]*"change":"its size went from \d+ to \d+ bytes"[^\n]*file changed after it was claimed/);
+  const codes = await categories();
+  assert.ok(!codes.some((c) => c.startsWith('CHG')), 'records of a file that changed were sent');
+  const reason = (await walk(join(inbox, 'big', '.wmsbridge', 'error'))).find((p) => p.endsWith('CHANGED.csv.reason.txt'));
+  assert.ok(reason, log);
+  assert.match(await readFile(reason, 'utf8'), /its size went from \d+ to \d+ bytes.*None of its records were sent/);
+  // the original (with what the writer added) is kept
+  assert.match(await readFile(reason.replace(/\.reason\.txt$/, ''), 'utf8'), /CHGLATE;Escrita depois\n$/);
+});
