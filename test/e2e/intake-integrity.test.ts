@@ -296,3 +296,28 @@ test('a file written again after its claim is not half-delivered: its records ar
   // the original (with what the writer added) is kept
   assert.match(await readFile(reason.replace(/\.reason\.txt$/, ''), 'utf8'), /CHGLATE;Escrita depois\n$/);
 });
+
+test('one message per problem: an NF-e of 2,000 items with the same bad quantity is one reason, not 2,000 (nor 2,000 squared)', { timeout: 90_000 }, async () => {
+  const { PROJECT_ROOT } = await import('../helpers/cli.js');
+  const { copyFile } = await import('node:fs/promises');
+  const { base, args, env } = await setup('nfe', [{ name: 'notas', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }]);
+  const inbox = join(base, 'inbox');
+  await mkdir(join(inbox, 'notas'), { recursive: true });
+  await copyFile(join(PROJECT_ROOT, 'mappings', 'notas-fiscais.yaml'), join(base, 'mappings', 'notas-fiscais.yaml'));
+  const src = await readFile(join(PROJECT_ROOT, 'inbox', 'notas', 'NFe35241112345678000195550010000077311192837461.xml'), 'utf8');
+  const det = /<det [\s\S]*?<\/det>/.exec(src)![0].replace(/<qCom>[^<]*<\/qCom>/, '<qCom>abc</qCom>');
+  const dets = Array.from({ length: 2000 }, (_, k) => det.replace(/nItem="\d+"/, `nItem="${k + 1}"`)).join('');
+  const doc = (src.slice(0, src.indexOf('<det ')) + dets + src.slice(src.lastIndexOf('</det>') + 6)).replace(/\n/g, '');
+  await writeFile(join(inbox, 'notas', 'NFe_2000.xml'), doc);
+
+  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+  const log = r.stdout + r.stderr;
+  assert.equal(r.code, 1, log);
+  const listing = (await walk(join(base, 'outbox', 'rejects'))).find((p) => p.endsWith('.errors.txt'));
+  assert.ok(listing, log);
+  const text = await readFile(listing, 'utf8');
+  assert.equal(text.trim().split('\n').length, 1, 'one line for the one rejected document');
+  assert.match(text, /^line 1: field purchaseOrderItens\[0\]\.quantity: 'abc' is not a number .*\(the same in 1,999 more item\(s\)\)\n$/);
+  assert.doesNotMatch(text, /line 1: line 1:/);
+  assert.ok(log.length < 20_000, `the log is ${log.length} characters`);
+});
