@@ -112,12 +112,16 @@ export async function finishFile(opts: {
           const facts = JSON.parse((await journal.getMeta(parseFactsKey(file.id))) ?? '{}') as StoredParseFacts;
           rejects = createRejectsWriter(rejectsPath, { ...opts.mapping.source, ...facts });
         }
-        for (const raw of row.raw) {
+        // xml/json rejects are a listing only: one line per rejected document, with its line range, not
+        // the same reason once per item
+        const listingOnly = opts.mapping.source.format === 'xml' || opts.mapping.source.format === 'json';
+        const raws = listingOnly ? [{ ...row.raw[0]!, ...(row.raw.length > 1 ? { lineEnd: row.raw[row.raw.length - 1]!.lineEnd ?? row.raw[row.raw.length - 1]!.line } : {}) }] : row.raw;
+        for (const raw of raws) {
           const reason = row.error ?? outcome;
           const bytes = /invalid_encoding|not UTF-8/.test(reason) ? await originalLine(file.path, raw.line) : undefined;
           // map-time messages start with "line N: field F:"; send-time ones get the same shape
           const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
-          rejects.write({ line: raw.line, ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), ...(bytes ? { bytes } : {}), reasons: located });
+          rejects.write({ line: raw.line, ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}), ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), ...(bytes ? { bytes } : {}), reasons: located });
           rejectCount++;
         }
       }

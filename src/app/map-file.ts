@@ -54,9 +54,31 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord
     raw: j.raw,
     status: 'rejected',
     // the mapping's messages are self-contained ("line 14: field weight: '12,3,4' is not a number")
-    error: j.issues.map((i) => i.message).join(' | '),
+    error: summarizeIssues(j.issues.map((i) => i.message)),
     ...(reasonOfIssues(j.issues) ? { reason: reasonOfIssues(j.issues)! } : {}),
   };
+}
+
+/** distinct problems named in one reject's reason; beyond, "and N more problems" */
+const MAX_PROBLEMS = 20;
+
+/**
+ * One message per problem, not per item: a document of 10,000 items whose quantity is 'abc' says so once
+ * ("... (the same in 9,999 more items)"), not 10,000 times (the reason is written beside every row of
+ * the document: repeated per item it grew quadratically, 400 MB for 2,000 items). Messages that differ
+ * only by their line number or item index (`itens[7]`) are one problem.
+ */
+export function summarizeIssues(messages: readonly string[]): string {
+  const groups = new Map<string, { first: string; count: number }>();
+  for (const m of messages) {
+    const key = m.replace(/^lines? \d+(-\d+)?: /, '').replace(/\[\d+\]/g, '[]');
+    const g = groups.get(key);
+    if (g) g.count++;
+    else groups.set(key, { first: m, count: 1 });
+  }
+  const parts = [...groups.values()].slice(0, MAX_PROBLEMS).map((g) => (g.count > 1 ? `${g.first} (the same in ${(g.count - 1).toLocaleString('en-US')} more item(s))` : g.first));
+  if (groups.size > MAX_PROBLEMS) parts.push(`and ${groups.size - MAX_PROBLEMS} more problem(s)`);
+  return parts.join(' | ');
 }
 
 export async function mapFileToJournal(

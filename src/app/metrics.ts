@@ -10,12 +10,15 @@ import { createMetricsRegistry, renderLatencyHistogram } from '../shared/metrics
 export interface RunMetrics {
   recordSettled(target: string, outcome: string): void;
   recordRun(summary: RunSummary): void;
+  /** an inbox entry not taken (symlink, FIFO, name not UTF-8, no mapping...), once per entry */
+  recordRefused(kind: string): void;
   render(state: { recordsByStatus: Record<RecordStatus, number>; files: FileRow[]; client: WmsClientStats; queued: number; journal?: JournalWriteStats }): string;
 }
 
 export function createRunMetrics(): RunMetrics {
   const reg = createMetricsRegistry();
   const settled = reg.counter('wmsbridge_records_settled_total', 'Records settled by this process, by target and outcome', ['target', 'outcome']);
+  const refused = reg.counter('wmsbridge_intake_refused_total', 'Inbox entries not taken, by why (name-encoding, name-control, symlink, hardlink, not-regular, folder, no-mapping)', ['kind']);
   const runs = reg.counter('wmsbridge_runs_total', 'Batches processed by this process, by exit status', ['status']);
   const lastRun = reg.gauge('wmsbridge_last_run_timestamp_seconds', 'End of the last batch (unix time)');
   const filesG = reg.gauge('wmsbridge_files', 'Files in the journal by status', ['status']);
@@ -30,6 +33,9 @@ export function createRunMetrics(): RunMetrics {
   return {
     recordSettled(target, outcome) {
       settled.inc({ target, outcome });
+    },
+    recordRefused(kind) {
+      refused.inc({ kind });
     },
     recordRun(summary) {
       runs.inc({ status: summary.exitCode === 0 ? 'ok' : summary.exitCode === 1 ? 'attention' : 'fatal' });

@@ -10,8 +10,10 @@ import type { AppContext } from './context.js';
 import type { ResolvedChannel } from '../config/load.js';
 import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
 import type { CompiledMapping } from '../map/index.js';
-import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import { archiveFile, changedSinceClaim, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
+import type { RefusedEntry } from '../intake/safety.js';
+import { applyRetention } from './retention.js';
 import { finishFile, type FileFigures } from './finish-file.js';
 import { stockKeyLabeler } from './stock-labels.js';
 import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
@@ -37,6 +39,10 @@ export interface RunOptions {
   /** show progress bars on a terminal */
   progress?: boolean;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /** problems found before the run (a mapping that did not load): logged, counted, exit 1 at least */
+  problems?: string[];
+  /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */
+  refused?: RefusedEntry[];
 }
 
 export interface RunResult {
@@ -115,7 +121,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   let settled = 0;
   let lastTick = 0;
   const working: Working[] = [];
-  const problems: string[] = [];
+  const problems: string[] = [...(opts.problems ?? [])];
 
   // 1. resume: files claimed or mapped by an earlier run (this process's, or, with a shared journal, an
   // instance whose lease expired) go on; their sends in flight at the crash become in doubt
@@ -269,12 +275,24 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
         ...(progress ? { onRow: () => progress.tick(1) } : {}),
       });
       w.rows = res.rows;
+      // a claimed file is exactly what was parsed: a writer that went on writing into it must not get
+      // half of it delivered. Nothing of this file was sent yet: its records are withdrawn
+      const changed = opts.dryRun ? null : await changedSinceClaim(w.claimed);
+      if (changed) {
+        await journal.deleteRecords(w.row.id);
+        w.rows = 0;
+        w.error = `${w.row.name}: the file changed while it was being read (${changed}): another process is still writing it. None of its records were sent; drop it again once the export is complete (for an ERP that pauses while writing, use readiness marker or rename)`;
+        log.error({ file: w.row.name, change: changed }, 'file changed after it was claimed; its records are withdrawn');
+        continue;
+      }
       await journal.updateFile(w.row.id, { status: 'mapped' });
       w.row = { ...w.row, status: 'mapped' };
       log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
     } catch (err) {
-      w.error = isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`;
-      log.error({ file: w.row.name, err }, 'file could not be read');
+      // the file is named as dropped, not by its path in the work folder
+      const asDropped = (m: string): string => m.split(w.claimed.workPath).join(w.row.name);
+      w.error = asDropped(isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`);
+      log.error({ file: w.row.name, error: w.error, ...(isBridgeError(err) ? {} : { err }) }, 'file could not be read');
     } finally {
       progress?.done();
     }
@@ -341,6 +359,12 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : counts.in_doubt ?? 0);
       w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: started, dryRun: opts.dryRun ?? false, logger: log, keyLabel });
       if (unfinished === 0 && !opts.dryRun && !w.archived) {
+        // sending began from what was parsed; a file that changed since cannot be withdrawn: say so
+        const changed = await changedSinceClaim(w.claimed);
+        if (changed) {
+          problems.push(`${w.row.name}: the file changed after it was read (${changed}); only what was read at claim was sent. The archived file holds more than was processed: drop the rest as a new file`);
+          log.error({ file: w.row.name, change: changed }, 'file changed while its records were being sent');
+        }
         const archived = await archiveFile(w.claimed, started, { logger: log });
         await journal.updateFile(w.row.id, { status: 'done', path: archived, runId });
         await journal.releaseFileLease(w.row.id, owner);
@@ -369,7 +393,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // saying so (exit 1) until someone runs `wmsbridge resolve`
   const open = opts.dryRun ? 0 : await countOpen(journal);
   if (open > 0) summary.openRecords = open;
-  if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason }));
+  // an entry that may be data but is refused (symlink, hard link, FIFO, a name that is not UTF-8) needs a
+  // person; a file no mapping claims, or a folder, is only named
+  const refusedData = (opts.refused ?? []).filter((r) => r.kind !== 'no-mapping' && r.kind !== 'folder').length;
+  if (attention > 0 || open > 0 || refusedData > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
   // no-change is a warning, unless the channel asks for attention (a lot typo must stop the night)
   if (working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0)) exitCode = 1;
   if (fatal) exitCode = 2;
@@ -387,6 +415,13 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (exitCode === 0) exitCode = 1;
   }
   for (const p of problems) log.warn(p);
+  if (!opts.dryRun) {
+    try {
+      await applyRetention({ config, journal, logger: log });
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'retention could not run');
+    }
+  }
   const line = summaryLine(summary, report?.html ?? null, problems.length, createI18n(config.outbox.locale, config.outbox.timeZone));
   const logLine = summaryLine(summary, report?.html ?? null, problems.length, createI18n('en', config.outbox.timeZone));
   return { exitCode, summary, report, line, logLine };
@@ -592,7 +627,8 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
     : '';
   const tail = reportPath ? t('line.report', { path: reportPath }) : '';
   const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';
+  const notTaken = s.skipped?.length ? t('line.notTaken', { n: s.skipped.length }) : '';
   const outage = s.outage ? t('line.outage', { n: s.outage.waiting }) : '';
-  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
+  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
 

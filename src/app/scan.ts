@@ -3,21 +3,39 @@
  */
 import type { ResolvedConfig, ResolvedChannel } from '../config/load.js';
 import { createInboxWatcher, type ChannelWatchSpec, type InboxWatcherOptions, type ReadyFile } from '../intake/watcher.js';
+import { checkInboxSafety, type RefusedEntry } from '../intake/safety.js';
+import type { CompiledMapping } from '../map/index.js';
 import type { Logger } from '../shared/logger.js';
 
-export function watchSpecOf(channel: ResolvedChannel): ChannelWatchSpec {
+/** The mappings a channel may use: bound by name (channel.mappings) or by match.channel (unset: any). */
+export function mappingsOf(channel: ResolvedChannel, mappings: readonly CompiledMapping[]): CompiledMapping[] {
+  const bound = channel.mappings ? mappings.filter((m) => channel.mappings!.includes(m.name)) : mappings;
+  return bound.filter((m) => !m.match.channel || m.match.channel === channel.name);
+}
+
+export function watchSpecOf(channel: ResolvedChannel, mappings?: readonly CompiledMapping[]): ChannelWatchSpec {
+  const mine = mappings ? mappingsOf(channel, mappings) : null;
   return {
     name: channel.name,
     dir: channel.dir,
     readiness: channel.readiness,
     ...(channel.patterns ? { patterns: channel.patterns } : {}),
     ...(channel.ignore ? { ignore: channel.ignore } : {}),
+    // only what a mapping claims is touched: other files stay in the inbox, reported
+    ...(mine ? { accepts: (name: string) => mine.some((m) => m.matches(channel.name, name)) } : {}),
   };
 }
 
-export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatcherOptions> = {}): InboxWatcherOptions {
+/**
+ * Refuses (ConfigError, exit 2) an inbox that is a system folder or the state/outbox folder, and, given
+ * the mappings, keeps the channels that have one: a discovered sub-folder no mapping is bound to is not
+ * a channel (its files are not touched).
+ */
+export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatcherOptions> = {}, mappings?: readonly CompiledMapping[]): InboxWatcherOptions {
+  checkInboxSafety({ inboxDir: config.inboxDir, stateDir: config.stateDir, outboxDir: config.outboxDir, channelDirs: config.channels.map((c) => c.dir), file: config.file });
+  const channels = mappings && config.channelsDiscovered ? config.channels.filter((c) => mappingsOf(c, mappings).length > 0) : config.channels;
   return {
-    channels: config.channels.map(watchSpecOf),
+    channels: channels.map((c) => watchSpecOf(c, mappings)),
     usePolling: config.watch.usePolling,
     pollIntervalMs: config.watch.pollIntervalMs,
     rescanIntervalMs: config.watch.rescanIntervalMs,
@@ -25,15 +43,25 @@ export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatch
   };
 }
 
-export async function scanReadyFiles(config: ResolvedConfig, opts: { logger: Logger; maxWaitMs?: number }): Promise<ReadyFile[]> {
-  const watcher = createInboxWatcher(watcherOptions(config, opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}), { logger: opts.logger });
+export interface InboxScan {
+  ready: ReadyFile[];
+  /** entries left in the inbox, with why (also logged) */
+  refused: RefusedEntry[];
+}
+
+export async function scanInbox(config: ResolvedConfig, opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] }): Promise<InboxScan> {
+  const watcher = createInboxWatcher(watcherOptions(config, opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}, opts.mappings), { logger: opts.logger });
   try {
     const report = await watcher.scan();
     for (const w of report.waiting) opts.logger.warn({ file: w.name, channel: w.channel }, `not taken this run: ${w.reason}`);
     for (const e of report.empty) opts.logger.warn({ file: e.name, channel: e.channel, errorPath: e.errorPath }, 'empty file moved to the error folder');
     for (const e of report.errors) opts.logger.error({ channel: e.channel, dir: e.dir }, `inbox folder cannot be listed: ${e.message}`);
-    return report.ready;
+    return { ready: report.ready, refused: report.refused };
   } finally {
     await watcher.close();
   }
+}
+
+export async function scanReadyFiles(config: ResolvedConfig, opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] }): Promise<ReadyFile[]> {
+  return (await scanInbox(config, opts)).ready;
 }

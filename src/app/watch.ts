@@ -37,7 +37,8 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   let lastRunOk = true;
   let lastRunAt: string | null = null;
 
-  const watcher = createInboxWatcher(watcherOptions(config), { logger: logger.child({ component: 'intake' }) });
+  const watcher = createInboxWatcher(watcherOptions(config, {}, mappings), { logger: logger.child({ component: 'intake' }) });
+  watcher.on('refused-entry', (r) => metrics.recordRefused(r.kind));
   watcher.on('ready-file', (f) => {
     if (stopping) return;
     queue.set(f.path, f);

@@ -5,9 +5,11 @@
  * or fatal error (nothing was lost: rerun after fixing).
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
+import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadMappingsDir } from '../map/index.js';
+import { ConfigError } from '../shared/errors.js';
 import { runOnce } from '../app/run.js';
-import { scanReadyFiles } from '../app/scan.js';
+import { scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
 
 const HELP = `usage: wmsbridge run [options]
@@ -36,23 +38,32 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const config = await loadConfigFromFlags(values);
-  const mappings = await loadMappingsOrThrow(config);
+  // a mapping that cannot load is its own error (exit 2 at the end); the others run, and the files only
+  // it would claim stay in the inbox
+  const { mappings, errors: mappingErrors } = await loadMappingsDir(config.mappingsDir);
+  if (mappingErrors.length > 0 && mappings.length === 0) {
+    throw new ConfigError(`${mappingErrors.length} mapping file(s) are invalid:\n${mappingErrors.map((e) => `  ${e.message}`).join('\n')}`);
+  }
+  const loadProblems = mappingErrors.map((e) => `mapping not loaded, its files stay in the inbox: ${e.message}`);
   const dryRun = values['dry-run'] === true;
   return withApp(
     config,
     dryRun ? 'run --dry-run' : 'run',
     async (ctx, logger) => {
       const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
-      const ready = await scanReadyFiles(config, { logger, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
+      const { ready, refused } = await scanInbox(config, { logger, mappings, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
       const result = await runOnce(ctx, {
         command: 'run',
         ready,
+        refused,
+        problems: loadProblems,
         mappings,
         dryRun,
         force: values.force === true,
         progress: process.stderr.isTTY === true,
       });
       let code = result.exitCode;
+      if (loadProblems.length > 0 && code < 2) code = 2;
       if (values.pulls && !dryRun) {
         const pulls = await runScheduledPulls(ctx, { logger });
         for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);

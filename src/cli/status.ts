@@ -5,6 +5,7 @@
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
 import type { FileRow, RecordRow, RecordStatus } from '../journal/types.js';
+import { retention } from '../app/retention.js';
 
 const HELP = `usage: wmsbridge status [--json] [--limit N] [options]
 
@@ -33,12 +34,15 @@ export default async function status(args: string[], io: CliIo): Promise<number>
       const fileById = new Map<number, FileRow>(files.map((f) => [f.id, f]));
       if (values.json) {
         io.stdout.write(
-          `${JSON.stringify({ journal: ctx.journal.location, files: byStatus, records: counts, attention: attention.map((r) => ({ id: r.id, file: fileById.get(r.fileId)?.name, line: r.source.line, target: r.target, key: r.key, status: r.status, error: r.error })) }, null, 2)}\n`,
+          `${JSON.stringify({ journal: ctx.journal.location, retention: retention(config), files: byStatus, records: counts, attention: attention.map((r) => ({ id: r.id, file: fileById.get(r.fileId)?.name, line: r.source.line, target: r.target, key: r.key, status: r.status, error: r.error })) }, null, 2)}\n`,
         );
         return 0;
       }
       const out: string[] = [];
       out.push(`journal: ${ctx.journal.location}`);
+      const keep = retention(config);
+      const days = (n: number) => (n > 0 ? `${n} days` : 'forever');
+      out.push(`keeps:   journal rows of settled files ${days(keep.journalDays)} (journal.retainDays), outbox results/reports and archive ${days(keep.outboxDays)} (outbox.retainDays)`);
       out.push(`files:   ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`);
       out.push(`records: ${RECORD_STATUSES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s.replace('_', '-')}`).join(', ') || 'none'}`);
       const inWork = files.filter((f) => f.status === 'claimed' || f.status === 'mapped');

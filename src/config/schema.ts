@@ -14,8 +14,8 @@ export const ReadinessSchema = z
       mode: z.literal('stable').describe('ready when size and mtime stay unchanged across `checks` polls'),
       /** @default 3 */
       checks: z.number().int().min(1).default(3).describe('polls that must see the same size and mtime'),
-      /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('time between polls'),
+      /** @default 2000 */
+      intervalMs: Duration.default(2000).describe('time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -42,7 +42,7 @@ export const ChannelSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').describe('channel name; mappings match on it'),
   /** @default '<inboxDir>/<name>' */
   dir: z.string().optional().describe('inbox folder of the channel (default: <inboxDir>/<name>)'),
-  readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 1000, emptyFileGraceMs: 60_000 }),
+  readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 2000, emptyFileGraceMs: 60_000 }),
   /** @default ['*'] */
   patterns: z.array(z.string()).optional().describe('file name globs to take (case-insensitive); default every file'),
   /** @default ['*.tmp','*.part','~*','.*'] */
@@ -161,6 +161,7 @@ export const ConfigSchema = z.strictObject({
         kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'),
         path: z.string().optional().describe('default <stateDir>/journal.db'),
         synchronous: z.enum(['FULL', 'NORMAL']).default('FULL').describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
+        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
       }),
       z.strictObject({
         kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances (docs/SCALING.md)'),
@@ -169,6 +170,7 @@ export const ConfigSchema = z.strictObject({
         schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'lower-case letters, digits and _').default('wmsbridge').describe('schema holding the tables (created when missing)'),
         leaseTtlMs: z.number().int().min(1000).default(30_000).describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
         dependencyWaitMs: z.number().int().min(0).default(120_000).describe('how long a record waits for a dependency another instance is still sending'),
+        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
       }),
     ])
     .default({ kind: 'sqlite', synchronous: 'FULL' })
@@ -216,6 +218,7 @@ export const ConfigSchema = z.strictObject({
         })
         .optional()
         .describe('reconcile the newest ERP stock file with the WMS on a schedule (watch, run --pulls)'),
+      retainDays: z.number().int().min(0).optional().describe('(default 90) results and run reports in the outbox, and the day folders of each channel\'s archive, older than this are deleted; rejects and the error folders are kept (a person must act on them); 0 keeps everything'),
     })
     .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),

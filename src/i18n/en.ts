@@ -233,6 +233,7 @@ export const en: Record<string, string> = {
   'line.inError': ' ({n} in error)',
   'line.duplicate': ' ({n} duplicate)',
   'line.skipped': '; {n} file(s) skipped, same content as a file already delivered: {list}',
+  'line.notTaken': '; {n} inbox entr(y/ies) not taken (see the report)',
   'line.records': '{n} record(s)',
   'line.open': '; {n} record(s) held, in doubt or failed wait for `wmsbridge resolve`',
   'line.outage': '; the WMS was unavailable: {n} record(s) wait for the next run',

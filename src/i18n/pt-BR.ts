@@ -222,6 +222,7 @@ export const ptBR: Record<string, string> = {
   'line.inError': ' ({n} com erro)',
   'line.duplicate': ' ({n} duplicado(s))',
   'line.skipped': '; {n} arquivo(s) ignorado(s), mesmo conteúdo de um arquivo já entregue: {list}',
+  'line.notTaken': '; {n} item(ns) da entrada não recebido(s) (veja o relatório)',
   'line.records': '{n} registro(s)',
   'line.open': '; {n} registro(s) retidos, em dúvida ou com falha aguardam `wmsbridge resolve`',
   'line.outage': '; o WMS ficou indisponível: {n} registro(s) aguardam a próxima execução',

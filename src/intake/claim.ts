@@ -36,6 +36,8 @@ export interface ClaimedFile {
   /** where it is now (the working folder) */
   workPath: string;
   size: number;
+  /** modification time at claim (ms); with size and sha256, checked again after parsing */
+  mtimeMs?: number;
   sha256: string;
   /** marker files moved along with it (paths in the working folder) */
   markers: string[];
@@ -263,18 +265,40 @@ export async function claimFile(ready: ReadyFile, options: ClaimOptions = {}): P
     if (r.ok) markers.push(r.path);
     else o.logger.warn({ file: m, reason: r.message }, 'marker file not moved with its data file');
   }
-  const [st, sha256] = await Promise.all([fsp.stat(workPath), moved.sha256 ?? sha256File(workPath)]);
+  const sha256 = moved.sha256 ?? (await sha256File(workPath));
+  const st = await fsp.stat(workPath);
   return {
     channel: ready.channel,
     name: ready.name,
     originalPath: ready.path,
     workPath,
     size: st.size,
+    mtimeMs: st.mtimeMs,
     sha256,
     markers,
     claimedAt: when.toISOString(),
     folders,
   };
+}
+
+/**
+ * Whether the claimed file is still what was claimed (size, mtime, sha256): null when it is, else what
+ * changed, in words. A writer that paused longer than the readiness window and went on writing into the
+ * file (same inode, now in the work folder) is caught here, after parsing and before anything is sent.
+ */
+export async function changedSinceClaim(claimed: ClaimedFile): Promise<string | null> {
+  let st;
+  try {
+    st = await fsp.stat(claimed.workPath);
+  } catch (err) {
+    return `it disappeared from ${dirname(claimed.workPath)} (${code(err) ?? errorMessage(err)})`;
+  }
+  if (st.size !== claimed.size) return `its size went from ${claimed.size} to ${st.size} bytes`;
+  // mtime compared to the millisecond (what every filesystem and share keeps); closer, the hash decides
+  if (claimed.mtimeMs !== undefined && Math.abs(st.mtimeMs - claimed.mtimeMs) >= 1) return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
+  if (!claimed.sha256) return null;
+  const sha = await sha256File(claimed.workPath);
+  return sha === claimed.sha256 ? null : 'its content changed (same size, different sha256)';
 }
 
 async function moveWithMarkers(claimed: ClaimedFile, destDir: string, options: ClaimOptions | undefined): Promise<{ path: string; markers: string[] }> {

@@ -3,3 +3,4 @@ export * from './types.js';
 export * from './readiness.js';
 export * from './claim.js';
 export * from './watcher.js';
+export * from './safety.js';

@@ -19,7 +19,7 @@ export type ReadinessSpec =
       mode: 'stable';
       /** @default 3 */
       checks?: number;
-      /** @default 1000 */
+      /** @default 2000 */
       intervalMs?: number;
       /** @default 60000 */
       emptyFileGraceMs?: number;
@@ -55,7 +55,9 @@ export const DEFAULT_IGNORE = ['*.tmp', '*.part', '~*', '.*'];
 
 export function resolveReadiness(spec: ReadinessSpec | undefined): ResolvedReadiness {
   const s = spec ?? { mode: 'stable' };
-  const intervalMs = s.intervalMs ?? 1000;
+  // stable: a 6 s window by default (a writer pausing 4.5 s mid-file was taken with the old 3 s); rename and
+  // marker keep 1 s (their readiness does not depend on a pause)
+  const intervalMs = s.intervalMs ?? (s.mode === 'stable' ? 2000 : 1000);
   if (!(intervalMs > 0)) throw new RangeError(`readiness.intervalMs must be > 0 (got ${intervalMs})`);
   switch (s.mode) {
     case 'stable': {

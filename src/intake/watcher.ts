@@ -18,8 +18,9 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { archiveLooseFile, claimFile, moveToError, resolveChannelFolders, type FolderOverrides } from './claim.js';
-import { createNameFilter, createReadinessTracker, type DirEntryInfo, type ReadinessSpec, type ReadinessTracker } from './readiness.js';
+import { createNameFilter, createReadinessTracker, type DirEntryInfo, type ReadinessDecision, type ReadinessSpec, type ReadinessTracker } from './readiness.js';
 import type { ChannelFolders, ReadyFile } from './types.js';
+import { CONTROL_IN_NAME, displayName, openForWriting, refusalOf, utf8Name, type RefusedEntry } from './safety.js';
 
 export type { ReadyFile } from './types.js';
 
@@ -35,6 +36,11 @@ export interface ChannelWatchSpec {
   ignore?: string[];
   /** work/archive/error overrides (default under `<dir>/.wmsbridge/`) */
   folders?: FolderOverrides;
+  /**
+   * Whether a mapping claims this file name: a file it refuses stays where it is, reported once
+   * ('no mapping matches'). @default every name
+   */
+  accepts?: (name: string) => boolean;
 }
 
 export interface InboxWatcherOptions {
@@ -80,11 +86,18 @@ export interface ScanReport {
   waiting: WaitingFile[];
   /** channels whose folder could not be listed */
   errors: { channel: string; dir: string; message: string }[];
+  /**
+   * entries not taken, left where they are, with why: a name that is not UTF-8 or holds control
+   * characters, a symlink, a hard link, a FIFO or other non-regular file, a folder, no mapping matches
+   */
+  refused: RefusedEntry[];
 }
 
 export interface InboxWatcher {
   on(event: 'ready-file', listener: (file: ReadyFile) => void): this;
   on(event: 'empty-file', listener: (report: EmptyFileReport) => void): this;
+  /** an entry is not taken (once per entry while it stays) */
+  on(event: 'refused-entry', listener: (entry: RefusedEntry) => void): this;
   off(event: string, listener: (...args: never[]) => void): this;
   /** Starts watching (chokidar + checks + periodic rescan); resolves once the first listing is done. */
   start(): Promise<void>;
@@ -109,22 +122,57 @@ interface ChannelState {
   rerun: boolean;
   rerunRescan: boolean;
   listErrorStreak: number;
+  /** refused entries already reported ("name|reason"), so each is logged once while it stays */
+  refusedSeen: Set<string>;
 }
 
-/** Lists the regular files of a folder with size and mtime (stat each: d_type is unreliable on shares). */
-export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
-  const names = await fsp.readdir(dir);
-  const out: DirEntryInfo[] = [];
-  for (const name of names) {
-    if (name.startsWith('.')) continue;
+export interface FolderListing {
+  /** plain regular files (one name, not a symlink) with size and mtime */
+  files: DirEntryInfo[];
+  /** every other entry (dot-names excepted), with why it is not taken */
+  refused: Array<Omit<RefusedEntry, 'channel'>>;
+}
+
+/**
+ * Lists a folder by raw name bytes (a Latin-1 name on a Windows share is not lost in decoding), lstat
+ * each entry (never following a link; d_type is unreliable on shares). Dot-names (wmsbridge's own folder
+ * and temp files) are skipped; every other entry is a data file candidate or refused with a reason.
+ */
+export async function listInboxFolder(dir: string): Promise<FolderListing> {
+  const raw = await fsp.readdir(dir, { encoding: 'buffer' });
+  const out: FolderListing = { files: [], refused: [] };
+  for (const bytes of raw) {
+    if (bytes[0] === 0x2e) continue; // '.'
+    const name = utf8Name(bytes);
+    const shown = displayName(bytes);
+    if (name === null) {
+      out.refused.push({
+        name: shown,
+        path: join(dir, shown),
+        kind: 'name-encoding',
+        reason: 'the name is not UTF-8 (a Latin-1/windows-1252 name from a Windows share?): rename it with the ERP or the share set to UTF-8 names',
+      });
+      continue;
+    }
+    if (CONTROL_IN_NAME.test(name)) {
+      out.refused.push({ name: shown, path: join(dir, shown), kind: 'name-control', reason: 'the name holds a control character (newline, tab, bidi override): rename it' });
+      continue;
+    }
     try {
-      const st = await fsp.stat(join(dir, name));
-      if (st.isFile()) out.push({ name, size: st.size, mtimeMs: st.mtimeMs });
+      const st = await fsp.lstat(join(dir, name));
+      const why = refusalOf(st);
+      if (why) out.refused.push({ name, path: join(dir, name), ...why });
+      else out.files.push({ name, size: st.size, mtimeMs: st.mtimeMs });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
   return out;
+}
+
+/** The data file candidates of a folder (see listInboxFolder). */
+export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
+  return (await listInboxFolder(dir)).files;
 }
 
 export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatcherDeps): InboxWatcher {
@@ -141,13 +189,14 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
 
   function newState(spec: ChannelWatchSpec): ChannelState {
     const isData = createNameFilter(spec.patterns, spec.ignore);
+    const accepts = spec.accepts ?? (() => true);
     const dir = resolve(spec.dir);
     return {
       spec,
       dir,
       folders: resolveChannelFolders(dir, spec.folders),
       isData: (n) => !n.startsWith('.') && isData(n),
-      tracker: createReadinessTracker(spec.readiness, (n) => !n.startsWith('.') && isData(n)),
+      tracker: createReadinessTracker(spec.readiness, (n) => !n.startsWith('.') && isData(n) && accepts(n)),
       emitted: new Map(),
       timer: null,
       dueAt: 0,
@@ -156,7 +205,56 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
       rerun: false,
       rerunRescan: false,
       listErrorStreak: 0,
+      refusedSeen: new Set(),
     };
+  }
+
+  /**
+   * Lists a channel: data file candidates, plus every entry not taken with why (the folder listing's
+   * refusals, and files of the channel's patterns that no mapping claims; markers and batch triggers are
+   * companions, not refusals). Refusals are reported (logged, emitted) once while the entry stays.
+   */
+  async function listChannel(ch: ChannelState): Promise<{ files: DirEntryInfo[]; refused: RefusedEntry[]; fresh: RefusedEntry[] }> {
+    const listing = await listInboxFolder(ch.dir);
+    const refused: RefusedEntry[] = listing.refused.map((r) => ({ channel: ch.spec.name, ...r }));
+    const accepts = ch.spec.accepts;
+    if (accepts) {
+      const spec = ch.tracker.spec;
+      const triggers = new Set(spec.batchTriggers.map((t) => t.toLowerCase()));
+      const companion = (n: string): boolean => {
+        const l = n.toLowerCase();
+        return spec.mode === 'marker' && (triggers.has(l) || spec.suffixes.some((x) => l.endsWith(x.toLowerCase()) && l.length > x.length));
+      };
+      for (const f of listing.files) {
+        if (ch.isData(f.name) && !companion(f.name) && !accepts(f.name)) {
+          refused.push({ channel: ch.spec.name, name: f.name, path: join(ch.dir, f.name), kind: 'no-mapping', reason: `no mapping matches this file name in channel ${ch.spec.name}: left where it is` });
+        }
+      }
+    }
+    const keys = new Set(refused.map((r) => `${r.name}|${r.kind}`));
+    for (const k of [...ch.refusedSeen]) if (!keys.has(k)) ch.refusedSeen.delete(k);
+    const fresh: RefusedEntry[] = [];
+    for (const r of refused) {
+      const k = `${r.name}|${r.kind}`;
+      if (ch.refusedSeen.has(k)) continue;
+      ch.refusedSeen.add(k);
+      fresh.push(r);
+      log.warn({ file: r.path, channel: r.channel, kind: r.kind }, `not taken: ${r.reason}`);
+      emitter.emit('refused-entry', r);
+    }
+    return { files: listing.files, refused, fresh };
+  }
+
+  /** Ready decisions whose file another local process still holds open for writing become waits. */
+  async function holdOpenFiles(ch: ChannelState, decisions: ReadinessDecision[]): Promise<ReadinessDecision[]> {
+    const ready = decisions.filter((d) => d.kind === 'ready');
+    if (ready.length === 0) return decisions;
+    const open = await openForWriting(ready.map((d) => join(ch.dir, d.entry.name)));
+    if (open.size === 0) return decisions;
+    return decisions.map((d) => {
+      const pids = d.kind === 'ready' ? open.get(join(ch.dir, d.entry.name)) : undefined;
+      return pids ? { kind: 'waiting', entry: d.entry, reason: `open for writing by another process (pid ${pids.join(', ')})` } : d;
+    });
   }
 
   const channels = options.channels.map(newState);
@@ -232,7 +330,7 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
     try {
       let entries: DirEntryInfo[];
       try {
-        entries = await listFolder(ch.dir);
+        entries = (await listChannel(ch)).files;
         if (ch.listErrorStreak > 0) log.info({ channel: ch.spec.name, dir: ch.dir }, 'inbox folder readable again');
         ch.listErrorStreak = 0;
       } catch (err) {
@@ -243,7 +341,9 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
         schedule(ch, Math.min(rescanIntervalMs, Math.max(ch.tracker.spec.intervalMs, 1000) * Math.min(ch.listErrorStreak, 30)));
         return;
       }
-      const { decisions, consumedTriggers } = ch.tracker.observe(entries, Date.now());
+      const observed = ch.tracker.observe(entries, Date.now());
+      const { consumedTriggers } = observed;
+      const decisions = await holdOpenFiles(ch, observed.decisions);
       const present = new Set(entries.map((e) => e.name));
       for (const n of [...ch.emitted.keys()]) if (!present.has(n)) ch.emitted.delete(n);
       for (const d of decisions) {
@@ -321,7 +421,7 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
 
   // ---- one-shot scan ------------------------------------------------------------------------------
   async function scan(): Promise<ScanReport> {
-    const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [] };
+    const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [], refused: [] };
     const deadline = Date.now() + maxWaitMs;
     await Promise.all(
       options.channels.map(async (spec) => {
@@ -330,13 +430,17 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
         for (;;) {
           let entries: DirEntryInfo[];
           try {
-            entries = await listFolder(ch.dir);
+            const listed = await listChannel(ch);
+            entries = listed.files;
+            report.refused.push(...listed.fresh);
           } catch (err) {
             report.errors.push({ channel: spec.name, dir: ch.dir, message: errorMessage(err) });
             log.warn({ channel: spec.name, dir: ch.dir, err: errorMessage(err) }, 'cannot list inbox folder, channel skipped this run');
             return;
           }
-          const { decisions, consumedTriggers } = ch.tracker.observe(entries, Date.now());
+          const observed = ch.tracker.observe(entries, Date.now());
+          const { consumedTriggers } = observed;
+          const decisions = await holdOpenFiles(ch, observed.decisions);
           const pending: WaitingFile[] = [];
           for (const d of decisions) {
             if (done.has(d.entry.name)) continue;

@@ -600,6 +600,27 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
         });
       }),
 
+    pruneSettled: (before) =>
+      op('pruneSettled', async () =>
+        tx(async (c) => {
+          const ids = (
+            await c<{ id: string | number }>(
+              `SELECT id FROM ${S}.files f WHERE f.updated_at < $1 AND f.status IN ('done', 'error', 'duplicate')
+                 AND NOT EXISTS (SELECT 1 FROM ${S}.records r WHERE r.file_id = f.id AND r.status IN ('pending', 'sending', 'held', 'in_doubt', 'failed'))
+               FOR UPDATE`,
+              [before.toISOString()],
+            )
+          ).rows.map((r) => Number(r.id));
+          if (ids.length === 0) return { files: 0, records: 0 };
+          await c(`UPDATE ${S}.webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM ${S}.records WHERE file_id = ANY($1::bigint[]))`, [ids]);
+          const del = await c(`DELETE FROM ${S}.records WHERE file_id = ANY($1::bigint[])`, [ids]);
+          await c(`UPDATE ${S}.files SET duplicate_of = NULL WHERE duplicate_of = ANY($1::bigint[])`, [ids]);
+          await c(`DELETE FROM ${S}.meta WHERE key = ANY($1::text[])`, [ids.map((id) => `parse-facts:${id}`)]);
+          await c(`DELETE FROM ${S}.files WHERE id = ANY($1::bigint[])`, [ids]);
+          return { files: ids.length, records: del.rowCount ?? 0 };
+        }),
+      ),
+
     listRecords: (query) =>
       op('listRecords', async () => {
         const params: unknown[] = [];

@@ -349,6 +349,24 @@ function buildJournal(
     stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
   });
 
+  const pruneTx = db.transaction((before: string): { files: number; records: number } => {
+    const ids = (
+      stmt(
+        `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ('done', 'error', 'duplicate')
+           AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ('pending', 'sending', 'held', 'in_doubt', 'failed'))`,
+      ).all(before) as Array<{ id: number }>
+    ).map((r) => r.id);
+    let records = 0;
+    for (const id of ids) {
+      stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
+      records += stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
+      stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
+      stmt('DELETE FROM meta WHERE key = ?').run(`parse-facts:${id}`);
+      stmt('DELETE FROM files WHERE id = ?').run(id);
+    }
+    return { files: ids.length, records };
+  });
+
   /**
    * FROM + WHERE for a record query, chosen so rows come out of an index already in id order: keyset
    * paging (`id > afterId ORDER BY id LIMIT n`) must not sort every remaining row of a 1M-record file
@@ -522,6 +540,8 @@ function buildJournal(
       op('deleteRecords', () => {
         deleteRecordsTx.immediate(fileId);
       }),
+
+    pruneSettled: (before) => op('pruneSettled', () => pruneTx.immediate(before.toISOString())),
 
     listRecords: (query) =>
       op('listRecords', () => {

@@ -232,6 +232,12 @@ export interface Journal {
    * mid-mapping, nothing of it sent yet) is mapped again from the start.
    */
   deleteRecords(fileId: number): Promise<void>;
+  /**
+   * Retention: removes files last updated before `before` whose status is settled (done, error,
+   * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),
+   * with their records, raw text and parse facts. Webhook events keep their rows (their link is cleared).
+   */
+  pruneSettled(before: Date): Promise<{ files: number; records: number }>;
   /** Records matching the query, ordered by id. */
   listRecords(query: RecordQuery): Promise<RecordRow[]>;
   countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;

@@ -142,7 +142,13 @@ export function parseMappingText(text: string, file: string, json = false): Comp
     });
     throw mappingError(file, issues, doc.errors[0]);
   }
-  const obj = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let obj: unknown;
+  try {
+    // an alias bomb (billion laughs in YAML) is this mapping's error, not the process's
+    obj = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw mappingError(file, [{ path: '(yaml)', message: `cannot be read: ${(err as Error).message} (YAML aliases are limited to 100 expansions)` }], err);
+  }
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
     throw mappingError(file, [{ path: '(file)', message: 'a mapping file holds one object (name, match, source, target, fields...)' }]);
   }
@@ -193,8 +199,8 @@ export async function loadMappingsDir(dir: string): Promise<{ mappings: Compiled
       byName.set(m.name, path);
       mappings.push(m);
     } catch (err) {
-      if (err instanceof MappingError) errors.push(err);
-      else throw err;
+      // whatever went wrong is this file's error: the other mappings still load
+      errors.push(err instanceof MappingError ? err : mappingError(path, [{ path: '(file)', message: `cannot be loaded: ${(err as Error)?.message ?? String(err)}` }], err));
     }
   }
   return { mappings, errors };

@@ -202,6 +202,9 @@ export function compileNumber(o: { decimal: ',' | '.'; thousands?: '.' | ',' | '
     }
     const n = Number(frac === '' ? digits : `${digits}.${frac}`);
     if (!Number.isFinite(n)) throw new RowFail('invalid_number', `${q(v)} is not a finite number`, v);
+    // a number keeps 15 significant digits exactly: more would reach the WMS rounded (1e+23)
+    const significant = `${digits}${frac}`.replace(/^0+/, '').replace(/0+$/, '').length;
+    if (significant > 15) throw new RowFail('imprecise_number', `${q(v)} has ${significant} significant digits, more than a number keeps exactly (15): it would be sent as ${n}`, v);
     return m[1] === '-' || m[4] === '-' ? -n : n;
   };
 }

@@ -621,6 +621,12 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         .join('')}</tbody></table></div>`
     : '';
 
+  const skipped = summary.skipped?.length
+    ? `<h2>Not taken from the inbox</h2><div class="tbl"><table><thead><tr><th>Channel</th><th>Entry</th><th>Why</th></tr></thead><tbody>${summary.skipped
+        .map((s) => `<tr><td>${escapeHtml(s.channel)}</td><td class="mono">${escapeHtml(s.name)}</td><td>${escapeHtml(s.reason)}</td></tr>`)
+        .join('')}</tbody></table></div>`
+    : '';
+
   const w = summary.wms;
   const title = t('report.title', { runId: summary.runId });
   const when = (iso: string): string => `${i18n.dateTime(iso, true)} ${tz}`;
@@ -672,6 +678,7 @@ ${filesTable}
 
 <h2>${escapeHtml(t('report.resources'))}</h2>
 ${resTable}
+${skipped}
 ${webhooks}
 <footer>${escapeHtml(t('report.footer', { version: summary.version, host: summary.host, runId: summary.runId }))}</footer>
 </main>

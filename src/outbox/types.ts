@@ -101,6 +101,8 @@ export interface RunSummary {
    * run, since when, and the English cause. The report shows it as one line.
    */
   outage?: { waiting: number; since?: string; cause?: string; code?: string };
+  /** inbox entries not taken this run (left where they are), with why */
+  skipped?: Array<{ channel: string; name: string; reason: string }>;
 }
 
 /** A zero for every outcome: a starting point for producers that count. */

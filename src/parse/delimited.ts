@@ -13,8 +13,9 @@
 import type { RawRow } from '../map/types.js';
 import { InputError } from '../shared/errors.js';
 import type { DelimitedOptions } from './options.js';
-import { encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';
+import { controlIssue, encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
+import { REJECT_REASON_COLUMN } from './rejects.js';
 
 /** Result of splitting one logical record. */
 export type SplitResult =
@@ -305,6 +306,18 @@ export async function* parseDelimited(
       continue;
     }
     // a byte-order mark inside the file (files concatenated by the ERP) is not data
+    // a row equal to the header (the reason column a rejects file adds aside: a re-dropped rejects file
+    // holding such a row must be refused again, not read as data)
+    if (facts.header && cells.length === facts.header.length && cells.every((c, i) => c.trim() === facts.header![i] || facts.header![i] === REJECT_REASON_COLUMN)) {
+      yield { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.REPEATED_HEADER, message: 'the row repeats the header line (two exports joined into one file?)' } };
+      continue;
+    }
+    // in a tab-separated file a tab inside a field was quoted on purpose, like a ';' in a ';' file
+    const control = controlIssue(cells, columns ?? [], o.allowControlCharacters, o.delimiter === '\t');
+    if (control) {
+      yield { kind: 'error', ...loc, text, cells, issue: control };
+      continue;
+    }
     if (text.includes('\uFEFF')) for (let c = 0; c < cells.length; c++) cells[c] = cells[c]!.replace(/\uFEFF/g, '');
     const fields: Record<string, string> = {};
     for (let c = 0; c < cells.length; c++) {

@@ -6,7 +6,7 @@
  */
 import { InputError } from '../shared/errors.js';
 import type { FixedRecord, FixedWidthOptions, RecordMatch } from './options.js';
-import { encodingIssue, readLines, type SourceStats } from './text-source.js';
+import { controlIssue, encodingIssue, readLines, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
 
 function matches(line: string, m: RecordMatch): boolean {
@@ -128,6 +128,12 @@ export async function* parseFixedWidth(
     const encodingProblem = encodingIssue(line, o.encoding);
     if (encodingProblem) {
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: encodingProblem };
+      continue;
+    }
+    const names = Object.keys(fields);
+    const control = controlIssue(names.map((n) => String(fields[n] ?? '')), names, o.allowControlCharacters);
+    if (control) {
+      yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: control };
       continue;
     }
     yield { kind: 'row', row: { line: pl.line, fields, recordType: rec.type, text: line } };

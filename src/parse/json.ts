@@ -5,6 +5,7 @@
  */
 import iconv from 'iconv-lite';
 import { InputError, errorMessage } from '../shared/errors.js';
+import { jsonTooDeep, MAX_NESTING } from './depth.js';
 import { flatten } from './flatten.js';
 import type { JsonlOptions, JsonOptions } from './options.js';
 import { assertNotBinary, hasUtf8Bom, iconvName, readLines, type SourceStats } from './text-source.js';
@@ -103,6 +104,12 @@ export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts
   const buf = await readBounded(path, o.maxBytes, 'JSON', stats);
   assertNotBinary(path, buf, 'JSON');
   const text = iconv.decode(hasUtf8Bom(buf) ? buf.subarray(3) : buf, iconvName(o.encoding), { stripBOM: true });
+  const deep = jsonTooDeep(text);
+  if (deep) {
+    throw new InputError(`${path}:${deep.line}: JSON nests deeper than ${MAX_NESTING} arrays/objects at line ${deep.line}: refused (not an export)`, {
+      details: { file: path, line: deep.line },
+    });
+  }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -155,6 +162,10 @@ export async function* parseJsonl(path: string, o: JsonlOptions, facts: ParseFac
       continue;
     }
     if (pl.text.trim() === '' && o.skipEmptyLines) continue;
+    if (jsonTooDeep(pl.text)) {
+      yield { kind: 'error', line: pl.line, text: pl.text, issue: { code: ParseIssueCode.BAD_JSON, message: `nests deeper than ${MAX_NESTING} arrays/objects: refused` } };
+      continue;
+    }
     let value: unknown;
     try {
       value = JSON.parse(pl.text);

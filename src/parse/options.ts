@@ -91,6 +91,10 @@ export const DelimitedOptionsSchema = z
         'Accept rows with fewer/more cells than the header or declared columns (e.g. SPED EFD, whose record types ' +
           'differ in length). When false, such a row is a ragged_row error item ("expected 12 columns, found 9"). @default false',
       ),
+    allowControlCharacters: z
+      .boolean()
+      .default(false)
+      .describe('Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a row is a control_character error item naming the field. @default false'),
     maxLineLength: MaxLineLength,
   })
   .describe('Delimited text (CSV / TXT), streamed line by line.');
@@ -161,6 +165,10 @@ export const FixedWidthOptionsSchema = z
       .describe('Expected line length (e.g. 240, 400). Longer lines are line_too_long error items; shorter (right-trimmed) lines are tolerated. @default none'),
     skipEmptyLines: z.boolean().default(true).describe('Skip empty lines (a trailing blank line, a final EOF marker line). @default true'),
     trailer: TrailerCheckSchema.optional(),
+    allowControlCharacters: z
+      .boolean()
+      .default(false)
+      .describe('Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a line is a control_character error item naming the field. @default false'),
     maxLineLength: MaxLineLength,
   })
   .describe('Fixed-width text (CNAB, mainframe layouts), read line by line.');

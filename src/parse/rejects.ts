@@ -137,7 +137,11 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
     const where = item.lineEnd !== undefined && item.lineEnd !== item.line ? `lines ${item.line}-${item.lineEnd}` : `line ${item.line}`;
     const el = item.recordType ? ` (${item.recordType})` : '';
     // the listing is UTF-8 whatever the source encoding: it is read by people, not re-imported
-    side.write(Buffer.from(`${where}${el}: ${oneLine(item.reasons)}${note}\n`, 'utf8'));
+    // a reason that already starts with this location ("line 1: field ...") is not prefixed twice
+    let text = oneLine(item.reasons);
+    const own = `line ${item.line}: `;
+    if (text.startsWith(own)) text = text.slice(own.length);
+    side.write(Buffer.from(`${where}${el}: ${text}${note}\n`, 'utf8'));
   };
 
   let writeItem: (item: RejectItem) => void;

@@ -199,6 +199,13 @@ const MOJIBAKE = /[\u00C2-\u00DF][\u0080-\u00BF\u20AC\u201A\u0192\u201E\u2026\u2
  * Returns the row issue, or undefined when the text is plausible.
  */
 export function encodingIssue(text: string, encoding: Encoding): RowIssue | undefined {
+  if (encoding === 'windows-1252') {
+    // iconv-lite decodes the five bytes windows-1252 leaves undefined to U+FFFD
+    const at = text.indexOf('\uFFFD');
+    if (at >= 0) {
+      return { code: 'invalid_encoding', message: `a byte windows-1252 does not define (0x81, 0x8D, 0x8F, 0x90 or 0x9D) at column ${at + 1}: not windows-1252 text (is the file UTF-8 or binary?)` };
+    }
+  }
   if (encoding === 'utf-8') {
     const at = text.indexOf('\uFFFD');
     if (at >= 0) {
@@ -209,6 +216,39 @@ export function encodingIssue(text: string, encoding: Encoding): RowIssue | unde
   const m = MOJIBAKE.exec(text);
   if (m) {
     return { code: 'suspect_encoding', value: m[0], message: `"${m[0]}" at column ${m.index + 1} looks like UTF-8 read as ${encoding}: is the file UTF-8? (set source.encoding in the mapping)` };
+  }
+  return undefined;
+}
+
+/**
+ * Characters that are not text in a field: NUL (never allowed), other C0 and C1 controls (a tab inside a
+ * field, an escape), and the bidirectional overrides (U+202A-U+202E, U+2066-U+2069: an RLO makes "gpj.exe"
+ * show as "exe.jpg"). Line breaks inside a quoted field are text. `allow` lets a mapping accept the
+ * controls (never NUL).
+ */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|\t/;
+const NUL = /\u0000/;
+const CONTROL_BUT_TAB = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+
+export function controlName(c: string): string {
+  const cp = c.codePointAt(0) ?? 0;
+  const names: Record<number, string> = { 0: 'NUL', 9: 'tab', 0x1b: 'escape', 0x202e: 'right-to-left override', 0x202d: 'left-to-right override', 0x2066: 'left-to-right isolate', 0x2067: 'right-to-left isolate' };
+  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}${names[cp] ? ` (${names[cp]})` : ''}`;
+}
+
+/** The first field holding a character that is not text, as a row issue naming the field. */
+export function controlIssue(values: readonly string[], names: readonly (string | undefined)[], allow: boolean, allowTab = false): RowIssue | undefined {
+  const re = allow ? NUL : allowTab ? CONTROL_BUT_TAB : CONTROL;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    const m = re.exec(v);
+    if (!m) continue;
+    const field = names[i] ?? String(i + 1);
+    return {
+      code: 'control_character',
+      field,
+      message: `field ${field}: ${controlName(m[0])} at position ${m.index + 1}: not text${m[0] === '\u0000' ? '' : ' (set source.allowControlCharacters in the mapping if the ERP means it)'}`,
+    };
   }
   return undefined;
 }

@@ -40,6 +40,8 @@ export type ParsedItem = ParsedRowItem | ParsedErrorItem;
  * - unknown_record: a fixed-width line no record type matches
  * - bad_json: a JSONL line that is not a JSON object
  * - not_an_object: a JSON item that is not an object
+ * - repeated_header: a delimited row equal to the header line (two exports concatenated)
+ * - control_character: NUL, another control character (tab...) or a bidi override inside a field
  */
 export const ParseIssueCode = {
   RAGGED_ROW: 'ragged_row',
@@ -50,6 +52,8 @@ export const ParseIssueCode = {
   UNKNOWN_RECORD: 'unknown_record',
   BAD_JSON: 'bad_json',
   NOT_AN_OBJECT: 'not_an_object',
+  REPEATED_HEADER: 'repeated_header',
+  CONTROL_CHARACTER: 'control_character',
 } as const;
 export type ParseIssueCode = (typeof ParseIssueCode)[keyof typeof ParseIssueCode];
 

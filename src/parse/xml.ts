@@ -9,6 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { InputError, errorMessage } from '../shared/errors.js';
+import { MAX_NESTING, xmlTooDeep } from './depth.js';
 import { decodeXmlEntities, flattenInto, type Flat } from './flatten.js';
 import type { Encoding, XmlOptions } from './options.js';
 import { assertNotBinary, hasUtf8Bom, iconvName, type SourceStats } from './text-source.js';
@@ -272,6 +273,12 @@ export async function* parseXml(path: string, o: XmlOptions, facts: ParseFacts, 
   const body = hasUtf8Bom(buf) ? buf.subarray(3) : buf;
   const text = iconv.decode(body, iconvName(encoding), { stripBOM: true });
   assertNoDoctype(path, text);
+  const deep = xmlTooDeep(text);
+  if (deep) {
+    throw new InputError(`${path}:${deep.line}: XML nests deeper than ${MAX_NESTING} elements at line ${deep.line}: refused (not an export)`, {
+      details: { file: path, line: deep.line },
+    });
+  }
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
   if (valid !== true) {
     throw new InputError(`${path}:${valid.err.line}: XML is not well-formed: ${valid.err.msg} (column ${valid.err.col})`, {

@@ -55,7 +55,7 @@ const ATTACHMENT_TYPES: Record<string, string> = {
   '.zpl': 'application/octet-stream',
 };
 
-/** Resolves an attachment path strictly inside the inbox folder (no .., no absolute, no symlink escape). */
+/** Resolves an attachment path strictly inside the inbox folder (no .., no absolute, no symlink escape, no hard link). */
 export async function resolveAttachmentPath(inboxDir: string, p: string): Promise<string> {
   if (!p || p.includes('\0')) throw new SendRefused('attachment path is empty or invalid', 'file');
   if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\')) throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file');
@@ -72,6 +72,8 @@ export async function resolveAttachmentPath(inboxDir: string, p: string): Promis
   if (real !== root && !real.startsWith(root + sep)) throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file');
   const st = await stat(real);
   if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file');
+  // a hard link has other names, possibly outside the inbox (a link to /etc/shadow): refused like a symlink
+  if (st.nlink > 1) throw new SendRefused(`attachment '${p}' is a hard link (${st.nlink} names for the same data, possibly outside the inbox): refused; copy the file in instead`, 'file');
   return real;
 }
 

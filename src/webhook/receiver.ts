@@ -44,6 +44,11 @@ export interface WebhookReceiverOptions {
   flushBatchSize?: number;
   /** format of the flattened CSV files. @default the outbox defaults (UTF-8 BOM, ';', decimal comma) */
   csvFormat?: CsvFormatOptions;
+  /**
+   * Slow-client limits: all request headers within `headersMs`, the whole request (body included) within
+   * `requestMs`. @default { headersMs: 15000, requestMs: 30000 }
+   */
+  timeouts?: { headersMs?: number; requestMs?: number };
 }
 
 export interface WebhookReceiverDeps {
@@ -108,6 +113,12 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
     return run;
   };
 
+  // a slow or stalled sender must not hold a connection forever. Node enforces both limits only when it
+  // sweeps its connections (every 30 s by default), which let a sender hold one for twice the documented
+  // time: the sweep runs every second, so a limit is kept to within a second
+  const headersMs = options.timeouts?.headersMs ?? 15_000;
+  const requestMs = options.timeouts?.requestMs ?? 30_000;
+  const limits = { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: Math.min(1000, headersMs) };
   let server: Server;
   if (options.tls) {
     let cert: Buffer;
@@ -117,13 +128,10 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
     } catch (err) {
       throw new BridgeError(ErrorCode.CONFIG, `webhooks.tls: cannot read the certificate or key file: ${errorMessage(err)}`, { cause: err });
     }
-    server = createHttpsServer({ cert, key }, handler) as unknown as Server;
+    server = createHttpsServer({ cert, key, ...limits }, handler) as unknown as Server;
   } else {
-    server = createHttpServer(handler);
+    server = createHttpServer(limits, handler);
   }
-  // a slow or stalled sender must not hold a connection forever
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
 
   await new Promise<void>((resolve, reject) => {

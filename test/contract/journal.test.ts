@@ -732,6 +732,45 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.addWebhookEvent({ dedupKey: 'persist-evt', kind: 'k', body: 'b' })).stored, false);
       assert.equal((await newFile(j, 'sha-persist')).status, 'duplicate');
     });
+
+    // last: it prunes whatever earlier tests left settled
+    test('pruneSettled removes settled files older than the cutoff with their records; nothing waiting, nothing newer', async () => {
+      const done = await newFile(j, 'sha-prune-done');
+      await j.addRecords(done.id, [rec('PR1'), rec('PR2')]);
+      const [r1, r2] = await j.listRecords({ fileIds: [done.id] });
+      await j.settle(r1!.id, { status: 'sent', outcome: 'created', wmsId: 'W-PR1' });
+      await j.settle(r2!.id, { status: 'rejected', outcome: 'rejected', error: 'bad' });
+      await j.updateFile(done.id, { status: 'done' });
+      const hook = await j.addWebhookEvent({ dedupKey: 'prune-evt', kind: 'k', body: 'b', recordId: r1!.id });
+      await j.setMeta(`parse-facts:${done.id}`, '{}');
+      const dup = await newFile(j, 'sha-prune-done');
+      assert.equal(dup.status, 'duplicate');
+      const err = await newFile(j, 'sha-prune-err');
+      await j.updateFile(err.id, { status: 'error', error: 'x' });
+      const held = await newFile(j, 'sha-prune-held');
+      await j.addRecords(held.id, [rec('PR3')]);
+      await j.settle((await j.listRecords({ fileIds: [held.id] }))[0]!.id, { status: 'held', outcome: 'held', error: 'wait' });
+      await j.updateFile(held.id, { status: 'done' });
+      const claimed = await newFile(j, 'sha-prune-claimed');
+      await new Promise((r) => setTimeout(r, 20));
+      const cutoff = new Date();
+      await new Promise((r) => setTimeout(r, 20));
+      const newer = await newFile(j, 'sha-prune-newer');
+      await j.updateFile(newer.id, { status: 'done' });
+
+      const res = await j.pruneSettled(cutoff);
+      assert.ok(res.files >= 3 && res.records >= 2, JSON.stringify(res));
+      for (const f of [done, dup, err]) assert.equal(await j.getFile(f.id), undefined, `file ${f.id} pruned`);
+      for (const f of [held, claimed, newer]) assert.ok(await j.getFile(f.id), `file ${f.id} kept`);
+      assert.deepEqual(await j.listRecords({ fileIds: [done.id] }), []);
+      assert.equal((await j.listRecords({ fileIds: [held.id] })).length, 1);
+      assert.equal(await j.getMeta(`parse-facts:${done.id}`), undefined);
+      const events = await j.listWebhookEvents({ afterId: hook.id - 1, limit: 1 });
+      assert.equal(events[0]?.id, hook.id);
+      assert.equal(events[0]?.recordId, null, 'the event stays, its link is cleared');
+      assert.equal((await newFile(j, 'sha-prune-done')).status, 'claimed', 'pruned content is no longer a duplicate');
+      assert.deepEqual(await j.pruneSettled(cutoff), { files: 0, records: 0 });
+    });
   });
 }
 

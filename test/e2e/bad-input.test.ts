@@ -278,6 +278,28 @@ const CASES: Expect[] = [
     },
   },
   { channel: 'cat', file: 'CAT_invalid_transform.csv', kind: 'rejects', says: /is empty but required/, line: 3, field: 'name' },
+  {
+    channel: 'cat',
+    file: 'CAT_header_repeated.csv',
+    kind: 'rejects',
+    says: /repeats the header line/,
+    line: 3,
+    also: async () => {
+      assert.ok(!categories.some((c) => c.codeERP === 'codigo'), 'a repeated header line became a category');
+    },
+  },
+  {
+    channel: 'cat',
+    file: 'CAT_control_chars.csv',
+    kind: 'rejects',
+    says: /U\+0009 \(tab\)[\s\S]*U\+202E/,
+    line: 3,
+    field: 'nome',
+    also: async () => {
+      assert.ok(!categories.some((c) => /[\t\u202E]/.test(c.name)), 'a tab or an RLO reached the WMS');
+      assert.ok(categories.some((c) => c.codeERP === 'CC3'), 'the clean row was sent');
+    },
+  },
   { channel: 'cat', file: 'CAT_5mb_single_line.csv', kind: 'rejects', says: /above the limit/, line: 2 },
   ...HOSTILE.map((file): Expect => ({ channel: 'cat', file, kind: 'ok' })),
   {
@@ -290,6 +312,17 @@ const CASES: Expect[] = [
       // UTF-8 read as windows-1252 turns 'ã' into 'Ã£': an Ã followed by a 0x80-0xBF character is the signature
       const bad = categories.filter((c) => /Ã[\u0080-\u00BF]/.test(c.name));
       assert.deepEqual(bad.map((c) => `${c.codeERP}: ${c.name}`), [], 'UTF-8 text in a windows-1252 channel must not reach the WMS as mojibake');
+    },
+  },
+  {
+    channel: 'cp',
+    file: 'CP_undefined_bytes.csv',
+    kind: 'rejects',
+    says: /windows-1252 does not define/,
+    line: 2,
+    also: async () => {
+      assert.ok(!categories.some((c) => c.name.includes('\uFFFD')), 'an undefined windows-1252 byte reached the WMS as U+FFFD');
+      assert.ok(categories.some((c) => c.codeERP === 'UB2'));
     },
   },
   { channel: 'xml', file: 'CATX_truncated.xml', kind: 'error', says: /not well-formed/ },
@@ -312,6 +345,18 @@ const CASES: Expect[] = [
   // the same order line twice doubles the quantity in the WMS: it must be refused (or at least flagged)
   { channel: 'ped', file: 'PED_duplicate_lines.csv', kind: 'rejects', says: /duplicate|repeat|same line/i, line: 3 },
   { channel: 'ped', file: 'PED_header_disagree.csv', kind: 'rejects', says: /differs from 'Cliente A'/, field: 'clientName' },
+  {
+    channel: 'ped',
+    file: 'PED_precision.csv',
+    kind: 'rejects',
+    says: /significant digits/,
+    line: 2,
+    field: 'quantity',
+    also: async () => {
+      const lists = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=PickingList')).json as Array<{ order?: string }>;
+      assert.ok(!lists.some((p) => p.order === '700051'), 'an order with an imprecise quantity was sent');
+    },
+  },
   { channel: 'ped', file: 'PED_attach_target.csv', kind: 'ok' },
   { channel: 'jsonl', file: 'CATJ_bad_line.jsonl', kind: 'rejects', says: /not valid JSON/, line: 2 },
   { channel: 'fixed', file: 'CATF_wrong_trailer.txt', kind: 'error', says: /trailer count mismatch/ },

@@ -194,3 +194,27 @@ describe('claim', () => {
     assert.deepEqual(left[0]?.folders, resolveChannelFolders(inbox));
   });
 });
+
+test('changedSinceClaim: a file written after its claim is caught by size, mtime or sha256', async () => {
+  const tmp = await makeTempDir('wmsbridge-claim-changed-');
+  try {
+    const { appendFile, utimes } = await import('node:fs/promises');
+    const { changedSinceClaim } = await import('../../src/intake/claim.js');
+    const inbox = join(tmp.dir, 'produtos');
+    const c = await claimFile(await drop(inbox, 'p.csv', 'codigo;nome\n1;Arroz\n'));
+    assert.ok(c);
+    assert.equal(await changedSinceClaim(c), null, 'an untouched file is unchanged');
+    // a writer that went on appending into the claimed file (same inode, now in work/)
+    await appendFile(c.workPath, '2;Feijao\n');
+    assert.match((await changedSinceClaim(c)) ?? '', /size went from 20 to 29 bytes/);
+    // same size rewritten, mtime put back: only the hash tells
+    const c2 = await claimFile(await drop(inbox, 'q.csv', 'codigo;nome\n1;Arroz\n'));
+    assert.ok(c2);
+    const st = await stat(c2.workPath);
+    await writeFile(c2.workPath, 'codigo;nome\n1;Arroy\n');
+    await utimes(c2.workPath, st.atime, st.mtime);
+    assert.match((await changedSinceClaim(c2)) ?? '', /content changed/);
+  } finally {
+    await tmp.cleanup();
+  }
+});

@@ -115,7 +115,7 @@ describe('readiness: rename', () => {
 
 describe('readiness: options and globs', () => {
   test('defaults and validation', () => {
-    assert.deepEqual(resolveReadiness(undefined), { mode: 'stable', checks: 3, intervalMs: 1000, emptyFileGraceMs: 60_000, suffixes: [], batchTriggers: [] });
+    assert.deepEqual(resolveReadiness(undefined), { mode: 'stable', checks: 3, intervalMs: 2000, emptyFileGraceMs: 60_000, suffixes: [], batchTriggers: [] });
     assert.deepEqual(resolveReadiness({ mode: 'marker' }).suffixes, ['.done']);
     assert.throws(() => resolveReadiness({ mode: 'stable', checks: 0 }), RangeError);
     assert.throws(() => resolveReadiness({ mode: 'stable', intervalMs: 0 }), RangeError);

@@ -177,7 +177,7 @@ describe('inbox watcher', () => {
     await writeFile(join(dir, 'saldo.txt.tmp'), 'partial');
     await writeFile(join(dir, '~saldo.txt'), 'lock');
     const w = make([{ name: 'saldo', dir, readiness: { mode: 'rename', intervalMs: 100 } }], { maxWaitMs: 2000 });
-    assert.deepEqual(await w.scan(), { ready: [], empty: [], waiting: [], errors: [] });
+    assert.deepEqual(await w.scan(), { ready: [], empty: [], waiting: [], errors: [], refused: [] });
     await rename(join(dir, 'saldo.txt.tmp'), join(dir, 'saldo.txt'));
     const ready = await w.scanOnce();
     assert.deepEqual(ready.map((f) => f.name), ['saldo.txt']);

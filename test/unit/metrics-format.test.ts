@@ -81,3 +81,15 @@ describe('metrics', () => {
     assert.deepEqual(samples.map((s) => `${s.name}${s.labels.le ?? ''}=${s.value}`), ['a_total=0', 'b_seconds_bucket1=0', 'b_seconds_bucket+Inf=0', 'b_seconds_sum=0', 'b_seconds_count=0']);
   });
 });
+
+test('watch metrics: inbox entries not taken are counted by kind', async () => {
+  const { createRunMetrics } = await import('../../src/app/metrics.js');
+  const m = createRunMetrics();
+  m.recordRefused('symlink');
+  m.recordRefused('symlink');
+  m.recordRefused('name-encoding');
+  const client = { requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [10], latencyCounts: [0, 0], latencySumMs: 0 };
+  const text = m.render({ recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 }, files: [], client, queued: 0 });
+  assert.match(text, /^wmsbridge_intake_refused_total\{kind="symlink"\} 2$/m);
+  assert.match(text, /^wmsbridge_intake_refused_total\{kind="name-encoding"\} 1$/m);
+});

@@ -351,3 +351,50 @@ describe('splitRecord (pure)', () => {
     assert.equal(splitRecord('"a"b', o).ok, false);
   });
 });
+
+describe('bytes that are not text are row errors naming line and field', () => {
+  const errs = (items: Awaited<ReturnType<typeof parse>>['items']) =>
+    items.filter((i) => i.kind === 'error').map((i) => (i.kind === 'error' ? { line: i.line, code: i.issue.code, field: i.issue.field, message: i.issue.message } : null));
+
+  test('NUL after the first 8 KB, a tab, an RLO, a C1 control: each its row, the others go on', async () => {
+    // past the first 8 KB (a NUL there makes the whole file 'binary')
+    const filler = Array.from({ length: 800 }, (_, i) => `F${i};Categoria ${i}`).join('\n');
+    const { items } = await parse(`codigo;nome\n${filler}\nN1;Na\u0000me\nT1;Tab\there\nR1;\u202Egpj.exe\nC1;x\u0085y\nOK;Fine\n`);
+    const e = errs(items);
+    assert.deepEqual(e.map((x) => [x!.line, x!.code, x!.field]), [
+      [802, 'control_character', 'nome'],
+      [803, 'control_character', 'nome'],
+      [804, 'control_character', 'nome'],
+      [805, 'control_character', 'nome'],
+    ]);
+    assert.match(e[0]!.message, /field nome: U\+0000 \(NUL\) at position 3: not text$/);
+    assert.match(e[1]!.message, /U\+0009 \(tab\).*allowControlCharacters/);
+    assert.match(e[2]!.message, /U\+202E \(right-to-left override\)/);
+    assert.equal(rows(items).at(-1)!.fields['codigo'], 'OK');
+  });
+
+  test('allowControlCharacters accepts tabs and overrides, never NUL; a quoted tab in a TAB file is text', async () => {
+    const filler = Array.from({ length: 800 }, (_, i) => `F${i};Categoria ${i}`).join('\n');
+    const { items } = await parse(`codigo;nome\nT1;Tab\there \u202E\n${filler}\nN1;a\u0000b\n`, { allowControlCharacters: true });
+    assert.deepEqual(errs(items).map((x) => x!.line), [803]);
+    const tsv = await parse('a\tb\n1\t"x\ty"\n', { delimiter: '\t' });
+    assert.deepEqual(errs(tsv.items), []);
+  });
+
+  test('a row equal to the header line (two exports joined) is rejected', async () => {
+    const { items } = await parse('CODIGO;NOME\nA;Um\nCODIGO;NOME\nB;Dois\n');
+    assert.deepEqual(errs(items).map((x) => [x!.line, x!.code]), [[3, 'repeated_header']]);
+    assert.deepEqual(rows(items).map((r) => r.fields['CODIGO']), ['A', 'B']);
+  });
+
+  test('windows-1252: the five undefined bytes (0x81 0x8D 0x8F 0x90 0x9D) are errors, 0x80-0x9F specials are text', async () => {
+    const body = Buffer.concat([Buffer.from('codigo;nome\nA;caf'), Buffer.from([0xe9, 0x80]), Buffer.from('\n')]);
+    assert.deepEqual(errs((await parse(body, { encoding: 'windows-1252' })).items), []);
+    for (const b of [0x81, 0x8d, 0x8f, 0x90, 0x9d]) {
+      const bad = Buffer.concat([Buffer.from('codigo;nome\nA;x'), Buffer.from([b]), Buffer.from('y\n')]);
+      const e = errs((await parse(bad, { encoding: 'windows-1252' })).items);
+      assert.equal(e.length, 1, `byte 0x${b.toString(16)}`);
+      assert.match(e[0]!.message, /windows-1252 does not define .* at column 4/);
+    }
+  });
+});

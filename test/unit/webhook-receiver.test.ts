@@ -169,3 +169,36 @@ test('configuration errors: short secret, bad alias, basePath "/"', async () => 
   await assert.rejects(createWebhookReceiver({ port: 0, outboxDir: tmp.dir, kindAliases: { x: 'nothing' } }, deps), /kindAliases/);
   await assert.rejects(createWebhookReceiver({ port: 0, outboxDir: tmp.dir, basePath: '/' }, deps), /basePath/);
 });
+
+test('slow senders: a stalled header or body is cut off at the documented limit, not at Node\'s 30 s sweep', async () => {
+  const { connect } = await import('node:net');
+  const r = await createWebhookReceiver(
+    { port: 0, outboxDir: join(tmp.dir, 'outbox-slow'), flushIntervalMs: 0, timeouts: { headersMs: 400, requestMs: 800 } },
+    { journal, logger: silentLogger() },
+  );
+  try {
+    const port = Number(new URL(r.url).port);
+    const stall = (first: string): Promise<{ ms: number; answer: string }> =>
+      new Promise((resolve, reject) => {
+        const t0 = Date.now();
+        let answer = '';
+        const s = connect(port, '127.0.0.1', () => s.write(first));
+        s.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+        s.on('error', () => undefined);
+        s.on('close', () => resolve({ ms: Date.now() - t0, answer }));
+        setTimeout(() => {
+          s.destroy();
+          reject(new Error('the connection was still open after 10 s'));
+        }, 10_000).unref();
+      });
+    // headers never finished
+    const h = await stall('POST /webhooks/receipt HTTP/1.1\r\nHost: x\r\n');
+    assert.ok(h.ms >= 400, `closed after ${h.ms} ms`);
+    assert.match(h.answer, /^HTTP\/1\.1 408/);
+    // headers complete, body stalls after 2 of 100 bytes
+    const b = await stall('POST /webhooks/receipt HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"');
+    assert.ok(b.ms >= 800, `closed after ${b.ms} ms`);
+  } finally {
+    await r.close();
+  }
+});

@@ -1,0 +1,107 @@
+/**
+ * Retention: the journal and the outbox do not grow forever.
+ * - `journal.retainDays` (default 90): settled files (done, error, duplicate) last updated before the
+ *   cutoff, none of whose records waits for anything, are removed with their records (payloads, raw rows)
+ *   and parse facts (Journal.pruneSettled). Their content is then no longer a duplicate when dropped again.
+ * - `outbox.retainDays` (default 90): result files and run reports in the outbox, and each channel's
+ *   archive day folders (`.wmsbridge/archive/YYYY-MM-DD`), older than the cutoff are deleted. Rejects and
+ *   the error folders are never deleted here: a person must act on them.
+ * Applied after a run (not a dry run), at most once every 6 hours (journal meta `retention:last`).
+ */
+import * as fsp from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResolvedConfig } from '../config/load.js';
+import { resolveChannelFolders } from '../intake/claim.js';
+import type { Journal } from '../journal/types.js';
+import type { Logger } from '../shared/logger.js';
+import { errorMessage } from '../shared/errors.js';
+
+export const DEFAULT_RETAIN_DAYS = 90;
+const DAY = 86_400_000;
+const EVERY_MS = 6 * 3_600_000;
+const LAST_KEY = 'retention:last';
+
+export function retention(config: ResolvedConfig): { journalDays: number; outboxDays: number } {
+  return { journalDays: config.journal.retainDays ?? DEFAULT_RETAIN_DAYS, outboxDays: config.outbox.retainDays ?? DEFAULT_RETAIN_DAYS };
+}
+
+export interface RetentionResult {
+  files: number;
+  records: number;
+  outboxFiles: number;
+  archiveDays: number;
+}
+
+/** Deletes files (recursively) under `dir` last modified before `cutoffMs`; empty folders left behind go too. */
+async function pruneTree(dir: string, cutoffMs: number): Promise<number> {
+  let entries;
+  try {
+    entries = await fsp.readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      n += await pruneTree(p, cutoffMs);
+      await fsp.rmdir(p).catch(() => undefined); // only when empty
+    } else if (e.isFile()) {
+      const st = await fsp.stat(p).catch(() => null);
+      if (st && st.mtimeMs < cutoffMs) {
+        await fsp.rm(p, { force: true });
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+function dayOf(name: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(name);
+  return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])).getTime() : null;
+}
+
+export async function applyRetention(
+  a: { config: ResolvedConfig; journal: Journal; logger: Logger; now?: Date; force?: boolean },
+): Promise<RetentionResult | null> {
+  const now = a.now ?? new Date();
+  if (!a.force) {
+    const last = Date.parse((await a.journal.getMeta(LAST_KEY)) ?? '');
+    if (Number.isFinite(last) && now.getTime() - last < EVERY_MS) return null;
+  }
+  await a.journal.setMeta(LAST_KEY, now.toISOString());
+  const { journalDays, outboxDays } = retention(a.config);
+  const res: RetentionResult = { files: 0, records: 0, outboxFiles: 0, archiveDays: 0 };
+  try {
+    if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY)));
+    if (outboxDays > 0) {
+      const cutoff = now.getTime() - outboxDays * DAY;
+      for (const sub of ['results', 'reports']) res.outboxFiles += await pruneTree(join(a.config.outboxDir, sub), cutoff);
+      for (const ch of a.config.channels) {
+        const archive = resolveChannelFolders(ch.dir).archive;
+        let days: string[];
+        try {
+          days = await fsp.readdir(archive);
+        } catch {
+          continue;
+        }
+        for (const d of days) {
+          const t = dayOf(d);
+          // a day folder is removed once its whole day lies before the cutoff
+          if (t !== null && t + DAY <= cutoff) {
+            await fsp.rm(join(archive, d), { recursive: true, force: true });
+            res.archiveDays++;
+          }
+        }
+      }
+    }
+  } catch (err) {
+    a.logger.warn({ err: errorMessage(err) }, 'retention could not finish; it is tried again after the next run');
+    return res;
+  }
+  if (res.files || res.outboxFiles || res.archiveDays) {
+    a.logger.info({ ...res, journalRetainDays: journalDays, outboxRetainDays: outboxDays }, 'retention: old settled journal rows, outbox files and archive days removed');
+  }
+  return res;
+}
