@@ -78,6 +78,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
           resetRate: config.sandbox.resetRate,
           tokenTtlSeconds: config.sandbox.tokenTtlSeconds,
           stateFile: config.sandbox.stateFile ?? join(config.stateDir, 'sandbox-state.json'),
+          ...(config.sandbox.dialect !== undefined ? { dialect: config.sandbox.dialect } : {}),
           logger: logger.child({ component: 'sandbox' }),
         });
         ({ url: baseUrl, accessKeyID, secretKey } = sandbox);

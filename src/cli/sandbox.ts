@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
-import { createSandbox, type SandboxOptions } from '../sandbox/index.js';
+import { createSandbox, formatDialect, parseDialect, type SandboxOptions } from '../sandbox/index.js';
 import type { CliIo } from './types.js';
 
 const USAGE = `usage: wmsbridge sandbox [options]
@@ -30,6 +30,10 @@ options:
   --max-page-size N     largest PagingLimit honoured (default 500)
   --access-key-id ID    credential (default derived from the seed)
   --secret-key KEY      credential (default derived from the seed; prefer WMSBRIDGE_SANDBOX_SECRET)
+  --dialect D           choices where the interface leaves them open: a preset (default, alt) and/or
+                        knob=value,... (pagingBase=0|1, cnpjFormat=digits|masked, ownersCodeerpMatches=
+                        code|codeERP, pickingListTypeRequired=true|false, dateTimes=utc|local,
+                        duplicates=accept|refuse), e.g. "alt" or "pagingBase=0,cnpjFormat=masked"
   -h, --help            this text
 `;
 
@@ -65,6 +69,7 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
         'max-page-size': { type: 'string' },
         'access-key-id': { type: 'string' },
         'secret-key': { type: 'string' },
+        dialect: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -93,6 +98,7 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
     maxPageSize: num('max-page-size', values['max-page-size'], { min: 1, int: true }),
     accessKeyID: values['access-key-id'],
     secretKey: values['secret-key'] ?? process.env['WMSBRIDGE_SANDBOX_SECRET'],
+    dialect: values.dialect !== undefined ? parseDialect(values.dialect, '--dialect') : undefined,
     logger: createLogger({ name: 'wms-sandbox' }),
   };
   for (const k of Object.keys(options) as Array<keyof SandboxOptions>) if (options[k] === undefined) delete options[k];
@@ -108,6 +114,7 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
     throw err;
   }
   io.stdout.write(`${JSON.stringify({ url: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey })}\n`);
+  options.logger?.info({ url: sb.url, dialect: formatDialect(sb.dialect) }, 'sandbox ready');
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const on = (s: NodeJS.Signals): void => {

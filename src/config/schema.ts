@@ -99,6 +99,21 @@ export const SandboxConfigSchema = z.strictObject({
   resetRate: z.number().min(0).max(1).default(0).describe('fraction of connections dropped without an answer'),
   tokenTtlSeconds: z.number().int().min(1).default(900).describe('lifetime of the sandbox access tokens'),
   stateFile: z.string().optional().describe('keep the sandbox state across runs (default: under stateDir)'),
+  dialect: z
+    .union([
+      z.string(),
+      z.strictObject({
+        preset: z.string().optional(),
+        pagingBase: z.union([z.literal(0), z.literal(1)]).optional(),
+        cnpjFormat: z.enum(['digits', 'masked']).optional(),
+        ownersCodeerpMatches: z.enum(['code', 'codeERP']).optional(),
+        pickingListTypeRequired: z.boolean().optional(),
+        dateTimes: z.enum(['utc', 'local']).optional(),
+        duplicates: z.enum(['accept', 'refuse']).optional(),
+      }),
+    ])
+    .optional()
+    .describe("the sandbox's choices where the interface leaves them open: a preset (default, alt), 'alt,duplicates=accept' or an object (docs/SANDBOX.md Dialects)"),
 });
 
 export const PullConfigSchema = z.strictObject({

@@ -7,7 +7,8 @@ import type { z } from 'zod';
 import * as S from '../wms/schemas.js';
 import type { EndpointName } from '../wms/endpoints.js';
 import { cnpjProblem } from './ids.js';
-import { fail, listReply, ok, pageOf, parsePaging, type Reply } from './http-util.js';
+import { fail, listReply, ok, pageOf, pageStart, parsePaging, type Reply } from './http-util.js';
+import { normalizeInput, type SandboxDialect } from './dialect.js';
 import { multipartBoundary, parseMultipart, MultipartError, type MultipartPart } from './multipart.js';
 import type { Rec, Resource, SandboxState, StateIndex, StockRow } from './state.js';
 import { forEachMatch, isEmptyFilter, stockSlice, stockTotal, type StockFilter } from './stock.js';
@@ -17,6 +18,8 @@ export interface ApiContext {
   state: SandboxState;
   index: StateIndex;
   maxPageSize: number;
+  /** the choices this sandbox makes where the interface leaves them open (dialect.ts) */
+  dialect: SandboxDialect;
   newId(): string;
   /** marks the state changed (debounced save) */
   changed(): void;
@@ -152,8 +155,21 @@ interface ResourceDef {
   create: z.ZodObject;
   update?: z.ZodObject;
   fk?: (ctx: ApiContext) => FkCheck;
-  naturalKey: (d: Record<string, unknown>) => string;
+  /** the fields that identify the record (a second create with the same values is a duplicate) */
+  natural: (d: Record<string, unknown>) => Array<[string, unknown]>;
   build?: (ctx: ApiContext, id: string, d: Record<string, unknown>) => Rec;
+}
+
+/** The natural key as counted in /__sandbox/counts: the natural fields' values joined with `|`. */
+function naturalKey(def: ResourceDef, d: Record<string, unknown>): string {
+  return def.natural(d)
+    .map(([, v]) => String(v))
+    .join('|');
+}
+
+/** `codeERP` when given, else the fallback field. */
+function erpOr(fallback: string): (d: Record<string, unknown>) => Array<[string, unknown]> {
+  return (d) => (d['codeERP'] !== undefined && d['codeERP'] !== null ? [['codeERP', d['codeERP']]] : [[fallback, d[fallback]]]);
 }
 
 function createHandler(def: ResourceDef): Handler {
@@ -162,11 +178,22 @@ function createHandler(def: ResourceDef): Handler {
     if (isReply(raw)) return raw;
     const v = validateBody(ctx, raw, def.create, def.fk?.(ctx));
     if (isReply(v)) return v;
-    const d = v.data as Record<string, unknown>;
+    const d = normalizeInput(v.data as Record<string, unknown>, ctx.dialect);
+    const key = naturalKey(def, d);
+    if (ctx.dialect.duplicates === 'refuse') {
+      const all = ctx.state.collections[def.resource];
+      for (let i = all.length - 1; i >= 0; i--) {
+        const existing = all[i]!;
+        if (naturalKey(def, existing) === key) {
+          const what = def.natural(d).map(([f, x]) => `${f}=${String(x)}`).join(', ');
+          return fail(409, `duplicate ${def.resource}: ${what} already exists (id ${existing.id})`, { id: existing.id });
+        }
+      }
+    }
     const id = ctx.newId();
     const rec: Rec = def.build ? def.build(ctx, id, d) : { id, ...withNulls(keysOf(def.create), d) };
     ctx.index.add(def.resource, rec);
-    countCreation(ctx, def.resource, def.naturalKey(d));
+    countCreation(ctx, def.resource, key);
     ctx.changed();
     return ok(rec);
   };
@@ -179,7 +206,7 @@ function updateHandler(def: ResourceDef): Handler {
     if (isReply(raw)) return raw;
     const v = validateBody(ctx, raw, schema, def.fk?.(ctx));
     if (isReply(v)) return v;
-    const d = v.data as Record<string, unknown>;
+    const d = normalizeInput(v.data as Record<string, unknown>, ctx.dialect);
     const existing = ctx.index.get(def.resource, d['id'] as string);
     if (!existing) return notFound(def.resource, 'id', d['id'] as string);
     const rec: Rec = def.build ? def.build(ctx, existing.id, d) : { id: existing.id, ...withNulls(keysOf(def.create), d) };
@@ -192,7 +219,7 @@ function updateHandler(def: ResourceDef): Handler {
 
 function listHandler(resource: Resource, filter?: (r: Rec) => boolean): Handler {
   return (ctx, req) => {
-    const paging = parsePaging(req.query, ctx.maxPageSize);
+    const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
     if (isReply(paging)) return paging;
     const all = ctx.state.collections[resource];
     return pageOf(filter ? all.filter(filter) : all, paging);
@@ -210,11 +237,11 @@ function getByIdHandler(resource: Resource, param = 'id', filter?: (r: Rec) => b
 }
 
 /** By-code reads: duplicates are allowed, so the most recently created match is answered. */
-function getByFieldHandler(resource: Resource, param: string, fields: string[], label: string): Handler {
+function getByFieldHandler(resource: Resource, param: string, fields: string[] | ((ctx: ApiContext) => string[]), label: string): Handler {
   return (ctx, req) => {
     const value = req.params[param] ?? '';
     const all = ctx.state.collections[resource];
-    for (const f of fields) {
+    for (const f of typeof fields === 'function' ? fields(ctx) : fields) {
       for (let i = all.length - 1; i >= 0; i--) if (all[i]![f] === value) return ok(all[i]);
     }
     return notFound(resource, label, value);
@@ -226,7 +253,7 @@ function childrenOfWarehouse(resource: Resource, param: string): Handler {
     const wid = guidParam(req.params[param], param);
     if (isReply(wid)) return wid;
     if (!ctx.index.has('Warehouse', wid)) return notFound('Warehouse', 'id', wid);
-    const paging = parsePaging(req.query, ctx.maxPageSize);
+    const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
     if (isReply(paging)) return paging;
     const lower = wid.toLowerCase();
     return pageOf(ctx.state.collections[resource].filter((r) => String(r['warehouseID']).toLowerCase() === lower), paging);
@@ -240,14 +267,14 @@ function childrenOfWarehouse(resource: Resource, param: string): Handler {
 const unitDef: ResourceDef = {
   resource: 'UnitMeasurement',
   create: S.UnitMeasurementCreate,
-  naturalKey: (d) => String(d['codeERP'] ?? d['symbol']),
+  natural: erpOr('symbol'),
 };
-const categoryDef: ResourceDef = { resource: 'Category', create: S.CategoryCreate, naturalKey: (d) => String(d['codeERP'] ?? d['name']) };
+const categoryDef: ResourceDef = { resource: 'Category', create: S.CategoryCreate, natural: erpOr('name') };
 const familyDef: ResourceDef = {
   resource: 'Family',
   create: S.FamilyCreate,
   fk: (ctx) => fks(ctx, { categoryID: 'Category' }),
-  naturalKey: (d) => String(d['codeERP'] ?? d['name']),
+  natural: erpOr('name'),
 };
 const productDef: ResourceDef = {
   resource: 'Product',
@@ -261,7 +288,7 @@ const productDef: ResourceDef = {
         }
       }
     }),
-  naturalKey: (d) => String(d['code']),
+  natural: (d) => [['code', d['code']]],
   build: (_ctx, id, d) => ({ id, ...withNulls(keysOf(S.ProductCreate), d), color: null, validity: null }),
 };
 const conversionFactorDef: ResourceDef = {
@@ -269,27 +296,34 @@ const conversionFactorDef: ResourceDef = {
   create: S.ConversionFactorCreate,
   update: S.ConversionFactorUpdate,
   fk: (ctx) => fks(ctx, { productID: 'Product', unitMeasurementInputID: 'UnitMeasurement', unitMeasurementOutputID: 'UnitMeasurement' }),
-  naturalKey: (d) => String(d['codeERP'] ?? `${String(d['productID'])}|${String(d['unitMeasurementInputID'])}|${String(d['unitMeasurementOutputID'])}`),
+  natural: (d) =>
+    d['codeERP'] !== undefined && d['codeERP'] !== null
+      ? [['codeERP', d['codeERP']]]
+      : [
+          ['productID', d['productID']],
+          ['unitMeasurementInputID', d['unitMeasurementInputID']],
+          ['unitMeasurementOutputID', d['unitMeasurementOutputID']],
+        ],
 };
 const shippingCompanyDef: ResourceDef = {
   resource: 'ShippingCompany',
   create: S.ShippingCompanyCreate,
   update: S.ShippingCompanyUpdate,
   fk: (ctx) => both(cnpjCheck, fks(ctx, { ownerID: 'Owners' })),
-  naturalKey: (d) => String(d['codeERP'] ?? d['cnpj']),
+  natural: erpOr('cnpj'),
 };
 const providerDef: ResourceDef = {
   resource: 'Provider',
   create: S.ProviderCreate,
   update: S.ProviderUpdate,
   fk: (ctx) => both(cnpjCheck, fks(ctx, { ownerID: 'Owners' })),
-  naturalKey: (d) => String(d['codeERP'] ?? d['cnpj']),
+  natural: erpOr('cnpj'),
 };
 const ownerDef: ResourceDef = {
   resource: 'Owners',
   create: S.OwnerCreate,
   fk: (ctx) => fks(ctx, { companyID: 'Company' }),
-  naturalKey: (d) => String(d['code']),
+  natural: (d) => [['code', d['code']]],
 };
 
 const PICKING_HEADER_KEYS = keysOf(S.PickingListCreate).filter((k) => k !== 'pickingItens');
@@ -298,12 +332,24 @@ const pickingListDef: ResourceDef = {
   resource: 'PickingList',
   create: S.PickingListCreate,
   fk: (ctx) =>
-    fks(
-      ctx,
-      { companyID: 'Company', branchID: 'Branch', warehouseID: 'Warehouse', dockID: 'Dock', ownerID: 'Owners', shippingCompanyID: 'ShippingCompany' },
-      { key: 'pickingItens', spec: { productID: 'Product' } },
+    both(
+      fks(
+        ctx,
+        { companyID: 'Company', branchID: 'Branch', warehouseID: 'Warehouse', dockID: 'Dock', ownerID: 'Owners', shippingCompanyID: 'ShippingCompany' },
+        { key: 'pickingItens', spec: { productID: 'Product' } },
+      ),
+      (raw, problems, bad) => {
+        // dialect: a WMS that requires the flags whose required status the interface does not show
+        if (!ctx.dialect.pickingListTypeRequired) return;
+        for (const f of ['type', 'separationType']) {
+          if ((raw[f] === undefined || raw[f] === null) && !bad.has(f)) problems.push({ field: f, reason: 'required' });
+        }
+      },
     ),
-  naturalKey: (d) => `${String(d['order'])}|${String(d['ownerID'])}`,
+  natural: (d) => [
+    ['order', d['order']],
+    ['ownerID', d['ownerID']],
+  ],
   build: (ctx, id, d) => ({
     id,
     description: `Pedido ${String(d['order'])}`,
@@ -343,7 +389,10 @@ const purchaseOrderDef: ResourceDef = {
       { companyID: 'Company', branchID: 'Branch', warehouseID: 'Warehouse', docksID: 'Dock', providerID: 'Provider', ownersID: 'Owners' },
       { key: 'purchaseOrderItens', spec: { productID: 'Product', materialStatusID: 'MaterialStatus', unitMeasurementId: 'UnitMeasurement' } },
     ),
-  naturalKey: (d) => `${String(d['nf'])}|${String(d['providerID'])}`,
+  natural: (d) => [
+    ['nf', d['nf']],
+    ['providerID', d['providerID']],
+  ],
   build: (ctx, id, d) => ({
     id,
     ...withNulls(PO_HEADER_KEYS, d),
@@ -369,10 +418,10 @@ const purchaseOrderDef: ResourceDef = {
 // ------------------------------------------------------------------------------------------------
 
 const listStock: Handler = (ctx, req) => {
-  const paging = parsePaging(req.query, ctx.maxPageSize);
+  const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
   if (isReply(paging)) return paging;
   const total = stockTotal(ctx.state);
-  return listReply(total, paging, stockSlice(ctx.state, (paging.index - 1) * paging.limit, paging.limit));
+  return listReply(total, paging, stockSlice(ctx.state, pageStart(paging), paging.limit));
 };
 
 const searchStock: Handler = (ctx, req) => {
@@ -380,9 +429,9 @@ const searchStock: Handler = (ctx, req) => {
   if (isReply(raw)) return raw;
   const v = validateBody(ctx, raw, S.StockSearchFilters);
   if (isReply(v)) return v;
-  const paging = parsePaging(req.query, ctx.maxPageSize);
+  const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
   if (isReply(paging)) return paging;
-  const start = (paging.index - 1) * paging.limit;
+  const start = pageStart(paging);
   const end = start + paging.limit;
   if (isEmptyFilter(v.data as StockFilter)) return listReply(stockTotal(ctx.state), paging, stockSlice(ctx.state, start, paging.limit));
   const page: StockRow[] = [];
@@ -596,7 +645,7 @@ export const HANDLERS: Record<Exclude<EndpointName, 'authorize' | 'refreshToken'
 
   listOwners: listHandler('Owners'),
   getOwner: getByIdHandler('Owners'),
-  getOwnerByCode: getByFieldHandler('Owners', 'code', ['code', 'codeERP'], 'code'),
+  getOwnerByCode: getByFieldHandler('Owners', 'code', (ctx) => (ctx.dialect.ownersCodeerpMatches === 'codeERP' ? ['codeERP'] : ['code', 'codeERP']), 'code'),
   createOwner: createHandler(ownerDef),
 
   listInventories: listHandler('Inventory'),

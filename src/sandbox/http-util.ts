@@ -34,13 +34,15 @@ export function fail(status: number, error: string, data: unknown = null, header
 export interface Paging {
   index: number;
   limit: number;
+  /** PagingIndex of the first page (the dialect's pagingBase): 1 by default, 0 in a 0-based dialect */
+  base: 0 | 1;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
 
-/** PagingIndex (1-based, default 1) and PagingLimit (default 100, clamped to max) from the query. */
-export function parsePaging(query: URLSearchParams | null, maxPageSize: number): Paging | Reply {
-  let index = 1;
+/** PagingIndex (`base`-based, default `base`) and PagingLimit (default 100, clamped to max) from the query. */
+export function parsePaging(query: URLSearchParams | null, maxPageSize: number, base: 0 | 1 = 1): Paging | Reply {
+  let index: number = base;
   let limit = DEFAULT_PAGE_SIZE;
   const problems: string[] = [];
   if (query) {
@@ -55,7 +57,7 @@ export function parsePaging(query: URLSearchParams | null, maxPageSize: number):
   const pi = query?.get('PagingIndex');
   const pl = query?.get('PagingLimit');
   if (pi !== null && pi !== undefined) {
-    if (!/^\d+$/.test(pi) || Number(pi) < 1) problems.push('PagingIndex: must be an integer >= 1 (the first page is 1)');
+    if (!/^\d+$/.test(pi) || Number(pi) < base) problems.push(`PagingIndex: must be an integer >= ${base} (the first page is ${base})`);
     else index = Number(pi);
   }
   if (pl !== null && pl !== undefined) {
@@ -63,7 +65,7 @@ export function parsePaging(query: URLSearchParams | null, maxPageSize: number):
     else limit = Math.min(Number(pl), maxPageSize);
   }
   if (problems.length) return fail(400, problems.join('; '));
-  return { index, limit: Math.min(limit, maxPageSize) };
+  return { index, limit: Math.min(limit, maxPageSize), base };
 }
 
 export function listReply(total: number, paging: Paging, data: unknown[]): Reply {
@@ -82,7 +84,12 @@ export function listReply(total: number, paging: Paging, data: unknown[]): Reply
   };
 }
 
+/** Offset of the first record of the page. */
+export function pageStart(paging: Paging): number {
+  return (paging.index - paging.base) * paging.limit;
+}
+
 export function pageOf<T>(all: readonly T[], paging: Paging): Reply {
-  const start = (paging.index - 1) * paging.limit;
+  const start = pageStart(paging);
   return listReply(all.length, paging, start >= all.length ? [] : all.slice(start, start + paging.limit));
 }

@@ -6,6 +6,9 @@
 import type { Logger } from '../shared/logger.js';
 import type { SandboxState } from './state.js';
 import { startSandboxServer } from './server.js';
+import type { DialectSpec, SandboxDialect } from './dialect.js';
+
+export { DIALECT_PRESETS, DIALECT_KNOBS, dialectMatrix, formatDialect, parseDialect, type SandboxDialect, type DialectSpec } from './dialect.js';
 
 export type { SandboxState } from './state.js';
 
@@ -40,6 +43,11 @@ export interface SandboxOptions {
   maxPageSize?: number;
   /** Synthetic stock records derived from their index (memory-light; for the pull benchmark). @default 0 */
   stockRecords?: number;
+  /**
+   * The choices this sandbox makes where the interface leaves them open: a preset name (`default`,
+   * `alt`), a `preset,k=v,...` list or an object (dialect.ts, docs/SANDBOX.md "Dialects"). @default 'default'
+   */
+  dialect?: DialectSpec;
   logger?: Logger;
 }
 
@@ -51,6 +59,8 @@ export interface Sandbox {
   secretKey: string;
   /** The live state (direct access for tests: read-only use). Replaced by reset(). */
   readonly state: SandboxState;
+  /** the dialect this sandbox speaks */
+  readonly dialect: SandboxDialect;
   setFaults(f: SandboxFaults): void;
   /** Sets the number of synthetic stock records (derived from their index, not stored). */
   seedStock(n: number): void;

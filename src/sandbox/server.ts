@@ -14,6 +14,7 @@ import { AuthorizeRequest, RefreshTokenRequest } from '../wms/schemas.js';
 import { ConfigError } from '../shared/errors.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
 import { HANDLERS, isMutating, isReply, jsonBody, type ApiContext, type ApiRequest } from './api.js';
+import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswers, type SandboxDialect } from './dialect.js';
 import { runEvent } from './events.js';
 import { fail, ok, type Reply } from './http-util.js';
 import { createRng, deterministicUuid } from './ids.js';
@@ -122,6 +123,13 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const accessKeyID = options.accessKeyID ?? creds.accessKeyID;
   const secretKey = options.secretKey ?? creds.secretKey;
   const maxPageSize = options.maxPageSize ?? 500;
+  const dialect: SandboxDialect = parseDialect(options.dialect, 'sandbox: dialect');
+  /** seed data as this dialect has it (the 'codeERP' Owners dialect gives the seed owner a codeERP unlike its code) */
+  const seedData = (): SandboxState => {
+    const s = seedState(seed, options.stockRecords ?? 0);
+    if (dialect.ownersCodeerpMatches === 'codeERP') for (const o of s.collections.Owners) o['codeERP'] = CODEERP_DIALECT_OWNER_CODEERP;
+    return s;
+  };
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
   const faults = { latencyMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
   const setFaults = (f: SandboxFaults): void => {
@@ -152,7 +160,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     if (options.stockRecords !== undefined) state.synthetic.count = options.stockRecords;
     log.info({ file: stateFile }, 'sandbox state loaded');
   } else {
-    state = seedState(seed, options.stockRecords ?? 0);
+    state = seedData();
   }
   refreshStatusNames(state);
 
@@ -184,6 +192,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     state,
     index: new StateIndex(state),
     maxPageSize,
+    dialect,
     newId: () => deterministicUuid(ctx.state.seed, `rec:${ctx.state.nextSeq++}`),
     changed: () => {
       if (!stateFile || saveTimer) return;
@@ -375,6 +384,9 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       req.socket.destroy();
       return;
     }
+    if (rewritesAnswers(dialect) && reply.body && typeof reply.body === 'object' && 'data' in reply.body) {
+      reply.body = { ...(reply.body as Record<string, unknown>), data: presentData((reply.body as { data: unknown }).data, dialect) };
+    }
     if (reply.status >= 500) log.warn({ method, path, status: reply.status }, 'sandbox error');
     else log.debug({ method, path, status: reply.status }, 'sandbox request');
     send(res, reply);
@@ -425,7 +437,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     }
     if (key === 'GET /__sandbox/counts') return plain(200, counts());
     if (key === 'POST /__sandbox/reset') {
-      replaceState(seedState(seed, options.stockRecords ?? 0));
+      replaceState(seedData());
       concurrency.peak = concurrency.current;
       return plain(200, { ok: true });
     }
@@ -503,6 +515,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     get state() {
       return state;
     },
+    dialect,
     setFaults,
     seedStock(n: number) {
       if (!Number.isInteger(n) || n < 0) throw new ConfigError(`sandbox: seedStock needs a non-negative integer (got ${n})`);
@@ -510,7 +523,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       ctx.changed();
     },
     reset() {
-      replaceState(seedState(seed, options.stockRecords ?? 0));
+      replaceState(seedData());
     },
     close() {
       closing ??= (async () => {
