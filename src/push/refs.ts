@@ -13,6 +13,7 @@ function isTarget(r: string): r is Target {
   return (TARGETS as readonly string[]).includes(r);
 }
 import { isReadOnlyResource } from './reference-cache.js';
+import { findOwner, ownerField } from './owners.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
@@ -53,9 +54,8 @@ export function createRefResolver(deps: {
           const r = resource === 'Provider' ? await client.getProviderByErp(value) : await client.getShippingCompanyByErp(value);
           return r?.id;
         }
-        if (resource === 'Owners' && (by.toLowerCase() === 'code' || by.toLowerCase() === 'codeerp')) {
-          return (await client.getOwnerByCode(value))?.id;
-        }
+        const field = resource === 'Owners' ? ownerField(by) : null;
+        if (field) return (await findOwner(client, field, value))?.id;
         return undefined;
       })();
       wmsReads.set(k, p);
