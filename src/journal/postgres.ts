@@ -149,6 +149,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_events_undelivered ON S.webhook_events (id) WHERE delivered_at IS NULL;
   `,
+  // 2 (issue 14): identifying fields of created records, so a lookup by symbol, cnpj, code... finds them
+  `
+  CREATE TABLE S.xref_field (
+    resource    TEXT NOT NULL,
+    field       TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (resource, field, value, key)
+  );
+  CREATE INDEX xref_field_by_key ON S.xref_field (resource, key);
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -666,6 +678,32 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       }),
 
     putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
+
+    putXrefFields: (resource, key, fields) =>
+      op('putXrefFields', () =>
+        tx(async (run) => {
+          await run(`DELETE FROM ${S}.xref_field WHERE resource = $1 AND key = $2`, [resource, key]);
+          for (const [field, value] of fields) {
+            await run(
+              `INSERT INTO ${S}.xref_field (resource, field, value, key, updated_at) VALUES ($1, $2, $3, $4, now())
+               ON CONFLICT (resource, field, value, key) DO UPDATE SET updated_at = excluded.updated_at`,
+              [resource, field, value, key],
+            );
+          }
+        }),
+      ),
+
+    findXrefByField: (resource, field, value) =>
+      op('findXrefByField', async () => {
+        const r = (
+          await q<XrefDbRow>(
+            `SELECT x.* FROM ${S}.xref_field f JOIN ${S}.xref x ON x.resource = f.resource AND x.key = f.key
+             WHERE f.resource = $1 AND f.field = $2 AND f.value = $3 ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1`,
+            [resource, field, value],
+          )
+        ).rows[0];
+        return r ? toXref(r) : undefined;
+      }),
 
     deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
 

@@ -140,6 +140,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX records_by_file ON records (file_id);
   `,
+  // 3 (issue 14): identifying fields of created records, so a lookup by symbol, cnpj, code... finds them
+  `
+  CREATE TABLE xref_field (
+    resource    TEXT NOT NULL,
+    field       TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (resource, field, value, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX xref_field_by_key ON xref_field (resource, key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -587,6 +599,23 @@ function buildJournal(
     putXref: (resource, key, wmsId, payloadHash) => queuedWrite('putXref', resource, key, wmsId, payloadHash),
 
     deleteXref: (resource, key) => queuedWrite('deleteXref', resource, key),
+
+    putXrefFields: (resource, key, fields) =>
+      op('putXrefFields', () => {
+        const at = now();
+        db.transaction(() => {
+          stmt('DELETE FROM xref_field WHERE resource = ? AND key = ?').run(resource, key);
+          for (const [field, value] of fields) stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
+        })();
+      }),
+
+    findXrefByField: (resource, field, value) =>
+      op('findXrefByField', () => {
+        const r = stmt(
+          'SELECT x.* FROM xref_field f JOIN xref x ON x.resource = f.resource AND x.key = f.key WHERE f.resource = ? AND f.field = ? AND f.value = ? ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1',
+        ).get(resource, field, value) as XrefDbRow | undefined;
+        return r ? toXref(r) : undefined;
+      }),
 
     getMeta: (key) =>
       op('getMeta', () => (stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value),

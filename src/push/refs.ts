@@ -14,6 +14,9 @@ function isTarget(r: string): r is Target {
 }
 import { isReadOnlyResource } from './reference-cache.js';
 import { findOwner, ownerField } from './owners.js';
+import { comparisonText, matchKey } from '../map/identifiers.js';
+import { LOOKUP_BY } from '../map/model.js';
+import type { RefResource } from '../wms/targets.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
@@ -43,6 +46,14 @@ export function createRefResolver(deps: {
 }): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
+
+  /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
+  function readDescription(resource: string, by: string): string | null {
+    const b = by.toLowerCase();
+    if ((resource === 'Provider' || resource === 'ShippingCompany') && b === 'codeerp') return `read GET /open/v1/${resource}/erp/{codeERP}`;
+    if (resource === 'Owners' && ownerField(by)) return `searched the Owners list by ${ownerField(by)!}`;
+    return null;
+  }
 
   function readByField(resource: string, by: string, value: string): Promise<string | undefined> {
     const k = `${resource}|${by}|${value}`;
@@ -75,7 +86,7 @@ export function createRefResolver(deps: {
       if (id) return { id };
       return { ok: false, status: 'rejected', code: 'lookup_not_found', field, message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS` };
     }
-    const x = await journal.getXref(resource, value);
+    const x = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
     if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
@@ -85,19 +96,22 @@ export function createRefResolver(deps: {
       }
       // another instance may have settled it between the two reads above: its cross-reference is committed
       // with (never after) its settle, so a second look now finds it
-      const again = await journal.getXref(resource, value);
+      const again = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
       if (again) return { id: again.wmsId };
     }
     const readBy = by ?? READ_BY_KEY[resource];
-    if (readBy) {
-      const id = await readByField(resource, readBy, value);
+    const read = readBy ? readDescription(resource, readBy) : null;
+    if (read) {
+      const id = await readByField(resource, readBy!, value);
       if (id) {
         await journal.putXref(resource, value, id, null);
         return { id };
       }
     }
-    const how = readBy ? `not in the WMS (read by ${readBy})` : 'not created by wmsbridge (no cross-reference) and the interface has no read for it';
-    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, message: `${resource} '${value}' not found: ${how}` };
+    // say exactly what was tried
+    const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
+    tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
+    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}` };
   }
 
   async function walk(node: unknown, path: string, out: { fail?: Extract<ResolveResult, { ok: false }> }): Promise<unknown> {
@@ -130,6 +144,20 @@ export function createRefResolver(deps: {
       return out.fail ?? { ok: true, payload: resolved };
     },
   };
+}
+
+/**
+ * The identifying fields of a payload wmsbridge sends as `resource` (every field a lookup's `by` may name,
+ * LOOKUP_BY), as [field, matchKey] pairs for the cross-reference (Journal.putXrefFields).
+ */
+export function identifyingFields(resource: RefResource, payload: Record<string, unknown>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const f of LOOKUP_BY[resource] ?? []) {
+    if (f === 'id') continue;
+    const v = payload[f];
+    if ((typeof v === 'string' && v.trim() !== '') || typeof v === 'number') out.push([f, matchKey(f, v)]);
+  }
+  return out;
 }
 
 /** Whether a payload holds a RefValue anywhere. */
