@@ -32,7 +32,7 @@ export function failureKey(resource: string, key: string): string {
 }
 
 /** Default field a natural-key reference is read back by, where the interface has such a read. */
-const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompany: 'codeERP', Owners: 'code' };
+const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompany: 'codeERP', Owners: 'code', Product: 'code' };
 
 export interface RefResolver {
   resolve(payload: Record<string, unknown>): Promise<ResolveResult>;
@@ -46,12 +46,34 @@ export function createRefResolver(deps: {
 }): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
+  /** productCode (matchKey) -> productId of every stock record read this run (the interface has no product read) */
+  const productIdByCode = new Map<string, string>();
+
+  /**
+   * A product wmsbridge did not create, through its stock: GET /open/v1/Stock?productCode=... (a WMS that
+   * ignores the filter is paged until the code shows up). Every code seen on the way is kept for the run.
+   */
+  async function productFromStock(value: string): Promise<string | undefined> {
+    const want = matchKey('code', value);
+    const known = productIdByCode.get(want);
+    if (known || !client) return known;
+    for await (const s of client.listStock({ query: { productCode: value.trim() } })) {
+      if (s.productCode === null || s.productCode === undefined || !s.productId) continue;
+      const k = matchKey('code', s.productCode);
+      if (!productIdByCode.has(k)) productIdByCode.set(k, s.productId);
+      if (k === want) break;
+    }
+    return productIdByCode.get(want);
+  }
 
   /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
   function readDescription(resource: string, by: string): string | null {
     const b = by.toLowerCase();
     if ((resource === 'Provider' || resource === 'ShippingCompany') && b === 'codeerp') return `read GET /open/v1/${resource}/erp/{codeERP}`;
     if (resource === 'Owners' && ownerField(by)) return `searched the Owners list by ${ownerField(by)!}`;
+    if (resource === 'Product' && b === 'code') {
+      return 'searched GET /open/v1/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface (it has no product read)';
+    }
     return null;
   }
 
@@ -65,6 +87,7 @@ export function createRefResolver(deps: {
           const r = resource === 'Provider' ? await client.getProviderByErp(value) : await client.getShippingCompanyByErp(value);
           return r?.id;
         }
+        if (resource === 'Product' && by.toLowerCase() === 'code') return productFromStock(value);
         const field = resource === 'Owners' ? ownerField(by) : null;
         if (field) return (await findOwner(client, field, value))?.id;
         return undefined;

@@ -123,3 +123,21 @@ describe('Owners from the Owners list', () => {
     assert.equal(client.stats().requests, before);
   });
 });
+
+describe('products wmsbridge did not create, through their stock', () => {
+  test('ref Product by code resolves through GET /Stock?productCode; unknown or stockless: says so', async () => {
+    const { sb, client } = await clientFor('pagingBase=0');
+    const resolver = createRefResolver({ journal, client, refCache: createReferenceCache(client), failures: new Map() });
+    const seed = sb.state.collections.Product;
+    const withStock = seed.find((p) => sb.state.stock.some((s) => s.productId === p.id))!;
+    assert.deepEqual(await resolver.resolve(ref('Product', ` ${String(withStock['code'])} `)), { ok: true, payload: { f: withStock.id } });
+    assert.deepEqual(await resolver.resolve(ref('Product', String(withStock['code']), 'code')), { ok: true, payload: { f: withStock.id } });
+    const before = client.stats().requests;
+    await resolver.resolve(ref('Product', String(withStock['code']), 'code'));
+    assert.equal(client.stats().requests, before, 'cached for the run');
+    const miss = await resolver.resolve(ref('Product', 'NOPE-1', 'code'));
+    assert.equal(miss.ok, false);
+    assert.match((miss as { message: string }).message, /not in the WMS \(searched GET \/open\/v1\/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface/);
+  });
+});
+
