@@ -89,6 +89,13 @@ export const WmsConfigSchema = z.strictObject({
     .union([z.literal('auto'), z.literal(0), z.literal(1)])
     .default('auto')
     .describe("PagingIndex of the first page; auto: found from the WMS's answer to PagingIndex 0 (a read short of the WMS's count is an error, never a short result)"),
+  /** @default 'utc' */
+  dateTimes: z
+    .enum(['utc', 'local-offset', 'local'])
+    .default('utc')
+    .describe("DateTimes sent: utc (…Z), local-offset (wall time of wms.timeZone with its offset, …-03:00) or local (wall time, no offset)"),
+  /** @default 'America/Sao_Paulo' */
+  timeZone: z.string().default('America/Sao_Paulo').describe('IANA time zone of the WMS, for dateTimes local / local-offset'),
   tls: z
     .strictObject({ rejectUnauthorized: z.boolean().default(true).describe('verify the WMS certificate (keep true)'), caFile: z.string().optional().describe('PEM file of a private CA') })
     .default({ rejectUnauthorized: true }),

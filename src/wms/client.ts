@@ -20,6 +20,8 @@ import { ConfigError } from '../shared/errors.js';
 import * as S from './schemas.js';
 import { ENDPOINTS, buildPath, PAGING_INDEX, PAGING_LIMIT, type EndpointName } from './endpoints.js';
 import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientStats } from './client-types.js';
+import { DATE_TIMES_MODES, withDateTimes, type DateTimesMode } from './datetimes.js';
+import { isValidTimeZone } from '../shared/time.js';
 import { WmsError, WmsErrorCode, codeForStatus, formatWmsMessage, type WmsErrorCode as WmsErrorCodeT } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-limit.js';
@@ -52,6 +54,10 @@ export interface WmsClientOptions {
    * @default 'auto'
    */
   pagingBase?: 0 | 1 | 'auto';
+  /** how DateTimes are written in send bodies (datetimes.ts) @default 'utc' */
+  dateTimes?: DateTimesMode;
+  /** the WMS's time zone for dateTimes 'local' / 'local-offset' @default 'America/Sao_Paulo' */
+  timeZone?: string;
   /** refresh this long before a known expiry @default 30 */
   refreshSkewSeconds?: number;
   /** assumed token lifetime when the server does not say (a JWT's exp is read when the token is a JWT) */
@@ -148,6 +154,10 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   /** the page base in use: the configured one, or what the first list read found out ('auto') */
   let knownBase: 0 | 1 | undefined = pagingBase === 'auto' ? undefined : pagingBase;
   const validateRequests = options.validateRequests ?? true;
+  const dateTimes: DateTimesMode = options.dateTimes ?? 'utc';
+  const wmsTimeZone = options.timeZone ?? 'America/Sao_Paulo';
+  if (!(DATE_TIMES_MODES as readonly string[]).includes(dateTimes)) throw new ConfigError(`WMS client: dateTimes must be one of ${DATE_TIMES_MODES.join(', ')}`);
+  if (!isValidTimeZone(wmsTimeZone)) throw new ConfigError(`WMS client: timeZone "${wmsTimeZone}" is not an IANA time zone`);
   const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const log = options.logger ?? silentLogger();
   if (!Number.isInteger(defaultPageSize) || defaultPageSize < 1) throw new ConfigError(`WMS client: pageSize must be an integer >= 1`);
@@ -388,16 +398,16 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     }
     const wirePath = prefix + path + qs;
     const idempotent = isIdempotent(method, spec.idempotent);
+    const anonymous = 'anonymous' in ep && ep.anonymous === true;
     let body: Buffer | undefined;
     let contentType: string | undefined;
     if (spec.raw) {
       body = spec.raw.body;
       contentType = spec.raw.contentType;
     } else if (spec.json !== undefined) {
-      body = Buffer.from(JSON.stringify(spec.json), 'utf8');
+      body = Buffer.from(JSON.stringify(anonymous || dateTimes === 'utc' ? spec.json : withDateTimes(spec.json, dateTimes, wmsTimeZone)), 'utf8');
       contentType = 'application/json';
     }
-    const anonymous = 'anonymous' in ep && ep.anonymous === true;
     let attempt = 0;
     // consecutive 401s of this call: one means the token expired (refresh and replay, not a retry); two in
     // a row, the second with a token fresh from the refresh, mean the credentials are refused
