@@ -679,19 +679,8 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
 
     putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
 
-    putXrefFields: (resource, key, fields) =>
-      op('putXrefFields', () =>
-        tx(async (run) => {
-          await run(`DELETE FROM ${S}.xref_field WHERE resource = $1 AND key = $2`, [resource, key]);
-          for (const [field, value] of fields) {
-            await run(
-              `INSERT INTO ${S}.xref_field (resource, field, value, key, updated_at) VALUES ($1, $2, $3, $4, now())
-               ON CONFLICT (resource, field, value, key) DO UPDATE SET updated_at = excluded.updated_at`,
-              [resource, field, value, key],
-            );
-          }
-        }),
-      ),
+    // group-committed with the settle and the xref of the same record (no extra commit per record)
+    putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
 
     findXrefByField: (resource, field, value) =>
       op('findXrefByField', async () => {

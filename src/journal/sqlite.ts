@@ -600,14 +600,8 @@ function buildJournal(
 
     deleteXref: (resource, key) => queuedWrite('deleteXref', resource, key),
 
-    putXrefFields: (resource, key, fields) =>
-      op('putXrefFields', () => {
-        const at = now();
-        db.transaction(() => {
-          stmt('DELETE FROM xref_field WHERE resource = ? AND key = ?').run(resource, key);
-          for (const [field, value] of fields) stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
-        })();
-      }),
+    // group-committed with the settle and the xref of the same record (no extra commit per record)
+    putXrefFields: (resource, key, fields) => queuedWrite('putXrefFields', resource, key, fields),
 
     findXrefByField: (resource, field, value) =>
       op('findXrefByField', () => {
