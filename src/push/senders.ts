@@ -11,6 +11,7 @@ import type { WmsClient } from '../wms/client-types.js';
 import type * as S from '../wms/schemas.js';
 import type { Target } from '../wms/targets.js';
 import { findOwner, rememberOwner } from './owners.js';
+import { sameIdentifier } from '../map/identifiers.js';
 
 export interface SendContext {
   client: WmsClient;
@@ -185,7 +186,8 @@ export async function readBack(input: SendInput, ctx: SendContext): Promise<Send
       const codeERP = typeof p['codeERP'] === 'string' ? p['codeERP'] : '';
       if (!codeERP) return null;
       for await (const cf of client.listConversionFactors()) {
-        if (cf.codeERP === codeERP && cf.productID === p['productID']) return { outcome: 'created', wmsId: cf.id, note: 'settled by read-back after an in-doubt send' };
+        // codes trimmed and case-folded, ids case-insensitive (src/map/identifiers.ts)
+        if (typeof cf.codeERP === 'string' && sameIdentifier('codeERP', cf.codeERP, codeERP) && String(cf.productID).toLowerCase() === String(p['productID']).toLowerCase()) return { outcome: 'created', wmsId: cf.id, note: 'settled by read-back after an in-doubt send' };
       }
       return 'absent';
     }
