@@ -153,6 +153,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   const pagingBase = options.pagingBase ?? 'auto';
   /** the page base in use: the configured one, or what the first list read found out ('auto') */
   let knownBase: 0 | 1 | undefined = pagingBase === 'auto' ? undefined : pagingBase;
+  /** 'auto' found 0 because PagingIndex 0 was answered, but no read has yet seen a second page: a lenient
+   * 1-based server reading 0 as 1 looks the same until then */
+  let zeroUnconfirmed = false;
   const validateRequests = options.validateRequests ?? true;
   const dateTimes: DateTimesMode = options.dateTimes ?? 'utc';
   const wmsTimeZone = options.timeZone ?? 'America/Sao_Paulo';
@@ -621,7 +624,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     /** probing: the base is unknown and PagingIndex 0 is being asked to find it */
     let probing = knownBase === undefined;
     /** tentative: 0 was accepted as the first page; a repeat at index 1 means 0 was read as 1 */
-    let tentative = false;
+    let tentative = knownBase === 0 && zeroUnconfirmed;
     let index: number = knownBase ?? 0;
     let previous: string | undefined;
     let expected: number | undefined;
@@ -684,6 +687,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         } else {
           knownBase = 0;
           tentative = true;
+          zeroUnconfirmed = true;
         }
         log.debug({ op: name, pagingBase: knownBase }, 'wms: page base found');
       }
@@ -694,6 +698,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           // PagingIndex 0 and 1 answer the same page: a 1-based server reading 0 as 1
           knownBase = 1;
           tentative = false;
+          zeroUnconfirmed = false;
           log.debug({ op: name }, 'wms: PagingIndex 0 and 1 answer the same page; pages are 1-based');
           index++;
           pageNo--;
@@ -720,7 +725,10 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       } else if (data.length < size) {
         return finish();
       }
-      if (pageNo >= 2) tentative = false;
+      if (pageNo >= 2 && tentative) {
+        tentative = false;
+        zeroUnconfirmed = false; // a second, different page: 0-based for sure
+      }
       index++;
     }
   }

@@ -436,6 +436,22 @@ describe('paging', () => {
     }
   });
 
+  test("'auto' on a lenient 1-based WMS whose first list fits one page: the next multi-page read still reads every record once", async () => {
+    reset(pagedServer(5, 1, 'as-first'));
+    const c = client({ pagingBase: undefined });
+    try {
+      const one: string[] = [];
+      for await (const w of c.listWarehouses({ pageSize: 10 })) one.push(w.name);
+      assert.equal(one.length, 5);
+      const names: string[] = [];
+      for await (const w of c.listWarehouses({ pageSize: 2 })) names.push(w.name);
+      assert.deepEqual(names, ['W1', 'W2', 'W3', 'W4', 'W5']);
+      assert.equal(c.stats().pagingBase, 1);
+    } finally {
+      await c.close();
+    }
+  });
+
   test('a read short of the WMS count is E_WMS_PAGING naming wms.pagingBase, never an empty result', async () => {
     reset(pagedServer(3, 0));
     const c = client({ pagingBase: 1 });
