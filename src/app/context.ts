@@ -96,6 +96,8 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         retry: { retries: config.wms.retries },
         pageSize: config.wms.pageSize,
         pagingBase: config.wms.pagingBase,
+        dateTimes: config.wms.dateTimes,
+        timeZone: config.wms.timeZone,
         tls: { rejectUnauthorized: config.wms.tls.rejectUnauthorized, ...(ca ? { ca } : {}) },
         // the pipeline validates every payload against the same schemas just before sending
         validateRequests: false,

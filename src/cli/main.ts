@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   status: { summary: 'show the journal: files by status, held and in-doubt records', load: () => import('./status.js') },
   resolve: { summary: 'resolve held or in-doubt records (resend, mark delivered, or drop)', load: () => import('./resolve.js') },
   check: { summary: 'validate the config and every mapping', load: () => import('./check.js') },
+  doctor: { summary: "probe the WMS (page base, identifier formats, clock, rate limit) and print the config lines to use", load: () => import('./doctor.js') },
   preview: { summary: 'preview <mapping> <file>: print the records a file would produce, and its rejects', load: () => import('./preview.js') },
   pull: { summary: 'pull <what>: export stock, inventories or reference data from the WMS to outbox', load: () => import('./pull.js') },
   pedidos: { summary: 'the orders follow-up: documents sent and what the WMS reported by webhook (outbox/pedidos/<date>)', load: () => import('./pedidos.js') },

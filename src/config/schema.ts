@@ -94,8 +94,18 @@ export const WmsConfigSchema = z.strictObject({
   retries: z.number().int().min(0).max(20).default(5).describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
   /** @default 100 */
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PagingLimit asked of list endpoints'),
-  /** @default 1 */
-  pagingBase: z.union([z.literal(0), z.literal(1)]).default(1).describe('PagingIndex of the first page'),
+  /** @default 'auto' */
+  pagingBase: z
+    .union([z.literal('auto'), z.literal(0), z.literal(1)])
+    .default('auto')
+    .describe("PagingIndex of the first page; auto: found from the WMS's answer to PagingIndex 0 (a read short of the WMS's count is an error, never a short result)"),
+  /** @default 'utc' */
+  dateTimes: z
+    .enum(['utc', 'local-offset', 'local'])
+    .default('utc')
+    .describe("DateTimes sent: utc (…Z), local-offset (wall time of wms.timeZone with its offset, …-03:00) or local (wall time, no offset)"),
+  /** @default 'America/Sao_Paulo' */
+  timeZone: z.string().default('America/Sao_Paulo').describe('IANA time zone of the WMS, for dateTimes local / local-offset'),
   tls: z
     .strictObject({ rejectUnauthorized: z.boolean().default(true).describe('verify the WMS certificate (keep true)'), caFile: z.string().optional().describe('PEM file of a private CA') })
     .default({ rejectUnauthorized: true }),

@@ -20,7 +20,8 @@ export type PgWrite =
   | { kind: 'markSending'; recordId: number }
   | { kind: 'settle'; recordId: number; result: RecordResult }
   | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
-  | { kind: 'deleteXref'; resource: RefResource; key: string };
+  | { kind: 'deleteXref'; resource: RefResource; key: string }
+  | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> };
 
 /**
  * Batches committing at once, each on its own pooled connection. One batch at a time left the send loop waiting on a network store (each
@@ -33,7 +34,11 @@ const MAX_BATCHES_IN_FLIGHT = 4;
 
 /** the identity of a write's target row: a run never holds two writes to the same row */
 const rowOf = (w: PgWrite): string =>
-  w.kind === 'markSending' || w.kind === 'settle' ? `r${String(w.recordId).padStart(16, '0')}` : `x${w.resource}\u0000${w.key}`;
+  w.kind === 'markSending' || w.kind === 'settle'
+    ? `r${String(w.recordId).padStart(16, '0')}`
+    : w.kind === 'putXrefFields'
+      ? `f${w.resource}\u0000${w.key}`
+      : `x${w.resource}\u0000${w.key}`;
 
 /**
  * Consecutive writes of one kind to distinct rows: each run is one statement, and runs apply in issue order,
@@ -119,6 +124,25 @@ export function createPgWriteQueue(opts: {
         [p.map((w) => w.resource), p.map((w) => w.key), p.map((w) => w.wmsId), p.map((w) => w.payloadHash)],
         'batchPutXref',
       );
+      return null;
+    }
+    if (first.kind === 'putXrefFields') {
+      const f = ws as Array<Extract<PgWrite, { kind: 'putXrefFields' }>>;
+      await run(
+        `DELETE FROM ${S}.xref_field AS x USING unnest($1::text[], $2::text[]) AS v(resource, key) WHERE x.resource = v.resource AND x.key = v.key`,
+        [f.map((w) => w.resource), f.map((w) => w.key)],
+        'batchDeleteXrefFields',
+      );
+      const rows = f.flatMap((w) => w.fields.map(([field, value]) => [w.resource, field, value, w.key] as const));
+      if (rows.length) {
+        await run(
+          `INSERT INTO ${S}.xref_field (resource, field, value, key, updated_at)
+           SELECT v.resource, v.field, v.value, v.key, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(resource, field, value, key)
+           ON CONFLICT (resource, field, value, key) DO UPDATE SET updated_at = excluded.updated_at`,
+          [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3])],
+          'batchPutXrefFields',
+        );
+      }
       return null;
     }
     const d = ws as Array<Extract<PgWrite, { kind: 'deleteXref' }>>;

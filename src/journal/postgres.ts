@@ -149,9 +149,21 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX webhook_events_undelivered ON S.webhook_events (id) WHERE delivered_at IS NULL;
   `,
-  // (issue 15) the reason of a record's error as a stable code and its parameters (JSON text), for the outbox locale
+  // 2 (issue 15): the reason of a record's error as a stable code and its parameters (JSON text), for the outbox locale
   `
   ALTER TABLE S.records ADD COLUMN reason TEXT;
+  `,
+  // 3 (issue 14): identifying fields of created records, so a lookup by symbol, cnpj, code... finds them
+  `
+  CREATE TABLE S.xref_field (
+    resource    TEXT NOT NULL,
+    field       TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (resource, field, value, key)
+  );
+  CREATE INDEX xref_field_by_key ON S.xref_field (resource, key);
   `,
 ];
 
@@ -693,6 +705,21 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
       }),
 
     putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
+
+    // group-committed with the settle and the xref of the same record (no extra commit per record)
+    putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
+
+    findXrefByField: (resource, field, value) =>
+      op('findXrefByField', async () => {
+        const r = (
+          await q<XrefDbRow>(
+            `SELECT x.* FROM ${S}.xref_field f JOIN ${S}.xref x ON x.resource = f.resource AND x.key = f.key
+             WHERE f.resource = $1 AND f.field = $2 AND f.value = $3 ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1`,
+            [resource, field, value],
+          )
+        ).rows[0];
+        return r ? toXref(r) : undefined;
+      }),
 
     deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
 

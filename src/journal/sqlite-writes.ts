@@ -33,6 +33,13 @@ export const QUEUED_WRITES = {
     ).run(resource, key, wmsId, payloadHash, now());
   },
 
+  /** replaces the identifying fields stored for (resource, key) (Journal.putXrefFields) */
+  putXrefFields(stmt: StatementCache, resource: RefResource, key: string, fields: ReadonlyArray<readonly [string, string]>): void {
+    stmt('DELETE FROM xref_field WHERE resource = ? AND key = ?').run(resource, key);
+    const at = now();
+    for (const [field, value] of fields) stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
+  },
+
   deleteXref(stmt: StatementCache, resource: RefResource, key: string): void {
     stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
   },

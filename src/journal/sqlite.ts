@@ -140,9 +140,21 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX records_by_file ON records (file_id);
   `,
-  // (issue 15) the reason of a record's error as a stable code and its parameters (JSON), for the outbox locale
+  // 3 (issue 15): the reason of a record's error as a stable code and its parameters (JSON), for the outbox locale
   `
   ALTER TABLE records ADD COLUMN reason TEXT;
+  `,
+  // 4 (issue 14): identifying fields of created records, so a lookup by symbol, cnpj, code... finds them
+  `
+  CREATE TABLE xref_field (
+    resource    TEXT NOT NULL,
+    field       TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (resource, field, value, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX xref_field_by_key ON xref_field (resource, key);
   `,
 ];
 
@@ -612,6 +624,17 @@ function buildJournal(
     putXref: (resource, key, wmsId, payloadHash) => queuedWrite('putXref', resource, key, wmsId, payloadHash),
 
     deleteXref: (resource, key) => queuedWrite('deleteXref', resource, key),
+
+    // group-committed with the settle and the xref of the same record (no extra commit per record)
+    putXrefFields: (resource, key, fields) => queuedWrite('putXrefFields', resource, key, fields),
+
+    findXrefByField: (resource, field, value) =>
+      op('findXrefByField', () => {
+        const r = stmt(
+          'SELECT x.* FROM xref_field f JOIN xref x ON x.resource = f.resource AND x.key = f.key WHERE f.resource = ? AND f.field = ? AND f.value = ? ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1',
+        ).get(resource, field, value) as XrefDbRow | undefined;
+        return r ? toXref(r) : undefined;
+      }),
 
     getMeta: (key) =>
       op('getMeta', () => (stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value),

@@ -265,6 +265,14 @@ export interface Journal {
   getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined>;
   putXref(resource: RefResource, key: string, wmsId: string, payloadHash: string | null): Promise<void>;
   deleteXref(resource: RefResource, key: string): Promise<void>;
+  /**
+   * Identifying fields of a record wmsbridge created under `key` (symbol, cnpj, code, codeERP, name: what
+   * a lookup's `by` may name), values as src/map/identifiers.ts `matchKey` gives them, so a lookup by any
+   * of them finds the record. Replaces the fields stored for (resource, key).
+   */
+  putXrefFields(resource: RefResource, key: string, fields: ReadonlyArray<readonly [field: string, value: string]>): Promise<void>;
+  /** The cross-reference of the record whose `field` was stored with `value` (the most recent one). */
+  findXrefByField(resource: RefResource, field: string, value: string): Promise<XrefEntry | undefined>;
 
   // ---- key/value (finished inventories exported, schedules' last runs, ...) ------------------
   getMeta(key: string): Promise<string | undefined>;

@@ -31,6 +31,7 @@ import {
   type TransformSpec,
 } from './model.js';
 import { compileFastCheck, type FastCheck } from './fast-check.js';
+import { matchKey } from './identifiers.js';
 import { compileTransforms, q, RowFail, safeString, TransformSpecError, zoneOffsetFn, type TransformFn } from './transforms.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -556,7 +557,6 @@ function compileLookup(cc: CompileCtx, s: Record<string, unknown>, path: Array<s
       return id;
     };
   }
-  const norm = (x: unknown): string => (typeof x === 'string' ? x : safeString(x)).trim().toLowerCase();
   return (row, st) => {
     const v = from(row, st);
     if (isMissing(v)) return undefined;
@@ -569,9 +569,9 @@ function compileLookup(cc: CompileCtx, s: Record<string, unknown>, path: Array<s
     if (where) {
       for (const w of where) {
         const wv = w.e(row, st);
-        const want = wv instanceof LookupPlaceholder ? wv.label : norm(wv);
+        const want = wv instanceof LookupPlaceholder ? wv.label : matchKey(w.k, typeof wv === 'string' ? wv : safeString(wv));
         whereText += ` and ${w.k} ${q(keyText(wv) ?? '')}`;
-        recs = recs.filter((r) => norm(r[w.k]) === want);
+        recs = recs.filter((r) => matchKey(w.k, typeof r[w.k] === 'string' || r[w.k] === null || r[w.k] === undefined ? r[w.k] : safeString(r[w.k])) === want);
       }
     }
     if (recs.length === 0) throw new RowFail('lookup_not_found', `${resource} with ${by} ${q(value)}${whereText} not found`, value);

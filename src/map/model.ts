@@ -57,6 +57,7 @@ export const TRANSFORM_NAMES = [
   'uuid5',
   'cnpj',
   'ean',
+  'ncm',
   'json',
 ] as const;
 
@@ -80,7 +81,7 @@ const BareTransform = z
   })
   .describe(
     'A transform with default options: trim, upper, lower, title, stripZeros (leading zeros), digitsOnly, integer, ' +
-      "number (decimal ',' thousands '.'), date (dd/MM/yyyy), boolean, uuid5, cnpj, ean, json.",
+      "number (decimal ',' thousands '.'), date (dd/MM/yyyy), boolean, uuid5, cnpj, ean, ncm (8 digits), json.",
   );
 
 const PadStart = z

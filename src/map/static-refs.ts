@@ -1,16 +1,14 @@
 /**
  * A ReferenceCache over records held in memory: for tests, previews with a saved reference pull, and
- * any tool that already has the reference data. Matching is case-insensitive, trimmed and
- * Unicode-normalised (NFC), like the pipeline's cache; field names are matched case-insensitively.
+ * any tool that already has the reference data. Values are compared as identifiers.ts says for the field
+ * (CNPJ/CPF, EAN/GTIN, CEP, NCM by their digits; everything else trimmed, NFC, case-insensitive), like the
+ * pipeline's cache; field names are matched case-insensitively.
  */
 import type { RefResource } from '../wms/targets.js';
 import type { ReferenceCache } from './types.js';
+import { matchKey } from './identifiers.js';
 
 export type StaticReferenceData = Partial<Record<RefResource, ReadonlyArray<Readonly<Record<string, unknown>>>>>;
-
-function norm(v: unknown): string {
-  return String(v ?? '').trim().normalize('NFC').toLowerCase();
-}
 
 export function createStaticReferenceCache(data: StaticReferenceData): ReferenceCache {
   // resource -> field (lower case) -> value -> records
@@ -23,7 +21,7 @@ export function createStaticReferenceCache(data: StaticReferenceData): Reference
         const f = field.toLowerCase();
         let m = byField.get(f);
         if (!m) byField.set(f, (m = new Map()));
-        const k = norm(value);
+        const k = matchKey(f, value);
         const list = m.get(k);
         if (list) list.push(rec);
         else m.set(k, [rec]);
@@ -32,7 +30,7 @@ export function createStaticReferenceCache(data: StaticReferenceData): Reference
     index.set(resource, byField);
   }
   const findAll = (resource: RefResource, by: string, value: string): ReadonlyArray<Readonly<Record<string, unknown>>> =>
-    index.get(resource)?.get(by.toLowerCase())?.get(norm(value)) ?? [];
+    index.get(resource)?.get(by.toLowerCase())?.get(matchKey(by, value)) ?? [];
   return {
     has: (resource) => index.has(resource),
     find(resource, by, value) {

@@ -81,6 +81,8 @@ export function compileTransform(spec: TransformSpec, options: TransformCompileO
         return cnpjTransform;
       case 'ean':
         return eanTransform;
+      case 'ncm':
+        return ncmTransform;
       case 'json':
         return jsonTransform;
     }
@@ -426,6 +428,19 @@ function eanTransform(v: unknown): string {
     throw new RowFail('invalid_ean', `${q(v)} is not a GTIN/EAN (8, 12, 13 or 14 digits)`, v);
   }
   if (!isValidGtin(digits)) throw new RowFail('invalid_ean', `${q(v)} has a wrong GTIN/EAN check digit`, v);
+  return digits;
+}
+
+/**
+ * NCM (Mercosur fiscal classification): exactly 8 digits; dots, spaces and dashes of a formatted NCM
+ * (`1905.90.20`) are dropped. A letter is refused (`19O59020`: a letter O for a zero), so the WMS never
+ * sees it.
+ */
+function ncmTransform(v: unknown): string {
+  const raw = str(v).trim();
+  const digits = raw.replace(/[.\s-]/g, '');
+  if (!/^\d+$/.test(digits)) throw new RowFail('invalid_ncm', `${q(v)} is not an NCM: only digits (8), found ${q(digits.replace(/\d/g, '') || raw)}`, v);
+  if (digits.length !== 8) throw new RowFail('invalid_ncm', `${q(v)} is not an NCM: 8 digits expected, found ${digits.length}`, v);
   return digits;
 }
 

@@ -21,7 +21,7 @@ import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
-import { createRefResolver, failureKey, type RunFailures } from './refs.js';
+import { createRefResolver, failureKey, identifyingFields, type RunFailures } from './refs.js';
 import { PushReason, type Reason } from '../shared/reason.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
@@ -349,7 +349,12 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     // issued together, so they share one commit (the journal groups the writes of a turn): the record is
     // settled and its WMS id cross-referenced atomically, with one fsync instead of two
     const writes: Promise<void>[] = [];
-    if (info.xref && out.wmsId) writes.push(journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash));
+    if (info.xref && out.wmsId) {
+      writes.push(journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash));
+      // every identifying field, so a lookup by symbol, cnpj, code... finds what wmsbridge created (issue 14)
+      const fields = identifyingFields(info.xref, row.payload);
+      if (fields.length) writes.push(journal.putXrefFields(info.xref, row.key, fields));
+    }
     if (row.target === 'ConversionFactorDelete') writes.push(journal.deleteXref('ConversionFactor', row.key));
     writes.push(settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
     await Promise.all(writes);

@@ -13,6 +13,10 @@ function isTarget(r: string): r is Target {
   return (TARGETS as readonly string[]).includes(r);
 }
 import { isReadOnlyResource } from './reference-cache.js';
+import { findOwner, ownerField } from './owners.js';
+import { comparisonText, matchKey } from '../map/identifiers.js';
+import { LOOKUP_BY } from '../map/model.js';
+import type { RefResource } from '../wms/targets.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
@@ -28,7 +32,7 @@ export function failureKey(resource: string, key: string): string {
 }
 
 /** Default field a natural-key reference is read back by, where the interface has such a read. */
-const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompany: 'codeERP', Owners: 'code' };
+const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompany: 'codeERP', Owners: 'code', Product: 'code' };
 
 export interface RefResolver {
   resolve(payload: Record<string, unknown>): Promise<ResolveResult>;
@@ -42,6 +46,36 @@ export function createRefResolver(deps: {
 }): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
+  /** productCode (matchKey) -> productId of every stock record read this run (the interface has no product read) */
+  const productIdByCode = new Map<string, string>();
+
+  /**
+   * A product wmsbridge did not create, through its stock: GET /open/v1/Stock?productCode=... (a WMS that
+   * ignores the filter is paged until the code shows up). Every code seen on the way is kept for the run.
+   */
+  async function productFromStock(value: string): Promise<string | undefined> {
+    const want = matchKey('code', value);
+    const known = productIdByCode.get(want);
+    if (known || !client) return known;
+    for await (const s of client.listStock({ query: { productCode: value.trim() } })) {
+      if (s.productCode === null || s.productCode === undefined || !s.productId) continue;
+      const k = matchKey('code', s.productCode);
+      if (!productIdByCode.has(k)) productIdByCode.set(k, s.productId);
+      if (k === want) break;
+    }
+    return productIdByCode.get(want);
+  }
+
+  /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
+  function readDescription(resource: string, by: string): string | null {
+    const b = by.toLowerCase();
+    if ((resource === 'Provider' || resource === 'ShippingCompany') && b === 'codeerp') return `read GET /open/v1/${resource}/erp/{codeERP}`;
+    if (resource === 'Owners' && ownerField(by)) return `searched the Owners list by ${ownerField(by)!}`;
+    if (resource === 'Product' && b === 'code') {
+      return 'searched GET /open/v1/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface (it has no product read)';
+    }
+    return null;
+  }
 
   function readByField(resource: string, by: string, value: string): Promise<string | undefined> {
     const k = `${resource}|${by}|${value}`;
@@ -53,9 +87,9 @@ export function createRefResolver(deps: {
           const r = resource === 'Provider' ? await client.getProviderByErp(value) : await client.getShippingCompanyByErp(value);
           return r?.id;
         }
-        if (resource === 'Owners' && (by.toLowerCase() === 'code' || by.toLowerCase() === 'codeerp')) {
-          return (await client.getOwnerByCode(value))?.id;
-        }
+        if (resource === 'Product' && by.toLowerCase() === 'code') return productFromStock(value);
+        const field = resource === 'Owners' ? ownerField(by) : null;
+        if (field) return (await findOwner(client, field, value))?.id;
         return undefined;
       })();
       wmsReads.set(k, p);
@@ -75,7 +109,7 @@ export function createRefResolver(deps: {
       if (id) return { id };
       return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS` };
     }
-    const x = await journal.getXref(resource, value);
+    const x = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
     if (failed) {
@@ -89,19 +123,22 @@ export function createRefResolver(deps: {
       }
       // another instance may have settled it between the two reads above: its cross-reference is committed
       // with (never after) its settle, so a second look now finds it
-      const again = await journal.getXref(resource, value);
+      const again = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
       if (again) return { id: again.wmsId };
     }
     const readBy = by ?? READ_BY_KEY[resource];
-    if (readBy) {
-      const id = await readByField(resource, readBy, value);
+    const read = readBy ? readDescription(resource, readBy) : null;
+    if (read) {
+      const id = await readByField(resource, readBy!, value);
       if (id) {
         await journal.putXref(resource, value, id, null);
         return { id };
       }
     }
-    const how = readBy ? `not in the WMS (read by ${readBy})` : 'not created by wmsbridge (no cross-reference) and the interface has no read for it';
-    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource} '${value}' not found: ${how}` };
+    // say exactly what was tried
+    const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
+    tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
+    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}` };
   }
 
   async function walk(node: unknown, path: string, out: { fail?: Extract<ResolveResult, { ok: false }> }): Promise<unknown> {
@@ -134,6 +171,20 @@ export function createRefResolver(deps: {
       return out.fail ?? { ok: true, payload: resolved };
     },
   };
+}
+
+/**
+ * The identifying fields of a payload wmsbridge sends as `resource` (every field a lookup's `by` may name,
+ * LOOKUP_BY), as [field, matchKey] pairs for the cross-reference (Journal.putXrefFields).
+ */
+export function identifyingFields(resource: RefResource, payload: Record<string, unknown>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const f of LOOKUP_BY[resource] ?? []) {
+    if (f === 'id') continue;
+    const v = payload[f];
+    if ((typeof v === 'string' && v.trim() !== '') || typeof v === 'number') out.push([f, matchKey(f, v)]);
+  }
+  return out;
 }
 
 /** Whether a payload holds a RefValue anywhere. */

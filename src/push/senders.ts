@@ -12,6 +12,8 @@ import type { Journal } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type * as S from '../wms/schemas.js';
 import type { Target } from '../wms/targets.js';
+import { findOwner, rememberOwner } from './owners.js';
+import { sameIdentifier } from '../map/identifiers.js';
 
 export interface SendContext {
   client: WmsClient;
@@ -115,11 +117,13 @@ export async function send(input: SendInput, ctx: SendContext): Promise<SendOutp
       return { outcome: 'created', wmsId: id };
     }
     case 'Owners': {
+      // by code from the Owners list (src/push/owners.ts): GET /Owners/codeerp/{code} may match codeERP only
       const code = String(p['code'] ?? '');
-      const existing = code ? await client.getOwnerByCode(code) : null;
+      const existing = code ? await findOwner(client, 'code', code) : null;
       if (existing) return { outcome: 'unchanged', wmsId: existing.id, note: 'owner already exists (the interface has no owner update)' };
       const created = await client.createOwner(p as S.OwnerCreate);
-      const id = created?.id ?? (await client.getOwnerByCode(code))?.id ?? null;
+      if (created) rememberOwner(client, created);
+      const id = created?.id ?? (await findOwner(client, 'code', code, { fresh: true }))?.id ?? null;
       return { outcome: 'created', wmsId: id };
     }
     case 'ConversionFactor': {
@@ -202,14 +206,15 @@ export async function readBack(input: SendInput, ctx: SendContext): Promise<Send
       return null;
     }
     case 'Owners': {
-      const r = await client.getOwnerByCode(String(p['code'] ?? ''));
+      const r = await findOwner(client, 'code', String(p['code'] ?? ''), { fresh: true });
       return r ? { outcome: 'created', wmsId: r.id, note: 'settled by read-back after an in-doubt send' } : 'absent';
     }
     case 'ConversionFactor': {
       const codeERP = typeof p['codeERP'] === 'string' ? p['codeERP'] : '';
       if (!codeERP) return null;
       for await (const cf of client.listConversionFactors()) {
-        if (cf.codeERP === codeERP && cf.productID === p['productID']) return { outcome: 'created', wmsId: cf.id, note: 'settled by read-back after an in-doubt send' };
+        // codes trimmed and case-folded, ids case-insensitive (src/map/identifiers.ts)
+        if (typeof cf.codeERP === 'string' && sameIdentifier('codeERP', cf.codeERP, codeERP) && String(cf.productID).toLowerCase() === String(p['productID']).toLowerCase()) return { outcome: 'created', wmsId: cf.id, note: 'settled by read-back after an in-doubt send' };
       }
       return 'absent';
     }

@@ -18,6 +18,8 @@ export const ErrorCode = {
   WMS_RATE_LIMIT: 'E_WMS_RATE_LIMIT',
   WMS_VALIDATION: 'E_WMS_VALIDATION',
   WMS_RESPONSE: 'E_WMS_RESPONSE',
+  /** a list read that cannot be paged completely (wms.pagingBase): a configuration problem, never an empty result */
+  WMS_PAGING: 'E_WMS_PAGING',
   OUTBOX: 'E_OUTBOX',
   WEBHOOK: 'E_WEBHOOK',
 } as const;

@@ -116,6 +116,8 @@ export interface WmsClientStats {
   refreshes: number;
   authorizations: number;
   failures: number;
+  /** the page base in use: configured, or found by the first list read ('auto'); null before that */
+  pagingBase?: 0 | 1 | null;
   /** latency histogram buckets in ms (upper bounds) and counts, for /metrics */
   latencyBucketsMs: number[];
   latencyCounts: number[];

@@ -20,6 +20,8 @@ import { ConfigError } from '../shared/errors.js';
 import * as S from './schemas.js';
 import { ENDPOINTS, buildPath, PAGING_INDEX, PAGING_LIMIT, type EndpointName } from './endpoints.js';
 import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientStats } from './client-types.js';
+import { DATE_TIMES_MODES, withDateTimes, type DateTimesMode } from './datetimes.js';
+import { isValidTimeZone } from '../shared/time.js';
 import { WmsError, WmsErrorCode, codeForStatus, formatWmsMessage, type WmsErrorCode as WmsErrorCodeT } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-limit.js';
@@ -46,8 +48,16 @@ export interface WmsClientOptions {
   retryPostOn5xx?: boolean;
   /** records per page (PagingLimit) @default 100 */
   pageSize?: number;
-  /** index of the first page @default 1 */
-  pagingBase?: 0 | 1;
+  /**
+   * index of the first page: 0, 1, or 'auto' (the first list read asks PagingIndex 0 and decides from
+   * the answer: refused or answered as page 1 = 1-based, else 0-based; kept for the client's life)
+   * @default 'auto'
+   */
+  pagingBase?: 0 | 1 | 'auto';
+  /** how DateTimes are written in send bodies (datetimes.ts) @default 'utc' */
+  dateTimes?: DateTimesMode;
+  /** the WMS's time zone for dateTimes 'local' / 'local-offset' @default 'America/Sao_Paulo' */
+  timeZone?: string;
   /** refresh this long before a known expiry @default 30 */
   refreshSkewSeconds?: number;
   /** assumed token lifetime when the server does not say (a JWT's exp is read when the token is a JWT) */
@@ -140,8 +150,17 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   };
   const retryPostOn5xx = options.retryPostOn5xx ?? true;
   const defaultPageSize = options.pageSize ?? 100;
-  const pagingBase = options.pagingBase ?? 1;
+  const pagingBase = options.pagingBase ?? 'auto';
+  /** the page base in use: the configured one, or what the first list read found out ('auto') */
+  let knownBase: 0 | 1 | undefined = pagingBase === 'auto' ? undefined : pagingBase;
+  /** 'auto' found 0 because PagingIndex 0 was answered, but no read has yet seen a second page: a lenient
+   * 1-based server reading 0 as 1 looks the same until then */
+  let zeroUnconfirmed = false;
   const validateRequests = options.validateRequests ?? true;
+  const dateTimes: DateTimesMode = options.dateTimes ?? 'utc';
+  const wmsTimeZone = options.timeZone ?? 'America/Sao_Paulo';
+  if (!(DATE_TIMES_MODES as readonly string[]).includes(dateTimes)) throw new ConfigError(`WMS client: dateTimes must be one of ${DATE_TIMES_MODES.join(', ')}`);
+  if (!isValidTimeZone(wmsTimeZone)) throw new ConfigError(`WMS client: timeZone "${wmsTimeZone}" is not an IANA time zone`);
   const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const log = options.logger ?? silentLogger();
   if (!Number.isInteger(defaultPageSize) || defaultPageSize < 1) throw new ConfigError(`WMS client: pageSize must be an integer >= 1`);
@@ -386,16 +405,16 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     }
     const wirePath = prefix + path + qs;
     const idempotent = isIdempotent(method, spec.idempotent);
+    const anonymous = 'anonymous' in ep && ep.anonymous === true;
     let body: Buffer | undefined;
     let contentType: string | undefined;
     if (spec.raw) {
       body = spec.raw.body;
       contentType = spec.raw.contentType;
     } else if (spec.json !== undefined) {
-      body = Buffer.from(JSON.stringify(spec.json), 'utf8');
+      body = Buffer.from(JSON.stringify(anonymous || dateTimes === 'utc' ? spec.json : withDateTimes(spec.json, dateTimes, wmsTimeZone)), 'utf8');
       contentType = 'application/json';
     }
-    const anonymous = 'anonymous' in ep && ep.anonymous === true;
     let attempt = 0;
     // consecutive 401s of this call: one means the token expired (refresh and replay, not a retry); two in
     // a row, the second with a token fresh from the refresh, mean the credentials are refused
@@ -583,6 +602,19 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   // ------------------------------------------------------------------------------------------
   // shapes of calls
   // ------------------------------------------------------------------------------------------
+  const pagingError = (name: EndpointName, params: Record<string, string> | undefined, what: string, details?: Record<string, unknown>): WmsError => {
+    const ep = ENDPOINTS[name];
+    const path = buildPath(ep.path, params);
+    counters.failures++;
+    return new WmsError(WmsErrorCode.PAGING, formatWmsMessage(ep.method, path, what), { method: ep.method, path, ...(details ? { details } : {}) });
+  };
+  const baseSetting = (): string => (pagingBase === 'auto' ? `wms.pagingBase auto (found ${String(knownBase)})` : `wms.pagingBase ${pagingBase}`);
+
+  /**
+   * Every record of a list endpoint, page by page. The page base is the configured one or, with 'auto',
+   * found by asking PagingIndex 0 first (see pagingBase). A read that collects fewer records than the
+   * WMS's own `count` is an E_WMS_PAGING error naming wms.pagingBase, never a short or empty result.
+   */
   async function* paged<T extends z.ZodType>(
     name: EndpointName,
     schema: T,
@@ -593,25 +625,89 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
   ): AsyncGenerator<z.output<T>> {
     const json = jsonBody ? jsonBody() : undefined;
     const size = opts?.pageSize ?? defaultPageSize;
-    let index = pagingBase;
+    /** probing: the base is unknown and PagingIndex 0 is being asked to find it */
+    let probing = knownBase === undefined;
+    /** tentative: 0 was accepted as the first page; a repeat at index 1 means 0 was read as 1 */
+    let tentative = knownBase === 0 && zeroUnconfirmed;
+    let index: number = knownBase ?? 0;
     let previous: string | undefined;
+    let expected: number | undefined;
+    let collected = 0;
+    const finish = (): void => {
+      if (expected !== undefined && collected < expected) {
+        throw pagingError(
+          name,
+          params,
+          `read ${collected} of the ${expected} ${label} records the WMS counts (first PagingIndex ${String(knownBase ?? index)}, ${baseSetting()}): the WMS numbers its pages differently or ignores PagingIndex; check wms.pagingBase (auto, 0 or 1), or run \`wmsbridge doctor\``,
+          { collected, count: expected, pagingBase: pagingBase, detectedBase: knownBase },
+        );
+      }
+    };
     for (let pageNo = 1; ; pageNo++) {
-      const env = await call({
-        name,
-        ...(params ? { params } : {}),
-        query: { ...(opts?.query ?? {}), [PAGING_INDEX]: index, [PAGING_LIMIT]: size },
-        ...(json !== undefined ? { json } : {}),
-        signal: opts?.signal,
-      });
-      const data = env['data'];
-      if (data === null || data === undefined) return;
+      let env: Envelope;
+      try {
+        env = await call({
+          name,
+          ...(params ? { params } : {}),
+          query: { ...(opts?.query ?? {}), [PAGING_INDEX]: index, [PAGING_LIMIT]: size },
+          ...(json !== undefined ? { json } : {}),
+          signal: opts?.signal,
+        });
+      } catch (err) {
+        if (probing && err instanceof WmsError && (err.code === WmsErrorCode.VALIDATION || err.httpStatus === 404)) {
+          // PagingIndex 0 refused: pages are 1-based
+          counters.failures--;
+          log.debug({ op: name }, 'wms: PagingIndex 0 refused; pages are 1-based');
+          knownBase = 1;
+          probing = false;
+          index = 1;
+          pageNo--;
+          continue;
+        }
+        if (pageNo === 1 && index === 0 && pagingBase === 0 && err instanceof WmsError && err.code === WmsErrorCode.VALIDATION) {
+          throw pagingError(name, params, `the WMS refuses PagingIndex 0 (${err.envelopeError ?? err.message}): its pages are 1-based; set wms.pagingBase to auto or 1`);
+        }
+        throw err;
+      }
+      const data = env['data'] ?? [];
       if (!Array.isArray(data)) {
         counters.failures++;
         throw responseError(name, params, `a list of ${label}`, 'data is not an array', { page: index });
       }
-      if (data.length === 0) return;
+      if (pageNo === 1 && typeof env['count'] === 'number' && Number.isFinite(env['count'])) expected = env['count'] as number;
+      if (probing) {
+        probing = false;
+        const echoed = env['pagingIndex'];
+        if (echoed === 1) {
+          // PagingIndex 0 answered as page 1: 1-based (a lenient server clamps 0)
+          knownBase = 1;
+          index = 1;
+        } else if (data.length === 0 && expected !== undefined && expected > 0) {
+          // nothing before page 1 although records exist: 1-based; ask page 1
+          knownBase = 1;
+          index = 1;
+          pageNo--;
+          continue;
+        } else {
+          knownBase = 0;
+          tentative = true;
+          zeroUnconfirmed = true;
+        }
+        log.debug({ op: name, pagingBase: knownBase }, 'wms: page base found');
+      }
+      if (data.length === 0) return finish();
       const fingerprint = `${data.length}|${JSON.stringify(data[0])}|${JSON.stringify(data[data.length - 1])}`;
       if (fingerprint === previous) {
+        if (tentative && pageNo === 2) {
+          // PagingIndex 0 and 1 answer the same page: a 1-based server reading 0 as 1
+          knownBase = 1;
+          tentative = false;
+          zeroUnconfirmed = false;
+          log.debug({ op: name }, 'wms: PagingIndex 0 and 1 answer the same page; pages are 1-based');
+          index++;
+          pageNo--;
+          continue;
+        }
         counters.failures++;
         throw responseError(name, params, `a list of ${label}`, `page ${index} repeats the previous page (server ignores ${PAGING_INDEX}?)`, { page: index });
       }
@@ -625,12 +721,17 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         }
         items[i] = parsed.data;
       }
+      collected += items.length;
       for (const item of items) yield item;
       const totalPages = typeof env['totalPages'] === 'number' ? (env['totalPages'] as number) : undefined;
       if (totalPages !== undefined) {
-        if (pageNo >= totalPages) return;
+        if (pageNo >= totalPages) return finish();
       } else if (data.length < size) {
-        return;
+        return finish();
+      }
+      if (pageNo >= 2 && tentative) {
+        tentative = false;
+        zeroUnconfirmed = false; // a second, different page: 0-based for sure
       }
       index++;
     }
@@ -820,6 +921,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         refreshes: a.refreshes,
         authorizations: a.authorizations,
         failures: counters.failures,
+        pagingBase: knownBase ?? null,
         latencyBucketsMs: l.bucketsMs,
         latencyCounts: l.counts,
         latencySumMs: l.sumMs,

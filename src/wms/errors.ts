@@ -17,6 +17,7 @@ export const WmsErrorCode = {
   RATE_LIMIT: ErrorCode.WMS_RATE_LIMIT,
   VALIDATION: ErrorCode.WMS_VALIDATION,
   RESPONSE: ErrorCode.WMS_RESPONSE,
+  PAGING: ErrorCode.WMS_PAGING,
 } as const;
 export type WmsErrorCode = (typeof WmsErrorCode)[keyof typeof WmsErrorCode];
 

@@ -420,11 +420,12 @@ export const PickingListCreate = z.strictObject({
   number: Str.optional(),
   complement: Str.optional(),
   priority: Priority.optional(),
-  type: PickingType.optional(),
+  // interface defaults (required flags not shown, obvious default: 0 Sales, 0 Standard), like pickingStatus
+  type: PickingType.default(0),
   shippingCompanyID: Guid.optional(),
   awaitCompleteReserve: z.boolean().optional(),
   shippingType: ShippingType.optional(),
-  separationType: SeparationType.optional(),
+  separationType: SeparationType.default(0),
   finishCallBack: z.literal(false).default(false),
 });
 export const PickingItemRecord = readable({

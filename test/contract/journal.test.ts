@@ -172,6 +172,25 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.ok(same(await j.getMeta('nul\u0000key'), 'v\u0000'));
     });
 
+    test('identifying fields of created records: found by any of them, replaced on the next put, joined to the xref', async () => {
+      await j.putXref('UnitMeasurement', '002', 'wms-unit-002', 'h');
+      await j.putXrefFields('UnitMeasurement', '002', [
+        ['symbol', 'cx'],
+        ['codeERP', '002'],
+      ]);
+      assert.equal((await j.findXrefByField('UnitMeasurement', 'symbol', 'cx'))?.wmsId, 'wms-unit-002');
+      assert.equal((await j.findXrefByField('UnitMeasurement', 'codeERP', '002'))?.key, '002');
+      assert.equal(await j.findXrefByField('UnitMeasurement', 'symbol', 'un'), undefined);
+      assert.equal(await j.findXrefByField('Category', 'symbol', 'cx'), undefined, 'per resource');
+      // the unit now has another symbol: the old one no longer finds it
+      await j.putXrefFields('UnitMeasurement', '002', [['symbol', 'fd']]);
+      assert.equal(await j.findXrefByField('UnitMeasurement', 'symbol', 'cx'), undefined);
+      assert.equal((await j.findXrefByField('UnitMeasurement', 'symbol', 'fd'))?.wmsId, 'wms-unit-002');
+      // fields without a cross-reference (deleted) find nothing
+      await j.putXrefFields('ConversionFactor', 'CF1', [['codeERP', 'cf1']]);
+      assert.equal(await j.findXrefByField('ConversionFactor', 'codeERP', 'cf1'), undefined);
+    });
+
     test('addRecords is all-or-nothing for a batch', async () => {
       await assert.rejects(j.addRecords(987_654, [rec('X1')]), (e: { code?: string }) => e.code === ErrorCode.JOURNAL, 'unknown file id');
       assert.deepEqual(await j.listRecords({ fileIds: [987_654] }), []);

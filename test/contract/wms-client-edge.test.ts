@@ -49,7 +49,8 @@ function authRoute(req: Seen, res: ServerResponse): boolean {
 }
 
 function client(extra: Partial<WmsClientOptions> = {}): WmsClient {
-  return createWmsClient({ baseUrl, accessKeyID: 'edge-key', secretKey: SECRET, retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 }, ...extra });
+  // explicit 1-based unless a test says otherwise (the 'auto' page base is tested in 'paging')
+  return createWmsClient({ baseUrl, accessKeyID: 'edge-key', secretKey: SECRET, retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 }, pagingBase: 1, ...extra });
 }
 const apiCalls = () => seen.filter((s) => !s.url.startsWith('/open/v1/authorize') && !s.url.startsWith('/open/v1/refreshtoken'));
 
@@ -386,6 +387,105 @@ describe('paging', () => {
     }
     const wsCalls = apiCalls().filter((s) => s.url.startsWith('/open/v1/warehouse'));
     assert.deepEqual(wsCalls.map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex')), ['1', '2', '3']);
+  });
+
+  /** A fake list of `n` warehouses paged from `base`; `zero`: what a 1-based server does with PagingIndex 0. */
+  function pagedServer(n: number, base: 0 | 1, zero: 'refuse' | 'as-first' | 'normal' = 'normal'): Route {
+    const all = Array.from({ length: n }, (_, i) => warehouse(i + 1));
+    return (req, res) => {
+      const u = new URL(req.url, 'http://x');
+      let idx = Number(u.searchParams.get('PagingIndex'));
+      const limit = Number(u.searchParams.get('PagingLimit'));
+      if (base === 1 && idx === 0) {
+        if (zero === 'refuse') return json(res, 400, { code: 400, message: 'Validation failed', data: null, error: 'PagingIndex: must be >= 1' });
+        if (zero === 'as-first') idx = 1; // a lenient server: 0 read as the first page, echoing 0
+      }
+      const start = (idx - base) * limit;
+      const echo = Number(u.searchParams.get('PagingIndex'));
+      json(res, 200, list(start < 0 ? [] : all.slice(start, start + limit), { count: n, totalPages: Math.ceil(n / limit), pagingLimit: limit, pagingIndex: echo }));
+    };
+  }
+  const indexes = () => apiCalls().map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex'));
+
+  test("pagingBase 'auto' (the default) finds a 0-based WMS from its answer to PagingIndex 0, once", async () => {
+    reset(pagedServer(5, 0));
+    const c = client({ pagingBase: undefined, pageSize: 2 });
+    try {
+      const names: string[] = [];
+      for await (const w of c.listWarehouses()) names.push(w.name);
+      assert.deepEqual(names, ['W1', 'W2', 'W3', 'W4', 'W5']);
+      for await (const _ of c.listWarehouses());
+      assert.equal(c.stats().pagingBase, 0);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(indexes(), ['0', '1', '2', '0', '1', '2']);
+  });
+
+  test("pagingBase 'auto' finds a 1-based WMS that refuses PagingIndex 0, or reads it as page 1", async () => {
+    for (const zero of ['refuse', 'as-first'] as const) {
+      reset(pagedServer(5, 1, zero));
+      const c = client({ pagingBase: undefined, pageSize: 2 });
+      try {
+        const names: string[] = [];
+        for await (const w of c.listWarehouses()) names.push(w.name);
+        assert.deepEqual(names, ['W1', 'W2', 'W3', 'W4', 'W5'], zero);
+        assert.equal(c.stats().pagingBase, 1);
+        assert.equal(c.stats().failures, 0, 'the refused probe is an answer, not a failure');
+        for await (const _ of c.listWarehouses());
+      } finally {
+        await c.close();
+      }
+      assert.deepEqual(indexes(), zero === 'refuse' ? ['0', '1', '2', '3', '1', '2', '3'] : ['0', '1', '2', '3', '1', '2', '3'], zero);
+    }
+  });
+
+  test("'auto' on a lenient 1-based WMS whose first list fits one page: the next multi-page read still reads every record once", async () => {
+    reset(pagedServer(5, 1, 'as-first'));
+    const c = client({ pagingBase: undefined });
+    try {
+      const one: string[] = [];
+      for await (const w of c.listWarehouses({ pageSize: 10 })) one.push(w.name);
+      assert.equal(one.length, 5);
+      const names: string[] = [];
+      for await (const w of c.listWarehouses({ pageSize: 2 })) names.push(w.name);
+      assert.deepEqual(names, ['W1', 'W2', 'W3', 'W4', 'W5']);
+      assert.equal(c.stats().pagingBase, 1);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a read short of the WMS count is E_WMS_PAGING naming wms.pagingBase, never an empty result', async () => {
+    reset(pagedServer(3, 0));
+    const c = client({ pagingBase: 1 });
+    try {
+      const got: string[] = [];
+      await rejectsWith((async () => {
+        for await (const w of c.listWarehouses()) got.push(w.name);
+      })(), (e) => {
+        assert.equal(e.code, 'E_WMS_PAGING');
+        assert.match(e.message, /read 0 of the 3 Warehouse records the WMS counts .*wms\.pagingBase 1.*check wms\.pagingBase/);
+      });
+      assert.deepEqual(got, []);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('pagingBase 0 against a WMS that refuses PagingIndex 0: E_WMS_PAGING saying pages are 1-based', async () => {
+    reset(pagedServer(3, 1, 'refuse'));
+    const c = client({ pagingBase: 0 });
+    try {
+      await rejectsWith((async () => {
+        for await (const _ of c.listWarehouses());
+      })(), (e) => {
+        assert.equal(e.code, 'E_WMS_PAGING');
+        assert.match(e.message, /refuses PagingIndex 0.*set wms\.pagingBase to auto or 1/);
+      });
+    } finally {
+      await c.close();
+    }
   });
 
   test('pagingBase 0', async () => {

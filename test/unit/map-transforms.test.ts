@@ -165,6 +165,14 @@ describe('check digits, uuid5, json', () => {
     fails('cnpj', '11111111111111', 'invalid_cnpj');
     assert.equal(isValidCnpj('75335849000115'), true, 'real CNPJ from an NF-e sample');
   });
+  test('ncm: 8 digits, formatting dropped, a letter refused', () => {
+    assert.equal(t('ncm')('19059020'), '19059020');
+    assert.equal(t('ncm')(' 1905.90.20 '), '19059020');
+    assert.equal(t('ncm')('07133319'), '07133319', 'leading zero kept');
+    fails('ncm', '19O59020', 'invalid_ncm', /'19O59020' is not an NCM: only digits \(8\), found 'O'/);
+    fails('ncm', '1905902', 'invalid_ncm', /8 digits expected, found 7/);
+  });
+
   test('ean: GTIN-8/12/13/14 check digits', () => {
     assert.equal(t('ean')('7891234001016'), '7891234001016');
     assert.equal(gtinCheckDigit('789123400101'), 6);

@@ -172,3 +172,36 @@ describe('wmsbridge sandbox --dialect', () => {
     assert.match(r.stderr, /--dialect: pagingBase must be one of 1, 0/);
   });
 });
+
+describe('config sandbox.dialect', () => {
+  test('the embedded sandbox speaks the configured dialect (string or object); a bad one is a ConfigError', async () => {
+    const { loadConfig } = await import('../../src/config/load.js');
+    const { createAppContext } = await import('../../src/app/context.js');
+    const { makeTempDir } = await import('../helpers/tmp.js');
+    const { silentLogger } = await import('../../src/shared/logger.js');
+    const { writeFile, mkdir } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const t = await makeTempDir();
+    try {
+      await mkdir(join(t.dir, 'inbox', 'x'), { recursive: true });
+      for (const [yaml, want] of [
+        ['sandbox:\n  dialect: "pagingBase=0,cnpjFormat=masked"\n', 'pagingBase=0,cnpjFormat=masked'],
+        ['sandbox:\n  dialect: { preset: alt, duplicates: accept }\n', 'pagingBase=0,cnpjFormat=masked,ownersCodeerpMatches=codeERP,pickingListTypeRequired=true,dateTimes=local'],
+      ] as const) {
+        await writeFile(join(t.dir, 'wmsbridge.config.yaml'), yaml);
+        const config = await loadConfig({ cwd: t.dir, env: {} });
+        const ctx = await createAppContext(config, { logger: silentLogger(), memoryJournal: true });
+        try {
+          assert.equal(formatDialect(ctx.sandbox!.dialect), want);
+        } finally {
+          await ctx.close();
+        }
+      }
+      await writeFile(join(t.dir, 'wmsbridge.config.yaml'), 'sandbox:\n  dialect: weird\n');
+      const bad = await loadConfig({ cwd: t.dir, env: {} });
+      await assert.rejects(createAppContext(bad, { logger: silentLogger(), memoryJournal: true }), /sandbox: dialect: unknown preset "weird"/);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
