@@ -134,6 +134,7 @@ function offlineWmsClient(): WmsClient {
   return new Proxy({} as WmsClient, {
     get(_t, prop) {
       if (prop === 'close') return async () => {};
+      if (prop === 'availability') return () => ({ circuitOpen: false, unavailableSince: null, consecutiveFailures: 0 });
       if (prop === 'stats') return () => ({ requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 });
       if (prop === 'then') return undefined;
       return () => {

@@ -13,7 +13,8 @@ import type { CompiledMapping } from '../map/index.js';
 import { archiveFile, claimFile, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { mapFileToJournal } from './map-file.js';
 import { finishFile, type FileFigures } from './finish-file.js';
-import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
+import { pushFiles, FatalPushError, isWmsUnavailable, type ChannelPolicy, type PushStats } from '../push/pipeline.js';
+import { isWaitingForWms } from '../push/refs.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { writeRunReport } from '../outbox/report.js';
 import { VERSION } from '../shared/version.js';
@@ -51,6 +52,8 @@ interface Working {
   channel: ResolvedChannel;
   mapping: CompiledMapping | null;
   error?: string;
+  /** not mapped: a WMS lookup got no answer (the file stays claimed and is read again by the next run) */
+  waitingForWms?: string;
   duplicateOf?: string;
   figures?: FileFigures;
   startedMs: number;
@@ -141,6 +144,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     // records that failed in an earlier run (the WMS was down, 5xx or 429 beyond the retries) are sent
     // again, a few runs at most: a nightly job recovers from a bad night without a person
     const retry = (await journal.listRecords({ statuses: ['failed'], limit: 100_000 })).filter((r) => r.attempts < MAX_AUTO_ATTEMPTS);
+    // and records held only because a dependency waited for the WMS (an outage, not their data)
+    retry.push(...(await listWaitingForWms(journal)));
     if (retry.length > 0) {
       const byFile = new Map<number, number>();
       for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
@@ -208,6 +213,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   for (const w of working) ctx.busyFiles.add(w.row.id);
 
   // 3. map every claimed file into the journal
+  let wmsDownSince: string | null = null;
   for (const w of working) {
     if (w.row.status === 'duplicate') continue;
     if (!w.mapping) {
@@ -235,6 +241,13 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       w.row = { ...w.row, status: 'mapped' };
       log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
     } catch (err) {
+      if (isWmsUnavailable(err)) {
+        // not the file's fault: it stays claimed in the work folder and is read again by the next run
+        w.waitingForWms = errorMessage(err);
+        wmsDownSince ??= ctx.client.availability?.().unavailableSince ?? new Date().toISOString();
+        log.warn({ file: w.row.name, err }, 'file not read: a WMS lookup got no answer; the next run reads it again');
+        continue;
+      }
       w.error = isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`;
       log.error({ file: w.row.name, err }, 'file could not be read');
     } finally {
@@ -244,12 +257,17 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
 
   // 4. send, tier by tier across every file of the run
   let fatal: unknown = null;
+  let pushed: PushStats | null = null;
   const toSend = working.filter((w) => w.row.status === 'mapped' && !w.error);
   if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log);
-  if (!opts.dryRun && toSend.length > 0) {
+  // a file not read because the WMS did not answer may define what the others refer to: sending them now
+  // would reject records for references the next run will have, so everything waits for that run
+  const unread = working.filter((w) => w.waitingForWms).length;
+  if (unread > 0 && toSend.length > 0) log.warn({ files: unread }, 'the WMS did not answer while files were read: nothing is sent this run, every record waits for the next one');
+  if (!opts.dryRun && toSend.length > 0 && unread === 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     try {
-      await pushFiles({
+      pushed = await pushFiles({
         journal,
         client: ctx.client,
         refCache: ctx.refCache,
@@ -283,6 +301,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
 
   // 5. finish: results, rejects, archive (only files with nothing left to send)
   for (const w of working) {
+    if (w.waitingForWms) continue; // left claimed for the next run
     try {
       if (w.row.status === 'duplicate') {
         if (!opts.dryRun) w.figures = undefined;
@@ -323,9 +342,23 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
   // records left for a person by this run or an earlier one (held, in doubt, failed): the nightly job keeps
   // saying so (exit 1) until someone runs `wmsbridge resolve`
-  const open = opts.dryRun ? 0 : await countOpen(journal);
+  const waitingHeld = opts.dryRun ? 0 : (await listWaitingForWms(journal)).length;
+  const open = opts.dryRun ? 0 : (await countOpen(journal)) - waitingHeld;
   if (open > 0) summary.openRecords = open;
   if (attention > 0 || open > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
+  // the WMS was unavailable: what was not sent waits for the next run (exit 75, "try again later"), which
+  // says more than exit 1 for a run that could not finish; the report still lists any rejects
+  const downSince = pushed?.wmsUnavailable?.since ?? wmsDownSince;
+  if (downSince && !opts.dryRun) {
+    const pending = (await journal.countRecords({ statuses: ['pending'] })).pending ?? 0;
+    summary.wmsUnavailable = {
+      since: downSince,
+      waitingRecords: pending + waitingHeld,
+      waitingFiles: working.filter((w) => w.waitingForWms).length,
+      lastError: pushed?.wmsUnavailable?.lastError ?? working.find((w) => w.waitingForWms)?.waitingForWms ?? '',
+    };
+    exitCode = 75;
+  }
   if (fatal) exitCode = 2;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
@@ -479,6 +512,11 @@ export async function webhooksSinceLastReport(journal: AppContext['journal']): P
   return [...byKind].map(([kind, v]) => ({ kind, ...v }));
 }
 
+/** Records held only because a dependency waited for the WMS: the next run sends them again. */
+async function listWaitingForWms(journal: AppContext['journal']): Promise<RecordRow[]> {
+  return (await journal.listRecords({ statuses: ['held'], limit: 100_000 })).filter((r) => isWaitingForWms(r.error));
+}
+
 async function countOpen(journal: AppContext['journal']): Promise<number> {
   const c = await journal.countRecords({ statuses: ['held', 'in_doubt', 'failed'] });
   return (c.held ?? 0) + (c.in_doubt ?? 0) + (c.failed ?? 0);
@@ -491,6 +529,15 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const head = `${s.totals.files} file(s)${errors ? ` (${errors} in error)` : ''}${dups ? ` (${dups} duplicate)` : ''}, ${s.totals.records} record(s)`;
   const tail = reportPath ? `; report ${reportPath}` : '';
   const open = s.openRecords ? `; ${s.openRecords} record(s) held, in doubt or failed wait for \`wmsbridge resolve\`` : '';
-  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
+  const down = s.wmsUnavailable ? `; ${wmsUnavailableLine(s.wmsUnavailable)}` : '';
+  return `${s.dryRun ? '[dry run] ' : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${open}${down}${problems ? `; ${problems} problem(s), see the log` : ''} in ${(s.durationMs / 1000).toFixed(1)} s${tail}`;
 }
 
+
+/** "the WMS was unreachable from hh:mm; N records wait for the next run" (local time of this host) */
+export function wmsUnavailableLine(u: NonNullable<RunSummary['wmsUnavailable']>): string {
+  const at = new Date(u.since);
+  const hhmm = `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+  const files = u.waitingFiles ? ` (and ${u.waitingFiles} file(s) not read yet)` : '';
+  return `the WMS was unreachable from ${hhmm}; ${u.waitingRecords} record(s) wait for the next run${files}`;
+}

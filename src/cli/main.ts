@@ -1,7 +1,7 @@
 /**
  * `npx wmsbridge <command>`: dispatches to one module per command (src/cli/<command>.ts), each
  * exporting `default (args, io) => Promise<exit code>`. Errors are mapped to a one-line message and
- * exit code 2 here (stacks only for unknown errors, or with WMSBRIDGE_DEBUG=1).
+ * exit code 2 here, in one line (stacks only at debug level or with WMSBRIDGE_DEBUG=1).
  */
 import { isBridgeError } from '../shared/errors.js';
 import type { CommandModule } from './types.js';
@@ -47,12 +47,14 @@ export async function main(argv: string[]): Promise<number> {
     const mod = await command.load();
     return await mod.default(rest, { stdout: process.stdout, stderr: process.stderr });
   } catch (err) {
+    // one line; the stack only at debug level (--log-level debug|trace, $WMSBRIDGE_LOG_LEVEL, or WMSBRIDGE_DEBUG=1)
+    const debug = process.env['WMSBRIDGE_DEBUG'] === '1' || /^(debug|trace)$/.test(process.env['WMSBRIDGE_LOG_LEVEL'] ?? '') || rest.some((a, i) => /^--log-level=(debug|trace)$/.test(a) || (a === '--log-level' && /^(debug|trace)$/.test(rest[i + 1] ?? '')));
     if (isBridgeError(err)) {
       process.stderr.write(`wmsbridge ${name}: ${err.code}: ${err.message}\n`);
-      if (process.env['WMSBRIDGE_DEBUG'] === '1' && err.stack) process.stderr.write(`${err.stack}\n`);
     } else {
-      process.stderr.write(`wmsbridge ${name}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(`wmsbridge ${name}: unexpected error: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\n`);
     }
+    if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 2;
   }
 }

@@ -9,6 +9,30 @@ import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs
 import { runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
+import type { AppContext } from '../app/context.js';
+import type { Logger } from '../shared/logger.js';
+import { isWmsError, WmsErrorCode } from '../wms/errors.js';
+import { isWmsUnavailable } from '../push/pipeline.js';
+
+/**
+ * Authorizes once before the inbox is touched. Returns why the credentials were refused (exit 2), or
+ * null: authorized, or the WMS did not answer (an outage: the run goes on, sends nothing and exits 75).
+ */
+export async function refusedCredentials(ctx: AppContext, logger: Logger): Promise<string | null> {
+  try {
+    await ctx.client.authorize();
+    return null;
+  } catch (err) {
+    if (isWmsError(err) && err.code === WmsErrorCode.AUTH) {
+      return `the WMS at ${ctx.wmsUrl} refused the credentials (${err.message}); nothing was claimed: fix wms.accessKeyId / $WMS_SECRET_KEY and run again`;
+    }
+    if (isWmsUnavailable(err)) {
+      logger.warn({ err }, 'the WMS does not answer: nothing will be sent this run, files and records wait for the next one');
+      return null;
+    }
+    throw err;
+  }
+}
 
 const HELP = `usage: wmsbridge run [options]
 
@@ -22,7 +46,9 @@ options:
   --max-wait-ms N       how long to wait for files still being written (default: the readiness checks)
 ${COMMON_HELP}
 
-exit codes: 0 all delivered, 1 some records rejected/failed/held or a file in error, 2 configuration or fatal error`;
+exit codes: 0 all delivered; 1 some records rejected/failed/held or a file in error; 2 configuration, usage or
+credentials refused (nothing claimed); 75 the WMS was unavailable (what was not sent waits for the next run);
+130/143 interrupted by SIGINT/SIGTERM (results and report written)`;
 
 export default async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(args, {
@@ -42,6 +68,14 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
     config,
     dryRun ? 'run --dry-run' : 'run',
     async (ctx, logger) => {
+      // authenticate before claiming anything: refused credentials leave every file where it was
+      if (!dryRun) {
+        const refused = await refusedCredentials(ctx, logger);
+        if (refused) {
+          io.stderr.write(`wmsbridge run: ${refused}\n`);
+          return 2;
+        }
+      }
       const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
       const ready = await scanReadyFiles(config, { logger, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
       const result = await runOnce(ctx, {

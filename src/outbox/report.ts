@@ -501,6 +501,7 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
 <main class="wrap">
 <section class="cards" aria-label="Totals">${cards}</section>
 <p class="note">WMS calls: ${formatCount(w.requests)} requests, ${formatCount(w.retries)} retries, ${formatCount(w.refreshes)} token refreshes, ${formatCount(w.failures)} failures${w.meanLatencyMs === undefined ? '' : `; the WMS answered in ${escapeHtml(w.meanLatencyMs.toLocaleString('en-US'))} ms on average`}.</p>
+${summary.wmsUnavailable ? `<p class="note" role="alert">The WMS was unreachable from ${escapeHtml(formatReportDate(summary.wmsUnavailable.since, tz))}; ${formatCount(summary.wmsUnavailable.waitingRecords)} records wait for the next run.</p>` : ''}
 
 <h2>Outcomes per file</h2>
 <div class="panel">${renderOutcomesChart(summary, options.maxChartFiles ?? 30)}</div>

@@ -16,12 +16,26 @@ import { isReadOnlyResource } from './reference-cache.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'lookup_not_found'; field: string; message: string }
+  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'dependency_waiting' | 'lookup_not_found'; field: string; message: string }
   /** a dependency is not settled yet (another instance is still sending it): try again later */
   | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string };
 
 /** What happened to records of this run that other records may depend on: "Resource|key" -> reason. */
 export type RunFailures = Map<string, string>;
+
+/**
+ * A RunFailures reason starting with this tag: the dependency was not delivered because the WMS was
+ * unavailable (not because of its data). Its dependants are held "waiting for ..." and the next run sends
+ * them again (see isWaitingForWms), instead of rejecting them.
+ */
+export const WMS_UNAVAILABLE_TAG = 'wms-unavailable: ';
+
+/** The error of a record held only because a dependency is waiting for the WMS to answer again. */
+export const WAITING_FOR_PREFIX = 'waiting for ';
+
+export function isWaitingForWms(error: string | null | undefined): boolean {
+  return typeof error === 'string' && error.startsWith(WAITING_FOR_PREFIX);
+}
 
 export function failureKey(resource: string, key: string): string {
   return `${resource}|${key}`;
@@ -78,6 +92,10 @@ export function createRefResolver(deps: {
     const x = await journal.getXref(resource, value);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
+    if (failed?.startsWith(WMS_UNAVAILABLE_TAG)) {
+      const why = failed.slice(WMS_UNAVAILABLE_TAG.length);
+      return { ok: false, status: 'held', code: 'dependency_waiting', field, message: `${WAITING_FOR_PREFIX}${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${why}); the next run sends both` };
+    }
     if (failed) return { ok: false, status: 'held', code: 'dependency_failed', field, message: `depends on ${resource} '${value}', which was not delivered: ${failed}` };
     if (isTarget(resource)) {
       if ((await journal.countUnsettled(resource, value)) > 0) {

@@ -26,6 +26,7 @@ import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-lim
 import { createAuthManager } from './auth.js';
 import { buildMultipart } from './multipart.js';
 import { createLatencyRecorder } from '../shared/metrics.js';
+import { createCircuitBreaker, type WmsAvailability } from './breaker.js';
 
 export interface WmsClientOptions {
   /** Base URL of the WMS, e.g. https://wms.example.com (a path prefix is kept). */
@@ -57,6 +58,8 @@ export interface WmsClientOptions {
   validateRequests?: boolean;
   /** largest answer body accepted; a larger one is cut off: E_WMS_RESPONSE @default 67108864 (64 MiB) */
   maxResponseBytes?: number;
+  /** circuit breaker over connection failures (src/wms/breaker.ts) @default { threshold: 5, cooldownMs: 30000 } */
+  breaker?: { threshold?: number; cooldownMs?: number };
   logger?: Logger;
 }
 
@@ -165,6 +168,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     options.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: options.requestsPerSecond }) : undefined;
 
   const counters = { requests: 0, retries: 0, failures: 0 };
+  const breaker = createCircuitBreaker(options.breaker ?? {});
   const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
   const observe = (ms: number) => latency.observe(ms);
   let closed = false;
@@ -415,6 +419,15 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
 
       let res: RawResponse | undefined;
       let failure: AttemptFailure | undefined;
+      if (!breaker.allow()) {
+        counters.failures++;
+        const st = breaker.state();
+        throw new WmsError(
+          WmsErrorCode.NETWORK,
+          formatWmsMessage(method, path, `not sent: the WMS is unreachable (${st.consecutiveFailures} connection failures in a row since ${st.unavailableSince ?? 'now'}; circuit open)`),
+          { method, path, attempts: attempt - 1, networkCode: 'CIRCUIT_OPEN', mayHaveReachedServer: false },
+        );
+      }
       try {
         await slots.acquire(spec.signal);
       } catch {
@@ -461,7 +474,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           counters.failures++;
           throw error;
         }
+        if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
       } else {
+        breaker.answered();
         const r = res!;
         const env = parseBody(r);
         if (isSuccess(r, env)) return env;
@@ -485,7 +500,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
       if (!unauthorized) consecutive401 = 0;
 
-      const delay = spec.noRetry || closed ? undefined : decideRetry(error, attempt, policy, method, { idempotent, retryPostOn5xx });
+      const delay = spec.noRetry || closed || breaker.state().circuitOpen ? undefined : decideRetry(error, attempt, policy, method, { idempotent, retryPostOn5xx });
       if (delay === undefined) {
         counters.failures++;
         if (error.mayHaveReachedServer && !idempotent) log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
@@ -802,6 +817,10 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}),
       });
       return record('attachToPickingList', undefined, S.AttachmentRecord, 'PickingList attachment', env['data']);
+    },
+
+    availability(): WmsAvailability {
+      return breaker.state();
     },
 
     stats(): WmsClientStats {

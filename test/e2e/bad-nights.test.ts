@@ -1,0 +1,179 @@
+/**
+ * Bad nights, as an operator lives them, through the CLI against the real sandbox: the WMS down for a
+ * whole run, a WMS answering 500 to everything, a wrong secret. An outage is never a data error: nothing
+ * is rejected, nothing goes to error/, the run exits 75 and the next one delivers everything.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, readdir, writeFile, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeTempDir } from '../helpers/tmp.js';
+import { runCli, PROJECT_ROOT } from '../helpers/cli.js';
+import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+
+before(async () => {
+  tmp = await makeTempDir('wmsbridge-e2e-nights-');
+});
+
+after(async () => {
+  await tmp?.cleanup();
+});
+
+/** A copy of the sample inbox and the flags of a run over it. */
+async function night(name: string, config: Record<string, unknown>): Promise<{ dir: string; flags: string[] }> {
+  const dir = join(tmp.dir, name);
+  await mkdir(dir, { recursive: true });
+  await cp(join(PROJECT_ROOT, 'inbox'), join(dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
+  await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+  const flags = ['--config', join(dir, 'config.json'), '--inbox', join(dir, 'inbox'), '--outbox', join(dir, 'outbox'), '--state-dir', join(dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings')];
+  return { dir, flags };
+}
+
+/** Every file under the channels' error folders. */
+async function filesInError(inbox: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const ch of await readdir(inbox)) {
+    const err = join(inbox, ch, '.wmsbridge', 'error');
+    const found = await readdir(err, { recursive: true }).catch(() => [] as string[]);
+    out.push(...found.map((f) => join(ch, String(f))));
+  }
+  return out;
+}
+
+/** Files still in the channels (not in .wmsbridge), recursively: the inbox as the ERP left it. */
+async function inboxFiles(inbox: string): Promise<string[]> {
+  // attachments (pedidos/anexos) are read where they are, never moved
+  const all = (await readdir(inbox, { recursive: true })).map(String).filter((p) => !p.includes('.wmsbridge') && !p.includes('anexos'));
+  const files: string[] = [];
+  for (const p of all) if ((await stat(join(inbox, p))).isFile()) files.push(p);
+  return files.sort();
+}
+
+async function status(flags: string[], env: Record<string, string>): Promise<{ records: Record<string, number>; attention: Array<{ status: string; error: string }> }> {
+  const r = await runCli(['status', '--json', '--limit', '1000', ...flags], { env });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+test('the WMS down for a whole run: exit 75, nothing rejected, nothing in error/; the next run delivers everything', { timeout: 180_000 }, async () => {
+  // a sandbox's address with nothing listening on it: connection refused
+  let sb: Sandbox = await startSandbox({ seed: 31 });
+  const port = Number(new URL(sb.url).port);
+  const creds = { accessKeyID: sb.accessKeyID, secretKey: sb.secretKey };
+  await sb.close();
+  const { dir, flags } = await night('down', { wms: { url: `http://127.0.0.1:${port}`, accessKeyId: creds.accessKeyID, retries: 2, timeoutMs: 2000 } });
+  const env = { WMS_SECRET_KEY: creds.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+
+  const down = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+  assert.equal(down.code, 75, `an outage exits 75 (EX_TEMPFAIL)\n${down.stdout}\n${down.stderr.slice(-3000)}`);
+  assert.match(down.stdout, /the WMS was unreachable from \d\d:\d\d; \d+ record\(s\) wait for the next run/);
+  assert.deepEqual(await filesInError(join(dir, 'inbox')), [], 'no file goes to error/ for an outage');
+  const st = await status(flags, env);
+  assert.equal(st.records['rejected'] ?? 0, 0, `nothing rejected: ${JSON.stringify(st.attention.slice(0, 5))}`);
+  assert.equal(st.records['failed'] ?? 0, 0, 'nothing failed for good');
+  assert.equal(st.records['sending'] ?? 0, 0);
+  for (const a of st.attention.filter((x) => x.status === 'held')) assert.match(a.error, /^waiting for /);
+  // the report says it in one line
+  const reports = (await readdir(join(dir, 'outbox', 'reports'))).filter((f) => !f.endsWith('.html'));
+  assert.equal(reports.length, 1);
+  const { readFile } = await import('node:fs/promises');
+  const html = await readFile(join(dir, 'outbox', 'reports', reports[0]!, 'report.html'), 'utf8');
+  assert.match(html, /The WMS was unreachable from [^;]+; \d+ records wait for the next run/);
+
+  // the WMS is back (same address, same credentials)
+  sb = await startSandbox({ seed: 31, port });
+  try {
+    const back = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+    assert.equal(back.code, 0, `the next run delivers everything\n${back.stdout}\n${back.stderr.slice(-3000)}`);
+    assert.doesNotMatch(back.stdout, /rejected/);
+    const after = await status(flags, env);
+    assert.equal(after.records['rejected'] ?? 0, 0);
+    assert.equal((after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0), 0, JSON.stringify(after.records));
+    assert.ok((after.records['sent'] ?? 0) >= 100, JSON.stringify(after.records));
+    assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
+    assert.deepEqual(await inboxFiles(join(dir, 'inbox')), [], 'every file was archived');
+  } finally {
+    await sb.close();
+  }
+});
+
+/**
+ * A proxy in front of the sandbox that answers 500 to every write (reads and authorize pass): the WMS
+ * "half down" (its write side fails), so mapping lookups work and sends fail.
+ */
+async function failingWritesProxy(sb: Sandbox): Promise<{ url: string; failing: { on: boolean }; close: () => Promise<void> }> {
+  const { createServer, request } = await import('node:http');
+  const target = new URL(sb.url);
+  const failing = { on: true };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (failing.on && req.method !== 'GET' && !(req.url ?? '').endsWith('/authorize') && !(req.url ?? '').includes('/search')) {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 500, message: 'internal error (proxy)', data: null }));
+        return;
+      }
+      const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      up.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}`, failing, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+test('a WMS whose writes answer 500: dependants wait ("waiting for ..."), exit 75; the next run sends them, 0 rejects', { timeout: 180_000 }, async () => {
+  const sb = await startSandbox({ seed: 32 });
+  const proxy = await failingWritesProxy(sb);
+  try {
+    const { dir, flags } = await night('http500', { wms: { url: proxy.url, accessKeyId: sb.accessKeyID, retries: 1 } });
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+    const r1 = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+    assert.equal(r1.code, 75, `${r1.stdout}\n${r1.stderr.slice(-3000)}`);
+    assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
+    const st = await status(flags, env);
+    assert.equal(st.records['rejected'] ?? 0, 0, JSON.stringify(st.attention.filter((a) => a.status === 'rejected').slice(0, 5)));
+    assert.equal(st.records['failed'] ?? 0, 0);
+    const held = st.attention.filter((a) => a.status === 'held');
+    assert.ok(held.length > 0, 'records depending on an undelivered one are held');
+    for (const a of held) assert.match(a.error, /^waiting for /, `held only while waiting for a dependency: ${a.error}`);
+    assert.ok((st.records['pending'] ?? 0) > 0);
+
+    proxy.failing.on = false;
+    const r2 = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+    assert.equal(r2.code, 0, `${r2.stdout}\n${r2.stderr.slice(-3000)}`);
+    const after = await status(flags, env);
+    assert.equal(after.records['rejected'] ?? 0, 0);
+    assert.equal((after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0), 0, JSON.stringify(after.records));
+    const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+    for (const resource of ['Provider', 'ShippingCompany', 'Owners', 'PickingList', 'PurchaseOrder']) {
+      for (const [key, n] of Object.entries(c.creations[resource] ?? {})) assert.ok(n <= 1, `${resource} ${key} created ${n} times`);
+    }
+  } finally {
+    await proxy.close();
+    await sb.close();
+  }
+});
+
+test('a wrong secret: exit 2 before anything is claimed, the inbox untouched', { timeout: 60_000 }, async () => {
+  const sb = await startSandbox({ seed: 33 });
+  try {
+    const { dir, flags } = await night('secret', { wms: { url: sb.url, accessKeyId: sb.accessKeyID } });
+    const before = await inboxFiles(join(dir, 'inbox'));
+    const r = await runCli(['run', ...flags], { env: { WMS_SECRET_KEY: 'not-the-secret', WMSBRIDGE_LOG_LEVEL: 'warn' } });
+    assert.equal(r.code, 2, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /refused the credentials/);
+    assert.doesNotMatch(r.stderr, /not-the-secret/, 'the secret is never printed');
+    assert.deepEqual(await inboxFiles(join(dir, 'inbox')), before, 'every file left where it was');
+    const work = await readdir(join(dir, 'inbox', 'cadastros', '.wmsbridge', 'work')).catch(() => []);
+    assert.deepEqual(work, []);
+  } finally {
+    await sb.close();
+  }
+});
