@@ -80,5 +80,7 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
       return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) > 0 ? 1 : 0;
     },
+    // only --retry talks to the WMS; listing, marking and dropping work on the journal alone
+    { offline: action !== 'retry', wmsChanged: values['wms-changed'] === true },
   );
 }

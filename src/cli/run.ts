@@ -23,7 +23,8 @@ export async function refusedCredentials(ctx: AppContext, logger: Logger): Promi
     await ctx.client.authorize();
     return null;
   } catch (err) {
-    if (isWmsError(err) && err.code === WmsErrorCode.AUTH) {
+    if (isWmsError(err) && (err.code === WmsErrorCode.AUTH || !isWmsUnavailable(err))) {
+      if (err.code !== WmsErrorCode.AUTH) return `the WMS at ${ctx.wmsUrl} cannot be used: ${err.message}; nothing was claimed`;
       return `the WMS at ${ctx.wmsUrl} refused the credentials (${err.message}); nothing was claimed: fix wms.accessKeyId / $WMS_SECRET_KEY and run again`;
     }
     if (isWmsUnavailable(err)) {
@@ -96,6 +97,6 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`wmsbridge run: ${result.line} (exit ${code})\n`);
       return code;
     },
-    { memoryJournal: dryRun },
+    { memoryJournal: dryRun, wmsChanged: values['wms-changed'] === true },
   );
 }

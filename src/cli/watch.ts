@@ -37,5 +37,5 @@ export default async function watch(args: string[], io: CliIo): Promise<number> 
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     return 0;
-  });
+  }, { wmsChanged: values['wms-changed'] === true });
 }

@@ -68,7 +68,7 @@ export const CsvFormatConfig = CsvFormatSchema;
 
 export const WmsConfigSchema = z.strictObject({
   /** @default '' (embedded sandbox) */
-  url: z.string().default('').describe('base URL of the WMS; empty runs against the embedded sandbox'),
+  url: z.string().default('').describe('base URL of the WMS, or `sandbox` for the embedded sandbox; empty: every command but demo and sandbox stops (exit 2) asking for one'),
   accessKeyId: z.string().optional().describe('access key id (not a secret); or env WMS_ACCESS_KEY_ID'),
   /** @default 'WMS_SECRET_KEY' */
   secretKeyEnv: z.string().default('WMS_SECRET_KEY').describe('NAME of the environment variable holding the secret key'),
@@ -151,7 +151,7 @@ export const ConfigSchema = z.strictObject({
   /** @default auto: one channel per sub-folder of inboxDir */
   channels: z.array(ChannelSchema).optional().describe('inbox channels; default: every sub-folder of inboxDir is a channel with stable readiness'),
   wms: WmsConfigSchema.default(WmsConfigSchema.parse({})).describe('the WMS to talk to'),
-  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is empty'),
+  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is `sandbox` (or with --sandbox, and by demo)'),
   sending: z
     .strictObject({
       /** @default 16 */

@@ -107,6 +107,8 @@ function describeError(err: unknown): string {
  */
 export function isWmsUnavailable(err: unknown): boolean {
   if (!isWmsError(err)) return false;
+  // a certificate the client refuses is configuration (wms.tls), not an outage
+  if (err.networkCode && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|TLS/i.test(err.networkCode)) return false;
   if (err.code === WmsErrorCode.NETWORK || err.code === WmsErrorCode.TIMEOUT) return !err.mayHaveReachedServer;
   if (err.code === WmsErrorCode.RATE_LIMIT) return true;
   if (err.code === WmsErrorCode.HTTP && err.httpStatus !== undefined) return err.httpStatus >= 500 || err.httpStatus === 408 || err.httpStatus === 429;

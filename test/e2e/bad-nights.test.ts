@@ -177,3 +177,54 @@ test('a wrong secret: exit 2 before anything is claimed, the inbox untouched', {
     await sb.close();
   }
 });
+
+test('no WMS configured: run, resolve --retry and watch stop with exit 2 saying how to configure one; demo and --sandbox still work', { timeout: 120_000 }, async () => {
+  const { dir, flags } = await night('nowms', {});
+  const env: Record<string, string> = { WMSBRIDGE_LOG_LEVEL: 'warn' };
+  const clean = { ...process.env, ...env };
+  delete clean['WMS_URL'];
+  delete clean['WMS_ACCESS_KEY_ID'];
+  delete clean['WMS_SECRET_KEY'];
+  const before = await inboxFiles(join(dir, 'inbox'));
+  for (const args of [['run'], ['resolve', '--retry', '--all'], ['watch']]) {
+    const r = await runCli([...args, ...flags], { env: clean, timeoutMs: 30_000 });
+    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /no WMS configured: set wms\.url .*--sandbox or wms\.url: sandbox/, args.join(' '));
+  }
+  assert.deepEqual(await inboxFiles(join(dir, 'inbox')), before, 'nothing claimed');
+  // reading the journal needs no WMS
+  const list = await runCli(['resolve', '--list', ...flags], { env: clean });
+  assert.equal(list.code, 0, list.stderr);
+
+  // the sandbox when asked: --sandbox delivers the samples to it
+  const r = await runCli(['run', '--sandbox', ...flags], { env: clean, timeoutMs: 90_000 });
+  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
+  // npm start (demo) needs nothing configured
+  const demo = await runCli(['demo', '--state-dir', join(dir, 'demo-state')], { env: clean, timeoutMs: 90_000, cwd: PROJECT_ROOT });
+  assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr.slice(-2000)}`);
+  assert.match(demo.stdout, /embedded sandbox/);
+});
+
+test('the journal keeps the WMS it delivers to: another WMS is refused (exit 2) unless --wms-changed', { timeout: 120_000 }, async () => {
+  const a = await startSandbox({ seed: 34 });
+  const b = await startSandbox({ seed: 34 });
+  try {
+    const { dir, flags } = await night('moved', {});
+    await writeFile(join(dir, 'inbox', 'cadastros', 'CATEGORIAS_20991231.csv'), 'codigo;descricao;situacao\r\nMOVED;MUDOU;A\r\n');
+    const envFor = (sb: Sandbox) => ({ WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' });
+    const first = await runCli(['run', ...flags], { env: envFor(a), timeoutMs: 90_000 });
+    assert.equal(first.code, 0, first.stderr.slice(-2000));
+    const other = await runCli(['resolve', '--retry', '--all', ...flags], { env: envFor(b) });
+    assert.equal(other.code, 2, `${other.stdout}\n${other.stderr}`);
+    assert.match(other.stderr, new RegExp(`delivers to ${a.url.replace(/[.]/g, '\\.')}.*pointed at ${b.url.replace(/[.]/g, '\\.')}.*--wms-changed`));
+    const run = await runCli(['run', ...flags], { env: envFor(b) });
+    assert.equal(run.code, 2, run.stderr);
+    const moved = await runCli(['run', '--wms-changed', ...flags], { env: envFor(b) });
+    assert.equal(moved.code, 0, moved.stderr.slice(-2000));
+    const back = await runCli(['run', ...flags], { env: envFor(a) });
+    assert.equal(back.code, 2, 'the journal now delivers to the new WMS');
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
