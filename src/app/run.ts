@@ -61,6 +61,9 @@ interface Working {
   rows: number;
 }
 
+/** exit codes of a run stopped by a signal, by the signal's name (the abort reason) */
+export const INTERRUPT_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
 /** a record that failed this many sends is left to a person (`wmsbridge resolve --retry`) */
 export const MAX_AUTO_ATTEMPTS = 10;
 
@@ -191,6 +194,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // shares a drop out between them instead of the first scanner taking everything
   const readyOrder = ctx.shared ? shuffled(opts.ready) : opts.ready;
   for (const ready of readyOrder) {
+    if (opts.signal?.aborted) break; // interrupted: what is not claimed stays in the inbox
     const channel = channels.get(ready.channel);
     if (!channel) continue;
     if (opts.dryRun) {
@@ -222,6 +226,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       continue;
     }
     if (w.row.status !== 'claimed') continue;
+    if (opts.signal?.aborted) continue; // interrupted: stays claimed, mapped by the next run
     await journal.deleteRecords(w.row.id); // a mapping interrupted by a crash starts over (nothing of it was sent)
     const progress = opts.progress ? createProgress({ label: `map ${w.row.name}` }) : null;
     try {
@@ -302,6 +307,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // 5. finish: results, rejects, archive (only files with nothing left to send)
   for (const w of working) {
     if (w.waitingForWms) continue; // left claimed for the next run
+    if (w.row.status === 'claimed' && !w.error && !opts.dryRun) continue; // not mapped (interrupted): the next run maps it
     try {
       if (w.row.status === 'duplicate') {
         if (!opts.dryRun) w.figures = undefined;
@@ -360,6 +366,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     exitCode = 75;
   }
   if (fatal) exitCode = 2;
+  // interrupted by a signal (the command passes it as the abort reason): 130 SIGINT, 143 SIGTERM
+  const interrupted = opts.signal?.aborted ? INTERRUPT_EXIT_CODES[String(opts.signal.reason)] : undefined;
+  if (interrupted && !fatal) exitCode = interrupted;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
   try {

@@ -6,7 +6,7 @@
  */
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
-import { runOnce } from '../app/run.js';
+import { INTERRUPT_EXIT_CODES, runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
 import type { AppContext } from '../app/context.js';
@@ -77,6 +77,21 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
           return 2;
         }
       }
+      // SIGINT/SIGTERM: stop taking records, let the requests in flight finish and settle, write the results
+      // and the report, exit 130/143. A second signal exits at once (the next run recovers the journal)
+      const stop = new AbortController();
+      const onSignal = (sig: NodeJS.Signals): void => {
+        const code = INTERRUPT_EXIT_CODES[sig] ?? 130;
+        if (stop.signal.aborted) {
+          io.stderr.write(`wmsbridge run: ${sig} again: exiting now (records in flight are recovered by the next run)\n`);
+          process.exit(code);
+        }
+        io.stderr.write(`wmsbridge run: ${sig}: finishing the requests in flight, then writing results and the report (${sig} again to exit now)\n`);
+        stop.abort(sig);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
       const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
       const ready = await scanReadyFiles(config, { logger, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
       const result = await runOnce(ctx, {
@@ -86,16 +101,21 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
         dryRun,
         force: values.force === true,
         progress: process.stderr.isTTY === true,
+        signal: stop.signal,
       });
       let code = result.exitCode;
-      if (values.pulls && !dryRun) {
+      if (values.pulls && !dryRun && !stop.signal.aborted) {
         const pulls = await runScheduledPulls(ctx, { logger });
         for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);
         for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
         if (pulls.failed.length && code === 0) code = 1;
       }
-      io.stdout.write(`wmsbridge run: ${result.line} (exit ${code})\n`);
+      io.stdout.write(`wmsbridge run: ${stop.signal.aborted ? `interrupted (${String(stop.signal.reason)}): ` : ''}${result.line} (exit ${code})\n`);
       return code;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     },
     { memoryJournal: dryRun, wmsChanged: values['wms-changed'] === true },
   );

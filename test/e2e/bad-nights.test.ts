@@ -228,3 +228,49 @@ test('the journal keeps the WMS it delivers to: another WMS is refused (exit 2) 
     await b.close();
   }
 });
+
+test('SIGINT in the middle of a run: requests in flight settle, results and report written, nothing left sending, exit 130; the next run finishes', { timeout: 180_000 }, async () => {
+  const sb = await startSandbox({ seed: 35, latencyMs: 80 });
+  try {
+    const { dir, flags } = await night('sigint', { wms: { url: sb.url, accessKeyId: sb.accessKeyID }, sending: { concurrency: 2 } });
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+    const { spawnCli } = await import('../helpers/cli.js');
+    const child = spawnCli(['run', ...flags], { env: { ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    // wait until sending is under way
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+      const created = Object.values(c.creations).reduce((n, byKey) => n + Object.keys(byKey).length, 0);
+      if (created >= 4) break;
+      assert.ok(Date.now() < deadline, 'the run started sending');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const signalledAt = Date.now();
+    child.kill('SIGINT');
+    const code = await exited;
+    const tookMs = Date.now() - signalledAt;
+    assert.equal(code, 130, `${stdout}\n${stderr.slice(-2000)}`);
+    assert.ok(tookMs < 15_000, `stopped within the requests in flight (${tookMs} ms)`);
+    assert.match(stdout, /interrupted \(SIGINT\): .*report .*report\.html \(exit 130\)/);
+    const reports = (await readdir(join(dir, 'outbox', 'reports'))).filter((f) => !f.endsWith('.html'));
+    assert.equal(reports.length, 1, 'the report is written');
+    const st = await status(flags, env);
+    assert.equal(st.records['sending'] ?? 0, 0, 'nothing left sending');
+    assert.equal(st.records['in_doubt'] ?? 0, 0, 'nothing in doubt: every request in flight was settled');
+    assert.ok((st.records['pending'] ?? 0) > 0, 'the rest waits, pending');
+    assert.equal(st.records['rejected'] ?? 0, 0);
+
+    const next = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+    assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-2000)}`);
+    const after = await status(flags, env);
+    assert.equal((after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0), 0, JSON.stringify(after.records));
+    assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
+  } finally {
+    await sb.close();
+  }
+});
