@@ -7,7 +7,7 @@
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
 import { INTERRUPT_EXIT_CODES, runOnce } from '../app/run.js';
-import { scanReadyFiles } from '../app/scan.js';
+import { missingInboxFolders, scanReadyFiles } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../shared/logger.js';
@@ -65,6 +65,11 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
   const config = await loadConfigFromFlags(values);
   const mappings = await loadMappingsOrThrow(config);
   const dryRun = values['dry-run'] === true;
+  const missing = await missingInboxFolders(config);
+  if (missing.length > 0) {
+    io.stderr.write(`wmsbridge run: inbox folder ${missing.join(', ')} does not exist (share not mounted?): nothing was done; mount it (wmsbridge never creates it) and run again\n`);
+    return 2;
+  }
   return withApp(
     config,
     dryRun ? 'run --dry-run' : 'run',

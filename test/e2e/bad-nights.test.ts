@@ -274,3 +274,114 @@ test('SIGINT in the middle of a run: requests in flight settle, results and repo
     await sb.close();
   }
 });
+
+/** A config whose inbox is on a "share" that is not mounted (the folder does not exist). */
+async function unmountedShare(name: string, sb: Sandbox, extra: Record<string, unknown> = {}): Promise<{ dir: string; share: string; config: string }> {
+  const dir = join(tmp.dir, name);
+  await mkdir(dir, { recursive: true });
+  const share = join(dir, 'share');
+  const config = join(dir, 'config.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      inboxDir: join(share, 'inbox'),
+      outboxDir: join(dir, 'outbox'),
+      stateDir: join(dir, 'state'),
+      mappingsDir: join(PROJECT_ROOT, 'mappings'),
+      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
+      watch: { metricsPort: 0, batchDelayMs: 100 },
+      ...extra,
+    }),
+  );
+  return { dir, share, config };
+}
+
+const exists = (p: string) => stat(p).then(() => true, () => false);
+
+test('inbox share missing: run exits 2 naming the folder and creates nothing', { timeout: 60_000 }, async () => {
+  const sb = await startSandbox({ seed: 36 });
+  try {
+    const { share, config } = await unmountedShare('missing-run', sb);
+    const r = await runCli(['run', '--config', config], { env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' } });
+    assert.equal(r.code, 2, `${r.stdout}\n${r.stderr}`);
+    assert.ok(r.stderr.includes(join(share, 'inbox')), r.stderr);
+    assert.match(r.stderr, /does not exist \(share not mounted\?\)/);
+    assert.equal(await exists(share), false, 'nothing created where the share should be');
+  } finally {
+    await sb.close();
+  }
+});
+
+test('inbox share missing: watch answers SIGTERM at once, reports unhealthy, creates nothing, recovers when the share is back', { timeout: 90_000 }, async () => {
+  const sb = await startSandbox({ seed: 37 });
+  const { spawnCli } = await import('../helpers/cli.js');
+  const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
+  try {
+    const { share, config } = await unmountedShare('missing-watch', sb);
+    const start = (): { child: ReturnType<typeof spawnCli>; metrics: Promise<string>; exited: Promise<number | null>; err: () => string } => {
+      const child = spawnCli(['watch', '--config', config], { env });
+      let err = '';
+      const metrics = new Promise<string>((resolve, reject) => {
+        child.stderr?.on('data', (d: Buffer) => {
+          err += d.toString();
+          const m = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.on('close', () => reject(new Error(`watch exited early: ${err.slice(-2000)}`)));
+      });
+      const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+      return { child, metrics, exited, err: () => err };
+    };
+
+    // SIGTERM right after start-up, the share missing: answered within 2 s
+    const early = start();
+    early.metrics.catch(() => {});
+    // once wmsbridge runs (its first log line: the share is missing), whatever it is doing
+    for (let i = 0; !/inbox folder missing/.test(early.err()); i++) {
+      assert.ok(i < 300, `watch logs the missing share: ${early.err().slice(-1500)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    let t = Date.now();
+    early.child.kill('SIGTERM');
+    const earlyCode = await early.exited;
+    assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
+    assert.ok(earlyCode === 0 || earlyCode === 143, `exit ${earlyCode}: ${early.err().slice(-1500)}`);
+
+    const w = start();
+    const base = await w.metrics;
+    const health = async () => {
+      const res = await fetch(`${base}/healthz`);
+      return { status: res.status, body: (await res.json()) as { ok: boolean; inboxMissing?: string[] } };
+    };
+    const h1 = await health();
+    assert.equal(h1.status, 503);
+    assert.equal(h1.body.ok, false);
+    assert.deepEqual(h1.body.inboxMissing, [join(share, 'inbox')]);
+    assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 0$/m);
+    await new Promise((r) => setTimeout(r, 2500)); // a few checks later
+    assert.equal(await exists(share), false, 'nothing created where the share should be');
+
+    // the share is mounted again, with a file in it
+    await mkdir(join(share, 'inbox', 'cadastros'), { recursive: true });
+    await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'), join(share, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+      if (Object.keys(c.creations['Category'] ?? {}).length > 0) break;
+      assert.ok(Date.now() < deadline, `the file was processed after recovery\n${w.err().slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const h2 = await health();
+    assert.equal(h2.status, 200, JSON.stringify(h2.body));
+    assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 1$/m);
+
+    t = Date.now();
+    w.child.kill('SIGTERM');
+    const code = await w.exited;
+    assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
+    assert.ok(code === 0 || code === 143, `exit ${code}`);
+  } finally {
+    await sb.close();
+  }
+});
