@@ -21,7 +21,7 @@ import * as S from './schemas.js';
 import { ENDPOINTS, buildPath, PAGING_INDEX, PAGING_LIMIT, type EndpointName } from './endpoints.js';
 import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientStats } from './client-types.js';
 import { WmsError, WmsErrorCode, codeForStatus, formatWmsMessage, type WmsErrorCode as WmsErrorCodeT } from './errors.js';
-import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, MAX_RETRY_AFTER_MS, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-limit.js';
 import { createAuthManager } from './auth.js';
 import { buildMultipart } from './multipart.js';
@@ -164,6 +164,28 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     connect,
   });
   const slots = createSemaphore(concurrency);
+  // back-pressure from the WMS: a 429 (or a 503 with Retry-After) pauses every request of this client until
+  // the Retry-After has passed (the WMS firewall knows clients by User-Agent, not by request), and halves
+  // the requests in flight; answers without throttling raise it again by one per `limit` answers (AIMD)
+  let gateUntil = 0;
+  let healthyAnswers = 0;
+  const throttled = (retryAfterMs: number): void => {
+    gateUntil = Math.max(gateUntil, performance.now() + retryAfterMs);
+    healthyAnswers = 0;
+    const before = slots.limit;
+    slots.setLimit(Math.ceil(before / 2));
+    if (slots.limit !== before) log.info({ concurrency: slots.limit, retryAfterMs }, 'wms: throttled by the WMS: pausing every request and lowering the concurrency');
+  };
+  const answeredHealthy = (): void => {
+    if (slots.limit >= concurrency) return;
+    if (++healthyAnswers >= slots.limit) {
+      healthyAnswers = 0;
+      slots.setLimit(slots.limit + 1);
+    }
+  };
+  const waitForGate = async (signal?: AbortSignal): Promise<void> => {
+    for (let wait = gateUntil - performance.now(); wait > 0; wait = gateUntil - performance.now()) await sleep(Math.ceil(wait), signal);
+  };
   const bucket: TokenBucket | undefined =
     options.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: options.requestsPerSecond }) : undefined;
 
@@ -454,6 +476,18 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           });
         }
       }
+      try {
+        await waitForGate(spec.signal);
+      } catch {
+        slots.release();
+        counters.failures++;
+        throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, 'aborted by the caller while the WMS asked to wait (Retry-After)'), {
+          method,
+          path,
+          attempts: attempt - 1,
+          networkCode: 'ABORTED',
+        });
+      }
       const started = performance.now();
       counters.requests++;
       try {
@@ -478,6 +512,9 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       } else {
         breaker.answered();
         const r = res!;
+        const ra = parseRetryAfter(r.headers['retry-after']);
+        if (r.status === 429 || (r.status === 503 && ra !== undefined)) throttled(Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS));
+        else if (r.status < 500) answeredHealthy();
         const env = parseBody(r);
         if (isSuccess(r, env)) return env;
         unauthorized = !anonymous && isUnauthorized(r, env) && token !== undefined;

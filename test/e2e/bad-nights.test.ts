@@ -385,3 +385,39 @@ test('inbox share missing: watch answers SIGTERM at once, reports unhealthy, cre
     await sb.close();
   }
 });
+
+test('a throttling WMS (429 + Retry-After: 1): no request arrives inside a Retry-After window, and the night still finishes', { timeout: 180_000 }, async () => {
+  const sb = await startSandbox({ seed: 38, latencyMs: 20 });
+  try {
+    // one tier of 600 categories: 16 requests in flight all the time, so a client that let the others go on
+    // during a Retry-After would show here
+    const d = join(tmp.dir, 'throttled');
+    await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
+    await mkdir(join(d, 'mappings'));
+    await writeFile(join(d, 'mappings', 'cat.yaml'), 'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n');
+    const rows = Array.from({ length: 600 }, (_, i) => `T${i};Categoria ${i}`).join('\n');
+    await writeFile(join(d, 'inbox', 'cadastros', 'CAT_throttle.csv'), `codigo;nome\n${rows}\n`);
+    await writeFile(
+      join(d, 'config.json'),
+      JSON.stringify({
+        inboxDir: join(d, 'inbox'), outboxDir: join(d, 'outbox'), stateDir: join(d, 'state'), mappingsDir: join(d, 'mappings'),
+        channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+        wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 8, connections: 16 },
+        sending: { concurrency: 16 },
+      }),
+    );
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+    sb.setFaults({ rate429: 0.02 });
+    const r = await runCli(['run', '--config', join(d, 'config.json')], { env, timeoutMs: 150_000 });
+    sb.setFaults({ rate429: 0 });
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
+    assert.match(r.stdout, /600 created/);
+    const stats = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats as { retryAfter: { windows: number; inside: number } };
+    assert.ok(stats.retryAfter.windows >= 3, `the WMS throttled the run (${stats.retryAfter.windows} windows)`);
+    // the sandbox counts requests that arrived more than 250 ms into a 1 s Retry-After window (the grace is
+    // for requests already on their way when the 429 left)
+    assert.equal(stats.retryAfter.inside, 0, `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows`);
+  } finally {
+    await sb.close();
+  }
+});
