@@ -101,6 +101,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         ...(config.wms.requestsPerSecond > 0 ? { requestsPerSecond: config.wms.requestsPerSecond } : {}),
         timeoutMs: config.wms.timeoutMs,
         retry: { retries: config.wms.retries },
+        breaker: { threshold: config.wms.circuitBreaker.failures, cooldownMs: config.wms.circuitBreaker.cooldownMs },
         pageSize: config.wms.pageSize,
         pagingBase: config.wms.pagingBase,
         tls: { rejectUnauthorized: config.wms.tls.rejectUnauthorized, ...(ca ? { ca } : {}) },

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { CsvFormatSchema } from '../outbox/csv.js';
 
 const Duration = z.number().int().nonnegative();
+/** a period something waits between two polls or attempts: 0 would spin (refused here, not at run time) */
+const Interval = z.number().int().min(1);
 
 export const ReadinessSchema = z
   .discriminatedUnion('mode', [
@@ -15,7 +17,7 @@ export const ReadinessSchema = z
       /** @default 3 */
       checks: z.number().int().min(1).default(3).describe('polls that must see the same size and mtime'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('time between polls'),
+      intervalMs: Interval.default(1000).describe('time between polls'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -26,12 +28,12 @@ export const ReadinessSchema = z
       /** @default [] */
       batchTriggers: z.array(z.string().min(1)).default([]).describe('batch trigger file names (e.g. LOTE.OK): every file present when one appears is ready'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('how often the folder is listed while waiting for a marker'),
+      intervalMs: Interval.default(1000).describe('how often the folder is listed while waiting for a marker'),
     }),
     z.strictObject({
       mode: z.literal('rename').describe('the ERP writes a temp name (*.tmp, *.part) and renames: temp names are ignored, one stability check'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('time between the listing and its one stability check'),
+      intervalMs: Interval.default(1000).describe('time between the listing and its one stability check'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -79,9 +81,17 @@ export const WmsConfigSchema = z.strictObject({
   /** @default 0 (unlimited) */
   requestsPerSecond: z.number().nonnegative().default(0).describe('client-side rate limit; 0 = unlimited'),
   /** @default 30000 */
-  timeoutMs: Duration.default(30_000).describe('per attempt: headers and body'),
+  timeoutMs: Interval.default(30_000).describe('per attempt: headers and body'),
   /** @default 5 */
   retries: z.number().int().min(0).max(20).default(5).describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
+  /** @default { failures: 5, cooldownMs: 30000 } */
+  circuitBreaker: z
+    .strictObject({
+      failures: z.number().int().min(1).max(1000).default(5).describe('consecutive connection failures (refused, reset, timeout) after which no request is sent'),
+      cooldownMs: Interval.default(30_000).describe('then one probe request after this long: an answer closes the circuit'),
+    })
+    .default({ failures: 5, cooldownMs: 30_000 })
+    .describe('stop sending while the WMS does not answer, instead of burning every record\'s retries (what was not sent waits, exit 75)'),
   /** @default 100 */
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PagingLimit asked of list endpoints'),
   /** @default 1 */
@@ -168,8 +178,8 @@ export const ConfigSchema = z.strictObject({
   watch: z
     .strictObject({
       usePolling: z.boolean().default(false).describe('poll instead of OS events: required on SMB/NFS/CIFS shares'),
-      pollIntervalMs: Duration.default(2000).describe('polling interval when usePolling'),
-      rescanIntervalMs: Duration.default(60_000).describe('full listing of every channel, whatever the events say'),
+      pollIntervalMs: Interval.default(2000).describe('polling interval when usePolling'),
+      rescanIntervalMs: Interval.default(60_000).describe('full listing of every channel, whatever the events say'),
       batchDelayMs: Duration.default(2000).describe('wait this long after a file is ready to collect files dropped together'),
       metricsPort: z.number().int().min(0).max(65535).optional().describe('serve /healthz and /metrics on 127.0.0.1:PORT'),
       metricsHost: z.string().default('127.0.0.1').describe('interface for /healthz and /metrics'),

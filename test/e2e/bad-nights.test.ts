@@ -421,3 +421,22 @@ test('a throttling WMS (429 + Retry-After: 1): no request arrives inside a Retry
     await sb.close();
   }
 });
+
+test('a configuration error or an unexpected error is one line on stderr, exit 2 (the stack only at debug level)', { timeout: 60_000 }, async () => {
+  const { dir, flags } = await night('oneline', { channels: [{ name: 'cadastros', readiness: { mode: 'stable', intervalMs: 0 } }], wms: { url: 'sandbox' } });
+  const r = await runCli(['run', ...flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /channels\[0\]\.readiness\.intervalMs/);
+  assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+  // an unexpected error (the state folder is a file): one line, its stack only at debug level
+  await writeFile(join(dir, 'state-file'), 'not a folder');
+  const flagsFileState = flags.map((f) => (f === join(dir, 'state') ? join(dir, 'state-file') : f));
+  await writeFile(join(dir, 'config.json'), JSON.stringify({ wms: { url: 'sandbox' } }));
+  const u = await runCli(['run', ...flagsFileState], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } });
+  assert.equal(u.code, 2, u.stderr);
+  assert.equal(u.stderr.trim().split('\n').filter((l) => l.startsWith('wmsbridge run:')).length, 1, u.stderr);
+  assert.doesNotMatch(u.stderr, /^\s+at /m, u.stderr);
+  const d = await runCli(['run', ...flagsFileState, '--log-level', 'debug'], { env: {} });
+  assert.equal(d.code, 2);
+  assert.match(d.stderr, /^\s+at /m, 'the stack at debug level');
+});
