@@ -63,6 +63,9 @@ export interface WmsClientOptions {
   logger?: Logger;
 }
 
+/** a token that waited longer than this between being obtained and sent may have expired in between */
+const STALE_TOKEN_WAIT_MS = 250;
+
 /** Upper bounds (ms) of the latency histogram; the counts array has one more slot for "above the last". */
 export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 
@@ -423,12 +426,30 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     // a row, the second with a token fresh from the refresh, mean the credentials are refused
     let consecutive401 = 0;
     let replayToken: string | undefined;
+    let replayTokenAt = 0;
     for (;;) {
       attempt++;
+      try {
+        await waitForGate(spec.signal);
+      } catch {
+        counters.failures++;
+        throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, 'aborted by the caller while the WMS asked to wait (Retry-After)'), {
+          method,
+          path,
+          attempts: attempt - 1,
+          networkCode: 'ABORTED',
+        });
+      }
       let token: string | undefined;
+      let tokenAt = 0;
       if (!anonymous) {
         try {
-          token = replayToken ?? (await auth.getToken());
+          if (replayToken !== undefined) tokenAt = replayTokenAt;
+          else {
+            token = await auth.getToken();
+            tokenAt = performance.now();
+          }
+          token = replayToken ?? token;
         } catch (err) {
           counters.failures++;
           throw authFailure(err, method, path);
@@ -476,17 +497,11 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           });
         }
       }
-      try {
-        await waitForGate(spec.signal);
-      } catch {
+      if (gateUntil > performance.now()) {
+        // the WMS asked to wait while this call waited for a slot: wait outside the slot, with a fresh token
         slots.release();
-        counters.failures++;
-        throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, 'aborted by the caller while the WMS asked to wait (Retry-After)'), {
-          method,
-          path,
-          attempts: attempt - 1,
-          networkCode: 'ABORTED',
-        });
+        attempt--;
+        continue;
       }
       const started = performance.now();
       counters.requests++;
@@ -519,12 +534,16 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         if (isSuccess(r, env)) return env;
         unauthorized = !anonymous && isUnauthorized(r, env) && token !== undefined;
         if (unauthorized) {
-          if (consecutive401 === 0) {
+          // a second 401 means refused credentials only when the fresh token went out at once; one that
+          // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
+          const waited = started - tokenAt > STALE_TOKEN_WAIT_MS;
+          if (consecutive401 === 0 || (waited && consecutive401 < 3)) {
             consecutive401++;
             attempt--; // the replay is not a retry
             log.debug({ op: spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
             try {
               replayToken = await auth.handleUnauthorized(token!);
+              replayTokenAt = performance.now();
             } catch (err) {
               counters.failures++;
               throw authFailure(err, method, path);
