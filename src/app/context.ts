@@ -16,6 +16,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { WmsClient } from '../wms/client-types.js';
 import { createReferenceCache, type LoadableReferenceCache } from '../push/reference-cache.js';
+import { setOutboxFileMode } from '../outbox/atomic.js';
 
 export interface AppContext {
   config: ResolvedConfig;
@@ -58,7 +59,8 @@ export const JOURNAL_WMS_KEY = 'wms:target';
 
 export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
   const logger = options.logger ?? createLogger({ level: config.log.level });
-  await mkdir(config.stateDir, { recursive: true });
+  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
   const shared = isSharedJournal(config);
   if (!options.offline && !config.wms.url && !options.sandboxByDefault) throw new ConfigError(NO_WMS_CONFIGURED);
   if (shared && (!config.wms.url || config.wms.url === SANDBOX_URL) && !options.offline) {

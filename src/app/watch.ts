@@ -15,7 +15,7 @@ import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
 import { createRunMetrics, type RunMetrics } from './metrics.js';
-import { webhooksOptionsFromConfig } from '../webhook/options.js';
+import { assertSafeWebhookListen, webhooksOptionsFromConfig } from '../webhook/options.js';
 import { errorMessage } from '../shared/errors.js';
 
 /** how often watch checks that the inbox folders exist */
@@ -148,6 +148,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
     // stops start-up instead of serving without authentication
     const w = webhooksOptionsFromConfig(config, process.env);
+    assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
     receiver = await createWebhookReceiver(
       {
         host: w.host,

@@ -12,6 +12,7 @@ import { runPull } from '../pull/run.js';
 import { isPullKind, PULL_FORMATS, PULL_KINDS, type PullFormat, type PullRequest, type PullResult, type RefCacheRefresher } from '../pull/types.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { ConfigError } from '../shared/errors.js';
+import { setOutboxFileMode } from '../outbox/atomic.js';
 import { loadConfig, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
@@ -301,6 +302,7 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
   // sandbox only when asked (--sandbox or wms.url: sandbox)
   if (!options.wms && !askedSandbox) {
     const config = await loadConfig(configFile ? { file: configFile } : {});
+    setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
     const creds = resolveWmsCredentials(config);
     if (creds) options.wms = { url: creds.url, accessKeyID: creds.accessKeyID, secretKey: creds.secretKey, ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}) };
     else if (config.wms.url !== SANDBOX_URL) {

@@ -123,7 +123,8 @@ export const PullConfigSchema = z.strictObject({
 
 export const WebhooksConfigSchema = z.strictObject({
   enabled: z.boolean().default(false).describe('serve the webhook receiver inside `watch`'),
-  host: z.string().default('127.0.0.1').describe('interface to bind'),
+  host: z.string().default('127.0.0.1').describe('interface to bind; another than loopback needs secretEnv (or insecure)'),
+  insecure: z.boolean().default(false).describe('accept unauthenticated POSTs on a non-loopback host (no secret): only behind a proxy that authenticates'),
   port: z.number().int().min(0).max(65535).default(8787).describe('0 picks a free port'),
   basePath: z.string().default('/webhooks').describe('webhooks arrive at <basePath>/<kind>'),
   secretEnv: z.string().optional().describe('NAME of the environment variable holding the shared secret'),
@@ -172,8 +173,8 @@ export const ConfigSchema = z.strictObject({
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
   outbox: z
-    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file') })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false })
+    .strictObject({ csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'), doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'), fileMode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode like 0640').default('0640').describe('mode of new outbox files (octal; the umask still applies): 0640 owner and group read, 0664 for a share whose group imports and deletes') })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, fileMode: '0640' })
     .describe('outbox files'),
   watch: z
     .strictObject({

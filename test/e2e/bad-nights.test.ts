@@ -440,3 +440,40 @@ test('a configuration error or an unexpected error is one line on stderr, exit 2
   assert.equal(d.code, 2);
   assert.match(d.stderr, /^\s+at /m, 'the stack at debug level');
 });
+
+test('safe by default: state 0700, journal 0600, outbox files 0640 (outbox.fileMode); the receiver refuses a network address without a secret', { timeout: 90_000 }, async () => {
+  const { dir, flags } = await night('modes', { wms: { url: 'sandbox' } });
+  const r = await runCli(['run', ...flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  const mode = async (p: string) => ((await stat(p)).mode & 0o777).toString(8);
+  assert.equal(await mode(join(dir, 'state')), '700');
+  assert.equal(await mode(join(dir, 'state', 'journal.db')), '600');
+  const results = (await readdir(join(dir, 'outbox'), { recursive: true })).map(String).filter((p) => p.endsWith('.csv'));
+  assert.ok(results.length > 0);
+  for (const f of results) assert.equal(await mode(join(dir, 'outbox', f)), '640', f);
+  // a share whose group must write: outbox.fileMode
+  const g = await night('modes-group', { wms: { url: 'sandbox' }, outbox: { fileMode: '0660' } });
+  const rg = await runCli(['run', ...g.flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
+  assert.equal(rg.code, 0, rg.stderr.slice(-2000));
+  const anyCsv = (await readdir(join(g.dir, 'outbox'), { recursive: true })).map(String).find((p) => p.endsWith('.csv'))!;
+  const expected = (0o660 & ~process.umask()).toString(8);
+  assert.equal(await mode(join(g.dir, 'outbox', anyCsv)), expected);
+
+  // the webhook receiver on 0.0.0.0 without a secret: refused (exit 2), unless --insecure
+  const hook = await runCli(['webhooks', '--host', '0.0.0.0', '--port', '0', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')], { timeoutMs: 30_000 });
+  assert.equal(hook.code, 2, hook.stderr);
+  assert.match(hook.stderr, /0\.0\.0\.0 is reachable from the network and no secret is set/);
+  const { spawnCli } = await import('../helpers/cli.js');
+  const child = spawnCli(['webhooks', '--host', '0.0.0.0', '--port', '0', '--insecure', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } });
+  let err = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (/listening on/.test(err)) resolve();
+    });
+    child.on('close', () => reject(new Error(`webhooks --insecure exited: ${err}`)));
+  });
+  const closed = new Promise((r) => child.on('close', r));
+  child.kill('SIGTERM');
+  await closed;
+});
