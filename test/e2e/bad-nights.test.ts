@@ -477,3 +477,58 @@ test('safe by default: state 0700, journal 0600, outbox files 0640 (outbox.fileM
   child.kill('SIGTERM');
   await closed;
 });
+
+test('watch through an outage: nothing rejected while the WMS is down, everything delivered once it answers again', { timeout: 120_000 }, async () => {
+  let sb: Sandbox = await startSandbox({ seed: 39 });
+  const port = Number(new URL(sb.url).port);
+  const creds = { accessKeyID: sb.accessKeyID, secretKey: sb.secretKey };
+  await sb.close();
+  const { spawnCli } = await import('../helpers/cli.js');
+  const dir = join(tmp.dir, 'watch-outage');
+  await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
+  const config = join(dir, 'config.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      inboxDir: join(dir, 'inbox'), outboxDir: join(dir, 'outbox'), stateDir: join(dir, 'state'), mappingsDir: join(PROJECT_ROOT, 'mappings'),
+      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+      wms: { url: `http://127.0.0.1:${port}`, accessKeyId: creds.accessKeyID, retries: 1, timeoutMs: 2000, circuitBreaker: { failures: 3, cooldownMs: 500 } },
+      watch: { batchDelayMs: 100 },
+    }),
+  );
+  const env = { WMS_SECRET_KEY: creds.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
+  const child = spawnCli(['watch', '--config', config], { env });
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  try {
+    for (const f of ['CATEGORIAS_20241105.csv', 'FAMILIAS_20241105.csv']) await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', f), join(dir, 'inbox', 'cadastros', f));
+    // a batch ran against the dead WMS: exit 75, nothing rejected
+    for (let i = 0; !/"exitCode":75/.test(err); i++) {
+      assert.ok(i < 400, `a batch ends with exit 75 while the WMS is down\n${err.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.doesNotMatch(err, /"exitCode":1\b/);
+    assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
+    // the WMS answers again: the daemon delivers by itself (its resume pass, every 15 s at most)
+    sb = await startSandbox({ seed: 39, port });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+      if (Object.keys(c.creations['Family'] ?? {}).length > 0 && (await inboxFiles(join(dir, 'inbox'))).length === 0) {
+        const st = await status(['--config', config], env);
+        if ((st.records['pending'] ?? 0) + (st.records['held'] ?? 0) === 0) {
+          assert.equal(st.records['rejected'] ?? 0, 0);
+          assert.equal(st.records['failed'] ?? 0, 0);
+          break;
+        }
+      }
+      assert.ok(Date.now() < deadline, `delivered after the WMS came back\n${err.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    await sb.close();
+  }
+});
