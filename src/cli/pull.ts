@@ -143,7 +143,8 @@ output:
   --file-name NAME               fixed file name (replaced atomically) instead of <what>-YYYYMMDD-HHmmss.<ext>
   --out DIR                      exports folder (default <outbox>/exports)
   --outbox DIR                   outbox folder (default ./outbox)
-  --state DIR                    state folder with journal.db (default ./state)
+  --state-dir DIR                state folder with journal.db (default ./state; --state is the same)
+  --log-level LEVEL              fatal|error|warn|info|debug|trace|silent
   --page-size N                  records per page asked of the WMS
   --force                        inventory-finished: export again inventories exported before
   --json                         print the result as one JSON line
@@ -197,6 +198,8 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
         out: str,
         outbox: str,
         state: str,
+        'state-dir': str,
+        'log-level': str,
         'page-size': str,
         force: bool,
         json: bool,
@@ -258,6 +261,12 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
   if (s('out') !== undefined) out.outDir = s('out')!;
   if (s('outbox') !== undefined) out.outboxDir = s('outbox')!;
   if (s('state') !== undefined) out.stateDir = s('state')!;
+  if (s('state-dir') !== undefined) out.stateDir = s('state-dir')!; // the same flag as every other command
+  const level = s('log-level');
+  if (level !== undefined) {
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) throw new ConfigError(`pull: --log-level must be one of fatal, error, warn, info, debug, trace, silent, got "${level}"`);
+    out.logger = createLogger({ level: level as 'info' });
+  }
   const pageSize = s('page-size');
   if (pageSize !== undefined) {
     const n = Number(pageSize);

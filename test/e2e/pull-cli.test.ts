@@ -116,7 +116,7 @@ describe('wmsbridge pull', () => {
     const { writeFile } = await import('node:fs/promises');
     const cfg = join(tmp.dir, 'pull-config.json');
     await writeFile(cfg, JSON.stringify({ wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, secretKeyEnv: 'PULL_CFG_SECRET' } }));
-    const r = await runCli(['pull', 'stock', '--config', cfg, '--json', '--out', join(tmp.dir, 'out-cfg'), '--state', join(tmp.dir, 'state-cfg')], {
+    const r = await runCli(['pull', 'stock', '--config', cfg, '--json', '--out', join(tmp.dir, 'out-cfg'), '--state-dir', join(tmp.dir, 'state-cfg'), '--log-level', 'warn'], {
       ...TIMEOUT,
       env: envNoWms({ PULL_CFG_SECRET: sandbox.secretKey }),
     });
@@ -124,6 +124,7 @@ describe('wmsbridge pull', () => {
     const res = JSON.parse(r.stdout) as { records: number; wms: { url: string; sandbox: boolean } };
     assert.equal(res.wms.sandbox, false);
     assert.equal(res.wms.url, sandbox.url);
+    assert.ok(existsSync(join(tmp.dir, 'state-cfg', 'journal.db')), '--state-dir is the state folder, as for every command');
     assert.equal(res.records, stockTotal(sandbox.state), 'the stock of the configured WMS (with its 50 synthetic records), not a seed sandbox');
   });
 
