@@ -8,7 +8,7 @@ import type { CommandModule } from './types.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   demo: { summary: 'start the embedded sandbox, run the sample inbox, print where the results are (npm start)', load: () => import('./demo.js') },
-  run: { summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 some not delivered, 2 fatal', load: () => import('./run.js') },
+  run: { summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 attention, 2 configuration, 75 WMS unavailable, 130/143 interrupted', load: () => import('./run.js') },
   watch: { summary: 'daemon: process files as they arrive, run scheduled pulls, serve webhooks and /metrics', load: () => import('./watch.js') },
   status: { summary: 'show the journal: files by status, held and in-doubt records', load: () => import('./status.js') },
   resolve: { summary: 'resolve held or in-doubt records (resend, mark delivered, or drop)', load: () => import('./resolve.js') },
