@@ -5,7 +5,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/load.js';
-import { isSharedJournal, journalSpecOf, resolveWmsCredentials } from '../config/load.js';
+import { isSharedJournal, journalSpecOf, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { WmsClient } from '../wms/client-types.js';
 import { createReferenceCache, type LoadableReferenceCache } from '../push/reference-cache.js';
+import { setOutboxFileMode } from '../outbox/atomic.js';
 
 export interface AppContext {
   config: ResolvedConfig;
@@ -47,13 +48,22 @@ export interface ContextOptions {
   memoryJournal?: boolean;
   /** don't start the sandbox or a client (commands that only read the journal) */
   offline?: boolean;
+  /** with no WMS configured, use the embedded sandbox (demo); other commands need wms.url or --sandbox */
+  sandboxByDefault?: boolean;
+  /** the journal delivered to another WMS before: accept this one (--wms-changed) */
+  wmsChanged?: boolean;
 }
+
+/** Journal meta key: the WMS this journal delivers to (held records must never go to another one). */
+export const JOURNAL_WMS_KEY = 'wms:target';
 
 export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
   const logger = options.logger ?? createLogger({ level: config.log.level });
-  await mkdir(config.stateDir, { recursive: true });
+  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
   const shared = isSharedJournal(config);
-  if (shared && !config.wms.url && !options.offline) {
+  if (!options.offline && !config.wms.url && !options.sandboxByDefault) throw new ConfigError(NO_WMS_CONFIGURED);
+  if (shared && (!config.wms.url || config.wms.url === SANDBOX_URL) && !options.offline) {
     throw new ConfigError('journal.kind postgres: several instances share the work, so they must talk to one WMS: set wms.url (each instance would otherwise start its own sandbox)');
   }
   const journalSpec = options.memoryJournal ? { kind: 'sqlite' as const, path: ':memory:' } : journalSpecOf(config);
@@ -94,6 +104,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         ...(config.wms.requestsPerSecond > 0 ? { requestsPerSecond: config.wms.requestsPerSecond } : {}),
         timeoutMs: config.wms.timeoutMs,
         retry: { retries: config.wms.retries },
+        breaker: { threshold: config.wms.circuitBreaker.failures, cooldownMs: config.wms.circuitBreaker.cooldownMs },
         pageSize: config.wms.pageSize,
         pagingBase: config.wms.pagingBase,
         dateTimes: config.wms.dateTimes,
@@ -104,6 +115,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         logger: logger.child({ component: 'wms' }),
       });
       wmsUrl = baseUrl;
+      if (!options.memoryJournal) await checkJournalWms(journal, sandbox ? SANDBOX_URL : baseUrl, options.wmsChanged === true, logger);
     }
   } catch (err) {
     await sandbox?.close();
@@ -132,11 +144,30 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
   };
 }
 
+/**
+ * The journal records the WMS it delivers to (the embedded sandbox as `sandbox`, whatever its port); a
+ * command pointed at another WMS with the same journal is refused unless told (--wms-changed), so held
+ * or failed records are never "sent" to the wrong one.
+ */
+async function checkJournalWms(journal: Journal, target: string, changed: boolean, logger: Logger): Promise<void> {
+  const known = await journal.getMeta(JOURNAL_WMS_KEY);
+  if (known === target) return;
+  if (known !== undefined && known !== null && !changed) {
+    throw new ConfigError(
+      `journal ${journal.location} delivers to ${known}, and this command is pointed at ${target}: its held, failed and pending records would go to another WMS. ` +
+        'Use the right wms.url (or --sandbox), or pass --wms-changed if the WMS really moved',
+    );
+  }
+  if (known) logger.warn({ from: known, to: target }, 'the journal now delivers to another WMS (--wms-changed)');
+  await journal.setMeta(JOURNAL_WMS_KEY, target);
+}
+
 /** A client for commands that must not talk to the WMS: any call is a programming error. */
 function offlineWmsClient(): WmsClient {
   return new Proxy({} as WmsClient, {
     get(_t, prop) {
       if (prop === 'close') return async () => {};
+      if (prop === 'availability') return () => ({ circuitOpen: false, unavailableSince: null, consecutiveFailures: 0 });
       if (prop === 'stats') return () => ({ requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 });
       if (prop === 'then') return undefined;
       return () => {

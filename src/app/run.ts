@@ -16,7 +16,8 @@ import type { RefusedEntry } from '../intake/safety.js';
 import { applyRetention } from './retention.js';
 import { finishFile, type FileFigures } from './finish-file.js';
 import { stockKeyLabeler } from './stock-labels.js';
-import { pushFiles, FatalPushError, type ChannelPolicy } from '../push/pipeline.js';
+import { pushFiles, FatalPushError, isWmsUnavailable, type ChannelPolicy, type PushStats } from '../push/pipeline.js';
+import { isWaitingForWms } from '../push/refs.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
 import { reconcileAfterSync } from '../reconcile/stock.js';
@@ -63,6 +64,8 @@ interface Working {
   channel: ResolvedChannel;
   mapping: CompiledMapping | null;
   error?: string;
+  /** not mapped: a WMS lookup got no answer (the file stays claimed and is read again by the next run) */
+  waitingForWms?: string;
   duplicateOf?: string;
   figures?: FileFigures;
   /** where the original went when the file is in error (the error/ folder) */
@@ -71,6 +74,9 @@ interface Working {
   finishedMs?: number;
   rows: number;
 }
+
+/** exit codes of a run stopped by a signal, by the signal's name (the abort reason) */
+export const INTERRUPT_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
 /** a record that failed this many sends is left to a person (`wmsbridge resolve --retry`) */
 export const MAX_AUTO_ATTEMPTS = 10;
@@ -174,6 +180,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     for (const r of await journal.listRecords({ statuses: ['failed', 'held'], limit: 100_000 })) {
       if (r.status === 'failed' ? r.attempts < MAX_AUTO_ATTEMPTS : isHeldOnDependency(r) && (await dependencyMayBeDelivered(journal, r))) retry.push(r);
     }
+    // and records held only because a dependency waited for the WMS (an outage, not their data)
+    const inRetry = new Set(retry.map((r) => r.id));
+    for (const r of await listWaitingForWms(journal)) if (!inRetry.has(r.id)) retry.push(r);
     if (retry.length > 0) {
       const byFile = new Map<number, number>();
       for (const r of retry) byFile.set(r.fileId, (byFile.get(r.fileId) ?? 0) + 1);
@@ -228,6 +237,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const readyOrder = ctx.shared ? shuffled(opts.ready) : [...opts.ready].sort(byDropOrder);
   let claims = 0;
   for (const ready of readyOrder) {
+    if (opts.signal?.aborted) break; // interrupted: what is not claimed stays in the inbox
     if (ctx.shared && claims > 0 && !opts.dryRun) await new Promise((r) => setTimeout(r, SHARED_CLAIM_SPREAD_MS));
     const channel = channels.get(ready.channel);
     if (!channel) continue;
@@ -252,6 +262,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   for (const w of working) take(w.row.id);
 
   // 3. map every claimed file into the journal
+  let wmsDownSince: string | null = null;
   for (const w of working) {
     if (w.row.status === 'duplicate') continue;
     if (!w.mapping) {
@@ -260,6 +271,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       continue;
     }
     if (w.row.status !== 'claimed') continue;
+    if (opts.signal?.aborted) continue; // interrupted: stays claimed, mapped by the next run
     await journal.deleteRecords(w.row.id); // a mapping interrupted by a crash starts over (nothing of it was sent)
     const progress = opts.progress ? createProgress({ label: `map ${w.row.name}` }) : null;
     try {
@@ -289,6 +301,13 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       w.row = { ...w.row, status: 'mapped' };
       log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: w.mapping.name }, 'file mapped');
     } catch (err) {
+      if (isWmsUnavailable(err)) {
+        // not the file's fault: it stays claimed in the work folder and is read again by the next run
+        w.waitingForWms = errorMessage(err);
+        wmsDownSince ??= ctx.client.availability?.().unavailableSince ?? new Date().toISOString();
+        log.warn({ file: w.row.name, err }, 'file not read: a WMS lookup got no answer; the next run reads it again');
+        continue;
+      }
       // the file is named as dropped, not by its path in the work folder
       const asDropped = (m: string): string => m.split(w.claimed.workPath).join(w.row.name);
       w.error = asDropped(isBridgeError(err) ? err.message : `unexpected error: ${errorMessage(err)}`);
@@ -300,12 +319,17 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
 
   // 4. send, tier by tier across every file of the run
   let fatal: unknown = null;
+  let pushed: PushStats | null = null;
   const toSend = working.filter((w) => w.row.status === 'mapped' && !w.error);
   if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log);
-  if (!opts.dryRun && toSend.length > 0) {
+  // a file not read because the WMS did not answer may define what the others refer to: sending them now
+  // would reject records for references the next run will have, so everything waits for that run
+  const unread = working.filter((w) => w.waitingForWms).length;
+  if (unread > 0 && toSend.length > 0) log.warn({ files: unread }, 'the WMS did not answer while files were read: nothing is sent this run, every record waits for the next one');
+  if (!opts.dryRun && toSend.length > 0 && unread === 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     try {
-      await pushFiles({
+      pushed = await pushFiles({
         journal,
         client: ctx.client,
         refCache: ctx.refCache,
@@ -340,6 +364,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // 5. finish: results, rejects, archive (only files with nothing left to send)
   const keyLabel = stockKeyLabeler(ctx.refCache, journal);
   for (const w of working) {
+    if (w.waitingForWms) continue; // left claimed for the next run
+    if (w.row.status === 'claimed' && !w.error && !opts.dryRun) continue; // not mapped (interrupted): the next run maps it
     try {
       if (w.row.status === 'duplicate') {
         if (!opts.dryRun) w.figures = undefined;
@@ -391,7 +417,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
   // records left for a person by this run or an earlier one (held, in doubt, failed): the nightly job keeps
   // saying so (exit 1) until someone runs `wmsbridge resolve`
-  const open = opts.dryRun ? 0 : await countOpen(journal);
+  const waitingHeld = opts.dryRun ? 0 : (await listWaitingForWms(journal)).length;
+  const open = opts.dryRun ? 0 : (await countOpen(journal)) - waitingHeld;
   if (open > 0) summary.openRecords = open;
   if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason }));
   // an entry that may be data but is refused (symlink, hard link, FIFO, a name that is not UTF-8) needs a
@@ -400,7 +427,25 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   if (attention > 0 || open > 0 || refusedData > 0 || working.some((w) => w.error) || problems.length > 0) exitCode = 1;
   // no-change is a warning, unless the channel asks for attention (a lot typo must stop the night)
   if (working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0)) exitCode = 1;
+  // the WMS was unavailable: what was not sent waits for the next run (exit 75, "try again later"), which
+  // says more than exit 1 for a run that could not finish; the report still lists any rejects
+  const downSince = pushed?.wmsUnavailable?.since ?? wmsDownSince;
+  if (downSince && !opts.dryRun) {
+    const pending = (await journal.countRecords({ statuses: ['pending'] })).pending ?? 0;
+    summary.wmsUnavailable = {
+      since: downSince,
+      waitingRecords: pending + waitingHeld,
+      waitingFiles: working.filter((w) => w.waitingForWms).length,
+      lastError: pushed?.wmsUnavailable?.lastError ?? working.find((w) => w.waitingForWms)?.waitingForWms ?? '',
+    };
+    // the report's one line for the outage (outbox language)
+    summary.outage = { waiting: summary.wmsUnavailable.waitingRecords, since: downSince, cause: summary.wmsUnavailable.lastError, code: 'E_WMS_UNAVAILABLE' };
+    exitCode = 75;
+  }
   if (fatal) exitCode = 2;
+  // interrupted by a signal (the command passes it as the abort reason): 130 SIGINT, 143 SIGTERM
+  const interrupted = opts.signal?.aborted ? INTERRUPT_EXIT_CODES[String(opts.signal.reason)] : undefined;
+  if (interrupted && !fatal) exitCode = interrupted;
   summary.exitCode = exitCode;
   let report: RunResult['report'] = null;
   try {
@@ -609,6 +654,11 @@ export async function webhooksSinceLastReport(journal: AppContext['journal']): P
   return [...byKind].map(([kind, v]) => ({ kind, ...v }));
 }
 
+/** Records held only because a dependency waited for the WMS: the next run sends them again. */
+async function listWaitingForWms(journal: AppContext['journal']): Promise<RecordRow[]> {
+  return (await journal.listRecords({ statuses: ['held'], limit: 100_000 })).filter((r) => isWaitingForWms(r.error));
+}
+
 async function countOpen(journal: AppContext['journal']): Promise<number> {
   const c = await journal.countRecords({ statuses: ['held', 'in_doubt', 'failed'] });
   return (c.held ?? 0) + (c.in_doubt ?? 0) + (c.failed ?? 0);
@@ -632,3 +682,11 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
 
+
+/** "the WMS was unreachable from hh:mm; N records wait for the next run" (local time of this host) */
+export function wmsUnavailableLine(u: NonNullable<RunSummary['wmsUnavailable']>): string {
+  const at = new Date(u.since);
+  const hhmm = `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+  const files = u.waitingFiles ? ` (and ${u.waitingFiles} file(s) not read yet)` : '';
+  return `the WMS was unreachable from ${hhmm}; ${u.waitingRecords} record(s) wait for the next run${files}`;
+}

@@ -43,6 +43,20 @@ export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatch
   };
 }
 
+/**
+ * The inbox folder and channel folders that do not exist (or are not folders): an unmounted share. `run`
+ * stops on them (exit 2), `watch` reports them unhealthy and waits for them; neither creates them (a
+ * folder created under the mount point would hide the share once it is back).
+ */
+export async function missingInboxFolders(config: ResolvedConfig): Promise<string[]> {
+  const { stat } = await import('node:fs/promises');
+  const isDir = (p: string) => stat(p).then((s) => s.isDirectory(), () => false);
+  if (!(await isDir(config.inboxDir))) return [config.inboxDir];
+  const missing: string[] = [];
+  for (const c of config.channels) if (!(await isDir(c.dir))) missing.push(c.dir);
+  return missing;
+}
+
 export interface InboxScan {
   ready: ReadyFile[];
   /** entries left in the inbox, with why (also logged) */

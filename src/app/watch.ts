@@ -10,12 +10,16 @@ import type { AppContext } from './context.js';
 import type { CompiledMapping } from '../map/index.js';
 import { createInboxWatcher, type ReadyFile } from '../intake/watcher.js';
 import { runOnce } from './run.js';
-import { watcherOptions } from './scan.js';
+import { missingInboxFolders, watcherOptions } from './scan.js';
+import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
 import { createRunMetrics, type RunMetrics } from './metrics.js';
-import { webhooksOptionsFromConfig } from '../webhook/options.js';
+import { assertSafeWebhookListen, webhooksOptionsFromConfig } from '../webhook/options.js';
 import { errorMessage } from '../shared/errors.js';
+
+/** how often watch checks that the inbox folders exist */
+const INBOX_CHECK_MS = 1000;
 
 export interface WatchHandle {
   /** resolves when the daemon has stopped */
@@ -36,15 +40,21 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   let stopping = false;
   let lastRunOk = true;
   let lastRunAt: string | null = null;
+  /** inbox folders found missing at the last check (an unmounted share): unhealthy while not empty */
+  let inboxMissing: string[] = [];
 
-  const watcher = createInboxWatcher(watcherOptions(config, {}, mappings), { logger: logger.child({ component: 'intake' }) });
-  watcher.on('refused-entry', (r) => metrics.recordRefused(r.kind));
-  watcher.on('ready-file', (f) => {
-    if (stopping) return;
-    queue.set(f.path, f);
-    schedule();
-  });
-  watcher.on('empty-file', (r) => logger.warn({ file: r.name, channel: r.channel, errorPath: r.errorPath }, 'empty file moved to the error folder'));
+  const makeWatcher = () => {
+    const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger: logger.child({ component: 'intake' }) });
+    w.on('refused-entry', (r) => metrics.recordRefused(r.kind));
+    w.on('ready-file', (f) => {
+      if (stopping) return;
+      queue.set(f.path, f);
+      schedule();
+    });
+    w.on('empty-file', (r) => logger.warn({ file: r.name, channel: r.channel, errorPath: r.errorPath }, 'empty file moved to the error folder'));
+    return w;
+  };
+  let watcher = makeWatcher();
 
   function schedule(): void {
     if (batchTimer || stopping) return;
@@ -115,7 +125,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   // the stopped instance's files, which only a resume will send.
   let resuming: Promise<void> | null = null;
   const resumeTimer = setInterval(() => {
-    if (stopping || resuming) return;
+    if (stopping || resuming || inboxMissing.length > 0) return;
     resuming = (async () => {
       const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
       if (files.length === 0 || stopping) return;
@@ -139,6 +149,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
     // stops start-up instead of serving without authentication
     const w = webhooksOptionsFromConfig(config, process.env);
+    assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
     receiver = await createWebhookReceiver(
       {
         host: w.host,
@@ -166,8 +177,9 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
         return;
       }
       if (path === '/healthz') {
-        const body = JSON.stringify({ ok: !stopping, stopping, lastRunOk, lastRunAt, queued: queue.size, busy: running !== null });
-        res.writeHead(stopping ? 503 : 200, { 'content-type': 'application/json' }).end(body);
+        const ok = !stopping && inboxMissing.length === 0;
+        const body = JSON.stringify({ ok, stopping, lastRunOk, lastRunAt, queued: queue.size, busy: running !== null, ...(inboxMissing.length ? { inboxMissing } : {}) });
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
         return;
       }
       if (path === '/metrics') {
@@ -175,7 +187,9 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
           .countRecords({})
           .then(async (counts) => {
             const files = await ctx.journal.listFiles();
-            const text = metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats() });
+            const text =
+              metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats() }) +
+              `# HELP wmsbridge_inbox_available 1 when every inbox folder exists, 0 when one is missing (share not mounted)\n# TYPE wmsbridge_inbox_available gauge\nwmsbridge_inbox_available ${inboxMissing.length ? 0 : 1}\n`;
             res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
           })
           .catch((err: unknown) => {
@@ -194,8 +208,39 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     logger.info({ url: metricsUrl }, 'serving /healthz and /metrics');
   }
 
-  await watcher.start();
-  logger.info({ channels: config.channels.map((c) => c.name), polling: config.watch.usePolling }, 'watching the inbox');
+  // the inbox share: checked at start and then regularly. Missing (unmounted), the daemon is unhealthy,
+  // takes nothing, creates nothing, and starts watching by itself once the folders are back
+  inboxMissing = await missingInboxFolders(config);
+  let watching = false;
+  const startWatching = async (): Promise<void> => {
+    if (config.channelsDiscovered && config.channels.length === 0) {
+      // the channels are the inbox's sub-folders: found now that the inbox is there
+      config.channels = await discoverChannels(config.inboxDir);
+      await watcher.close();
+      watcher = makeWatcher();
+    }
+    await watcher.start();
+    watching = true;
+    logger.info({ channels: config.channels.map((c) => c.name), polling: config.watch.usePolling }, 'watching the inbox');
+  };
+  if (inboxMissing.length === 0) await startWatching();
+  else logger.error({ missing: inboxMissing }, 'inbox folder missing (share not mounted?): waiting for it; /healthz reports unhealthy');
+  let checkingInbox = false;
+  const inboxTimer = setInterval(() => {
+    if (stopping || checkingInbox) return;
+    checkingInbox = true;
+    void (async () => {
+      const now = await missingInboxFolders(config);
+      if (now.length > 0 && inboxMissing.length === 0) logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
+      if (now.length === 0 && inboxMissing.length > 0) logger.info('inbox folder back');
+      inboxMissing = now;
+      if (now.length === 0 && !watching && !stopping) await startWatching();
+    })()
+      .catch((err: unknown) => logger.warn({ err }, 'could not check the inbox folders'))
+      .finally(() => {
+        checkingInbox = false;
+      });
+  }, INBOX_CHECK_MS);
 
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
@@ -205,6 +250,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     if (batchTimer) clearTimeout(batchTimer);
     if (pullTimer) clearInterval(pullTimer);
     clearInterval(resumeTimer);
+    clearInterval(inboxTimer);
     await watcher.close().catch(() => {});
     abort.abort();
     if (running) await running.catch(() => {});

@@ -67,7 +67,8 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
           await ctx.refCache.load(resources);
           notes.push(`wms: ${ctx.wmsUrl}${ctx.sandbox ? ' (embedded sandbox)' : ''}: authorized; reference data ${JSON.stringify(ctx.refCache.sizes())}`);
         },
-        { lock: false },
+        // the check reads the WMS; it neither needs nor records anything in the journal
+        { lock: false, memoryJournal: true },
       );
     } catch (err) {
       problems.push(`wms: ${errorMessage(err)}`);

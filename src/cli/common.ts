@@ -3,7 +3,7 @@
  * a command body.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { isSharedJournal, loadConfig, type ResolvedConfig } from '../config/load.js';
+import { isSharedJournal, loadConfig, SANDBOX_URL, type ResolvedConfig } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { acquireStateLock } from '../journal/state-lock.js';
@@ -17,6 +17,8 @@ export const COMMON_OPTIONS = {
   'state-dir': { type: 'string' },
   mappings: { type: 'string' },
   'wms-url': { type: 'string' },
+  sandbox: { type: 'boolean' },
+  'wms-changed': { type: 'boolean' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -27,7 +29,11 @@ export const COMMON_HELP = `common options:
   --outbox DIR          outbox folder
   --state-dir DIR       journal, lock and sandbox state
   --mappings DIR        mapping files
-  --wms-url URL         WMS base URL (default: the embedded sandbox); secret from $WMS_SECRET_KEY
+  --wms-url URL         WMS base URL (or wms.url, $WMS_URL); secret from $WMS_SECRET_KEY. Without one the
+                        command stops (exit 2)
+  --sandbox             use the embedded sandbox WMS (same as wms.url: sandbox)
+  --wms-changed         the journal delivered to another WMS before: accept the new one (held records
+                        will be sent to it)
   --log-level LEVEL     fatal|error|warn|info|debug|trace|silent
   -h, --help            this help`;
 
@@ -47,6 +53,7 @@ export async function loadConfigFromFlags(values: Record<string, unknown>): Prom
   if (str('state-dir')) overrides['stateDir'] = str('state-dir')!;
   if (str('mappings')) overrides['mappingsDir'] = str('mappings')!;
   if (str('wms-url') !== undefined) overrides['wmsUrl'] = str('wms-url')!;
+  if (values['sandbox'] === true) overrides['wmsUrl'] = SANDBOX_URL;
   const config = await loadConfig({ ...(str('config') ? { file: str('config')! } : {}), overrides });
   const level = str('log-level');
   if (level) config.log.level = level as ResolvedConfig['log']['level'];

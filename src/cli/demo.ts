@@ -7,7 +7,7 @@ import { cp, rm, mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
-import { discoverChannels } from '../config/load.js';
+import { discoverChannels, SANDBOX_URL } from '../config/load.js';
 import { runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { ConfigError } from '../shared/errors.js';
@@ -26,7 +26,7 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const config = await loadConfigFromFlags(values);
-  if (config.wms.url) throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
+  if (config.wms.url && config.wms.url !== SANDBOX_URL) throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
   // a demo is read by a person: warnings only, unless asked otherwise
   if (!values['log-level'] && !process.env['WMSBRIDGE_LOG_LEVEL']) config.log.level = 'warn';
   const mappings = await loadMappingsOrThrow(config);
@@ -43,6 +43,7 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   config.sandbox = { ...config.sandbox, stateFile: join(demoDir, 'sandbox-state.json') };
   config.channels = config.channelsDiscovered ? await discoverChannels(inbox) : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
   const rel = (p: string) => relative(process.cwd(), p) || '.';
+  config.wms.url = SANDBOX_URL; // the demo is the one command (with `sandbox`) that uses the embedded sandbox unasked
   return withApp(config, 'demo', async (ctx, logger) => {
     io.stdout.write(`wmsbridge demo\n  WMS      ${ctx.wmsUrl} (embedded sandbox)\n  inbox    ${rel(sampleInbox)} copied to ${rel(inbox)} (your inbox is not touched)\n  mappings ${rel(config.mappingsDir)} (${mappings.length})\n  channels ${config.channels.map((c) => c.name).join(', ')}\n\n`);
     const ready = await scanReadyFiles(config, { logger, maxWaitMs: 10_000 });

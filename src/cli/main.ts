@@ -1,14 +1,14 @@
 /**
  * `npx wmsbridge <command>`: dispatches to one module per command (src/cli/<command>.ts), each
  * exporting `default (args, io) => Promise<exit code>`. Errors are mapped to a one-line message and
- * exit code 2 here (stacks only for unknown errors, or with WMSBRIDGE_DEBUG=1).
+ * exit code 2 here, in one line (stacks only at debug level or with WMSBRIDGE_DEBUG=1).
  */
 import { isBridgeError } from '../shared/errors.js';
 import type { CommandModule } from './types.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   demo: { summary: 'start the embedded sandbox, run the sample inbox, print where the results are (npm start)', load: () => import('./demo.js') },
-  run: { summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 some not delivered, 2 fatal', load: () => import('./run.js') },
+  run: { summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 attention, 2 configuration, 75 WMS unavailable, 130/143 interrupted', load: () => import('./run.js') },
   watch: { summary: 'daemon: process files as they arrive, run scheduled pulls, serve webhooks and /metrics', load: () => import('./watch.js') },
   status: { summary: 'show the journal: files by status, held and in-doubt records', load: () => import('./status.js') },
   resolve: { summary: 'resolve held or in-doubt records (resend, mark delivered, or drop)', load: () => import('./resolve.js') },
@@ -51,12 +51,14 @@ export async function main(argv: string[]): Promise<number> {
     const mod = await command.load();
     return await mod.default(rest, { stdout: process.stdout, stderr: process.stderr });
   } catch (err) {
+    // one line; the stack only at debug level (--log-level debug|trace, $WMSBRIDGE_LOG_LEVEL, or WMSBRIDGE_DEBUG=1)
+    const debug = process.env['WMSBRIDGE_DEBUG'] === '1' || /^(debug|trace)$/.test(process.env['WMSBRIDGE_LOG_LEVEL'] ?? '') || rest.some((a, i) => /^--log-level=(debug|trace)$/.test(a) || (a === '--log-level' && /^(debug|trace)$/.test(rest[i + 1] ?? '')));
     if (isBridgeError(err)) {
       process.stderr.write(`wmsbridge ${name}: ${err.code}: ${err.message}\n`);
-      if (process.env['WMSBRIDGE_DEBUG'] === '1' && err.stack) process.stderr.write(`${err.stack}\n`);
     } else {
-      process.stderr.write(`wmsbridge ${name}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(`wmsbridge ${name}: unexpected error: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\n`);
     }
+    if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 2;
   }
 }

@@ -22,6 +22,8 @@ their reasons. Nothing is sent.
 options:
   --limit N               stop after N records + rejects
   --json                  one JSON object per line ({"kind":"record"|"reject",...}) instead of a table
+  -c, --config FILE       resolve read-only lookups against the config file's WMS (wms.url; also
+                          ./wmsbridge.config.* when present)
   --wms-url URL           resolve read-only lookups against this WMS (else they print as <lookup ...>)
   --access-key-id ID      WMS access key (or $WMS_ACCESS_KEY_ID)
   --secret-key SECRET     WMS secret (prefer $WMS_SECRET_KEY: a flag is visible in the process list)
@@ -70,8 +72,20 @@ async function wmsReferences(values: Record<string, unknown>, resources: string[
   const url = (values['wms-url'] as string | undefined) ?? process.env['WMS_URL'];
   const key = (values['access-key-id'] as string | undefined) ?? process.env['WMS_ACCESS_KEY_ID'];
   const secret = (values['secret-key'] as string | undefined) ?? process.env['WMS_SECRET_KEY'];
-  if (!url && !key && !secret) return undefined;
+  if (!url && !key && !secret) {
+    // none on the command line: the WMS of the config file (--config, or ./wmsbridge.config.* when there is one)
+    const { findConfigFile, loadConfig, resolveWmsCredentials } = await import('../config/load.js');
+    const file = values['config'] as string | undefined;
+    if (file === undefined && findConfigFile(process.cwd(), process.env) === null) return undefined;
+    const creds = resolveWmsCredentials(await loadConfig(file !== undefined ? { file } : {}));
+    if (!creds) return undefined;
+    return loadReferences(creds.url, creds.accessKeyID, creds.secretKey, resources);
+  }
   if (!url || !key || !secret) throw new ConfigError('preview: resolving lookups needs the WMS URL, access key id and secret key (flags or WMS_URL, WMS_ACCESS_KEY_ID, WMS_SECRET_KEY)');
+  return loadReferences(url, key, secret, resources);
+}
+
+async function loadReferences(url: string, key: string, secret: string, resources: string[]): Promise<ReferenceCache> {
   // the WMS client and the reference cache belong to the pipeline; loaded only when asked for
   const { createWmsClient } = await import('../wms/client.js');
   const { createReferenceCache } = await import('../push/reference-cache.js');
@@ -98,6 +112,7 @@ export default async function preview(args: string[], io: CliIo): Promise<number
         'wms-url': { type: 'string' },
         'access-key-id': { type: 'string' },
         'secret-key': { type: 'string' },
+        config: { type: 'string', short: 'c' },
         help: { type: 'boolean', short: 'h' },
       },
     });

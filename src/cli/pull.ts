@@ -12,6 +12,8 @@ import { runPull } from '../pull/run.js';
 import { isPullKind, PULL_FORMATS, PULL_KINDS, type PullFormat, type PullRequest, type PullResult, type RefCacheRefresher } from '../pull/types.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { ConfigError } from '../shared/errors.js';
+import { setOutboxFileMode } from '../outbox/atomic.js';
+import { loadConfig, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { StockSearchFilters } from '../wms/schemas.js';
@@ -141,7 +143,8 @@ output:
   --file-name NAME               fixed file name (replaced atomically) instead of <what>-YYYYMMDD-HHmmss.<ext>
   --out DIR                      exports folder (default <outbox>/exports)
   --outbox DIR                   outbox folder (default ./outbox)
-  --state DIR                    state folder with journal.db (default ./state)
+  --state-dir DIR                state folder with journal.db (default ./state; --state is the same)
+  --log-level LEVEL              fatal|error|warn|info|debug|trace|silent
   --page-size N                  records per page asked of the WMS
   --force                        inventory-finished: export again inventories exported before
   --json                         print the result as one JSON line
@@ -150,11 +153,12 @@ stock-search filters:
   --warehouse-id ID --owner-id ID --product-id ID --lot-number LOT --material-status-id ID
   --container-code CODE --unit-measurement-id ID --manufacturing-date DATE --expiration-date DATE
 
-WMS (default: an in-process sandbox):
-  --wms-url URL                  or env WMS_URL
+WMS (the config file's wms settings; without a WMS the command stops with exit 2):
+  -c, --config FILE              configuration file (default: ./wmsbridge.config.yaml|.yml|.json, or $WMSBRIDGE_CONFIG)
+  --wms-url URL                  or env WMS_URL (overrides the config file)
   --access-key-id KEY            or env WMS_ACCESS_KEY_ID
   --secret-key-env VAR           NAME of the env variable holding the secret (default WMS_SECRET_KEY)
-  --sandbox                      use an in-process sandbox even when WMS_URL is set
+  --sandbox                      use an in-process sandbox (also: wms.url: sandbox in the config)
   --sandbox-seed S               seed of that sandbox (default 1)
   --sandbox-state-file PATH      state file of that sandbox (loaded, and saved on exit)
 `;
@@ -172,7 +176,7 @@ const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
 ];
 
 /** argv (+ env) to PullCommandOptions; throws ConfigError on a bad flag. Exported for tests. */
-export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullCommandOptions & { json: boolean; help: boolean } {
+export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } {
   const str = { type: 'string' } as const;
   const bool = { type: 'boolean' } as const;
   let parsed;
@@ -194,11 +198,14 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
         out: str,
         outbox: str,
         state: str,
+        'state-dir': str,
+        'log-level': str,
         'page-size': str,
         force: bool,
         json: bool,
         help: { type: 'boolean', short: 'h' },
         'wms-url': str,
+        config: { type: 'string', short: 'c' },
         'access-key-id': str,
         'secret-key-env': str,
         sandbox: bool,
@@ -219,7 +226,7 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
   if (extra.length > 0) throw new ConfigError(`pull: unexpected argument "${extra[0]}"`);
   if (!isPullKind(what)) throw new ConfigError(`pull: unknown kind "${what}" (expected one of ${PULL_KINDS.join(', ')})`);
 
-  const out: PullCommandOptions & { json: boolean; help: boolean } = { what, json: v['json'] === true, help: false };
+  const out: PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } = { what, json: v['json'] === true, help: false };
   const format = s('format');
   if (format !== undefined) {
     if (!(PULL_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`pull: --format must be one of ${PULL_FORMATS.join(', ')}, got "${format}"`);
@@ -254,6 +261,12 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
   if (s('out') !== undefined) out.outDir = s('out')!;
   if (s('outbox') !== undefined) out.outboxDir = s('outbox')!;
   if (s('state') !== undefined) out.stateDir = s('state')!;
+  if (s('state-dir') !== undefined) out.stateDir = s('state-dir')!; // the same flag as every other command
+  const level = s('log-level');
+  if (level !== undefined) {
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) throw new ConfigError(`pull: --log-level must be one of fatal, error, warn, info, debug, trace, silent, got "${level}"`);
+    out.logger = createLogger({ level: level as 'info' });
+  }
   const pageSize = s('page-size');
   if (pageSize !== undefined) {
     const n = Number(pageSize);
@@ -276,6 +289,8 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
     if (!secretKey) throw new ConfigError(`pull: --wms-url needs the secret key in the environment variable ${secretEnv} (it is never a flag)`);
     out.wms = { url, accessKeyID, secretKey };
   }
+  if (v['sandbox'] === true) out.sandbox = true;
+  if (s('config') !== undefined) out.configFile = s('config')!;
   return out;
 }
 
@@ -291,7 +306,19 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
     io.stdout.write(USAGE);
     return 0;
   }
-  const { json, help: _help, ...options } = parsed;
+  const { json, help: _help, sandbox: askedSandbox, configFile, ...options } = parsed;
+  // no WMS on the command line: the config file's (wms.url, accessKeyId, secret, userAgent); the embedded
+  // sandbox only when asked (--sandbox or wms.url: sandbox)
+  if (!options.wms && !askedSandbox) {
+    const config = await loadConfig(configFile ? { file: configFile } : {});
+    setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
+    const creds = resolveWmsCredentials(config);
+    if (creds) options.wms = { url: creds.url, accessKeyID: creds.accessKeyID, secretKey: creds.secretKey, ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}) };
+    else if (config.wms.url !== SANDBOX_URL) {
+      io.stderr.write(`wmsbridge pull: ${NO_WMS_CONFIGURED}\n`);
+      return 2;
+    }
+  }
   // Ctrl-C / SIGTERM: abort the requests, remove the temp file, exit without a partial export
   const ac = new AbortController();
   const onSignal = (): void => ac.abort(new Error('interrupted'));

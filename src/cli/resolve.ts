@@ -118,12 +118,18 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
         if (f && ch) files.push({ id, name: f.name, sha256: f.sha256, policy: { inboxDir: ch.dir, inDoubt: { masterData: 'resend' as const, documents: 'resend' as const }, stockSyncChunkSize: ch.stockSyncChunkSize } });
       }
       const before = await ctx.journal.countRecords({ fileIds });
-      await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
+      const pushed = await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
       const after = await ctx.journal.countRecords({ fileIds });
       await rewriteResults(chosen);
       io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
+      if (pushed.wmsUnavailable) {
+        io.stdout.write(`the WMS was unavailable (${pushed.wmsUnavailable.lastError}): ${after.pending ?? 0} record(s) wait, pending, for the next run\n`);
+        return 75;
+      }
       // a retry that ends with records refused (new rejects) is not a success either
       return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0) > 0 ? 1 : 0;
     },
+    // only --retry talks to the WMS; listing, marking and dropping work on the journal alone
+    { offline: action !== 'retry', wmsChanged: values['wms-changed'] === true },
   );
 }

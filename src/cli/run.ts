@@ -8,9 +8,34 @@ import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
 import { loadMappingsDir } from '../map/index.js';
 import { ConfigError } from '../shared/errors.js';
-import { runOnce } from '../app/run.js';
-import { scanInbox } from '../app/scan.js';
+import { INTERRUPT_EXIT_CODES, runOnce } from '../app/run.js';
+import { missingInboxFolders, scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
+import type { AppContext } from '../app/context.js';
+import type { Logger } from '../shared/logger.js';
+import { isWmsError, WmsErrorCode } from '../wms/errors.js';
+import { isWmsUnavailable } from '../push/pipeline.js';
+
+/**
+ * Authorizes once before the inbox is touched. Returns why the credentials were refused (exit 2), or
+ * null: authorized, or the WMS did not answer (an outage: the run goes on, sends nothing and exits 75).
+ */
+export async function refusedCredentials(ctx: AppContext, logger: Logger): Promise<string | null> {
+  try {
+    await ctx.client.authorize();
+    return null;
+  } catch (err) {
+    if (isWmsError(err) && (err.code === WmsErrorCode.AUTH || !isWmsUnavailable(err))) {
+      if (err.code !== WmsErrorCode.AUTH) return `the WMS at ${ctx.wmsUrl} cannot be used: ${err.message}; nothing was claimed`;
+      return `the WMS at ${ctx.wmsUrl} refused the credentials (${err.message}); nothing was claimed: fix wms.accessKeyId / $WMS_SECRET_KEY and run again`;
+    }
+    if (isWmsUnavailable(err)) {
+      logger.warn({ err }, 'the WMS does not answer: nothing will be sent this run, files and records wait for the next one');
+      return null;
+    }
+    throw err;
+  }
+}
 
 const HELP = `usage: wmsbridge run [options]
 
@@ -24,7 +49,9 @@ options:
   --max-wait-ms N       how long to wait for files still being written (default: the readiness checks)
 ${COMMON_HELP}
 
-exit codes: 0 all delivered, 1 some records rejected/failed/held or a file in error, 2 configuration or fatal error`;
+exit codes: 0 all delivered; 1 some records rejected/failed/held or a file in error; 2 configuration, usage or
+credentials refused (nothing claimed); 75 the WMS was unavailable (what was not sent waits for the next run);
+130/143 interrupted by SIGINT/SIGTERM (results and report written)`;
 
 export default async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(args, {
@@ -46,10 +73,38 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
   }
   const loadProblems = mappingErrors.map((e) => `mapping not loaded, its files stay in the inbox: ${e.message}`);
   const dryRun = values['dry-run'] === true;
+  const missing = await missingInboxFolders(config);
+  if (missing.length > 0) {
+    io.stderr.write(`wmsbridge run: inbox folder ${missing.join(', ')} does not exist (share not mounted?): nothing was done; mount it (wmsbridge never creates it) and run again\n`);
+    return 2;
+  }
   return withApp(
     config,
     dryRun ? 'run --dry-run' : 'run',
     async (ctx, logger) => {
+      // authenticate before claiming anything: refused credentials leave every file where it was
+      if (!dryRun) {
+        const refused = await refusedCredentials(ctx, logger);
+        if (refused) {
+          io.stderr.write(`wmsbridge run: ${refused}\n`);
+          return 2;
+        }
+      }
+      // SIGINT/SIGTERM: stop taking records, let the requests in flight finish and settle, write the results
+      // and the report, exit 130/143. A second signal exits at once (the next run recovers the journal)
+      const stop = new AbortController();
+      const onSignal = (sig: NodeJS.Signals): void => {
+        const code = INTERRUPT_EXIT_CODES[sig] ?? 130;
+        if (stop.signal.aborted) {
+          io.stderr.write(`wmsbridge run: ${sig} again: exiting now (records in flight are recovered by the next run)\n`);
+          process.exit(code);
+        }
+        io.stderr.write(`wmsbridge run: ${sig}: finishing the requests in flight, then writing results and the report (${sig} again to exit now)\n`);
+        stop.abort(sig);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
       const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
       const { ready, refused } = await scanInbox(config, { logger, mappings, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
       const result = await runOnce(ctx, {
@@ -61,18 +116,23 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
         dryRun,
         force: values.force === true,
         progress: process.stderr.isTTY === true,
+        signal: stop.signal,
       });
       let code = result.exitCode;
       if (loadProblems.length > 0 && code < 2) code = 2;
-      if (values.pulls && !dryRun) {
+      if (values.pulls && !dryRun && !stop.signal.aborted) {
         const pulls = await runScheduledPulls(ctx, { logger });
         for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);
         for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
         if (pulls.failed.length && code === 0) code = 1;
       }
-      io.stdout.write(`wmsbridge run: ${result.line} (exit ${code})\n`);
+      io.stdout.write(`wmsbridge run: ${stop.signal.aborted ? `interrupted (${String(stop.signal.reason)}): ` : ''}${result.line} (exit ${code})\n`);
       return code;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     },
-    { memoryJournal: dryRun },
+    { memoryJournal: dryRun, wmsChanged: values['wms-changed'] === true },
   );
 }

@@ -20,22 +20,42 @@ export default async function watch(args: string[], io: CliIo): Promise<number> 
     io.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const config = await loadConfigFromFlags(values);
-  if (values['metrics-port'] !== undefined) config.watch.metricsPort = Number(values['metrics-port']);
-  if (values.polling) config.watch.usePolling = true;
-  const mappings = await loadMappingsOrThrow(config);
-  return withApp(config, 'watch', async (ctx, logger) => {
-    const handle = await startWatch(ctx, mappings);
-    const onSignal = (sig: NodeJS.Signals) => {
-      logger.info({ signal: sig }, 'signal received');
-      handle.stop(sig);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    io.stderr.write(`wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${handle.metricsUrl ? `; metrics ${handle.metricsUrl}/metrics` : ''}${handle.webhooksUrl ? `; webhooks ${handle.webhooksUrl}` : ''}\n`);
-    await handle.done;
+  // signals are answered from the first moment: a stop asked during start-up ends the daemon as soon as
+  // it is up (and a second signal exits at once)
+  let stopAsked: NodeJS.Signals | null = null;
+  let handle: Awaited<ReturnType<typeof startWatch>> | null = null;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (stopAsked) process.exit(sig === 'SIGTERM' ? 143 : 130);
+    stopAsked = sig;
+    handle?.stop(sig);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const config = await loadConfigFromFlags(values);
+    if (values['metrics-port'] !== undefined) config.watch.metricsPort = Number(values['metrics-port']);
+    if (values.polling) config.watch.usePolling = true;
+    const mappings = await loadMappingsOrThrow(config);
+    if (stopAsked) return 0;
+    return await withApp(
+      config,
+      'watch',
+      async (ctx, logger) => {
+        if (stopAsked) return 0;
+        const h = await startWatch(ctx, mappings);
+        handle = h;
+        if (stopAsked) {
+          logger.info({ signal: stopAsked }, 'signal received during start-up');
+          h.stop(stopAsked);
+        }
+        io.stderr.write(`wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${h.metricsUrl ? `; metrics ${h.metricsUrl}/metrics` : ''}${h.webhooksUrl ? `; webhooks ${h.webhooksUrl}` : ''}\n`);
+        await h.done;
+        return 0;
+      },
+      { wmsChanged: values['wms-changed'] === true },
+    );
+  } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    return 0;
-  });
+  }
 }

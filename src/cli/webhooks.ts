@@ -14,7 +14,7 @@ import type { Journal } from '../journal/types.js';
 import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
-import { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
+import { assertSafeWebhookListen, secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
 
 export { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions };
 
@@ -79,6 +79,8 @@ options:
   --config FILE        configuration file                     default ./wmsbridge.config.yaml if present
   --port N             port (0 = a free port)                 default 8787
   --host H             interface to bind                      default 127.0.0.1
+                       (another than loopback needs --secret-env, or --insecure)
+  --insecure           accept unauthenticated POSTs on a non-loopback host (behind an authenticating proxy only)
   --state-dir DIR      folder of the journal                  default ./state
   --outbox DIR         outbox folder                          default ./outbox
   --secret-env VAR     name of the environment variable holding the shared secret
@@ -97,7 +99,7 @@ function intOption(name: string, value: string | undefined, min: number, max: nu
   return n;
 }
 
-export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string }) | 'help' {
+export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean }) | 'help' {
   let values;
   try {
     ({ values } = parseArgs({
@@ -117,6 +119,7 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (Webh
         'max-body-bytes': { type: 'string' },
         'flush-interval-ms': { type: 'string' },
         config: { type: 'string' },
+        insecure: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -124,8 +127,9 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (Webh
     throw new ConfigError(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (values.help) return 'help';
-  const options: WebhooksCommandOptions & { configFile?: string } = {};
+  const options: WebhooksCommandOptions & { configFile?: string; insecure?: boolean } = {};
   if (values.config !== undefined) options.configFile = values.config;
+  if (values.insecure === true) options.insecure = true;
   const port = intOption('port', values.port, 0, 65535);
   if (port !== undefined) options.port = port;
   if (values.host !== undefined) options.host = values.host;
@@ -152,7 +156,8 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
     io.stdout.write(USAGE);
     return 0;
   }
-  const { configFile, ...flags } = parsed;
+  const { configFile, insecure: insecureFlag, ...flags } = parsed;
+  let insecure = insecureFlag === true;
   // config file (when there is one) < flags; a journal path named in the config wins over <state-dir>/journal.db
   let fromConfig: WebhooksCommandOptions = {};
   let level: ResolvedConfig['log']['level'] | undefined;
@@ -160,9 +165,11 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
     const config = await loadConfig({ ...(configFile !== undefined ? { file: configFile } : {}) });
     fromConfig = webhooksOptionsFromConfig(config, process.env);
     level = config.log.level;
+    insecure ||= config.webhooks.insecure;
   }
   const hooks = testHooksFromEnv(process.env);
   const options: WebhooksCommandOptions = { ...fromConfig, ...flags, ...(hooks ? { hooks } : {}) };
+  assertSafeWebhookListen(options.host, options.secret, insecure);
   const running = await runWebhooksCommand({ ...options, logger: createLogger({ name: 'wmsbridge-webhooks', ...(level ? { level } : {}) }) });
   const basePath = options.basePath ?? '/webhooks';
   io.stderr.write(`wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})\n`);

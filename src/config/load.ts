@@ -162,8 +162,17 @@ export interface WmsCredentials {
  * The WMS to talk to: null means the embedded sandbox. The secret comes from the environment variable
  * named by wms.secretKeyEnv or from wms.secretKeyFile, never from the config file itself.
  */
+/** wms.url value (or --sandbox) that asks for the embedded sandbox explicitly */
+export const SANDBOX_URL = 'sandbox';
+
+/** How to configure a WMS, for commands run without one (exit 2). */
+export const NO_WMS_CONFIGURED =
+  'no WMS configured: set wms.url (and wms.accessKeyId) in the config file, or $WMS_URL / --wms-url, with the secret in $WMS_SECRET_KEY or wms.secretKeyFile; ' +
+  'to run against the embedded sandbox say so: --sandbox or wms.url: sandbox';
+
+/** Credentials of the configured WMS; null when none is configured or the embedded sandbox is asked for (wms.url: sandbox). */
 export function resolveWmsCredentials(config: ResolvedConfig, env: NodeJS.ProcessEnv = process.env): WmsCredentials | null {
-  if (!config.wms.url) return null;
+  if (!config.wms.url || config.wms.url === SANDBOX_URL) return null;
   const where = config.file ?? '(defaults)';
   let url: URL;
   try {

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { CsvFormatSchema } from '../outbox/csv.js';
 
 const Duration = z.number().int().nonnegative();
+/** a period something waits between two polls or attempts: 0 would spin (refused here, not at run time) */
+const Interval = z.number().int().min(1);
 
 export const ReadinessSchema = z
   .discriminatedUnion('mode', [
@@ -15,7 +17,7 @@ export const ReadinessSchema = z
       /** @default 3 */
       checks: z.number().int().min(1).default(3).describe('polls that must see the same size and mtime'),
       /** @default 2000 */
-      intervalMs: Duration.default(2000).describe('time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)'),
+      intervalMs: Interval.default(2000).describe('time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -26,12 +28,12 @@ export const ReadinessSchema = z
       /** @default [] */
       batchTriggers: z.array(z.string().min(1)).default([]).describe('batch trigger file names (e.g. LOTE.OK): every file present when one appears is ready'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('how often the folder is listed while waiting for a marker'),
+      intervalMs: Interval.default(1000).describe('how often the folder is listed while waiting for a marker'),
     }),
     z.strictObject({
       mode: z.literal('rename').describe('the ERP writes a temp name (*.tmp, *.part) and renames: temp names are ignored, one stability check'),
       /** @default 1000 */
-      intervalMs: Duration.default(1000).describe('time between the listing and its one stability check'),
+      intervalMs: Interval.default(1000).describe('time between the listing and its one stability check'),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -78,7 +80,7 @@ export const CsvFormatConfig = CsvFormatSchema;
 
 export const WmsConfigSchema = z.strictObject({
   /** @default '' (embedded sandbox) */
-  url: z.string().default('').describe('base URL of the WMS; empty runs against the embedded sandbox'),
+  url: z.string().default('').describe('base URL of the WMS, or `sandbox` for the embedded sandbox; empty: every command but demo and sandbox stops (exit 2) asking for one'),
   accessKeyId: z.string().optional().describe('access key id (not a secret); or env WMS_ACCESS_KEY_ID'),
   /** @default 'WMS_SECRET_KEY' */
   secretKeyEnv: z.string().default('WMS_SECRET_KEY').describe('NAME of the environment variable holding the secret key'),
@@ -89,9 +91,17 @@ export const WmsConfigSchema = z.strictObject({
   /** @default 0 (unlimited) */
   requestsPerSecond: z.number().nonnegative().default(0).describe('client-side rate limit; 0 = unlimited'),
   /** @default 30000 */
-  timeoutMs: Duration.default(30_000).describe('per attempt: headers and body'),
+  timeoutMs: Interval.default(30_000).describe('per attempt: headers and body'),
   /** @default 5 */
   retries: z.number().int().min(0).max(20).default(5).describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
+  /** @default { failures: 5, cooldownMs: 30000 } */
+  circuitBreaker: z
+    .strictObject({
+      failures: z.number().int().min(1).max(1000).default(5).describe('consecutive connection failures (refused, reset, timeout) after which no request is sent'),
+      cooldownMs: Interval.default(30_000).describe('then one probe request after this long: an answer closes the circuit'),
+    })
+    .default({ failures: 5, cooldownMs: 30_000 })
+    .describe('stop sending while the WMS does not answer, instead of burning every record\'s retries (what was not sent waits, exit 75)'),
   /** @default 100 */
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PagingLimit asked of list endpoints'),
   /** @default 'auto' */
@@ -148,7 +158,8 @@ export const PullConfigSchema = z.strictObject({
 
 export const WebhooksConfigSchema = z.strictObject({
   enabled: z.boolean().default(false).describe('serve the webhook receiver inside `watch`'),
-  host: z.string().default('127.0.0.1').describe('interface to bind'),
+  host: z.string().default('127.0.0.1').describe('interface to bind; another than loopback needs secretEnv (or insecure)'),
+  insecure: z.boolean().default(false).describe('accept unauthenticated POSTs on a non-loopback host (no secret): only behind a proxy that authenticates'),
   port: z.number().int().min(0).max(65535).default(8787).describe('0 picks a free port'),
   basePath: z.string().default('/webhooks').describe('webhooks arrive at <basePath>/<kind>'),
   secretEnv: z.string().optional().describe('NAME of the environment variable holding the shared secret'),
@@ -188,7 +199,7 @@ export const ConfigSchema = z.strictObject({
   /** @default auto: one channel per sub-folder of inboxDir */
   channels: z.array(ChannelSchema).optional().describe('inbox channels; default: every sub-folder of inboxDir is a channel with stable readiness'),
   wms: WmsConfigSchema.default(WmsConfigSchema.parse({})).describe('the WMS to talk to'),
-  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is empty'),
+  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is `sandbox` (or with --sandbox, and by demo)'),
   sending: z
     .strictObject({
       /** @default 16 */
@@ -202,6 +213,7 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'),
       doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'),
+      fileMode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode like 0640').default('0640').describe('mode of new outbox files (octal; the umask still applies): 0640 owner and group read, 0664 for a share whose group imports and deletes'),
       locale: z.enum(['pt-BR', 'en']).default('pt-BR').describe('language of what people read in the outbox: report, CSV/XLSX headers, outcome names, reasons, the summary printed by run (logs stay English)'),
       timeZone: z
         .string()
@@ -230,13 +242,13 @@ export const ConfigSchema = z.strictObject({
         .describe('reconcile the newest ERP stock file with the WMS on a schedule (watch, run --pulls)'),
       retainDays: z.number().int().min(0).optional().describe('(default 90) results and run reports in the outbox, and the day folders of each channel\'s archive, older than this are deleted; rejects and the error folders are kept (a person must act on them); 0 keeps everything'),
     })
-    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
+    .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, fileMode: '0640', locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),
   watch: z
     .strictObject({
       usePolling: z.boolean().default(false).describe('poll instead of OS events: required on SMB/NFS/CIFS shares'),
-      pollIntervalMs: Duration.default(2000).describe('polling interval when usePolling'),
-      rescanIntervalMs: Duration.default(60_000).describe('full listing of every channel, whatever the events say'),
+      pollIntervalMs: Interval.default(2000).describe('polling interval when usePolling'),
+      rescanIntervalMs: Interval.default(60_000).describe('full listing of every channel, whatever the events say'),
       batchDelayMs: Duration.default(2000).describe('wait this long after a file is ready to collect files dropped together'),
       metricsPort: z.number().int().min(0).max(65535).optional().describe('serve /healthz and /metrics on 127.0.0.1:PORT'),
       metricsHost: z.string().default('127.0.0.1').describe('interface for /healthz and /metrics'),

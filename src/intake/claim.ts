@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from '../shared/logger.js';
@@ -160,6 +160,21 @@ async function copyVerified(src: string, dest: string, fs: IntakeFs): Promise<st
   }
 }
 
+/**
+ * mkdir -p of a work/archive/error folder, only while the channel folder it lives under (the share's
+ * root, the part before `.wmsbridge`) exists: on an unmounted share, folders created now would land on the
+ * local disk under the mount point and hide the share once it is back.
+ */
+export async function mkdirUnderShareRoot(destDir: string): Promise<void> {
+  const parts = resolve(destDir).split(sep);
+  const i = parts.lastIndexOf(STATE_SUBDIR);
+  const root = i > 0 ? parts.slice(0, i).join(sep) || sep : null;
+  if (root !== null && !(await exists(root))) {
+    throw new BridgeError(ErrorCode.INTAKE, `folder ${root} is gone (share unmounted?): ${destDir} is not created; the file is taken up again when the folder is back`);
+  }
+  await fsp.mkdir(destDir, { recursive: true });
+}
+
 interface MoveOptions {
   fs: IntakeFs;
   busyRetries: number;
@@ -185,7 +200,7 @@ async function moveFile(src: string, destDir: string, name: string, o: MoveOptio
     }
     return { ok: false, reason: 'gone', message: `${src} is gone (claimed by another instance or removed)` };
   }
-  await fsp.mkdir(destDir, { recursive: true });
+  await mkdirUnderShareRoot(destDir);
   for (let attempt = 0; ; attempt++) {
     const dest = join(destDir, await freeName(destDir, name));
     try {

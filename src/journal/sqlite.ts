@@ -10,7 +10,7 @@
  * All methods are async (the interface also fits a networked store); the work itself is synchronous.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
@@ -217,8 +217,10 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   const location = `sqlite:${path}`;
   let db: Database.Database;
   try {
-    if (!memory) mkdirSync(dirname(path), { recursive: true });
+    if (!memory) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     db = new Database(path);
+    // every payload sent is in here (business data): readable by its owner only, WAL and SHM included
+    if (!memory) for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
   } catch (err) {
     throw new JournalError(`journal ${location}: cannot open: ${errorMessage(err)}`, { cause: err });
   }

@@ -104,7 +104,7 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
   const takeoverPath = `${path}.takeover`;
   const unreadableStaleMs = options.unreadableStaleMs ?? 10_000;
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 }); // the journal holds business data: owner only
   } catch (err) {
     throw new JournalError(`state folder ${dir}: cannot create: ${(err as Error).message}`, { cause: err });
   }

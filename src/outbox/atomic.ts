@@ -15,6 +15,15 @@ import { basename, dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 
+/** mode of new outbox files unless a write says otherwise (config outbox.fileMode; the umask still applies) */
+let defaultFileMode = 0o640;
+
+/** Sets the mode of new outbox files (the composition root does, from outbox.fileMode). */
+export function setOutboxFileMode(mode: number): void {
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`outbox file mode must be between 0 and 0777 (got ${mode})`);
+  defaultFileMode = mode;
+}
+
 /** The part of a FileHandle the writer uses (injectable for tests: a failing disk, /dev/full). */
 export interface AtomicFileHandle {
   write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
@@ -44,7 +53,7 @@ export interface AtomicWriteOptions {
   doneFile?: boolean;
   /**
    * File mode of the new file.
-   * @default 0o644
+   * @default outbox.fileMode (0640), see setOutboxFileMode
    */
   mode?: number;
   /** fsync the folder after the rename so the new name survives a power cut (best effort). @default true */
@@ -152,7 +161,7 @@ export function createAtomicWriteStream(
   const stream = new Writable({
     highWaterMark: 64 * 1024,
     construct(callback) {
-      fs.open(tempPath, 'wx', options.mode ?? 0o644).then(
+      fs.open(tempPath, 'wx', options.mode ?? defaultFileMode).then(
         (h) => {
           handle = h;
           opened = true;

@@ -103,6 +103,12 @@ export interface RunSummary {
   outage?: { waiting: number; since?: string; cause?: string; code?: string };
   /** inbox entries not taken this run (left where they are), with why */
   skipped?: Array<{ channel: string; name: string; reason: string }>;
+  /**
+   * The WMS was unavailable (no answer, timeouts, 5xx) during the run: `since` is the first failure (ISO),
+   * `waitingRecords` the records not sent for it (pending, or held waiting for one of them), sent by the
+   * next run; `waitingFiles` files not read yet because a WMS lookup got no answer. Exit code 75.
+   */
+  wmsUnavailable?: { since: string; waitingRecords: number; waitingFiles: number; lastError: string };
 }
 
 /** A zero for every outcome: a starting point for producers that count. */

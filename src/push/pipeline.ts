@@ -21,7 +21,7 @@ import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
-import { createRefResolver, failureKey, identifyingFields, type RunFailures } from './refs.js';
+import { createRefResolver, failureKey, identifyingFields, isWaitingForWms, WMS_UNAVAILABLE_TAG, type RunFailures } from './refs.js';
 import { PushReason, type Reason } from '../shared/reason.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
@@ -60,6 +60,11 @@ export interface PushOptions {
 export interface PushStats {
   settled: number;
   aborted: boolean;
+  /**
+   * Set when the WMS was unavailable (no answer, timeouts, 5xx, throttling beyond the retries) for some
+   * records: they were not sent and stay pending (their dependants held "waiting for ..."), for the next run.
+   */
+  wmsUnavailable?: { since: string; lastError: string; requeued: number };
 }
 
 const DOCUMENT_TARGETS = new Set<Target>(['PurchaseOrder', 'PickingList', 'PickingListAttachment']);
@@ -136,6 +141,21 @@ export function idInMessage(text: string): string | undefined {
   return /\bid\b[^0-9a-f]{0,4}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i.exec(text)?.[1];
 }
 
+/**
+ * The WMS did not take the request and said nothing about the data: no answer (connection refused or
+ * reset, timeout before the request was sent completely, circuit open, aborted), a 5xx, a 408 or a 429
+ * beyond the retries. Such a record is not a data error: it stays pending for the next run.
+ */
+export function isWmsUnavailable(err: unknown): boolean {
+  if (!isWmsError(err)) return false;
+  // a certificate the client refuses is configuration (wms.tls), not an outage
+  if (err.networkCode && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|TLS/i.test(err.networkCode)) return false;
+  if (err.code === WmsErrorCode.NETWORK || err.code === WmsErrorCode.TIMEOUT) return !err.mayHaveReachedServer;
+  if (err.code === WmsErrorCode.RATE_LIMIT) return true;
+  if (err.code === WmsErrorCode.HTTP && err.httpStatus !== undefined) return err.httpStatus >= 500 || err.httpStatus === 408 || err.httpStatus === 429;
+  return false;
+}
+
 /** Data problems the WMS refused: fixing the data is the way out, not retrying. */
 function isRejection(err: WmsError): boolean {
   if (err.code === WmsErrorCode.VALIDATION || err.code === WmsErrorCode.ENVELOPE || err.code === WmsErrorCode.RESPONSE) return true;
@@ -154,6 +174,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   const channelLimits = new Map<string, ReturnType<typeof pLimit>>();
   let settledCount = 0;
   let fatal: unknown = null;
+  let wmsUnavailable: PushStats['wmsUnavailable'];
+  /** the client's circuit is open: no record is taken any more, what is left stays pending */
+  const wmsDown = (): boolean => client.availability?.().circuitOpen === true;
+
+  /** what dependants of a record not delivered are told: waiting (the WMS) or depending on a failure */
+  const failureReason = (status: string, error: string | null | undefined): string =>
+    status === 'held' && isWaitingForWms(error) ? `${WMS_UNAVAILABLE_TAG}it waits for a dependency itself` : `${status}: ${error ?? ''}`.trim();
 
   // order-dependent operations (ARCHITECTURE.md, "Sequencing"): their outcome tells the next one on the
   // same target whether it may go
@@ -165,15 +192,31 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     if (sequenced.has(row.id)) sequenced.set(row.id, result);
     settledCount++;
     const info = TARGET_INFO[row.target];
-    if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), `${result.outcome}: ${result.error ?? ''}`.trim());
+    if (result.status !== 'sent' && info.xref) failures.set(failureKey(info.xref, row.key), failureReason(result.status, result.error));
     else if (result.outcome === 'already-existed' && !result.wmsId && info.xref) failures.set(failureKey(info.xref, row.key), `it exists in the WMS but its id is unknown: ${result.error ?? ''}`.trim());
     opts.onSettled?.(row, result);
+  };
+
+  /**
+   * The WMS was unavailable for this record: nothing was applied, so it goes back to pending (the next run
+   * sends it) and its dependants wait for it. `marked`: the record was marked sending (settled, then
+   * requeued; the attempt stays counted).
+   */
+  const leavePendingForWms = async (row: RecordRow, err: WmsError, marked: boolean): Promise<void> => {
+    if (marked) {
+      await journal.settle(row.id, { status: 'failed', outcome: 'failed', error: `the WMS was unavailable: ${describeError(err)}` });
+      await journal.requeue([row.id]);
+    }
+    const info = TARGET_INFO[row.target];
+    if (info.xref) failures.set(failureKey(info.xref, row.key), `${WMS_UNAVAILABLE_TAG}${describeError(err)}`);
+    const since = client.availability?.().unavailableSince ?? new Date().toISOString();
+    wmsUnavailable = { since: wmsUnavailable?.since ?? since, lastError: describeError(err), requeued: (wmsUnavailable?.requeued ?? 0) + 1 };
   };
 
   // resume: what already failed in these files blocks its dependants
   for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'] }, opts.batchSize)) {
     const info = TARGET_INFO[row.target];
-    if (info.xref) failures.set(failureKey(info.xref, row.key), `${row.status}: ${row.error ?? ''}`.trim());
+    if (info.xref) failures.set(failureKey(info.xref, row.key), failureReason(row.status, row.error));
   }
 
   const limitFor = (policy: ChannelPolicy | undefined) => {
@@ -239,11 +282,19 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
 
   /** Prepares, sends and settles one record (inside the send window; the request inside a request slot). */
   async function processRecord(row: RecordRow): Promise<void> {
-    if (opts.signal?.aborted || fatal) return;
+    if (opts.signal?.aborted || fatal || wmsDown()) return;
     const policy = policyOf.get(row.fileId);
     const ctx: SendContext = { client, journal, inboxDir: policy?.inboxDir ?? '.' };
     const info = TARGET_INFO[row.target];
-    const resolved = await resolver.resolve(row.payload);
+    let resolved: Awaited<ReturnType<typeof resolver.resolve>>;
+    try {
+      resolved = await resolver.resolve(row.payload);
+    } catch (err) {
+      // a reference read from the WMS got no answer: the record stays pending
+      if (!isWmsUnavailable(err)) throw err;
+      await leavePendingForWms(row, err as WmsError, false);
+      return;
+    }
     if (!resolved.ok) {
       if (resolved.status === 'deferred') {
         if (!final) {
@@ -253,7 +304,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
         await settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${Math.round((opts.dependencyWaitMs ?? 0) / 1000)} s`, reason: refReason(resolved) });
         return;
       }
-      await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error: `${resolved.field}: ${resolved.message}`, reason: refReason(resolved) });
+      // "waiting for ..." leads the message: the next run finds these records by it (isWaitingForWms)
+      const error = resolved.code === 'dependency_waiting' ? resolved.message : `${resolved.field}: ${resolved.message}`;
+      await settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error, reason: refReason(resolved) });
       return;
     }
     const checked = info.schema.safeParse(resolved.payload);
@@ -271,7 +324,9 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       try {
         rb = await requestSlot(row, () => readBack(input, ctx));
       } catch (err) {
-        await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}`, reason: { code: PushReason.IN_DOUBT_READBACK_FAILED, params: reasonOf(err).params ?? {} } });
+        // the WMS did not answer the read-back: still in doubt, the next run reads back again
+        if (isWmsUnavailable(err)) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: `in doubt, the WMS was unavailable for the read-back: ${describeError(err)}`, reason: reasonOf(err) });
+        else await settle(row, { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}`, reason: { code: PushReason.IN_DOUBT_READBACK_FAILED, params: reasonOf(err).params ?? {} } });
         return;
       }
       if (rb && rb !== 'absent') {
@@ -384,6 +439,10 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err), reason: reasonOf(err) });
       return;
     }
+    if (isWmsUnavailable(err)) {
+      await leavePendingForWms(row, err, true);
+      return;
+    }
     if (err.mayHaveReachedServer) {
       // the request may have taken effect: read back, else the channel's policy
       let rb: SendOutput | 'absent' | null = null;
@@ -404,6 +463,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
           // the first send took effect and its answer was lost: the resend is refused as a duplicate
           if (isWmsError(err2) && isConflict(row, err2)) await alreadyExisted(row, input, ctx, err2);
           else if (isWmsError(err2) && isRejection(err2)) await settle(row, { status: 'rejected', outcome: 'rejected', error: describeError(err2), reason: reasonOf(err2) });
+          else if (isWmsUnavailable(err2) && rb === 'absent') await leavePendingForWms(row, err2 as WmsError, true);
           else if (isWmsError(err2) && err2.mayHaveReachedServer) await settle(row, { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err2), reason: reasonOf(err2) });
           else await settle(row, { status: 'failed', outcome: 'failed', error: describeError(err2), reason: reasonOf(err2) });
         }
@@ -454,7 +514,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     });
   }
 
-  for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal; tier++) {
+  for (let tier = 0; tier <= MAX_TIER && !opts.signal?.aborted && !fatal && !wmsDown(); tier++) {
     const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && t !== 'StockSync');
     // back-pressure: never more than a batch of records queued in memory. A counter and one waiter: a
     // Promise.race over the queued tasks would add a reaction to each of them at every turn (quadratic
@@ -463,7 +523,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     let slotFree: (() => void) | null = null;
     let allDone: (() => void) | null = null;
     for await (const row of iterate(journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
-      if (opts.signal?.aborted || fatal) break;
+      if (opts.signal?.aborted || fatal || wmsDown()) break;
       queued++;
       runInOrder(row)
         .catch((err: unknown) => {
@@ -481,7 +541,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     allDone = null;
     // dependencies still being sent elsewhere: retry until they settle or the wait is over
     const waitUntil = Date.now() + (opts.dependencyWaitMs ?? 0);
-    while (deferred.length > 0 && !opts.signal?.aborted && !fatal) {
+    while (deferred.length > 0 && !opts.signal?.aborted && !fatal && !wmsDown()) {
       final = Date.now() >= waitUntil;
       if (!final) await new Promise((r) => setTimeout(r, 250));
       const again = deferred;
@@ -490,11 +550,24 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     }
     final = false;
     if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !fatal) {
-      for (const f of opts.files) await pushStockSync(f, { journal, client, resolver, settle, logger, batchSize: opts.batchSize, chunkSize: f.policy.stockSyncChunkSize, signal: opts.signal });
+      for (const f of opts.files) {
+        if (wmsDown()) break;
+        try {
+          await pushStockSync(f, { journal, client, resolver, settle, leavePendingForWms, logger, batchSize: opts.batchSize, chunkSize: f.policy.stockSyncChunkSize, signal: opts.signal });
+        } catch (err) {
+          if (!isWmsUnavailable(err)) throw err;
+          logger.warn({ file: f.name, err }, 'stock sync not sent: the WMS is unavailable; its rows stay pending');
+          wmsUnavailable ??= { since: client.availability?.().unavailableSince ?? new Date().toISOString(), lastError: describeError(err), requeued: 0 };
+        }
+      }
     }
   }
   if (fatal) throw fatal;
-  return { settled: settledCount, aborted: opts.signal?.aborted ?? false };
+  if (!wmsUnavailable && wmsDown()) {
+    const a = client.availability!();
+    wmsUnavailable = { since: a.unavailableSince ?? new Date().toISOString(), lastError: 'circuit open', requeued: 0 };
+  }
+  return { settled: settledCount, aborted: opts.signal?.aborted ?? false, ...(wmsUnavailable ? { wmsUnavailable } : {}) };
 }
 
 /**
@@ -542,6 +615,7 @@ async function pushStockSync(
     client: WmsClient;
     resolver: ReturnType<typeof createRefResolver>;
     settle: (row: RecordRow, r: RecordResult) => Promise<void>;
+    leavePendingForWms: (row: RecordRow, err: WmsError, marked: boolean) => Promise<void>;
     logger: Logger;
     batchSize: number;
     chunkSize: number;
@@ -553,9 +627,16 @@ async function pushStockSync(
   if ((counts.pending ?? 0) + (counts.in_doubt ?? 0) === 0) return;
   // pass 1: resolve every row; refuse the session if any row is refused
   let refused = counts.rejected ?? 0;
+  let waiting = 0;
   const owners = new Set<string>();
   for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
     const r = await d.resolver.resolve(row.payload);
+    if (!r.ok && r.code === 'dependency_waiting') {
+      // not the data: this row waits, and the session with it (the other rows stay pending)
+      await d.settle(row, { status: 'held', outcome: 'held', error: r.message });
+      waiting++;
+      continue;
+    }
     if (!r.ok) {
       const status = r.status === 'rejected' ? 'rejected' : 'held';
       await d.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}`, reason: refReason(r) });
@@ -586,6 +667,7 @@ async function pushStockSync(
     }
     return;
   }
+  if (waiting > 0) return;
   // pass 2: one session per owner, chunked
   for (const ownerId of owners) {
     const sessionId = uuid5(`${file.sha256}:${file.id}:${ownerId}`, STOCK_SYNC_NAMESPACE);
@@ -605,6 +687,11 @@ async function pushStockSync(
         await d.client.syncStock({ sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) }, { idempotent: true });
         await Promise.all(rows.map((c) => d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null })));
       } catch (err) {
+        if (isWmsUnavailable(err)) {
+          // nothing of this chunk was applied: its rows, and the rest of the session, wait for the next run
+          for (const c of rows) await d.leavePendingForWms(c.row, err as WmsError, true);
+          throw err;
+        }
         const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
         broken = `a chunk failed: ${describeError(err)}`;
         await Promise.all(rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) })));

@@ -23,6 +23,12 @@ import { seedCredentials, seedState } from './seed.js';
 import { RESOURCES, StateIndex, isSandboxState, type Resource, type SandboxState } from './state.js';
 import { refreshStatusNames, stockTotal } from './stock.js';
 import { formatProblems, zodProblems } from './validate.js';
+
+/**
+ * Requests arriving this soon after an injected 429 do not count as inside its Retry-After window: the
+ * client may have sent them before the 429 reached it (see SandboxStats.retryAfter).
+ */
+export const RETRY_AFTER_GRACE_MS = 250;
 import { createWebhookEmitter } from './webhooks.js';
 
 const JSON_BODY_LIMIT = 16 * 1024 * 1024;
@@ -316,10 +322,14 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   }
 
   const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  // the Retry-After window of the last injected 429 (performance.now() ms)
+  let retryAfterFrom = -Infinity;
+  let retryAfterUntil = -Infinity;
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null): Promise<void> {
     const arrived = performance.now();
     state.stats.requests++;
+    if (arrived >= retryAfterFrom + RETRY_AFTER_GRACE_MS && arrived < retryAfterUntil) (state.stats.retryAfter ??= { windows: 0, inside: 0 }).inside++;
     // API requests being handled at once (arrival to answer written or connection gone): lets a test see
     // that a client keeps to its concurrency
     concurrency.current++;
@@ -359,6 +369,9 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
       }
     } else if (draw < faults.resetRate + faults.rate429) {
       state.stats.faults.rate429++;
+      (state.stats.retryAfter ??= { windows: 0, inside: 0 }).windows++;
+      retryAfterFrom = performance.now();
+      retryAfterUntil = retryAfterFrom + 1000;
       send(res, fail(429, 'too many requests (injected)', null, { 'retry-after': '1' }));
       return;
     } else if (draw < faults.resetRate + faults.rate429 + faults.failRate) {

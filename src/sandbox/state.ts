@@ -70,6 +70,12 @@ export interface SyncSession {
 export interface SandboxStats {
   requests: number;
   faults: { failRate: number; rate429: number; resetBefore: number; resetAfter: number };
+  /**
+   * Back-pressure as the WMS sees it: API requests that arrived inside the Retry-After window of an
+   * injected 429 (after a grace of RETRY_AFTER_GRACE_MS for requests already on their way), and the
+   * number of such windows. A client that honours Retry-After for all its requests keeps `inside` at 0.
+   */
+  retryAfter?: { windows: number; inside: number };
   authorizations: number;
   refreshes: number;
   authFailures: number;
@@ -96,6 +102,7 @@ export function emptyStats(): SandboxStats {
   return {
     requests: 0,
     faults: { failRate: 0, rate429: 0, resetBefore: 0, resetAfter: 0 },
+    retryAfter: { windows: 0, inside: 0 },
     authorizations: 0,
     refreshes: 0,
     authFailures: 0,

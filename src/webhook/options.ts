@@ -25,6 +25,24 @@ export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'ou
   hooks?: WebhookHooks;
 }
 
+/** 127.0.0.0/8, ::1, localhost */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * Safe by default: a receiver reachable from the network without a shared secret accepts any POST. It
+ * listens on another address than loopback only with a secret, or when told `insecure`.
+ */
+export function assertSafeWebhookListen(host: string | undefined, secret: string | undefined, insecure: boolean): void {
+  const h = host ?? '127.0.0.1';
+  if (isLoopbackHost(h) || secret || insecure) return;
+  throw new ConfigError(
+    `webhooks: host ${h} is reachable from the network and no secret is set: anyone could post webhooks. Set a secret (webhooks.secretEnv / --secret-env), or pass --insecure (webhooks.insecure: true) behind a proxy that authenticates`,
+  );
+}
+
 export function secretFromEnv(name: string, env: NodeJS.ProcessEnv, setting = '--secret-env'): string {
   const secret = env[name];
   if (secret === undefined || secret === '') throw new ConfigError(`${setting} ${name}: the environment variable ${name} is not set or empty`);

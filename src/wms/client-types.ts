@@ -4,6 +4,7 @@
  * Every method throws a WmsError (src/wms/errors.ts) on failure.
  */
 import type * as S from './schemas.js';
+import type { WmsAvailability } from './breaker.js';
 
 export interface PageOptions {
   /** records per page (PagingLimit); default from the client options */
@@ -43,6 +44,8 @@ export interface CallOptions {
 export interface WmsClient {
   // auth (normally implicit; exposed for tests and `wmsbridge check --wms`)
   authorize(): Promise<void>;
+  /** whether the WMS answers (the client's circuit breaker); absent on test doubles */
+  availability?(): WmsAvailability;
 
   // conversion factors
   listConversionFactors(opts?: PageOptions): AsyncIterable<S.ConversionFactorRecord>;

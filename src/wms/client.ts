@@ -23,11 +23,12 @@ import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientSta
 import { DATE_TIMES_MODES, withDateTimes, type DateTimesMode } from './datetimes.js';
 import { isValidTimeZone } from '../shared/time.js';
 import { WmsError, WmsErrorCode, codeForStatus, formatWmsMessage, type WmsErrorCode as WmsErrorCodeT } from './errors.js';
-import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, decideRetry, isIdempotent, MAX_RETRY_AFTER_MS, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { createSemaphore, createTokenBucket, type TokenBucket } from './rate-limit.js';
 import { createAuthManager } from './auth.js';
 import { buildMultipart } from './multipart.js';
 import { createLatencyRecorder } from '../shared/metrics.js';
+import { createCircuitBreaker, type WmsAvailability } from './breaker.js';
 
 export interface WmsClientOptions {
   /** Base URL of the WMS, e.g. https://wms.example.com (a path prefix is kept). */
@@ -67,8 +68,13 @@ export interface WmsClientOptions {
   validateRequests?: boolean;
   /** largest answer body accepted; a larger one is cut off: E_WMS_RESPONSE @default 67108864 (64 MiB) */
   maxResponseBytes?: number;
+  /** circuit breaker over connection failures (src/wms/breaker.ts) @default { threshold: 5, cooldownMs: 30000 } */
+  breaker?: { threshold?: number; cooldownMs?: number };
   logger?: Logger;
 }
+
+/** a token that waited longer than this between being obtained and sent may have expired in between */
+const STALE_TOKEN_WAIT_MS = 250;
 
 /** Upper bounds (ms) of the latency histogram; the counts array has one more slot for "above the last". */
 export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
@@ -180,10 +186,33 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     connect,
   });
   const slots = createSemaphore(concurrency);
+  // back-pressure from the WMS: a 429 (or a 503 with Retry-After) pauses every request of this client until
+  // the Retry-After has passed (the WMS firewall knows clients by User-Agent, not by request), and halves
+  // the requests in flight; answers without throttling raise it again by one per `limit` answers (AIMD)
+  let gateUntil = 0;
+  let healthyAnswers = 0;
+  const throttled = (retryAfterMs: number): void => {
+    gateUntil = Math.max(gateUntil, performance.now() + retryAfterMs);
+    healthyAnswers = 0;
+    const before = slots.limit;
+    slots.setLimit(Math.ceil(before / 2));
+    if (slots.limit !== before) log.info({ concurrency: slots.limit, retryAfterMs }, 'wms: throttled by the WMS: pausing every request and lowering the concurrency');
+  };
+  const answeredHealthy = (): void => {
+    if (slots.limit >= concurrency) return;
+    if (++healthyAnswers >= slots.limit) {
+      healthyAnswers = 0;
+      slots.setLimit(slots.limit + 1);
+    }
+  };
+  const waitForGate = async (signal?: AbortSignal): Promise<void> => {
+    for (let wait = gateUntil - performance.now(); wait > 0; wait = gateUntil - performance.now()) await sleep(Math.ceil(wait), signal);
+  };
   const bucket: TokenBucket | undefined =
     options.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: options.requestsPerSecond }) : undefined;
 
   const counters = { requests: 0, retries: 0, failures: 0 };
+  const breaker = createCircuitBreaker(options.breaker ?? {});
   const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
   const observe = (ms: number) => latency.observe(ms);
   let closed = false;
@@ -420,12 +449,30 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     // a row, the second with a token fresh from the refresh, mean the credentials are refused
     let consecutive401 = 0;
     let replayToken: string | undefined;
+    let replayTokenAt = 0;
     for (;;) {
       attempt++;
+      try {
+        await waitForGate(spec.signal);
+      } catch {
+        counters.failures++;
+        throw new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, 'aborted by the caller while the WMS asked to wait (Retry-After)'), {
+          method,
+          path,
+          attempts: attempt - 1,
+          networkCode: 'ABORTED',
+        });
+      }
       let token: string | undefined;
+      let tokenAt = 0;
       if (!anonymous) {
         try {
-          token = replayToken ?? (await auth.getToken());
+          if (replayToken !== undefined) tokenAt = replayTokenAt;
+          else {
+            token = await auth.getToken();
+            tokenAt = performance.now();
+          }
+          token = replayToken ?? token;
         } catch (err) {
           counters.failures++;
           throw authFailure(err, method, path);
@@ -438,6 +485,15 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
 
       let res: RawResponse | undefined;
       let failure: AttemptFailure | undefined;
+      if (!breaker.allow()) {
+        counters.failures++;
+        const st = breaker.state();
+        throw new WmsError(
+          WmsErrorCode.NETWORK,
+          formatWmsMessage(method, path, `not sent: the WMS is unreachable (${st.consecutiveFailures} connection failures in a row since ${st.unavailableSince ?? 'now'}; circuit open)`),
+          { method, path, attempts: attempt - 1, networkCode: 'CIRCUIT_OPEN', mayHaveReachedServer: false },
+        );
+      }
       try {
         await slots.acquire(spec.signal);
       } catch {
@@ -464,6 +520,12 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           });
         }
       }
+      if (gateUntil > performance.now()) {
+        // the WMS asked to wait while this call waited for a slot: wait outside the slot, with a fresh token
+        slots.release();
+        attempt--;
+        continue;
+      }
       const started = performance.now();
       counters.requests++;
       try {
@@ -484,18 +546,27 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
           counters.failures++;
           throw error;
         }
+        if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
       } else {
+        breaker.answered();
         const r = res!;
+        const ra = parseRetryAfter(r.headers['retry-after']);
+        if (r.status === 429 || (r.status === 503 && ra !== undefined)) throttled(Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS));
+        else if (r.status < 500) answeredHealthy();
         const env = parseBody(r);
         if (isSuccess(r, env)) return env;
         unauthorized = !anonymous && isUnauthorized(r, env) && token !== undefined;
         if (unauthorized) {
-          if (consecutive401 === 0) {
+          // a second 401 means refused credentials only when the fresh token went out at once; one that
+          // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
+          const waited = started - tokenAt > STALE_TOKEN_WAIT_MS;
+          if (consecutive401 === 0 || (waited && consecutive401 < 3)) {
             consecutive401++;
             attempt--; // the replay is not a retry
             log.debug({ op: spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
             try {
               replayToken = await auth.handleUnauthorized(token!);
+              replayTokenAt = performance.now();
             } catch (err) {
               counters.failures++;
               throw authFailure(err, method, path);
@@ -508,7 +579,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
       // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
       if (!unauthorized) consecutive401 = 0;
 
-      const delay = spec.noRetry || closed ? undefined : decideRetry(error, attempt, policy, method, { idempotent, retryPostOn5xx });
+      const delay = spec.noRetry || closed || breaker.state().circuitOpen ? undefined : decideRetry(error, attempt, policy, method, { idempotent, retryPostOn5xx });
       if (delay === undefined) {
         counters.failures++;
         if (error.mayHaveReachedServer && !idempotent) log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
@@ -910,6 +981,10 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}),
       });
       return record('attachToPickingList', undefined, S.AttachmentRecord, 'PickingList attachment', env['data']);
+    },
+
+    availability(): WmsAvailability {
+      return breaker.state();
     },
 
     stats(): WmsClientStats {

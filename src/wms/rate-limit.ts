@@ -30,12 +30,25 @@ export interface Semaphore {
   release(): void;
   readonly inFlight: number;
   readonly waiting: number;
+  /** the current limit (adaptive concurrency changes it between 1 and the initial max) */
+  readonly limit: number;
+  /** sets the limit; a lower one takes effect as requests finish (nothing in flight is cancelled) */
+  setLimit(n: number): void;
 }
 
 export function createSemaphore(max: number): Semaphore {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`concurrency must be an integer >= 1 (got ${max})`);
   let inFlight = 0;
+  let limit = max;
   const queue: Waiter[] = [];
+  const wake = (): void => {
+    while (inFlight < limit && queue.length > 0) {
+      const next = queue.shift()!;
+      if (next.signal && next.onAbort) next.signal.removeEventListener('abort', next.onAbort);
+      inFlight++;
+      next.resolve();
+    }
+  };
   return {
     get inFlight() {
       return inFlight;
@@ -43,9 +56,16 @@ export function createSemaphore(max: number): Semaphore {
     get waiting() {
       return queue.length;
     },
+    get limit() {
+      return limit;
+    },
+    setLimit(n: number): void {
+      limit = Math.max(1, Math.min(max, Math.floor(n)));
+      wake();
+    },
     acquire(signal?: AbortSignal): Promise<void> {
       if (signal?.aborted) return Promise.reject(signal.reason);
-      if (inFlight < max && queue.length === 0) {
+      if (inFlight < limit && queue.length === 0) {
         inFlight++;
         return Promise.resolve();
       }
@@ -54,6 +74,11 @@ export function createSemaphore(max: number): Semaphore {
       });
     },
     release(): void {
+      if (inFlight > limit) {
+        // the limit was lowered: this slot is not handed on
+        inFlight--;
+        return;
+      }
       const next = queue.shift();
       if (next) {
         if (next.signal && next.onAbort) next.signal.removeEventListener('abort', next.onAbort);

@@ -420,7 +420,8 @@ export function runClientContract(target: ContractTarget): void {
 
       test('network refused on a closed port -> E_WMS_NETWORK, not in doubt, retried', async () => {
         const port = await closedPort();
-        const c = target.makeClient({ ...conn, url: `http://127.0.0.1:${port}` }, { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 5 } });
+        // the circuit breaker is kept out of this one (its own test follows): six refusals would open it
+        const c = target.makeClient({ ...conn, url: `http://127.0.0.1:${port}` }, { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } });
         try {
           const e = await wmsError(c.authorize());
           assert.equal(e.code, 'E_WMS_NETWORK');
@@ -429,6 +430,24 @@ export function runClientContract(target: ContractTarget): void {
           const e2 = await wmsError(c.createCategory({ name: 'x', status: 1 }));
           assert.equal(e2.code, 'E_WMS_NETWORK');
           assert.equal(c.stats().retries, 4, 'two retries per call: a refused connection never reached the server');
+        } finally {
+          await c.close();
+        }
+      });
+
+      test('consecutive refused connections open the circuit: later calls fail at once, nothing sent, not in doubt', async () => {
+        const port = await closedPort();
+        const c = target.makeClient({ ...conn, url: `http://127.0.0.1:${port}` }, { retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 3, cooldownMs: 60_000 } });
+        try {
+          const e = await wmsError(c.authorize());
+          assert.equal(e.code, 'E_WMS_NETWORK');
+          assert.equal(c.stats().requests, 3, 'the retries stop once the circuit opens');
+          assert.equal(c.availability?.().circuitOpen, true);
+          assert.match(c.availability?.().unavailableSince ?? '', /^\d{4}-\d\d-\d\dT/);
+          const e2 = await wmsError(c.createCategory({ name: 'x', status: 1 }));
+          assert.equal(e2.networkCode, 'CIRCUIT_OPEN');
+          assert.equal(e2.mayHaveReachedServer, false);
+          assert.equal(c.stats().requests, 3, 'an open circuit sends nothing');
         } finally {
           await c.close();
         }

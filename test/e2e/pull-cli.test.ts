@@ -38,12 +38,12 @@ function envNoWms(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 describe('wmsbridge pull', () => {
-  test('defaults: in-process sandbox, ./outbox/exports, ./state, prints the file and the count', async () => {
+  test('defaults with --sandbox: in-process sandbox, ./outbox/exports, ./state, prints the file and the count', async () => {
     const cwd = join(tmp.dir, 'defaults');
     await mkdir(cwd, { recursive: true });
     // when this test runs from .ts, the child loads tsx from its cwd: give the temp cwd the modules
     await symlink(join(PROJECT_ROOT, 'node_modules'), join(cwd, 'node_modules'), 'dir');
-    const r = await runCli(['pull', 'warehouse'], { ...TIMEOUT, cwd, env: envNoWms() });
+    const r = await runCli(['pull', 'warehouse', '--sandbox'], { ...TIMEOUT, cwd, env: envNoWms() });
     assert.equal(r.code, 0, r.stderr);
     const files = readdirSync(join(cwd, 'outbox', 'exports'));
     assert.deepEqual(readdirSync(cwd).sort(), ['node_modules', 'outbox', 'state']);
@@ -55,7 +55,7 @@ describe('wmsbridge pull', () => {
 
   test('--json, --format jsonl, --out', async () => {
     const out = join(tmp.dir, 'out-json');
-    const r = await runCli(['pull', 'material-statuses', '--format', 'jsonl', '--out', out, '--state', join(tmp.dir, 'state-json'), '--json'], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'material-statuses', '--sandbox', '--format', 'jsonl', '--out', out, '--state', join(tmp.dir, 'state-json'), '--json'], { ...TIMEOUT, env: envNoWms() });
     assert.equal(r.code, 0, r.stderr);
     const res = JSON.parse(r.stdout) as { file: string; records: number; what: string; wms: { sandbox: boolean } };
     assert.equal(res.what, 'material-statuses');
@@ -99,7 +99,7 @@ describe('wmsbridge pull', () => {
   });
 
   test('inventory-finished: exported once, skipped next time, again with --force', async () => {
-    const args = ['pull', 'inventory-finished', '--out', join(tmp.dir, 'out-inv'), '--state', join(tmp.dir, 'state-inv')];
+    const args = ['pull', 'inventory-finished', '--sandbox', '--out', join(tmp.dir, 'out-inv'), '--state', join(tmp.dir, 'state-inv')];
     const first = await runCli(args, { ...TIMEOUT, env: envNoWms() });
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /inventory-finished-\d{8}-\d{6}\.csv\t\d+ records, 2 inventories\n$/);
@@ -112,6 +112,22 @@ describe('wmsbridge pull', () => {
     assert.equal(readdirSync(join(tmp.dir, 'out-inv')).length, 2);
   });
 
+  test('reads the WMS of the config file (wms.url, accessKeyId, the secret variable): not the sandbox', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const cfg = join(tmp.dir, 'pull-config.json');
+    await writeFile(cfg, JSON.stringify({ wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, secretKeyEnv: 'PULL_CFG_SECRET' } }));
+    const r = await runCli(['pull', 'stock', '--config', cfg, '--json', '--out', join(tmp.dir, 'out-cfg'), '--state-dir', join(tmp.dir, 'state-cfg'), '--log-level', 'warn'], {
+      ...TIMEOUT,
+      env: envNoWms({ PULL_CFG_SECRET: sandbox.secretKey }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout) as { records: number; wms: { url: string; sandbox: boolean } };
+    assert.equal(res.wms.sandbox, false);
+    assert.equal(res.wms.url, sandbox.url);
+    assert.ok(existsSync(join(tmp.dir, 'state-cfg', 'journal.db')), '--state-dir is the state folder, as for every command');
+    assert.equal(res.records, stockTotal(sandbox.state), 'the stock of the configured WMS (with its 50 synthetic records), not a seed sandbox');
+  });
+
   test('usage errors exit 2 with a one-line reason', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['pull'], /missing <what>/],
@@ -120,6 +136,8 @@ describe('wmsbridge pull', () => {
       [['pull', 'stock', '--warehouse-id', 'x'], /apply to stock-search only/],
       [['pull', 'stock', '--bogus'], /Unknown option '--bogus'/],
       [['pull', 'stock', '--wms-url', 'http://127.0.0.1:1', '--access-key-id', 'k'], /secret key in the environment variable WMS_SECRET_KEY/],
+      // no WMS configured and no --sandbox: the sandbox's made-up stock is never exported by surprise
+      [['pull', 'stock', '--state', join(tmp.dir, 'state-nowms'), '--out', join(tmp.dir, 'out-nowms')], /no WMS configured: set wms.url .* --sandbox or wms.url: sandbox/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(args, { ...TIMEOUT, env: envNoWms() })));
     for (const [i, [args, re]] of cases.entries()) {
@@ -132,7 +150,7 @@ describe('wmsbridge pull', () => {
 
   test('a bad filter value is refused before anything is written', async () => {
     const out = join(tmp.dir, 'out-bad');
-    const r = await runCli(['pull', 'stock-search', '--warehouse-id', 'not-a-guid', '--out', out, '--state', join(tmp.dir, 'state-bad')], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'stock-search', '--sandbox', '--warehouse-id', 'not-a-guid', '--out', out, '--state', join(tmp.dir, 'state-bad')], { ...TIMEOUT, env: envNoWms() });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /E_CONFIG: pull stock-search: invalid filter: warehouseId: must be a UUID/);
     assert.equal(existsSync(out) ? readdirSync(out).length : 0, 0);
@@ -183,7 +201,7 @@ describe('wmsbridge pull', () => {
       await sb.close();
     }
     const out = join(tmp.dir, 'out-state');
-    const r = await runCli(['pull', 'owners', '--sandbox-state-file', stateFile, '--out', out, '--state', join(tmp.dir, 'state-sf')], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'owners', '--sandbox', '--sandbox-state-file', stateFile, '--out', out, '--state', join(tmp.dir, 'state-sf')], { ...TIMEOUT, env: envNoWms() });
     assert.equal(r.code, 0, r.stderr);
     const files = readdirSync(out);
     assert.equal(files.length, 1);

@@ -15,7 +15,7 @@ test('no file: defaults run against the sandbox, channels discovered from the in
     const c = await loadConfig({ cwd: t.dir, env: {} });
     assert.equal(c.file, null);
     assert.equal(c.wms.url, '');
-    assert.equal(resolveWmsCredentials(c, {}), null, 'sandbox when no WMS is configured');
+    assert.equal(resolveWmsCredentials(c, {}), null, 'no WMS configured (commands other than demo then stop, or use --sandbox)');
     assert.deepEqual(c.channels.map((ch) => ch.name), ['pedidos']);
     assert.equal(c.channels[0]!.readiness.mode, 'stable');
     assert.equal(c.stateDir, join(t.dir, 'state'));
@@ -37,6 +37,28 @@ test('errors name the file, the key and the problem', async () => {
     });
     await writeFile(f, 'inboxDir: [unclosed\n');
     await assert.rejects(loadConfig({ cwd: t.dir, env: {} }), /wmsbridge\.config\.yaml:\d+:\d+: invalid YAML/);
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('a value that could not work at run time is refused by the schema, naming the key', async () => {
+  const t = await makeTempDir();
+  try {
+    const f = join(t.dir, 'wmsbridge.config.json');
+    const cases: Array<[unknown, RegExp]> = [
+      [{ channels: [{ name: 'a', readiness: { mode: 'stable', intervalMs: 0 } }] }, /channels\[0\]\.readiness\.intervalMs/],
+      [{ channels: [{ name: 'a', readiness: { mode: 'marker', intervalMs: 0 } }] }, /channels\[0\]\.readiness\.intervalMs/],
+      [{ channels: [{ name: 'a', readiness: { mode: 'rename', intervalMs: 0 } }] }, /channels\[0\]\.readiness\.intervalMs/],
+      [{ wms: { timeoutMs: 0 } }, /wms\.timeoutMs/],
+      [{ wms: { circuitBreaker: { failures: 0 } } }, /wms\.circuitBreaker\.failures/],
+      [{ watch: { pollIntervalMs: 0 } }, /watch\.pollIntervalMs/],
+      [{ watch: { rescanIntervalMs: 0 } }, /watch\.rescanIntervalMs/],
+    ];
+    for (const [config, re] of cases) {
+      await writeFile(f, JSON.stringify(config));
+      await assert.rejects(loadConfig({ cwd: t.dir, env: {} }), re, JSON.stringify(config));
+    }
   } finally {
     await t.cleanup();
   }

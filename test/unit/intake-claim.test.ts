@@ -218,3 +218,22 @@ test('changedSinceClaim: a file written after its claim is caught by size, mtime
     await tmp.cleanup();
   }
 });
+
+test('work, archive and error folders are never created under a channel folder that is gone (unmounted share)', async () => {
+  const { mkdirUnderShareRoot } = await import('../../src/intake/claim.js');
+  const { makeTempDir } = await import('../helpers/tmp.js');
+  const { stat: st } = await import('node:fs/promises');
+  const { join: j } = await import('node:path');
+  const t = await makeTempDir();
+  try {
+    const gone = j(t.dir, 'share', 'cadastros');
+    await assert.rejects(mkdirUnderShareRoot(j(gone, '.wmsbridge', 'archive', '2026-01-01')), /share unmounted\?/);
+    await assert.rejects(st(j(t.dir, 'share')), /ENOENT/, 'nothing created');
+    const { mkdir: mk } = await import('node:fs/promises');
+    await mk(gone, { recursive: true });
+    await mkdirUnderShareRoot(j(gone, '.wmsbridge', 'archive', '2026-01-01'));
+    assert.ok((await st(j(gone, '.wmsbridge', 'archive', '2026-01-01'))).isDirectory());
+  } finally {
+    await t.cleanup();
+  }
+});

@@ -113,6 +113,21 @@ describe('wmsbridge preview', () => {
       assert.equal(out[1]?.issues?.[0]?.message, "line 3: field materialStatusId: MaterialStatus with name 'Bloquado' not found");
       assert.doesNotMatch(r.stdout + r.stderr, new RegExp(info?.secretKey ?? 'never'), 'the secret is never printed');
     });
+
+    test('the config file\'s WMS resolves the lookups too (--config)', async () => {
+      const data = join(dir, 'BLOQUEIOS_cfg.csv');
+      await writeFile(data, 'cd;produto;lote;situacao;motivo\nCD-SP01;000210;L1;Quarentena;x\n');
+      const cfg = join(dir, 'preview-config.json');
+      await writeFile(cfg, JSON.stringify({ wms: { url: info?.url ?? '', accessKeyId: info?.accessKeyID ?? '', secretKeyEnv: 'PREVIEW_SECRET' } }));
+      const env: NodeJS.ProcessEnv = { ...process.env, PREVIEW_SECRET: info?.secretKey ?? '' };
+      delete env['WMS_URL'];
+      delete env['WMS_ACCESS_KEY_ID'];
+      delete env['WMS_SECRET_KEY'];
+      const r = await runCli(['preview', mappingPath('bloqueios.yaml'), data, '--json', '--config', cfg], { timeoutMs: 60_000, env });
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout.trim().split('\n')[0]!) as { payload?: Record<string, unknown> };
+      assert.match(String(out.payload?.['warehouseId']), /^[0-9a-f]{8}-[0-9a-f]{4}-/, 'resolved against the configured WMS, not printed as <lookup>');
+    });
   });
 });
 

@@ -85,3 +85,26 @@ describe('token bucket', () => {
     assert.throws(() => createTokenBucket({ ratePerSecond: 0 }), RangeError);
   });
 });
+
+test('semaphore: a lowered limit takes effect as requests finish, a raised one wakes waiters at once', async () => {
+  const s = createSemaphore(4);
+  for (let i = 0; i < 4; i++) await s.acquire();
+  const order: number[] = [];
+  const waiters = [1, 2, 3].map((n) => s.acquire().then(() => order.push(n)));
+  s.setLimit(2);
+  assert.equal(s.limit, 2);
+  s.release(); // 4 -> 3 in flight: above the limit, the slot is not handed on
+  s.release(); // 3 -> 2
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, []);
+  assert.equal(s.inFlight, 2);
+  s.setLimit(4); // two waiters go at once
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, [1, 2]);
+  assert.equal(s.inFlight, 4);
+  s.setLimit(99); // never above the initial max
+  assert.equal(s.limit, 4);
+  s.release();
+  await Promise.all(waiters);
+  assert.deepEqual(order, [1, 2, 3]);
+});
