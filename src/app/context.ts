@@ -52,6 +52,8 @@ export interface ContextOptions {
   sandboxByDefault?: boolean;
   /** the journal delivered to another WMS before: accept this one (--wms-changed) */
   wmsChanged?: boolean;
+  /** the command only reads the WMS (reconcile): the journal's WMS is neither checked nor recorded */
+  readOnly?: boolean;
 }
 
 /** Journal meta key: the WMS this journal delivers to (held records must never go to another one). */
@@ -115,7 +117,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
         logger: logger.child({ component: 'wms' }),
       });
       wmsUrl = baseUrl;
-      if (!options.memoryJournal) await checkJournalWms(journal, sandbox ? SANDBOX_URL : baseUrl, options.wmsChanged === true, logger);
+      if (!options.memoryJournal && !options.readOnly) await checkJournalWms(journal, sandbox ? SANDBOX_URL : baseUrl, options.wmsChanged === true, logger);
     }
   } catch (err) {
     await sandbox?.close();

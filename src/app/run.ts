@@ -420,7 +420,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   const waitingHeld = opts.dryRun ? 0 : (await listWaitingForWms(journal)).length;
   const open = opts.dryRun ? 0 : (await countOpen(journal)) - waitingHeld;
   if (open > 0) summary.openRecords = open;
-  if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason }));
+  if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason, kind: r.kind }));
   // an entry that may be data but is refused (symlink, hard link, FIFO, a name that is not UTF-8) needs a
   // person; a file no mapping claims, or a folder, is only named
   const refusedData = (opts.refused ?? []).filter((r) => r.kind !== 'no-mapping' && r.kind !== 'folder').length;
@@ -677,8 +677,10 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
     : '';
   const tail = reportPath ? t('line.report', { path: reportPath }) : '';
   const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';
-  const notTaken = s.skipped?.length ? t('line.notTaken', { n: s.skipped.length }) : '';
-  const outage = s.outage ? t('line.outage', { n: s.outage.waiting }) : '';
+  // sub-folders (an attachments folder) are listed in the report, not counted in the line
+  const notTakenN = (s.skipped ?? []).filter((x) => x.kind !== 'folder').length;
+  const notTaken = notTakenN ? t('line.notTaken', { n: notTakenN }) : '';
+  const outage = s.outage ? t('line.outage', { n: s.outage.waiting, since: s.outage.since ? i18n.dateTime(s.outage.since) : '?' }) : '';
   return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
 

@@ -38,9 +38,11 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   // copy the samples, leaving wmsbridge's own working folders behind
   await cp(sampleInbox, inbox, { recursive: true, filter: (src) => !src.includes('.wmsbridge') });
   config.inboxDir = inbox;
-  config.stateDir = demoDir;
+  // the journal beside the copied inbox, not above it: wmsbridge refuses an inbox inside its state folder
+  const demoState = join(demoDir, 'state');
+  config.stateDir = demoState;
   config.journal = { kind: 'sqlite', synchronous: 'FULL' };
-  config.sandbox = { ...config.sandbox, stateFile: join(demoDir, 'sandbox-state.json') };
+  config.sandbox = { ...config.sandbox, stateFile: join(demoState, 'sandbox-state.json') };
   config.channels = config.channelsDiscovered ? await discoverChannels(inbox) : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
   const rel = (p: string) => relative(process.cwd(), p) || '.';
   config.wms.url = SANDBOX_URL; // the demo is the one command (with `sandbox`) that uses the embedded sandbox unasked
@@ -65,7 +67,7 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`\n  report   ${rel(result.report.html)}\n  excel    ${rel(join(dirname(result.report.html), 'report.xlsx'))}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`);
       if (s.files.some((f) => f.rejectsFile)) io.stdout.write(`  rejects  ${rel(join(config.outboxDir, 'rejects'))}/\n`);
     }
-    io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoDir)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);
+    io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoState)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);
     return result.exitCode;
   });
 }

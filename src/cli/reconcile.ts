@@ -61,5 +61,7 @@ export default async function reconcile(args: string[], io: CliIo): Promise<numb
       io.stdout.write(`wmsbridge reconcile stock: ${said}; ${paths.html}\n`);
       return r.differences > 0 || r.unreadable.length > 0 ? 1 : 0;
     },
+    // it only reads the WMS: the journal's WMS (what its held records go to) is neither checked nor changed
+    { readOnly: true },
   );
 }

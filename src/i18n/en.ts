@@ -56,6 +56,7 @@ export const en: Record<string, string> = {
   'reason.stock_sync_not_sent': 'stock file not sent because {refused} row(s) were refused (a partial sync would zero other products)',
   'reason.stock_sync_stopped': 'the stock synchronisation stopped after a part failed',
   'reason.E_WMS_NETWORK': 'the WMS could not be reached',
+  'reason.E_WMS_UNAVAILABLE': 'no answer from the WMS, or a server error',
   'reason.E_WMS_TIMEOUT': 'the WMS did not answer in time',
   'reason.E_WMS_HTTP': 'the WMS answered with an error (HTTP {status})',
   'reason.E_WMS_AUTH': 'the WMS refused the credentials',
@@ -229,6 +230,7 @@ export const en: Record<string, string> = {
 
   // summary line printed at the end of `run`
   'line.dry': '[dry run] ',
+  'line.interrupted': 'interrupted ({signal}): ',
   'line.files': '{n} file(s)',
   'line.inError': ' ({n} in error)',
   'line.duplicate': ' ({n} duplicate)',
@@ -236,7 +238,7 @@ export const en: Record<string, string> = {
   'line.notTaken': '; {n} inbox entr(y/ies) not taken (see the report)',
   'line.records': '{n} record(s)',
   'line.open': '; {n} record(s) held, in doubt or failed wait for `wmsbridge resolve`',
-  'line.outage': '; the WMS was unavailable: {n} record(s) wait for the next run',
+  'line.outage': '; the WMS was unreachable from {since}; {n} record(s) wait for the next run',
   'line.problems': '; {n} problem(s), see the log',
   'line.in': ' in {s} s',
   'line.report': '; report {path}',

@@ -239,7 +239,8 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
       if (ch.refusedSeen.has(k)) continue;
       ch.refusedSeen.add(k);
       fresh.push(r);
-      log.warn({ file: r.path, channel: r.channel, kind: r.kind }, `not taken: ${r.reason}`);
+      // a sub-folder (the attachments' folder, say) is named once at info level; what may be data is a warning
+      log[r.kind === 'folder' ? 'info' : 'warn']({ file: r.path, channel: r.channel, kind: r.kind }, `not taken: ${r.reason}`);
       emitter.emit('refused-entry', r);
     }
     return { files: listing.files, refused, fresh };

@@ -102,7 +102,7 @@ export interface RunSummary {
    */
   outage?: { waiting: number; since?: string; cause?: string; code?: string };
   /** inbox entries not taken this run (left where they are), with why */
-  skipped?: Array<{ channel: string; name: string; reason: string }>;
+  skipped?: Array<{ channel: string; name: string; reason: string; kind?: string }>;
   /**
    * The WMS was unavailable (no answer, timeouts, 5xx) during the run: `since` is the first failure (ISO),
    * `waitingRecords` the records not sent for it (pending, or held waiting for one of them), sent by the

@@ -21,7 +21,7 @@ import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
-import { createRefResolver, failureKey, identifyingFields, isWaitingForWms, WMS_UNAVAILABLE_TAG, type RunFailures } from './refs.js';
+import { createRefResolver, failureKey, identifyingFields, isWaitingForWms, WAITING_FOR_PREFIX, WMS_UNAVAILABLE_TAG, type RunFailures } from './refs.js';
 import { PushReason, type Reason } from '../shared/reason.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { readBack, send, SendRefused, type SendContext, type SendInput, type SendOutput } from './senders.js';
@@ -255,7 +255,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       .then(async (blocker) => {
         if (blocker) {
           if (opts.signal?.aborted || fatal) return; // stays pending, and so do the ones after it
-          await settle(row, { status: 'failed', outcome: 'failed', error: `not sent, to keep the source order: an earlier operation on the same target was not delivered (${blocker}); the next run sends both, in order` });
+          // during an outage the earlier one waits for the WMS: so does this one (held "waiting for ...",
+          // requeued by the next run like every record waiting for the WMS), not a failure
+          if (wmsUnavailable !== undefined || wmsDown()) {
+            await settle(row, { status: 'held', outcome: 'held', error: `${WAITING_FOR_PREFIX}an earlier operation on the same target (${blocker}): the WMS was unavailable; the next run sends both, in order` });
+          } else {
+            await settle(row, { status: 'failed', outcome: 'failed', error: `not sent, to keep the source order: an earlier operation on the same target was not delivered (${blocker}); the next run sends both, in order` });
+          }
           mine = blocker;
           return;
         }

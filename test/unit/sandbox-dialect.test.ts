@@ -185,8 +185,8 @@ describe('config sandbox.dialect', () => {
     try {
       await mkdir(join(t.dir, 'inbox', 'x'), { recursive: true });
       for (const [yaml, want] of [
-        ['sandbox:\n  dialect: "pagingBase=0,cnpjFormat=masked"\n', 'pagingBase=0,cnpjFormat=masked'],
-        ['sandbox:\n  dialect: { preset: alt, duplicates: accept }\n', 'pagingBase=0,cnpjFormat=masked,ownersCodeerpMatches=codeERP,pickingListTypeRequired=true,dateTimes=local'],
+        ['wms:\n  url: sandbox\nsandbox:\n  dialect: "pagingBase=0,cnpjFormat=masked"\n', 'pagingBase=0,cnpjFormat=masked'],
+        ['wms:\n  url: sandbox\nsandbox:\n  dialect: { preset: alt, duplicates: accept }\n', 'pagingBase=0,cnpjFormat=masked,ownersCodeerpMatches=codeERP,pickingListTypeRequired=true,dateTimes=local'],
       ] as const) {
         await writeFile(join(t.dir, 'wmsbridge.config.yaml'), yaml);
         const config = await loadConfig({ cwd: t.dir, env: {} });
@@ -197,7 +197,7 @@ describe('config sandbox.dialect', () => {
           await ctx.close();
         }
       }
-      await writeFile(join(t.dir, 'wmsbridge.config.yaml'), 'sandbox:\n  dialect: weird\n');
+      await writeFile(join(t.dir, 'wmsbridge.config.yaml'), 'wms:\n  url: sandbox\nsandbox:\n  dialect: weird\n');
       const bad = await loadConfig({ cwd: t.dir, env: {} });
       await assert.rejects(createAppContext(bad, { logger: silentLogger(), memoryJournal: true }), /sandbox: dialect: unknown preset "weird"/);
     } finally {
