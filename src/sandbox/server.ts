@@ -18,7 +18,7 @@ import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswe
 import { runEvent } from './events.js';
 import { fail, ok, type Reply } from './http-util.js';
 import { createRng, deterministicUuid } from './ids.js';
-import type { Sandbox, SandboxFaults, SandboxOptions } from './index.js';
+import type { Sandbox, SandboxFaults, SandboxOptions } from './types.js';
 import { seedCredentials, seedState } from './seed.js';
 import { RESOURCES, StateIndex, isSandboxState, type Resource, type SandboxState } from './state.js';
 import { refreshStatusNames, stockTotal } from './stock.js';
