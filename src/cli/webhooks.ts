@@ -82,6 +82,7 @@ options:
                        (another than loopback needs --secret-env, or --insecure)
   --insecure           accept unauthenticated POSTs on a non-loopback host (behind an authenticating proxy only)
   --state-dir DIR      folder of the journal                  default ./state
+  --log-level LEVEL    fatal, error, warn, info, debug, trace, silent (or $WMSBRIDGE_LOG_LEVEL; else the config's)
   --outbox DIR         outbox folder                          default ./outbox
   --secret-env VAR     name of the environment variable holding the shared secret
   --secret-header H    header carrying the secret             default X-Webhook-Secret
@@ -99,7 +100,9 @@ function intOption(name: string, value: string | undefined, min: number, max: nu
   return n;
 }
 
-export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean }) | 'help' {
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] }) | 'help' {
   let values;
   try {
     ({ values } = parseArgs({
@@ -119,6 +122,7 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (Webh
         'max-body-bytes': { type: 'string' },
         'flush-interval-ms': { type: 'string' },
         config: { type: 'string' },
+        'log-level': { type: 'string' },
         insecure: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -127,8 +131,13 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (Webh
     throw new ConfigError(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (values.help) return 'help';
-  const options: WebhooksCommandOptions & { configFile?: string; insecure?: boolean } = {};
+  const options: WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] } = {};
   if (values.config !== undefined) options.configFile = values.config;
+  const lvl = values['log-level'];
+  if (lvl !== undefined) {
+    if (!(LOG_LEVELS as readonly string[]).includes(lvl)) throw new ConfigError(`webhooks: --log-level must be one of ${LOG_LEVELS.join(', ')} (got "${lvl}")`);
+    options.logLevel = lvl as ResolvedConfig['log']['level'];
+  }
   if (values.insecure === true) options.insecure = true;
   const port = intOption('port', values.port, 0, 65535);
   if (port !== undefined) options.port = port;
@@ -156,7 +165,7 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
     io.stdout.write(USAGE);
     return 0;
   }
-  const { configFile, insecure: insecureFlag, ...flags } = parsed;
+  const { configFile, insecure: insecureFlag, logLevel, ...flags } = parsed;
   let insecure = insecureFlag === true;
   // config file (when there is one) < flags; a journal path named in the config wins over <state-dir>/journal.db
   let fromConfig: WebhooksCommandOptions = {};
@@ -167,6 +176,9 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
     level = config.log.level;
     insecure ||= config.webhooks.insecure;
   }
+  // flag < $WMSBRIDGE_LOG_LEVEL < config, as for every other command: the flag wins
+  if (process.env['WMSBRIDGE_LOG_LEVEL'] && !logLevel) level = process.env['WMSBRIDGE_LOG_LEVEL'] as ResolvedConfig['log']['level'];
+  if (logLevel) level = logLevel;
   const hooks = testHooksFromEnv(process.env);
   const options: WebhooksCommandOptions = { ...fromConfig, ...flags, ...(hooks ? { hooks } : {}) };
   assertSafeWebhookListen(options.host, options.secret, insecure);

@@ -49,6 +49,9 @@ describe('parseWebhooksArgs and the config mapping', () => {
     assert.throws(() => parseWebhooksArgs(['--bogus'], {}), /bogus/);
     assert.throws(() => parseWebhooksArgs(['--secret-env', 'MISSING'], {}), /MISSING is not set or empty/);
     assert.throws(() => parseWebhooksArgs(['--secret-env', 'EMPTY'], { EMPTY: '' }), /EMPTY is not set or empty/);
+    // --log-level like every other command
+    assert.deepEqual(parseWebhooksArgs(['--log-level', 'debug'], {}), { logLevel: 'debug' });
+    assert.throws(() => parseWebhooksArgs(['--log-level', 'loud'], {}), /--log-level must be one of fatal, error, warn, info, debug, trace, silent/);
   });
 
   test('webhooksOptionsFromConfig: section, folders, journal path, TLS paths relative to the config file, strict secret', async () => {
