@@ -35,7 +35,9 @@ export const QUEUED_WRITES = {
 
   /** replaces the identifying fields stored for (resource, key) (Journal.putXrefFields) */
   putXrefFields(stmt: StatementCache, resource: RefResource, key: string, fields: ReadonlyArray<readonly [string, string]>): void {
-    stmt('DELETE FROM xref_field WHERE resource = ? AND key = ?').run(resource, key);
+    // INDEXED BY: without statistics SQLite searches the primary key by its first column (resource) alone,
+    // a scan of every row of the resource per record: 20,000 categories took 42 s of writer-thread CPU
+    stmt('DELETE FROM xref_field INDEXED BY xref_field_by_key WHERE resource = ? AND key = ?').run(resource, key);
     const at = now();
     for (const [field, value] of fields) stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
   },
