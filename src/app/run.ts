@@ -430,15 +430,15 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
   // the WMS was unavailable: what was not sent waits for the next run (exit 75, "try again later"), which
   // says more than exit 1 for a run that could not finish; the report still lists any rejects
   const downSince = pushed?.wmsUnavailable?.since ?? wmsDownSince;
-  const pendingNow = downSince && !opts.dryRun ? ((await journal.countRecords({ statuses: ['pending'] })).pending ?? 0) : 0;
+  const pending = downSince && !opts.dryRun ? ((await journal.countRecords({ statuses: ['pending'] })).pending ?? 0) : 0;
+  const waitingFiles = working.filter((w) => w.waitingForWms).length;
   // an outage is what leaves work for the next run: sends that were answered by dropped connections (in
   // doubt, for a person) open the circuit too, but leave nothing waiting, and stay exit 1
-  if (downSince && !opts.dryRun && pendingNow + waitingHeld + working.filter((w) => w.waitingForWms).length > 0) {
-    const pending = pendingNow;
+  if (downSince && !opts.dryRun && pending + waitingHeld + waitingFiles > 0) {
     summary.wmsUnavailable = {
       since: downSince,
       waitingRecords: pending + waitingHeld,
-      waitingFiles: working.filter((w) => w.waitingForWms).length,
+      waitingFiles,
       lastError: pushed?.wmsUnavailable?.lastError ?? working.find((w) => w.waitingForWms)?.waitingForWms ?? '',
     };
     // the report's one line for the outage (outbox language)

@@ -14,7 +14,7 @@ import { mkdir, readdir, readFile, symlink, writeFile, copyFile, rm } from 'node
 import { existsSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import fc from 'fast-check';
-import { makeTempDir } from '../helpers/tmp.js';
+import { makeTempDir, walkFiles as walk } from '../helpers/tmp.js';
 import { runCli, PROJECT_ROOT, type CliResult } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { compileTransform, RowFail } from '../../src/map/transforms.js';
@@ -43,16 +43,6 @@ async function drop(channel: string, name: string, data: Buffer): Promise<void> 
   dropped.set(`${channel}/${name}`, sha(data));
 }
 
-async function walk(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 /** Where the original of channel/name went: archive or error folder (byte-identical copy expected). */
 async function kept(channel: string, name: string): Promise<{ where: 'archive' | 'error' | 'inbox'; path: string } | undefined> {

@@ -12,9 +12,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
-import { link, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeTempDir } from '../helpers/tmp.js';
+import { makeTempDir, walkFiles as walk } from '../helpers/tmp.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping } from '../helpers/fixtures.js';
@@ -34,16 +34,6 @@ after(async () => {
   else await tmp?.cleanup();
 });
 
-async function walk(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 async function categories(): Promise<string[]> {
   const cats = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Category')).json as Array<{ codeERP: string }>;

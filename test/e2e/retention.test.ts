@@ -6,10 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { makeTempDir } from '../helpers/tmp.js';
+import { makeTempDir, walkFiles as walk } from '../helpers/tmp.js';
 import { runCli } from '../helpers/cli.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping } from '../helpers/fixtures.js';
@@ -26,16 +26,6 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-async function walk(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 test('journal.retainDays and outbox.retainDays prune old settled rows, results, reports and archive days', { timeout: 90_000 }, async () => {
   const d = tmp.dir;
