@@ -3,6 +3,7 @@
  * format (fix and drop again), and the per-file figures for the run report. Everything is read back
  * from the journal, so a file finished after a restart gets the same files.
  */
+import { hasCode, isHeldOnDependency } from '../shared/reason.js';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, Journal, RecordRow } from '../journal/types.js';
@@ -11,7 +12,7 @@ import { createResultWriter } from '../outbox/results.js';
 import type { Outcome, AttentionItem } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
 import { createRejectsWriter } from '../parse/rejects.js';
-import { iterate } from '../push/pipeline.js';
+import { iterate } from '../journal/iterate.js';
 import type { Logger } from '../shared/logger.js';
 import { parseFactsKey, type StoredParseFacts } from './map-file.js';
 import type { KeyLabeler } from './stock-labels.js';
@@ -105,7 +106,7 @@ export async function finishFile(opts: {
         }
       }
       // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
-      const fixable = outcome === 'rejected' || (outcome === 'held' && (row.error ?? '').includes('depends on'));
+      const fixable = outcome === 'rejected' || isHeldOnDependency(row);
       if (fixable && opts.mapping && row.raw && row.raw.length > 0) {
         if (!rejects) {
           await mkdir(rejectsDir, { recursive: true });
@@ -118,7 +119,7 @@ export async function finishFile(opts: {
         const raws = listingOnly ? [{ ...row.raw[0]!, ...(row.raw.length > 1 ? { lineEnd: row.raw[row.raw.length - 1]!.lineEnd ?? row.raw[row.raw.length - 1]!.line } : {}) }] : row.raw;
         for (const raw of raws) {
           const reason = row.error ?? outcome;
-          const bytes = /invalid_encoding|not UTF-8/.test(reason) ? await originalLine(file.path, raw.line) : undefined;
+          const bytes = hasCode(row.reason, 'invalid_encoding') ? await originalLine(file.path, raw.line) : undefined;
           // map-time messages start with "line N: field F:"; send-time ones get the same shape
           const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
           rejects.write({ line: raw.line, ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}), ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), ...(bytes ? { bytes } : {}), reasons: located });

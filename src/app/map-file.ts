@@ -8,7 +8,7 @@ import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord } from '../journal/types.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
 import { InputError } from '../shared/errors.js';
-import { payloadHash } from '../push/pipeline.js';
+import { payloadHash } from '../shared/hash.js';
 import { reasonOfIssues } from '../shared/reason.js';
 
 export interface StoredParseFacts {

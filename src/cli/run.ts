@@ -15,7 +15,7 @@ import { runScheduledPulls } from '../app/pulls.js';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../shared/logger.js';
 import { isWmsError, WmsErrorCode } from '../wms/errors.js';
-import { isWmsUnavailable } from '../push/pipeline.js';
+import { isWmsUnavailable } from '../push/decide.js';
 
 /**
  * Authorizes once before the inbox is touched. Returns why the credentials were refused (exit 2), or

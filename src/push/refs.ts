@@ -24,22 +24,19 @@ export type ResolveResult =
   /** a dependency is not settled yet (another instance is still sending it): try again later */
   | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string; resource?: string; value?: string };
 
-/** What happened to records of this run that other records may depend on: "Resource|key" -> reason. */
-export type RunFailures = Map<string, string>;
-
 /**
- * A RunFailures reason starting with this tag: the dependency was not delivered because the WMS was
- * unavailable (not because of its data). Its dependants are held "waiting for ..." and the next run sends
- * them again (see isWaitingForWms), instead of rejecting them.
+ * Why a record of this run (or of an earlier one, found at resume) that others may depend on is not
+ * usable as a reference: it waits for the WMS (an outage, not its data: its dependants wait too, and the
+ * next run sends them all), it was not delivered, or it was delivered but its WMS id is unknown.
  */
-export const WMS_UNAVAILABLE_TAG = 'wms-unavailable: ';
-
-/** The error of a record held only because a dependency is waiting for the WMS to answer again. */
-export const WAITING_FOR_PREFIX = 'waiting for ';
-
-export function isWaitingForWms(error: string | null | undefined): boolean {
-  return typeof error === 'string' && error.startsWith(WAITING_FOR_PREFIX);
+export interface DependencyState {
+  kind: 'waiting-for-wms' | 'not-delivered' | 'exists-without-id';
+  /** in words, for the dependant's message (English: logs and machines) */
+  why: string;
 }
+
+/** What happened to records of this run that other records may depend on: "Resource|key" -> state. */
+export type RunFailures = Map<string, DependencyState>;
 
 export function failureKey(resource: string, key: string): string {
   return `${resource}|${key}`;
@@ -126,13 +123,12 @@ export function createRefResolver(deps: {
     const x = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
-    if (failed?.startsWith(WMS_UNAVAILABLE_TAG)) {
-      const why = failed.slice(WMS_UNAVAILABLE_TAG.length);
-      return { ok: false, status: 'held', code: 'dependency_waiting', field, resource, value, message: `${WAITING_FOR_PREFIX}${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${why}); the next run sends both` };
+    if (failed?.kind === 'waiting-for-wms') {
+      return { ok: false, status: 'held', code: 'dependency_waiting', field, resource, value, message: `waiting for ${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${failed.why}); the next run sends both` };
     }
     if (failed) {
       // delivered earlier but its id is unknown (a conflict whose answer named no id): say so, not "not delivered"
-      const why = failed.startsWith('it exists in the WMS') ? failed.replace(/^it exists in the WMS but /, 'which exists in the WMS but ') : `which was not delivered: ${failed}`;
+      const why = failed.kind === 'exists-without-id' ? `which exists in the WMS but ${failed.why}` : `which was not delivered: ${failed.why}`;
       return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', ${why}` };
     }
     if (isTarget(resource)) {

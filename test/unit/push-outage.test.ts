@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isWmsUnavailable } from '../../src/push/pipeline.js';
+import { isWmsUnavailable } from '../../src/push/decide.js';
 import { WmsError, WmsErrorCode } from '../../src/wms/errors.js';
 import { createCircuitBreaker } from '../../src/wms/breaker.js';
 

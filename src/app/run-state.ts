@@ -1,0 +1,157 @@
+/**
+ * What one pass of the main job carries from phase to phase (run.ts): the files it works on, the problems
+ * found, the leases it holds, the send timeline. Each phase (run-resume, run-intake, run-map, run-send,
+ * run-finish, run-report) reads and adds to it.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { AppContext } from './context.js';
+import type { ResolvedChannel } from '../config/load.js';
+import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
+import type { CompiledMapping } from '../map/index.js';
+import { resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import type { RefusedEntry } from '../intake/safety.js';
+import type { FileFigures } from './finish-file.js';
+import type { PushStats } from '../push/pipeline.js';
+import type { WmsClientStats } from '../wms/client-types.js';
+import { isWaitingForWms } from '../shared/reason.js';
+
+export interface RunOptions {
+  command: string;
+  /** ready files to take (the one-shot scan, or a batch from the watcher) */
+  ready: ReadyFile[];
+  mappings: CompiledMapping[];
+  dryRun?: boolean;
+  /** process a file again even when its content was processed before */
+  force?: boolean;
+  signal?: AbortSignal;
+  /** show progress bars on a terminal */
+  progress?: boolean;
+  onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /** problems found before the run (a mapping that did not load): logged, counted, exit 1 at least */
+  problems?: string[];
+  /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */
+  refused?: RefusedEntry[];
+}
+
+/** One file of the run, from its claim (or resume) to its result. */
+export interface Working {
+  row: FileRow;
+  /** a finished file taken up again to retry records that failed (its original is already archived) */
+  archived?: boolean;
+  claimed: ClaimedFile;
+  channel: ResolvedChannel;
+  mapping: CompiledMapping | null;
+  error?: string;
+  /** not mapped: a WMS lookup got no answer (the file stays claimed and is read again by the next run) */
+  waitingForWms?: string;
+  duplicateOf?: string;
+  figures?: FileFigures;
+  /** where the original went when the file is in error (the error/ folder) */
+  errorPath?: string;
+  startedMs: number;
+  finishedMs?: number;
+  rows: number;
+}
+
+export interface RunState {
+  ctx: AppContext;
+  opts: RunOptions;
+  runId: string;
+  started: Date;
+  /** performance.now() at the start (the timeline's origin) */
+  t0: number;
+  log: AppContext['logger'];
+  channels: Map<string, ResolvedChannel>;
+  working: Working[];
+  problems: string[];
+  /** this instance, as the owner of file leases */
+  owner: string;
+  ttl: number;
+  /** marks a file busy for this run and the process's other runs (watch runs several batches) */
+  take(id: number): void;
+  release(id: number): void;
+  /** the client's figures at the start (the client lives as long as the process: a run's are differences) */
+  wmsAtStart: WmsClientStats;
+  timeline: Array<{ atMs: number; settled: number }>;
+  /** a file could not be read because a WMS lookup got no answer: since when */
+  wmsDownSince: string | null;
+  pushed: PushStats | null;
+  /** sending stopped: the credentials were refused */
+  fatal: unknown;
+  /** stops renewing leases and frees the files this run took */
+  close(): void;
+}
+
+export function newRunId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+export function startRun(ctx: AppContext, opts: RunOptions): RunState {
+  const started = new Date();
+  const runId = newRunId(started);
+  const log = ctx.logger.child({ runId });
+  const owner = ctx.instanceId;
+  const ttl = ctx.leaseTtlMs;
+  // the files this run works on, marked busy for the process's other runs the moment they are taken
+  const taken = new Set<number>();
+  const renew = setInterval(() => {
+    ctx.journal.renewLeases(owner, ttl).catch((err: unknown) => log.warn({ err }, 'could not renew file leases'));
+  }, Math.max(500, Math.floor(ttl / 3)));
+  renew.unref();
+  return {
+    ctx,
+    opts,
+    runId,
+    started,
+    t0: performance.now(),
+    log,
+    channels: new Map(ctx.config.channels.map((c) => [c.name, c])),
+    working: [],
+    problems: [...(opts.problems ?? [])],
+    owner,
+    ttl,
+    take(id) {
+      taken.add(id);
+      ctx.busyFiles.add(id);
+    },
+    release(id) {
+      taken.delete(id);
+      ctx.busyFiles.delete(id);
+    },
+    wmsAtStart: ctx.client.stats(),
+    timeline: [],
+    wmsDownSince: null,
+    pushed: null,
+    fatal: null,
+    close() {
+      clearInterval(renew);
+      for (const id of taken) ctx.busyFiles.delete(id);
+    },
+  };
+}
+
+/** The mapping for a file: bound to its channel (explicitly or by match.channel) and matching its name. */
+export function pickMapping(mappings: CompiledMapping[], channel: ResolvedChannel, fileName: string): CompiledMapping | null {
+  const bound = channel.mappings ? mappings.filter((m) => channel.mappings!.includes(m.name)) : mappings;
+  return bound.find((m) => m.matches(channel.name, fileName)) ?? null;
+}
+
+export function claimedFromRow(row: FileRow, channel: ResolvedChannel): ClaimedFile {
+  return {
+    channel: row.channel,
+    name: row.name,
+    originalPath: join(channel.dir, row.name),
+    workPath: row.path,
+    size: row.size,
+    sha256: row.sha256,
+    markers: [],
+    claimedAt: row.createdAt,
+    folders: resolveChannelFolders(channel.dir),
+  };
+}
+
+/** Records held only because a dependency (or an earlier operation) waited for the WMS: the next run sends them again. */
+export async function listWaitingForWms(journal: AppContext['journal']): Promise<RecordRow[]> {
+  return (await journal.listRecords({ statuses: ['held'], limit: 100_000 })).filter((r) => isWaitingForWms(r));
+}

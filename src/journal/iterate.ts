@@ -1,0 +1,18 @@
+/** Keyset paging over the journal's records, one batch in memory at a time. */
+import type { Journal, RecordRow } from './types.js';
+import type { Target } from '../wms/targets.js';
+
+export async function* iterate(
+  journal: Pick<Journal, 'listRecords'>,
+  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][] },
+  batchSize: number,
+): AsyncGenerator<RecordRow> {
+  let afterId = 0;
+  for (;;) {
+    const rows = await journal.listRecords({ ...query, afterId, limit: batchSize });
+    if (rows.length === 0) return;
+    for (const r of rows) yield r;
+    afterId = rows[rows.length - 1]!.id;
+    if (rows.length < batchSize) return;
+  }
+}

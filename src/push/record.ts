@@ -1,0 +1,289 @@
+/**
+ * One record through the send window: references, schema, read-back of a record left in doubt, the
+ * cross-reference's "already delivered", the request, and what its answer means (decide.ts). The pusher
+ * (pipeline.ts) gives it the run's shared services (PushRun) and calls `process` for each record.
+ */
+import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
+import type { Logger } from '../shared/logger.js';
+import type { WmsClient } from '../wms/client-types.js';
+import type { WmsError } from '../wms/errors.js';
+import { ENDPOINTS } from '../wms/endpoints.js';
+import { TARGET_INFO } from '../wms/targets.js';
+import { PushReason, type Reason } from '../shared/reason.js';
+import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
+import { readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
+import { decideAfterReadBack, decideBeforeSend, decideOnError, decideReadBackFailed, describeError, idInMessage, isWmsUnavailable, type InDoubtPolicy, type ReadBack } from './decide.js';
+
+/** What every record of a push shares: the journal, the client, the run's failures, the request slots. */
+export interface PushRun {
+  journal: Journal;
+  client: WmsClient;
+  logger: Logger;
+  resolver: RefResolver;
+  failures: RunFailures;
+  /** settles a record (journal, failures of the run, sequencing, onSettled) */
+  settle(row: RecordRow, result: RecordResult): Promise<void>;
+  /** a record marked sending that was not sent after all: back to pending (the attempt stays counted) */
+  unmark(row: RecordRow, why: string): Promise<void>;
+  /** the WMS did not take the record: it stays pending (requeued if it was marked) and its dependants wait */
+  waitForWms(row: RecordRow, err: WmsError, marked: boolean): Promise<void>;
+  /** a request slot (channel limit, then the global one); refused once the run is stopping for good */
+  requestSlot<T>(row: RecordRow, fn: () => Promise<T>): Promise<T>;
+  /** the channel's in-doubt rule for this record */
+  inDoubtPolicy(row: RecordRow): InDoubtPolicy;
+  /** the channel's inbox folder (attachments are read from inside it only) */
+  inboxDirOf(row: RecordRow): string;
+  /** true once nothing more may be taken (aborted, credentials refused, circuit open) */
+  stopping(): boolean;
+  /** credentials refused: no record can be sent any more */
+  stopRun(message: string, cause: unknown): void;
+  /** the error the run stopped with, once stopRun was called */
+  readonly fatal: unknown;
+  /**
+   * A dependency is not settled yet (another instance is sending it): true when the record was put aside
+   * to be tried again after the tier, false when this was the last try (the caller holds it).
+   */
+  defer(row: RecordRow): boolean;
+  /** how long a deferred record waits for its dependency, for its message */
+  dependencyWaitMs: number;
+}
+
+/** the reason of a failed reference (refs.ts) */
+export function refReason(r: { code: string; field: string; resource?: string; value?: string }): Reason {
+  return { code: r.code, params: { field: r.field, ...(r.resource ? { resource: r.resource } : {}), ...(r.value !== undefined ? { value: r.value } : {}) } };
+}
+
+/** The schema check of a resolved payload: null when it passes, else the rejection. */
+export function schemaRejection(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): RecordResult {
+  const path = (i: { path: PropertyKey[] }): string => i.path.map(String).join('.') || '(record)';
+  return {
+    status: 'rejected',
+    outcome: 'rejected',
+    error: issues.map((i) => `${path(i)}: ${i.message}`).join('; '),
+    reason: { code: PushReason.SCHEMA, params: { field: issues.map(path).join(', ') } },
+  };
+}
+
+export function createRecordSender(run: PushRun): { process(row: RecordRow): Promise<void> } {
+  const sender = new RecordSender(run);
+  return { process: (row) => sender.process(row) };
+}
+
+class RecordSender {
+  constructor(private readonly run: PushRun) {}
+
+  private ctxOf(row: RecordRow): SendContext {
+    return { client: this.run.client, journal: this.run.journal, inboxDir: this.run.inboxDirOf(row) };
+  }
+
+  /** References and schema: the input to send, or nothing when the record was settled or put aside. */
+  private async prepare(row: RecordRow): Promise<SendInput | null> {
+    let resolved: Awaited<ReturnType<RefResolver['resolve']>>;
+    try {
+      resolved = await this.run.resolver.resolve(row.payload);
+    } catch (err) {
+      // a reference read from the WMS got no answer: the record stays pending
+      if (!isWmsUnavailable(err)) throw err;
+      await this.run.waitForWms(row, err as WmsError, false);
+      return null;
+    }
+    if (!resolved.ok) {
+      if (resolved.status === 'deferred') {
+        if (this.run.defer(row)) return null;
+        const waited = Math.round(this.run.dependencyWaitMs / 1000);
+        await this.run.settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${waited} s`, reason: refReason(resolved) });
+        return null;
+      }
+      const error = resolved.code === 'dependency_waiting' ? resolved.message : `${resolved.field}: ${resolved.message}`;
+      await this.run.settle(row, { status: resolved.status, outcome: resolved.status === 'held' ? 'held' : 'rejected', error, reason: refReason(resolved) });
+      return null;
+    }
+    const checked = TARGET_INFO[row.target].schema.safeParse(resolved.payload);
+    if (!checked.success) {
+      await this.run.settle(row, schemaRejection(checked.error.issues));
+      return null;
+    }
+    return { target: row.target, key: row.key, payload: checked.data as Record<string, unknown>, attachmentPath: row.attachmentPath };
+  }
+
+  /** A record found in doubt at start-up: read back where the interface can. true = settled. */
+  private async settleInDoubt(row: RecordRow, input: SendInput): Promise<boolean> {
+    let rb: ReadBack;
+    try {
+      rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+    } catch (err) {
+      // the WMS did not answer the read-back: still in doubt, the next run reads back again
+      await this.run.settle(row, decideReadBackFailed(err));
+      return true;
+    }
+    const next = decideAfterReadBack(rb, this.run.inDoubtPolicy(row), { crash: true });
+    if (next.act === 'delivered') await this.afterSent(row, next.out);
+    else if (next.act === 'settle') await this.run.settle(row, next.result);
+    return next.act !== 'send';
+  }
+
+  /** Prepares, sends and settles one record (inside the send window; the request inside a request slot). */
+  async process(row: RecordRow): Promise<void> {
+    if (this.run.stopping()) return;
+    const input = await this.prepare(row);
+    if (!input) return;
+    if (row.status === 'in_doubt' && (await this.settleInDoubt(row, input))) return;
+    const info = TARGET_INFO[row.target];
+    if (info.xref) {
+      const before = decideBeforeSend(row, await this.run.journal.getXref(info.xref, row.key), info.label);
+      if (before.act === 'settle') {
+        await this.run.settle(row, before.result);
+        return;
+      }
+    }
+    await this.sendOnce(row, input);
+  }
+
+  /**
+   * The request. A record that resolves itself when in doubt (read back, or resent) is marked ahead,
+   * while the request slots are busy, and settled after its slot is released. One held when in doubt
+   * (documents by default) needs a person after a crash: it is marked once it has a slot and settled
+   * before releasing it, so a kill leaves at most `concurrency` of them in doubt.
+   */
+  private async sendOnce(row: RecordRow, input: SendInput): Promise<void> {
+    const markAhead = this.run.inDoubtPolicy(row) !== 'hold';
+    let marked = false;
+    const mark = async (): Promise<void> => {
+      await this.run.journal.markSending(row.id);
+      marked = true;
+    };
+    let out: SendOutput | undefined;
+    let sendError: { err: unknown } | null = null;
+    try {
+      if (markAhead) await mark();
+      await this.run.requestSlot(row, async () => {
+        if (!markAhead) await mark();
+        try {
+          out = await send(input, this.ctxOf(row));
+        } catch (err) {
+          sendError = { err };
+          // refused credentials stop the run before the next slot is given (the settle comes after the slot)
+          const d = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
+          if (d.act === 'settle' && d.stopRun) this.run.stopRun(d.stopRun, err);
+          return;
+        }
+        if (!markAhead) await this.afterSent(row, out);
+      });
+    } catch (err) {
+      // the slot was refused (the run is stopping) or the journal failed
+      if (err !== this.run.fatal) throw err;
+      // nothing was sent: the record stays pending (marked ahead: back to pending, the attempt counted)
+      if (marked) await this.run.unmark(row, 'not sent: the run stopped (the WMS refused authentication)');
+      return;
+    }
+    if (sendError) {
+      await this.onSendError(row, input, (sendError as { err: unknown }).err);
+      return;
+    }
+    if (markAhead && out) await this.afterSent(row, out);
+  }
+
+  private async afterSent(row: RecordRow, out: SendOutput): Promise<void> {
+    const info = TARGET_INFO[row.target];
+    // issued together, so they share one commit (the journal groups the writes of a turn): the record is
+    // settled and its WMS id cross-referenced atomically, with one fsync instead of two
+    const writes: Promise<void>[] = [];
+    if (info.xref && out.wmsId) {
+      writes.push(this.run.journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash));
+      // every identifying field, so a lookup by symbol, cnpj, code... finds what wmsbridge created (issue 14)
+      const fields = identifyingFields(info.xref, row.payload);
+      if (fields.length) writes.push(this.run.journal.putXrefFields(info.xref, row.key, fields));
+    }
+    if (row.target === 'ConversionFactorDelete') writes.push(this.run.journal.deleteXref('ConversionFactor', row.key));
+    writes.push(this.run.settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
+    await Promise.all(writes);
+  }
+
+  private async onSendError(row: RecordRow, input: SendInput, err: unknown): Promise<void> {
+    const action = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
+    if (action.act === 'read-back') {
+      await this.afterMaybeApplied(row, input, err);
+      return;
+    }
+    await this.apply(row, input, err, action, true);
+  }
+
+  private async apply(row: RecordRow, input: SendInput, err: unknown, action: Exclude<ReturnType<typeof decideOnError>, { act: 'read-back' }>, marked: boolean): Promise<void> {
+    switch (action.act) {
+      case 'settle':
+        await this.run.settle(row, action.result);
+        if (action.stopRun) this.run.stopRun(action.stopRun, err);
+        return;
+      case 'already-existed':
+        await this.alreadyExisted(row, input, err as WmsError);
+        return;
+      case 'wait-for-wms':
+        await this.run.waitForWms(row, err as WmsError, marked);
+        return;
+    }
+  }
+
+  /** The request may have taken effect: read back, else the channel's policy (resend or hold). */
+  private async afterMaybeApplied(row: RecordRow, input: SendInput, err: unknown): Promise<void> {
+    let rb: ReadBack = null;
+    try {
+      rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+    } catch {
+      rb = null;
+    }
+    const next = decideAfterReadBack(rb, this.run.inDoubtPolicy(row), { err });
+    if (next.act === 'delivered') {
+      await this.afterSent(row, next.out);
+      return;
+    }
+    if (next.act === 'settle') {
+      await this.run.settle(row, next.result);
+      return;
+    }
+    try {
+      await this.afterSent(row, await this.run.requestSlot(row, () => send(input, this.ctxOf(row))));
+    } catch (err2) {
+      const again = decideOnError(row, err2, { stage: 'resend', readBack: rb === 'absent' ? 'absent' : 'unknown' }, ENDPOINTS.authorize.path);
+      if (again.act !== 'read-back') await this.apply(row, input, err2, again, true);
+    }
+  }
+
+  /**
+   * A create the WMS refused because its natural key exists: evidence of an earlier delivery (an answer lost
+   * after the WMS applied it, a crash before the settle), so the record is sent, outcome already-existed, with
+   * the WMS id from the answer, else from a read where the interface has one, else delivered without an id.
+   */
+  private async alreadyExisted(row: RecordRow, input: SendInput, err: WmsError): Promise<void> {
+    const info = TARGET_INFO[row.target];
+    const id = err.answerId ?? idInMessage(describeError(err)) ?? (await this.idByRead(row, input));
+    const why = `the WMS already has it (${describeError(err)})`;
+    if (id) {
+      await this.afterSent(row, { outcome: 'already-existed', wmsId: id, note: why });
+      return;
+    }
+    await this.run.settle(row, {
+      status: 'sent',
+      outcome: 'already-existed',
+      wmsId: null,
+      error: `${why}; its WMS id is unknown (the answer does not carry it and the interface has no read for a ${info.label}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
+    });
+  }
+
+  /** The id of an existing record through a read: read-back, or providers and carriers by codeERP. */
+  private async idByRead(row: RecordRow, input: SendInput): Promise<string | undefined> {
+    try {
+      const rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+      if (rb && rb !== 'absent') return rb.wmsId ?? undefined;
+      if (rb === null && (row.target === 'Provider' || row.target === 'ShippingCompany')) {
+        const code = String(input.payload['codeERP'] ?? '');
+        if (!code) return undefined;
+        const r = await this.run.requestSlot(row, async (): Promise<{ id: string } | null> => (row.target === 'Provider' ? this.run.client.getProviderByErp(code) : this.run.client.getShippingCompanyByErp(code)));
+        return r?.id;
+      }
+    } catch {
+      return undefined;
+    }
+    return undefined;
+  }
+
+}
