@@ -10,6 +10,7 @@ import type { WmsError } from '../wms/errors.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { PushReason, type Reason } from '../shared/reason.js';
+import { matchKey } from '../map/identifiers.js';
 import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
 import { readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import { decideAfterReadBack, decideBeforeSend, decideOnError, decideReadBackFailed, describeError, idInMessage, isWmsUnavailable, type InDoubtPolicy, type ReadBack } from './decide.js';
@@ -62,6 +63,18 @@ export function schemaRejection(issues: ReadonlyArray<{ path: PropertyKey[]; mes
     error: issues.map((i) => `${path(i)}: ${i.message}`).join('; '),
     reason: { code: PushReason.SCHEMA, params: { field: issues.map(path).join(', ') } },
   };
+}
+
+/**
+ * A product's id through its stock (GET /open/v1/Stock?productCode=...; a WMS that ignores the filter is
+ * paged until the code shows up, codes compared as identifiers). undefined: no stock names it.
+ */
+export async function productIdFromStock(client: WmsClient, code: string): Promise<string | undefined> {
+  const want = matchKey('code', code);
+  for await (const s of client.listStock({ query: { productCode: code.trim() } })) {
+    if (s.productCode !== null && s.productCode !== undefined && s.productId && matchKey('code', s.productCode) === want) return s.productId;
+  }
+  return undefined;
 }
 
 export function createRecordSender(run: PushRun): { process(row: RecordRow): Promise<void> } {
@@ -265,7 +278,7 @@ class RecordSender {
       status: 'sent',
       outcome: 'already-existed',
       wmsId: null,
-      error: `${why}; its WMS id is unknown (the answer does not carry it and the interface has no read for a ${info.label}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
+      error: `${why}; its WMS id is unknown (the answer does not carry it and ${row.target === 'Product' ? 'no stock record names its code (the interface has no product read)' : `the interface has no read for a ${info.label}`}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
     });
   }
 
@@ -279,6 +292,11 @@ class RecordSender {
         if (!code) return undefined;
         const r = await this.run.requestSlot(row, async (): Promise<{ id: string } | null> => (row.target === 'Provider' ? this.run.client.getProviderByErp(code) : this.run.client.getShippingCompanyByErp(code)));
         return r?.id;
+      }
+      // the interface has no product read: a product with stock is found through GET Stock?productCode
+      if (rb === null && row.target === 'Product') {
+        const code = String(input.payload['code'] ?? '');
+        return code ? await this.run.requestSlot(row, () => productIdFromStock(this.run.client, code)) : undefined;
       }
     } catch {
       return undefined;

@@ -25,7 +25,7 @@ const wmsErr = (code: (typeof WmsErrorCode)[keyof typeof WmsErrorCode], init: Pa
   new WmsError(code, `[POST] /open/v1/x: ${init.httpStatus ?? ''} - scripted`, { method: 'POST', path: '/open/v1/category', ...init });
 
 /** A WMS client answering createCategory / createFamily from scripts (by name), calls recorded. */
-function scriptedClient(script: Record<string, Answer[]>): { client: WmsClient; calls: Array<{ method: string; body: Record<string, unknown> }> } {
+function scriptedClient(script: Record<string, Answer[]>, stock: Array<{ productId: string; productCode: string }> = []): { client: WmsClient; calls: Array<{ method: string; body: Record<string, unknown> }> } {
   const calls: Array<{ method: string; body: Record<string, unknown> }> = [];
   const answer = (method: string) => async (body: Record<string, unknown>) => {
     calls.push({ method, body });
@@ -36,6 +36,12 @@ function scriptedClient(script: Record<string, Answer[]>): { client: WmsClient; 
   const impl: Partial<WmsClient> = {
     createCategory: answer('createCategory') as unknown as WmsClient['createCategory'],
     createFamily: answer('createFamily') as unknown as WmsClient['createFamily'],
+    createProduct: answer('createProduct') as unknown as WmsClient['createProduct'],
+    listStock: (async function* (opts?: { query?: Record<string, string> }) {
+      calls.push({ method: 'listStock', body: opts?.query ?? {} });
+      // a WMS that ignores the filter: every stock record, the wanted one last
+      for (const s of stock) yield { warehouseId: ID(900), ...s };
+    }) as unknown as WmsClient['listStock'],
     stats: () => ({ requests: calls.length, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 }),
   };
   const client = new Proxy(impl, {
@@ -71,11 +77,11 @@ function family(name: string, categoryKey: string, line: number): NewRecord {
 }
 
 /** A fresh journal with one file of these records, pushed through the scripted client. */
-async function push(records: NewRecord[], script: Record<string, Answer[]>, concurrency = 4) {
+async function push(records: NewRecord[], script: Record<string, Answer[]>, concurrency = 4, stock: Array<{ productId: string; productCode: string }> = []) {
   const journal: Journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j${++seq}.db`) });
   const file = await journal.addFile({ channel: 'c', name: 'f.csv', path: `/in/f${seq}.csv`, size: 1, sha256: `sha-${seq}`, runId: 'r' });
   await journal.addRecords(file.id, records);
-  const { client, calls } = scriptedClient(script);
+  const { client, calls } = scriptedClient(script, stock);
   const logger = createLogger({ level: 'silent' });
   let stats: Awaited<ReturnType<typeof pushFiles>> | undefined;
   let thrown: unknown;
@@ -171,4 +177,27 @@ test('the same payload delivered before is unchanged, not sent again', async () 
   assert.equal(row?.outcome, 'unchanged');
   assert.equal(calls.length, 0);
   await r.close();
+});
+
+test('a 409 on a product without an id: the id is read through its stock (the interface has no product read)', async () => {
+  const payload = { code: ' abc-1 ', name: 'Produto', categoryID: ID(1), familyID: ID(2), logisticsProfileID: ID(3), unitmeasurement: 'UN', status: 1 };
+  const product: NewRecord = { target: 'Product', op: 'create', key: 'ABC-1', source: { line: 2 }, mapping: 't', payload, payloadHash: payloadHash(payload) };
+  const conflict = () => wmsErr(WmsErrorCode.HTTP, { httpStatus: 409, envelopeMessage: 'product code already exists' });
+  const r = await push([product], { Produto: [conflict()] }, 2, [
+    { productId: ID(40), productCode: 'OTHER' },
+    { productId: ID(41), productCode: 'abc-1' },
+  ]);
+  const row = r.byKey.get('ABC-1')!;
+  assert.equal(row.outcome, 'already-existed');
+  assert.equal(row.wmsId, ID(41), 'found by code, compared as an identifier (trimmed, case-folded)');
+  assert.equal((await r.journal.getXref('Product', 'ABC-1'))?.wmsId, ID(41));
+  assert.ok(r.calls.some((c) => c.method === 'listStock' && c.body['productCode'] === 'abc-1'));
+  await r.close();
+
+  const none = await push([{ ...product }], { Produto: [conflict()] }, 2, []);
+  const row2 = none.byKey.get('ABC-1')!;
+  assert.equal(row2.outcome, 'already-existed');
+  assert.equal(row2.wmsId, null, 'no stock names it: delivered without an id');
+  assert.match(row2.error ?? '', /resolve --mark-sent/);
+  await none.close();
 });
