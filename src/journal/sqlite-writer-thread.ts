@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { applyBatch, statementCache, type QueuedWriteOp } from './sqlite-writes.js';
+import { applyBatch, packResults, statementCache, type QueuedWriteOp } from './sqlite-writes.js';
 import type { WriterRequest, WriterResponse, WriterThreadOptions } from './sqlite-writer.js';
 
 const port = parentPort;
@@ -37,7 +37,7 @@ port.on('message', (msg: WriterRequest) => {
   if (!db || !stmt) reply = { type: 'batch', id: msg.id, error: openError ?? 'the writer thread is closed' };
   else {
     try {
-      reply = { type: 'batch', id: msg.id, results: JSON.stringify(applyBatch(db, stmt, JSON.parse(msg.ops) as QueuedWriteOp[])) };
+      reply = { type: 'batch', id: msg.id, results: packResults(applyBatch(db, stmt, JSON.parse(msg.ops) as QueuedWriteOp[])) };
     } catch (err) {
       reply = { type: 'batch', id: msg.id, error: err instanceof Error ? err.message : String(err) };
     }

@@ -12,7 +12,7 @@
  * The thread is started at the first write and holds the process open only while a batch is in flight.
  */
 import { Worker } from 'node:worker_threads';
-import type { QueuedWriteOp, QueuedWriteResult } from './sqlite-writes.js';
+import { unpackResults, type QueuedWriteOp, type QueuedWriteResult } from './sqlite-writes.js';
 
 export interface WriterThreadOptions {
   path: string;
@@ -21,7 +21,8 @@ export interface WriterThreadOptions {
 }
 
 /**
- * A batch crosses as one JSON string (`ops`: QueuedWriteOp[]; `results`: QueuedWriteResult[]): copying a
+ * A batch crosses as one JSON string (`ops`: QueuedWriteOp[]; `results`: packResults, the writes that did not
+ * simply succeed): copying a
  * string is cheaper than structured-cloning the objects (postMessage was 4 % of the send loop's CPU).
  */
 export type WriterRequest = { type: 'batch'; id: number; ops: string } | { type: 'close' };
@@ -74,7 +75,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
     pending.delete(msg.id);
     if (pending.size === 0) worker.unref();
     if (msg.error !== undefined) p.reject(new Error(msg.error));
-    else p.resolve(JSON.parse(msg.results) as QueuedWriteResult[]);
+    else p.resolve(unpackResults(msg.results));
   });
   worker.on('error', (err) => failAll(new Error(`the journal's writer thread failed: ${err.message}`)));
   worker.on('exit', (code) => {

@@ -10,7 +10,9 @@ import type { RefResource } from '../wms/targets.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
 
-const now = (): string => new Date().toISOString();
+/** The batch's one timestamp: every write of a batch commits at the same moment (one Date per batch, not per write). */
+let batchAt: string | null = null;
+const now = (): string => batchAt ?? new Date().toISOString();
 
 export const QUEUED_WRITES = {
   markSending(stmt: StatementCache, recordId: number): void {
@@ -75,17 +77,43 @@ export type QueuedWriteResult = { ok: true; value: unknown } | { ok: false; mess
  */
 export function applyBatch(db: Database.Database, stmt: StatementCache, ops: readonly QueuedWriteOp[]): QueuedWriteResult[] {
   const results: QueuedWriteResult[] = [];
-  db.transaction(() => {
-    for (const op of ops) {
-      try {
-        const fn = QUEUED_WRITES[op.name] as (s: StatementCache, ...a: unknown[]) => unknown;
-        results.push({ ok: true, value: fn(stmt, ...op.args) });
-      } catch (err) {
-        results.push({ ok: false, message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code });
+  batchAt = new Date().toISOString();
+  try {
+    db.transaction(() => {
+      for (const op of ops) {
+        try {
+          const fn = QUEUED_WRITES[op.name] as (s: StatementCache, ...a: unknown[]) => unknown;
+          results.push({ ok: true, value: fn(stmt, ...op.args) });
+        } catch (err) {
+          results.push({ ok: false, message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code });
+        }
       }
-    }
-  }).immediate();
+    }).immediate();
+  } finally {
+    batchAt = null;
+  }
   return results;
+}
+
+/**
+ * A batch's results as they cross back from the writer thread: almost every write succeeds with no value
+ * (marks, settles, cross-references), so only the others are sent: [index, result] pairs. Halves the JSON
+ * both threads make per batch.
+ */
+export function packResults(results: readonly QueuedWriteResult[]): string {
+  const notPlain: Array<[number, QueuedWriteResult]> = [];
+  results.forEach((r, i) => {
+    if (!r.ok || r.value !== undefined) notPlain.push([i, r]);
+  });
+  return JSON.stringify([results.length, notPlain]);
+}
+
+export function unpackResults(packed: string): QueuedWriteResult[] {
+  const [n, notPlain] = JSON.parse(packed) as [number, Array<[number, QueuedWriteResult]>];
+  const out: QueuedWriteResult[] = new Array<QueuedWriteResult>(n);
+  for (let i = 0; i < n; i++) out[i] = { ok: true, value: undefined };
+  for (const [i, r] of notPlain) out[i] = r;
+  return out;
 }
 
 /** A statement cache for one connection (statements prepared once, by SQL text). */
