@@ -416,7 +416,26 @@ export function namesFromFile(fileName: string): { name: string; glob: string } 
   return { name, glob: `${glob}${ext}` };
 }
 
-export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {}): Promise<Proposal> {
+/** What the sample says before a target is chosen: its rows, its columns profiled, its decimal separator. */
+interface Sample {
+  path: string;
+  s: Sniffed;
+  source: ParseOptionsInput;
+  fileName: string;
+  reader: Reader;
+  allRows: RawRow[];
+  /** the rows that carry the data (fixed-width: the record type with the most lines) */
+  rows: RawRow[];
+  cols: ColumnProfile[];
+  /** columns or fields without titles (named from what they hold) */
+  unnamed: boolean;
+  fd: ReturnType<typeof fileDecimalSeparator>;
+  base: Pick<Proposal, 'name' | 'match' | 'source' | 'sourceNotes' | 'rowsRead' | 'parseErrors' | 'decimal'>;
+}
+
+const mainRecord = (s: Sniffed) => [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+
+async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promise<Sample> {
   const source = sourceOptions(s);
   const { rows: allRows, errors } = await readRows(path, source);
   const reader = readerOf(s);
@@ -429,7 +448,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   // the rows that carry the data: fixed-width details (the record type with the most lines)
   let rows = allRows;
   if (s.format === 'fixed-width') {
-    const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
+    const main = mainRecord(s);
     rows = allRows.filter((r) => r.recordType === main.type);
   }
   if (rows.length === 0) throw new ConfigError(`infer: ${fileName} gave no data rows with the sniffed options (${JSON.stringify(source)}); ${errors} parse error(s)`);
@@ -449,8 +468,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const cols = usable.map((n, i) => {
     const p = profileColumn(n, i, rawCols[i]!, { fileDecimal: fd.decimal, fixedWidth: s.format === 'fixed-width' });
     if (s.format === 'fixed-width') {
-      const rec = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
-      const f = rec.fields.find((x) => x.name === n);
+      const f = mainRecord(s).fields.find((x) => x.name === n);
       if (f) (p.start = f.start), (p.length = f.length);
     }
     return p;
@@ -459,7 +477,6 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const unnamed = (s.format === 'fixed-width' && !s.fixed!.titleLine) || (s.format === 'delimited' && !s.delimited!.header);
   if (unnamed && s.format === 'fixed-width') renameFixedFields(s, cols, source);
   sourceNotes.push(`numbers: decimal separator '${fd.decimal}'${fd.comma + fd.dot ? ` (${fd.comma} value(s) with a decimal comma, ${fd.dot} with a decimal point)` : ' (no decimal values seen)'}`);
-
   const base = {
     name: opts.name ?? names.name,
     match: { channel: opts.channel ?? '', files: names.glob },
@@ -469,21 +486,20 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     parseErrors: errors,
     decimal: fd.decimal,
   };
+  return { path, s, source, fileName, reader, allRows, rows, cols, unnamed, fd, base };
+}
 
-  if (s.format === 'xml' && s.xml?.nfe && (!opts.target || opts.target.toLowerCase() === 'purchaseorder')) {
-    const p = nfeProposal(rows);
-    return {
-      ...base,
-      match: { channel: opts.channel ?? defaultChannel(path, 'notas'), files: '*.xml' },
-      description: `NF-e (XML) -> PurchaseOrder; inferred from ${fileName}`,
-      ...p,
-      unused: [],
-    };
-  }
+/** How the rows form documents: header records (fixed-width) with their profiled fields, or a key column that repeats. */
+interface DocumentShape {
+  fixedDoc: boolean;
+  headerRec: NonNullable<Sniffed['fixed']>['records'][number] | undefined;
+  headerCols: ColumnProfile[];
+  doc: ReturnType<typeof findDocumentKey>;
+  groups: Map<string, number[]> | undefined;
+}
 
-  const chosen = chooseTarget(fileName, cols, opts.target);
-  const def = chosen.def;
-
+function documentShape(sample: Sample, def: TargetDef): DocumentShape {
+  const { s, allRows, cols, unnamed, fd } = sample;
   // fixed-width documents: one header record per document, its detail records after it
   const headerRec = s.format === 'fixed-width' ? s.fixed!.records.find((r) => r.type === 'header') : undefined;
   const fixedDoc = !!def.document && s.format === 'fixed-width' && s.fixed!.tagLength > 0 && (headerRec?.lines ?? 0) >= 2;
@@ -496,9 +512,8 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
       (p.start = f.start), (p.length = f.length);
       return p;
     });
-    if (unnamed) renameFixedFields(s, headerCols, source, 'header');
+    if (unnamed) renameFixedFields(s, headerCols, sample.source, 'header');
   }
-
   // documents: find the key first, header fields must be constant within a document
   let doc: ReturnType<typeof findDocumentKey>;
   let groups: Map<string, number[]> | undefined;
@@ -511,12 +526,19 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     doc = findDocumentKey(cols, pref);
     if (doc) groups = groupsOf(doc.key);
   }
+  return { fixedDoc, headerRec, headerCols, doc, groups };
+}
 
-  // greedy assignment, best pairs first
+type Assignment = Map<string, { c: ColumnProfile; score: number; why: string }>;
+
+/** Greedy assignment of columns to the target's fields, best pairs first. */
+function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { byField: Assignment; usedCols: Set<string> } {
+  const { cols, unnamed } = sample;
+  const { groups, doc } = shape;
   const pairs: Array<{ f: FieldDef; c: ColumnProfile; score: number; why: string }> = [];
   for (const f of def.fields) {
     if (f.sameAs) continue;
-    for (const c of fixedDoc && !f.item ? headerCols : cols) {
+    for (const c of shape.fixedDoc && !f.item ? shape.headerCols : cols) {
       let { score: sc, why } = score(f, c, unnamed);
       if (groups && !f.item && c !== doc?.key && !constantWithin(c, groups)) sc -= 1; // a header field must agree within a document
       if (groups && f.item && constantWithin(c, groups) && c.distinct < c.values.length && doc && doc.key.distinct < c.values.length) sc -= 0.2;
@@ -524,7 +546,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     }
   }
   pairs.sort((a, b) => b.score - a.score || def.fields.indexOf(a.f) - def.fields.indexOf(b.f));
-  const byField = new Map<string, { c: ColumnProfile; score: number; why: string }>();
+  const byField: Assignment = new Map();
   const usedCols = new Set<string>();
   const usedProfiles = new Set<ColumnProfile>();
   for (const p of pairs) {
@@ -533,7 +555,11 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     byField.set(p.f.field, p);
     if (!(doc && p.c === doc.key)) (usedProfiles.add(p.c), usedCols.add(p.c.name));
   }
+  return { byField, usedCols };
+}
 
+/** A proposal per field of the target: from its column, else its placeholder; required text as TODO; derived fields. */
+function fieldProposals(sample: Sample, def: TargetDef, byField: Assignment): { header: FieldProposal[]; items: FieldProposal[] } {
   const header: FieldProposal[] = [];
   const items: FieldProposal[] = [];
   const conf = (sc: number) => Math.max(0.05, Math.min(0.99, sc >= 1 ? 0.9 + Math.min(0.09, (sc - 1) * 0.3) : sc * 0.85));
@@ -541,109 +567,148 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
     const list = f.item ? items : header;
     const src = f.sameAs ? byField.get(f.sameAs) : byField.get(f.field);
     if (src) {
-      const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, src.c, reader, fd.decimal);
+      const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, src.c, sample.reader, sample.fd.decimal);
       const evidence = f.sameAs ? `the same column as ${f.sameAs} ('${src.c.name}')${def.target === 'Provider' ? ': NF-e name their issuer by CNPJ, so providers are keyed by it (D-MAP-PROVIDER)' : ''}` : evidenceOf(src.why, src.c);
       list.push({ field: f.field, expr: built.expr, confidence: conf(src.score), evidence, columns: [src.c.name], ...(built.todo ? { todo: built.todo } : {}) });
     } else if (f.placeholder) {
       list.push({ field: f.field, expr: f.placeholder.expr, confidence: 0.1, evidence: 'no column found', todo: f.placeholder.todo, columns: [] });
     }
   }
-
   // text fields the WMS requires that no column gives: a TODO constant, so the mapping validates and says so
   for (const field of requiredTextFields(def.target)) {
     if (header.some((h) => h.field === field)) continue;
     header.push({ field, expr: { const: 'TODO' }, confidence: 0.05, evidence: 'no column found', todo: `${def.target} requires ${field}: map the column that holds it`, columns: [] });
   }
   // fields derived from others
-  const has = (n: string) => header.some((h) => h.field === n && h.columns.length);
-  if (['Provider', 'ShippingCompany', 'PickingList'].includes(def.target) && (has('state') || has('city'))) {
+  if (['Provider', 'ShippingCompany', 'PickingList'].includes(def.target) && (hasColumn(header, 'state') || hasColumn(header, 'city'))) {
     header.push({ field: 'country', expr: { const: 'Brasil' }, confidence: 0.6, evidence: 'Brazilian states (UF) and cities: the country is Brasil', columns: [] });
   }
-  let group: Proposal['group'];
-  if (def.document) {
-    const order = header.find((h) => h.field === 'order');
-    const keyCol = doc?.key ?? (order?.columns[0] ? (fixedDoc ? headerCols : cols).find((c) => c.name === order.columns[0]) : undefined);
-    if (!keyCol) throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
-    if (!order || order.columns[0] !== keyCol.name) {
-      const i = header.findIndex((h) => h.field === 'order');
-      const o = { field: 'order', expr: { [reader]: keyCol.name, transforms: ['trim'] }, confidence: 0.6, evidence: `the document key '${keyCol.name}'`, columns: [keyCol.name] };
-      if (i >= 0) header[i] = o;
-      else header.unshift(o);
+  return { header, items };
+}
+
+const hasColumn = (header: FieldProposal[], n: string): boolean => header.some((h) => h.field === n && h.columns.length > 0);
+
+/** A picking list's header: the order and its codeERP from the document key, placeholders, the address in one line, the types. */
+function documentHeader(reader: Reader, header: FieldProposal[], keyCol: ColumnProfile): void {
+  const order = header.find((h) => h.field === 'order');
+  if (!order || order.columns[0] !== keyCol.name) {
+    const i = header.findIndex((h) => h.field === 'order');
+    const o = { field: 'order', expr: { [reader]: keyCol.name, transforms: ['trim'] }, confidence: 0.6, evidence: `the document key '${keyCol.name}'`, columns: [keyCol.name] };
+    if (i >= 0) header[i] = o;
+    else header.unshift(o);
+  }
+  header.splice(1, 0, {
+    field: 'codeERP',
+    expr: { template: `PickingList:{${keyCol.name}}`, transforms: ['uuid5'] },
+    confidence: 0.9,
+    evidence: 'codeERP is typed Guid: a stable UUID v5 from the order number (decision D-CODEERP)',
+    columns: [keyCol.name],
+  });
+  const place = (field: string, expr: unknown, todo: string) => {
+    if (!header.some((h) => h.field === field)) header.push({ field, expr, confidence: 0.1, evidence: 'no column found', todo, columns: [] });
+  };
+  place('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the name of your company as the WMS knows it');
+  place('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the name of the shipping branch in the WMS (a table by warehouse when there are several)');
+  place('ownerID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, "the owner (depositante) code, e.g. '001'");
+  const street = header.find((h) => h.field === 'street');
+  if (street && hasColumn(header, 'city')) {
+    const parts = ['street', 'number', 'district', 'city', 'state'].map((n) => header.find((h) => h.field === n)?.columns[0]);
+    if (parts[0] && parts[3]) {
+      const tpl = `{${parts[0]}}${parts[1] ? `, {${parts[1]}}` : ''}${parts[2] ? ` - {${parts[2]}}` : ''} - {${parts[3]}}${parts[4] ? `/{${parts[4]}}` : ''}`;
+      header.push({ field: 'clientAddress', expr: { template: tpl }, confidence: 0.6, evidence: 'the address in one line, from its parts', columns: parts.filter((x): x is string => !!x) });
     }
-    header.splice(1, 0, {
-      field: 'codeERP',
-      expr: { template: `PickingList:{${keyCol.name}}`, transforms: ['uuid5'] },
-      confidence: 0.9,
-      evidence: 'codeERP is typed Guid: a stable UUID v5 from the order number (decision D-CODEERP)',
-      columns: [keyCol.name],
-    });
-    const place = (field: string, expr: unknown, todo: string) => {
-      if (!header.some((h) => h.field === field)) header.push({ field, expr, confidence: 0.1, evidence: 'no column found', todo, columns: [] });
-    };
-    place('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the name of your company as the WMS knows it');
-    place('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the name of the shipping branch in the WMS (a table by warehouse when there are several)');
-    place('ownerID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, "the owner (depositante) code, e.g. '001'");
-    const street = header.find((h) => h.field === 'street');
-    if (street && has('city')) {
-      const parts = ['street', 'number', 'district', 'city', 'state'].map((n) => header.find((h) => h.field === n)?.columns[0]);
-      if (parts[0] && parts[3]) {
-        const tpl = `{${parts[0]}}${parts[1] ? `, {${parts[1]}}` : ''}${parts[2] ? ` - {${parts[2]}}` : ''} - {${parts[3]}}${parts[4] ? `/{${parts[4]}}` : ''}`;
-        header.push({ field: 'clientAddress', expr: { template: tpl }, confidence: 0.6, evidence: 'the address in one line, from its parts', columns: parts.filter((x): x is string => !!x) });
+  }
+  header.push({ field: 'type', expr: { const: 0 }, confidence: 0.6, evidence: '0 = sales order', columns: [] });
+  header.push({ field: 'separationType', expr: { const: 0 }, confidence: 0.6, evidence: '0 = standard separation', columns: [] });
+}
+
+/** A document's group (header/detail records, or rows by key), its header completed. */
+function proposeGroup(sample: Sample, def: TargetDef, shape: DocumentShape, header: FieldProposal[], items: FieldProposal[]): Proposal['group'] {
+  if (!def.document) return undefined;
+  const { fixedDoc, doc, headerRec } = shape;
+  const order = header.find((h) => h.field === 'order');
+  const keyCol = doc?.key ?? (order?.columns[0] ? (fixedDoc ? shape.headerCols : sample.cols).find((c) => c.name === order.columns[0]) : undefined);
+  if (!keyCol) throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
+  documentHeader(sample.reader, header, keyCol);
+  if (!items.some((i) => i.field === 'productID')) throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
+  if (!items.some((i) => i.field === 'quantity')) throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
+  const s = sample.s;
+  return fixedDoc
+    ? {
+        headerRecord: 'header',
+        itemRecord: 'detail',
+        items: def.document.items,
+        contiguous: true,
+        evidence: `a '${headerRec!.tag}' header record starts each document (${headerRec!.lines} documents), the '${s.fixed!.records.find((r) => r.type === 'detail')?.tag}' detail records after it are its items`,
+        itemFields: items,
       }
-    }
-    header.push({ field: 'type', expr: { const: 0 }, confidence: 0.6, evidence: '0 = sales order', columns: [] });
-    header.push({ field: 'separationType', expr: { const: 0 }, confidence: 0.6, evidence: '0 = standard separation', columns: [] });
-    if (!items.some((i) => i.field === 'productID')) throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
-    if (!items.some((i) => i.field === 'quantity')) throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
-    group = fixedDoc
-      ? {
-          headerRecord: 'header',
-          itemRecord: 'detail',
-          items: def.document.items,
-          contiguous: true,
-          evidence: `a '${headerRec!.tag}' header record starts each document (${headerRec!.lines} documents), the '${s.fixed!.records.find((r) => r.type === 'detail')?.tag}' detail records after it are its items`,
-          itemFields: items,
-        }
-      : {
-          by: { [reader]: keyCol.name, transforms: ['trim'] },
-          items: def.document.items,
-          contiguous: doc?.contiguous ?? true,
-          evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
-          itemFields: items,
-        };
-  }
-  // required fields of records without a column and without a placeholder
-  let attachmentPath: FieldProposal | undefined;
-  if (def.target === 'PickingListAttachment') {
-    const file = cols.find((c) => /arquivo|caminho|file|anexo/.test(normName(c.name)));
-    const ped = cols.find((c) => /pedido|c5_num|order/.test(normName(c.name)));
-    if (!file) throw new ConfigError('infer: an attachment list needs a column with the file path (arquivo)');
-    attachmentPath = { field: 'attachmentPath', expr: { [reader]: file.name, transforms: ['trim'] }, confidence: 0.8, evidence: `column '${file.name}': the file to upload, relative to the channel folder`, columns: [file.name] };
-    header.unshift({
-      field: 'PickingListID',
-      expr: { ref: 'PickingList', from: { template: `{${ped?.name ?? 'TODO'}}|TODO` } },
-      confidence: ped ? 0.4 : 0.1,
-      evidence: `a picking list's natural key is 'order|owner code'${ped ? `; the order is column '${ped.name}'` : ''}`,
-      todo: "replace TODO after '|' with the owner (depositante) code of the orders, e.g. '001'",
-      columns: ped ? [ped.name] : [],
-    });
-    usedCols.add(file.name);
-    if (ped) usedCols.add(ped.name);
-  }
-  const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
-  if (doc) readCols.add(doc.key.name);
-  for (const c of usedCols) readCols.add(c);
-  const filter = fixedDoc ? undefined : proposeFilter(cols, reader, s);
-  for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
+    : {
+        by: { [sample.reader]: keyCol.name, transforms: ['trim'] },
+        items: def.document.items,
+        contiguous: doc?.contiguous ?? true,
+        evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
+        itemFields: items,
+      };
+}
+
+/** An attachment list: the file column, and the picking list it goes to (by order, with the owner to fill in). */
+function proposeAttachment(sample: Sample, header: FieldProposal[], usedCols: Set<string>): FieldProposal {
+  const { cols, reader } = sample;
+  const file = cols.find((c) => /arquivo|caminho|file|anexo/.test(normName(c.name)));
+  const ped = cols.find((c) => /pedido|c5_num|order/.test(normName(c.name)));
+  if (!file) throw new ConfigError('infer: an attachment list needs a column with the file path (arquivo)');
+  header.unshift({
+    field: 'PickingListID',
+    expr: { ref: 'PickingList', from: { template: `{${ped?.name ?? 'TODO'}}|TODO` } },
+    confidence: ped ? 0.4 : 0.1,
+    evidence: `a picking list's natural key is 'order|owner code'${ped ? `; the order is column '${ped.name}'` : ''}`,
+    todo: "replace TODO after '|' with the owner (depositante) code of the orders, e.g. '001'",
+    columns: ped ? [ped.name] : [],
+  });
+  usedCols.add(file.name);
+  if (ped) usedCols.add(ped.name);
+  return { field: 'attachmentPath', expr: { [reader]: file.name, transforms: ['trim'] }, confidence: 0.8, evidence: `column '${file.name}': the file to upload, relative to the channel folder`, columns: [file.name] };
+}
+
+/** Columns no field reads, and among them small sets of codes (what a `map` to an interface code or a `table` could start from). */
+function unreadColumns(cols: ColumnProfile[], headerCols: ColumnProfile[], readCols: Set<string>): { unused: string[]; smallSets: string[] } {
   const unusedCols = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty');
-  const unused = unusedCols.map((c) => c.name);
-  // small sets of codes no field reads: what a `map` (to an interface code) or a `table` could start from
   const smallSets = unusedCols
     .filter((c) => c.distinctValues && c.distinct >= 2 && c.distinct <= 6 && c.values.length > c.distinct && ['code', 'flag', 'integer'].includes(c.type.kind) && c.maxLength <= 4)
     .map((c) => `${c.name} (${c.distinctValues!.join(', ')})`);
+  return { unused: unusedCols.map((c) => c.name), smallSets };
+}
+
+export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {}): Promise<Proposal> {
+  const sample = await readSample(path, s, opts);
+  const { base, cols, fileName, reader } = sample;
+  if (s.format === 'xml' && s.xml?.nfe && (!opts.target || opts.target.toLowerCase() === 'purchaseorder')) {
+    const p = nfeProposal(sample.rows);
+    return {
+      ...base,
+      match: { channel: opts.channel ?? defaultChannel(path, 'notas'), files: '*.xml' },
+      description: `NF-e (XML) -> PurchaseOrder; inferred from ${fileName}`,
+      ...p,
+      unused: [],
+    };
+  }
+  const chosen = chooseTarget(fileName, cols, opts.target);
+  const def = chosen.def;
+  const shape = documentShape(sample, def);
+  const { byField, usedCols } = assignColumns(sample, def, shape);
+  const { header, items } = fieldProposals(sample, def, byField);
+  const group = proposeGroup(sample, def, shape, header, items);
+  // required fields of records without a column and without a placeholder
+  const attachmentPath = def.target === 'PickingListAttachment' ? proposeAttachment(sample, header, usedCols) : undefined;
+  const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
+  if (shape.doc) readCols.add(shape.doc.key.name);
+  for (const c of usedCols) readCols.add(c);
+  const filter = shape.fixedDoc ? undefined : proposeFilter(cols, reader, s);
+  for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
+  const { unused, smallSets } = unreadColumns(cols, shape.headerCols, readCols);
   return {
     ...base,
-    match: { channel: opts.channel ?? defaultChannel(path, def.channel), files: names.glob },
+    match: { channel: opts.channel ?? defaultChannel(path, def.channel), files: base.match.files },
     description: `${def.target} from ${fileName} (inferred)`,
     target: def.target,
     targetConfidence: chosen.confidence,

@@ -14,6 +14,7 @@
  */
 import { isRef } from '../map/types.js';
 import type { RecordRow } from '../journal/types.js';
+import { TARGET_INFO } from '../wms/targets.js';
 
 /** What an operation touches: a scope (stock of one product in one warehouse, or one keyed record) and,
  * within it, a part (a lot) or the whole scope (null). */
@@ -28,25 +29,23 @@ function text(v: unknown): string {
   return String(v).trim().toUpperCase();
 }
 
-/** The target a record's effect depends on, or null when its order does not matter. */
+/** The target a record's effect depends on, or null when its order does not matter (its target's sequence rule, src/wms/targets/). */
 export function touchOf(row: Pick<RecordRow, 'target' | 'key' | 'payload'>): Touch | null {
+  const rule = TARGET_INFO[row.target].sequence;
+  if (!rule) return null;
   const p = row.payload;
-  switch (row.target) {
-    case 'StockLock':
-    case 'StockUnlock': {
-      const lot = text(p['lotNumber']);
-      return { scope: `stock|${text(p['warehouseId'])}|${text(p['productId'])}`, part: lot === '' ? null : lot };
+  switch (rule.by) {
+    case 'key':
+      return { scope: `${rule.scope}|${text(row.key)}`, part: null };
+    case 'refKey': {
+      // the field names the record by reference (its natural key) or by id
+      const v = p[rule.field];
+      return { scope: `${rule.scope}|${isRef(v) ? text(v.$ref.value) : text(v)}`, part: null };
     }
-    case 'ConversionFactor':
-      return { scope: `ConversionFactor|${text(row.key)}`, part: null };
-    case 'ConversionFactorDelete':
-      // deletes name the factor by reference (its natural key) or by id
-      return { scope: `ConversionFactor|${isRef(p['id']) ? text(p['id'].$ref.value) : text(p['id'])}`, part: null };
-    case 'Provider':
-    case 'ShippingCompany':
-      return { scope: `${row.target}|${text(row.key)}`, part: null };
-    default:
-      return null;
+    case 'fields': {
+      const part = rule.part === undefined ? '' : text(p[rule.part]);
+      return { scope: [rule.scope, ...rule.fields.map((f) => text(p[f]))].join('|'), part: part === '' ? null : part };
+    }
   }
 }
 

@@ -2,31 +2,20 @@
  * Sandbox state: plain JSON-serialisable collections (so the state file is a JSON dump), plus id
  * indexes rebuilt on load. Records are stored in the Record shape with the canonical spellings.
  */
+import { TARGET_INFO, type SandboxStore } from '../wms/targets.js';
+
 export type Rec = Record<string, unknown> & { id: string };
 
+/** Reference data the sandbox seeds and serves read-only (no target sends them). */
+const REFERENCE_COLLECTIONS = ['Company', 'Branch', 'Warehouse', 'SubWarehouse', 'Dock', 'LogisticsProfile', 'MaterialStatus'] as const;
+
+/** Where targets are stored (the target registry's `sandbox`), but for stock and sync sessions, kept apart. */
+type TargetCollection = Exclude<SandboxStore, 'Stock' | 'SyncSession'>;
+const TARGET_COLLECTIONS = [...new Set(Object.values(TARGET_INFO).map((t) => t.sandbox))].filter((s): s is TargetCollection => s !== 'Stock' && s !== 'SyncSession');
+
 /** Collections by resource name (the names used by /__sandbox/state?resource=X and /__sandbox/counts). */
-export const RESOURCES = [
-  'Company',
-  'Branch',
-  'Warehouse',
-  'SubWarehouse',
-  'Dock',
-  'LogisticsProfile',
-  'MaterialStatus',
-  'Owners',
-  'UnitMeasurement',
-  'Category',
-  'Family',
-  'Product',
-  'ConversionFactor',
-  'ShippingCompany',
-  'Provider',
-  'PurchaseOrder',
-  'PickingList',
-  'Attachment',
-  'Inventory',
-] as const;
-export type Resource = (typeof RESOURCES)[number];
+export type Resource = (typeof REFERENCE_COLLECTIONS)[number] | TargetCollection | 'Inventory';
+export const RESOURCES: readonly Resource[] = [...REFERENCE_COLLECTIONS, ...TARGET_COLLECTIONS, 'Inventory'];
 
 export interface StockRow {
   warehouseId: string;

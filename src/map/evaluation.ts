@@ -1,0 +1,96 @@
+/**
+ * What compiled mapping functions share: the per-row evaluation state, the compile-time context (problems,
+ * names a row may hold, reference needs), lookup placeholders and the text a value contributes to a key.
+ */
+import type { ParseOptions } from '../parse/options.js';
+import type { RefResource } from '../wms/targets.js';
+import type { MappingProblem } from './problems.js';
+import { safeString } from './transforms.js';
+import { isRef, type MapContext, type RawRow } from './types.js';
+
+/**
+ * A read-only lookup not resolved (preview without a WMS). Prints as `<lookup Warehouse codeERP=CD-SP01>`
+ * in JSON and tables, validates as a UUID.
+ */
+export class LookupPlaceholder {
+  constructor(
+    readonly resource: RefResource,
+    readonly by: string,
+    readonly value: string,
+    readonly select?: string,
+  ) {}
+  get label(): string {
+    return `<lookup ${this.resource} ${this.by}=${this.value}${this.select ? ` .${this.select}` : ''}>`;
+  }
+  toJSON(): string {
+    return this.label;
+  }
+  toString(): string {
+    return this.label;
+  }
+}
+
+/** The UUID RefValues and lookup placeholders are replaced with for validation at map time. */
+export const PLACEHOLDER_UUID = '00000000-0000-4000-8000-000000000000';
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation state (one object per mapItems call, mutated per row: no per-row allocation)
+// ---------------------------------------------------------------------------------------------
+
+export interface EvalState {
+  ctx: MapContext;
+  symbolic: boolean;
+  line: number;
+}
+
+export type Eval = (row: RawRow, st: EvalState) => unknown;
+
+export const isMissing = (v: unknown): boolean => v === undefined || v === null || v === '';
+
+/** The text a value contributes to a key: a RefValue's natural key, a lookup's label, else the value. */
+export function keyText(v: unknown): string | undefined {
+  if (isMissing(v)) return undefined;
+  if (isRef(v)) return v.$ref.value;
+  if (v instanceof LookupPlaceholder) return v.label;
+  return typeof v === 'string' ? v : safeString(v);
+}
+
+export interface CompileCtx {
+  format: ParseOptions['format'];
+  /** names a source row may hold (declared columns / fixed-width fields); undefined: unknown */
+  names: Set<string> | undefined;
+  namesLabel: string;
+  timeZone: string;
+  problems: MappingProblem[];
+  needs: Map<string, { resource: RefResource; by: string }>;
+  /** every source name read by name (col / field / shorthand) */
+  read: Set<string>;
+  /** names of the explode element children, when compiling item fields of an exploding group */
+  explodePrefix?: string;
+}
+
+export function problem(cc: CompileCtx, path: Array<string | number>, message: string): void {
+  cc.problems.push({ path, message });
+}
+
+export function sourceNames(source: ParseOptions): { names: Set<string> | undefined; label: string } {
+  if (source.format === 'delimited') {
+    if (source.columns) return { names: new Set(source.columns), label: 'source.columns' };
+    return { names: undefined, label: '' };
+  }
+  if (source.format === 'fixed-width') {
+    const names = new Set<string>();
+    for (const r of source.records) for (const f of r.fields) names.add(f.name);
+    return { names, label: 'the fields of source.records' };
+  }
+  return { names: undefined, label: '' };
+}
+
+export function checkName(cc: CompileCtx, name: string, path: Array<string | number>): void {
+  if (cc.names === undefined || cc.names.has(name)) return;
+  if (cc.explodePrefix && name.startsWith(`${cc.explodePrefix}/`)) return;
+  const known = [...cc.names].slice(0, 30).join(', ');
+  problem(cc, path, `'${name}' is not declared in ${cc.namesLabel} (known: ${known})`);
+}
+
+export type Cond = (row: RawRow, st: EvalState) => boolean;

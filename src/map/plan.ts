@@ -1,0 +1,99 @@
+/**
+ * A compiled mapping as the row mappers use it (the plan compileMapping builds once), the state of one
+ * mapItems call, and rejects (of rows and of parse errors).
+ */
+import type { z } from 'zod';
+import type { ParsedErrorItem, ParsedItem } from '../parse/types.js';
+import { MappingError, type RowIssue } from '../shared/errors.js';
+import type { RefResource, Target } from '../wms/targets.js';
+import type { Cond, Eval, EvalState } from './evaluation.js';
+import type { FastCheck } from './fast-check.js';
+import type { CompiledField } from './fields.js';
+import type { MappingSpec } from './model.js';
+import type { MapOutput, MapStats, RawRow, RecordOp, RejectedRow, SourceLocation } from './types.js';
+
+export interface MappingPlan {
+  name: string;
+  file: string;
+  target: Target;
+  op: RecordOp;
+  xml: boolean;
+  headerFields: CompiledField[];
+  headerImplicit: Map<string, unknown>;
+  /** the key expression, or undefined: the target's natural key */
+  keyEval: Eval | undefined;
+  attachmentEval: Eval | undefined;
+  filter: Cond | undefined;
+  schema: z.ZodType;
+  fastCheck: FastCheck | undefined;
+  referenceNeeds: Array<{ resource: RefResource; by: string }>;
+  /** documents: the group, its items array and item fields, the document key, the item record types (fixed-width) */
+  group: MappingSpec['group'];
+  itemsKey: string | undefined;
+  itemFields: CompiledField[];
+  itemImplicit: Map<string, unknown>;
+  groupByEval: Eval | undefined;
+  itemRecords: Set<string> | undefined;
+}
+
+/** One mapItems call: the plan, the evaluation state (mutated per row), the counters. */
+export interface MapRun {
+  plan: MappingPlan;
+  st: EvalState;
+  stats: MapStats | undefined;
+  /** counts an output */
+  out(o: MapOutput): MapOutput;
+  /** the filter's verdict on a row: kept, skipped, or a reject when it could not be evaluated */
+  passes(row: RawRow): boolean | MapOutput;
+}
+
+export type Items = AsyncIterable<ParsedItem>;
+
+export function makeReject(plan: MappingPlan, rows: RawRow[], issues: RowIssue[], key: string | undefined): MapOutput {
+  const first = rows[0] as RawRow;
+  const reject: RejectedRow = { source: location(first, rows[rows.length - 1] as RawRow, plan.xml), raw: rows, issues, mapping: plan.name, target: plan.target };
+  if (key !== undefined) reject.key = key;
+  return { ok: false, reject };
+}
+
+/**
+ * Read-only lookups need their resource in the reference cache (preloaded by the app), unless symbolic.
+ * Called when the mapping starts (on the first read of mapItems' output), not when mapItems is called.
+ */
+export function checkReferenceNeeds(run: MapRun): void {
+  const { plan, st } = run;
+  if (st.symbolic) return;
+  for (const need of plan.referenceNeeds) {
+    if (!st.ctx.refs.has(need.resource)) {
+      throw new MappingError(`${plan.file}: mapping ${plan.name} looks up ${need.resource} by ${need.by}, but ${need.resource} was not loaded into the reference cache`);
+    }
+  }
+}
+
+/** A parse error as its own reject. */
+export function parseErrorReject(plan: MappingPlan, item: ParsedErrorItem): MapOutput {
+  return makeReject(plan, [errorRaw(item)], [errorIssue(item)], undefined);
+}
+
+
+export function errorRaw(item: ParsedErrorItem): RawRow {
+  const raw: RawRow = { line: item.line, fields: {} };
+  if (item.lineEnd !== undefined) raw.lineEnd = item.lineEnd;
+  if (item.cells !== undefined) raw.cells = item.cells;
+  if (item.text !== undefined) raw.text = item.text;
+  if (item.recordType !== undefined) raw.recordType = item.recordType;
+  return raw;
+}
+
+export function errorIssue(item: ParsedErrorItem): RowIssue {
+  const msg = item.issue.message;
+  return { ...item.issue, message: /^line \d/.test(msg) ? msg : `line ${item.line}: ${msg}` };
+}
+
+export function location(first: RawRow, last: RawRow, xml: boolean): SourceLocation {
+  const loc: SourceLocation = { line: first.line };
+  const end = last.lineEnd ?? last.line;
+  if (end !== first.line) loc.lineEnd = end;
+  if (xml && first.recordType !== undefined) loc.element = first.recordType;
+  return loc;
+}

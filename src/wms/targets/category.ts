@@ -1,0 +1,21 @@
+import * as S from '../schemas.js';
+import { defineTarget } from './spec.js';
+
+export const category = defineTarget({
+  name: 'Category',
+  label: 'category',
+  tier: 0,
+  schema: S.CategoryCreate,
+  key: { parts: [['codeERP']], label: 'codeERP' },
+  items: null,
+  ops: ['create'],
+  defaultOp: 'create',
+  xref: 'Category',
+  refs: {},
+  document: false,
+  inDoubtPolicy: 'resend',
+  send: { kind: 'create', create: 'createCategory' },
+  readBack: null,
+  sequence: null,
+  sandbox: 'Category',
+});

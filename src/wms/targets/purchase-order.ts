@@ -1,0 +1,31 @@
+import * as S from '../schemas.js';
+import { defineTarget } from './spec.js';
+
+export const purchaseOrder = defineTarget({
+  name: 'PurchaseOrder',
+  label: 'purchase order',
+  tier: 3,
+  schema: S.PurchaseOrderCreate,
+  key: { parts: [['nf'], ['providerID']], label: 'nf|providerID' },
+  items: 'purchaseOrderItens',
+  ops: ['create'],
+  defaultOp: 'create',
+  xref: 'PurchaseOrder',
+  refs: {
+    companyID: 'Company',
+    branchID: 'Branch',
+    warehouseID: 'Warehouse',
+    docksID: 'Dock',
+    providerID: 'Provider',
+    ownersID: 'Owners',
+    'purchaseOrderItens[].productID': 'Product',
+    'purchaseOrderItens[].materialStatusID': 'MaterialStatus',
+    'purchaseOrderItens[].unitMeasurementId': 'UnitMeasurement',
+  },
+  document: true,
+  inDoubtPolicy: 'hold',
+  send: { kind: 'create', create: 'createPurchaseOrder' },
+  readBack: null,
+  sequence: null,
+  sandbox: 'PurchaseOrder',
+});

@@ -1,0 +1,21 @@
+import * as S from '../schemas.js';
+import { defineTarget } from './spec.js';
+
+export const shippingCompany = defineTarget({
+  name: 'ShippingCompany',
+  label: 'carrier',
+  tier: 0,
+  schema: S.ShippingCompanyCreate,
+  key: { parts: [['codeERP']], label: 'codeERP' },
+  items: null,
+  ops: ['create', 'update', 'upsert'],
+  defaultOp: 'upsert',
+  xref: 'ShippingCompany',
+  refs: { ownerID: 'Owners' },
+  document: false,
+  inDoubtPolicy: 'resend',
+  send: { kind: 'upsert-by-codeERP', find: 'getShippingCompanyByErp', create: 'createShippingCompany', update: 'updateShippingCompany' },
+  readBack: 'codeERP',
+  sequence: { scope: 'ShippingCompany', by: 'key' },
+  sandbox: 'ShippingCompany',
+});

@@ -1,0 +1,21 @@
+import * as S from '../schemas.js';
+import { defineTarget } from './spec.js';
+
+export const unitMeasurement = defineTarget({
+  name: 'UnitMeasurement',
+  label: 'unit of measure',
+  tier: 0,
+  schema: S.UnitMeasurementCreate,
+  key: { parts: [['codeERP', 'symbol']], label: 'codeERP (or symbol)' },
+  items: null,
+  ops: ['create'],
+  defaultOp: 'create',
+  xref: 'UnitMeasurement',
+  refs: {},
+  document: false,
+  inDoubtPolicy: 'resend',
+  send: { kind: 'create', create: 'createUnitMeasurement' },
+  readBack: null,
+  sequence: null,
+  sandbox: 'UnitMeasurement',
+});
