@@ -6,7 +6,7 @@
  */
 import type { RecordResult, RecordRow, XrefEntry } from '../journal/types.js';
 import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
-import type { Target } from '../wms/targets.js';
+import { TARGET_INFO } from '../wms/targets.js';
 import { BridgeError, errorMessage } from '../shared/errors.js';
 import { PushReason, type Reason } from '../shared/reason.js';
 import { SendRefused, type SendOutput } from './senders.js';
@@ -30,8 +30,6 @@ export type ErrorClass =
   /** anything else: failed, retried by the next runs */
   | 'failed';
 
-/** Targets whose send creates a record with a natural key (a conflict on them is evidence of delivery). */
-const CREATES = new Set<Target>(['UnitMeasurement', 'Category', 'Family', 'Product', 'ConversionFactor', 'ShippingCompany', 'Provider', 'Owners', 'PurchaseOrder', 'PickingList']);
 
 /**
  * The WMS did not take the request and said nothing about the data: no answer (connection refused or
@@ -60,7 +58,8 @@ export function isRejection(err: WmsError): boolean {
  * exists (or is a duplicate) and names the record's key. (The WMS's own words: the interface gives no code.)
  */
 export function isConflict(row: Pick<RecordRow, 'target' | 'key'>, err: WmsError): boolean {
-  if (!CREATES.has(row.target)) return false;
+  // only a send that creates a record with a natural key (one cross-referenced) is evidenced by a conflict
+  if (TARGET_INFO[row.target].xref === null) return false;
   if (err.httpStatus === 409 || err.envelopeCode === 409) return true;
   if (!isRejection(err)) return false;
   const text = `${err.envelopeError ?? ''} ${err.envelopeMessage ?? ''} ${err.message}`;

@@ -68,8 +68,6 @@ export interface PushStats {
   wmsUnavailable?: { since: string; lastError: string; requeued: number };
 }
 
-const DOCUMENT_TARGETS = new Set<Target>(['PurchaseOrder', 'PickingList', 'PickingListAttachment']);
-
 /** Authentication refused: no record can be sent; the run stops (exit 2) and records stay pending. */
 export class FatalPushError extends BridgeError {
   constructor(message: string, cause: unknown) {
@@ -146,7 +144,7 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
       const ch = limitFor(row);
       return ch ? ch(() => globalLimit(guarded)) : globalLimit(guarded);
     },
-    inDoubtPolicy: (row) => inDoubtPolicyFor(DOCUMENT_TARGETS.has(row.target), policyOf.get(row.fileId)?.inDoubt),
+    inDoubtPolicy: (row) => inDoubtPolicyFor(TARGET_INFO[row.target].document, policyOf.get(row.fileId)?.inDoubt),
     inboxDirOf: (row) => policyOf.get(row.fileId)?.inboxDir ?? '.',
     stopping: () => (opts.signal?.aborted ?? false) || state.fatal !== null || wmsDown(),
     stopRun(message, cause) {
@@ -186,7 +184,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   }
 
   for (let tier = 0; tier <= MAX_TIER && !run.stopping(); tier++) {
-    const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && t !== 'StockSync');
+    // session targets (stock sync) are sent file by file, after the tier's other records
+    const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && TARGET_INFO[t].send.kind !== 'session');
     await sendTier(opts, fileIds, targets, runInOrder, run.stopping);
     await retryDeferred(opts, state, runRecord, run.stopping);
     if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !state.fatal) {

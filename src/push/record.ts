@@ -12,7 +12,7 @@ import { TARGET_INFO } from '../wms/targets.js';
 import { PushReason, type Reason } from '../shared/reason.js';
 import { matchKey } from '../map/identifiers.js';
 import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
-import { readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
+import { findExisting, readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import { decideAfterReadBack, decideBeforeSend, decideOnError, decideReadBackFailed, describeError, idInMessage, isWmsUnavailable, type InDoubtPolicy, type ReadBack } from './decide.js';
 
 /** What every record of a push shares: the journal, the client, the run's failures, the request slots. */
@@ -207,7 +207,8 @@ class RecordSender {
       const fields = identifyingFields(info.xref, row.payload);
       if (fields.length) writes.push(this.run.journal.putXrefFields(info.xref, row.key, fields));
     }
-    if (row.target === 'ConversionFactorDelete') writes.push(this.run.journal.deleteXref('ConversionFactor', row.key));
+    // a delete unlinks the record it removed
+    if (info.send.kind === 'delete') writes.push(this.run.journal.deleteXref(info.send.unlinks, row.key));
     writes.push(this.run.settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
     await Promise.all(writes);
   }
@@ -287,11 +288,9 @@ class RecordSender {
     try {
       const rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
       if (rb && rb !== 'absent') return rb.wmsId ?? undefined;
-      if (rb === null && (row.target === 'Provider' || row.target === 'ShippingCompany')) {
-        const code = String(input.payload['codeERP'] ?? '');
-        if (!code) return undefined;
-        const r = await this.run.requestSlot(row, async (): Promise<{ id: string } | null> => (row.target === 'Provider' ? this.run.client.getProviderByErp(code) : this.run.client.getShippingCompanyByErp(code)));
-        return r?.id;
+      if (rb === null && TARGET_INFO[row.target].send.kind === 'upsert-by-codeERP') {
+        // carriers and providers: by codeERP, the read their send rule uses
+        return (await this.run.requestSlot(row, () => findExisting(input, this.ctxOf(row))))?.id;
       }
       // the interface has no product read: a product with stock is found through GET Stock?productCode
       if (rb === null && row.target === 'Product') {
