@@ -25,7 +25,7 @@ import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientSta
 import { DATE_TIMES_MODES, type DateTimesMode } from './datetimes.js';
 import { ENDPOINTS } from './endpoints.js';
 import { WmsError, WmsErrorCode, formatWmsMessage } from './errors.js';
-import { buildMultipart } from './multipart.js';
+import { encodeMultipart } from './multipart.js';
 import { createPager, type Pager } from './paging.js';
 import { DEFAULT_RETRY_POLICY } from './retry.js';
 import * as S from './schemas.js';
@@ -239,7 +239,7 @@ function handWritten(core: CallPolicy, shapes: Shapes, pager: Pager) {
           details: { local: true },
         });
       }
-      const mp = buildMultipart([
+      const mp = await encodeMultipart([
         { name: 'file', content: input.content, fileName: input.fileName, contentType: input.contentType ?? 'application/octet-stream' },
         { name: 'PickingListID', value: fields.PickingListID },
         { name: 'UserFileName', value: fields.UserFileName },
