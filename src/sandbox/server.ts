@@ -56,7 +56,16 @@ interface ApiDeps {
 }
 
 /** The reply of a request that got past the firewall and the faults: routing, auth, the handler. */
-function route(deps: ApiDeps, req: IncomingMessage, method: string, path: string, query: URLSearchParams | null, found: Found, body: Buffer | 'too-large', limit: number): Reply {
+function route(
+  deps: ApiDeps,
+  req: IncomingMessage,
+  method: string,
+  path: string,
+  query: URLSearchParams | null,
+  found: Found,
+  body: Buffer | 'too-large',
+  limit: number,
+): Reply {
   if (!found) return fail(404, `route not found: ${method} ${path}`);
   if ('allowed' in found) return fail(405, `method ${method} not allowed on ${path}`, null, { allow: found.allowed.join(', ') });
   if (body === 'too-large') return fail(413, `body: larger than the limit of ${limit} bytes`, null, { connection: 'close' });
@@ -78,7 +87,9 @@ function admit(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, arrived
   if (concurrency.current > concurrency.peak) concurrency.peak = concurrency.current;
   res.once('close', () => concurrency.current--);
   const ua = req.headers['user-agent'];
-  const refusal = ua === undefined || ua.trim() === '' ? fail(403, 'User-Agent header is required') : !acceptsJson(req.headers['accept']) ? fail(406, 'Accept must allow application/json') : undefined;
+  let refusal: Reply | undefined;
+  if (ua === undefined || ua.trim() === '') refusal = fail(403, 'User-Agent header is required');
+  else if (!acceptsJson(req.headers['accept'])) refusal = fail(406, 'Accept must allow application/json');
   if (refusal === undefined) return true;
   req.resume();
   send(res, refusal);
