@@ -74,7 +74,7 @@ export interface CallPolicy {
   close(): Promise<void>;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (ms <= 0) return resolve();
     const t = setTimeout(() => {
