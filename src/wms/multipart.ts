@@ -1,13 +1,13 @@
 /**
- * multipart/form-data built by hand (RFC 7578): binary-safe (the file part is copied byte for byte),
- * random boundary checked against the content, field names and file names escaped like browsers do
- * (`"` -> %22, CR -> %0D, LF -> %0A).
+ * multipart/form-data for the attachment upload, encoded by undici's FormData (the library's boundary,
+ * part headers and escaping: `"` -> %22, CR -> %0D, LF -> %0A in names and file names, as browsers do).
+ * The body is taken whole into a Buffer (an attachment is at most a few MiB): the transport sends it with
+ * its Content-Length, and a retry sends the same bytes again.
  */
-import { randomBytes } from 'node:crypto';
+import { File } from 'node:buffer';
+import { FormData, Response } from 'undici';
 
-export type MultipartPart =
-  | { name: string; value: string }
-  | { name: string; content: Buffer; fileName: string; contentType?: string };
+export type MultipartPart = { name: string; value: string } | { name: string; content: Buffer; fileName: string; contentType?: string };
 
 export interface MultipartBody {
   body: Buffer;
@@ -15,34 +15,24 @@ export interface MultipartBody {
   boundary: string;
 }
 
-function escapeQuoted(s: string): string {
-  return s.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
+/** undici picks a random boundary without looking at the content: a file holding it is encoded again */
+const MAX_ENCODINGS = 8;
 
-export function buildMultipart(parts: readonly MultipartPart[], boundary?: string): MultipartBody {
-  for (;;) {
-    const b = boundary ?? `----wmsbridge${randomBytes(16).toString('hex')}`;
-    const delimiter = Buffer.from(`--${b}`, 'latin1');
-    const chunks: Buffer[] = [];
-    let clash = false;
+export async function encodeMultipart(parts: readonly MultipartPart[]): Promise<MultipartBody> {
+  for (let n = 0; n < MAX_ENCODINGS; n++) {
+    const form = new FormData();
     for (const part of parts) {
-      let head = `--${b}\r\nContent-Disposition: form-data; name="${escapeQuoted(part.name)}"`;
-      let payload: Buffer;
-      if ('content' in part) {
-        head += `; filename="${escapeQuoted(part.fileName)}"\r\nContent-Type: ${part.contentType ?? 'application/octet-stream'}\r\n\r\n`;
-        payload = part.content;
-      } else {
-        head += '\r\n\r\n';
-        payload = Buffer.from(part.value, 'utf8');
-      }
-      if (payload.indexOf(delimiter) >= 0) clash = true;
-      chunks.push(Buffer.from(head, 'utf8'), payload, Buffer.from('\r\n', 'latin1'));
+      if ('content' in part) form.append(part.name, new File([part.content], part.fileName, { type: part.contentType ?? 'application/octet-stream' }));
+      else form.append(part.name, part.value);
     }
-    if (clash) {
-      if (boundary !== undefined) throw new Error('multipart boundary occurs in the content');
-      continue; // astronomically unlikely with 128 random bits: pick another boundary
-    }
-    chunks.push(Buffer.from(`--${b}--\r\n`, 'latin1'));
-    return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${b}`, boundary: b };
+    const encoded = new Response(form);
+    const contentType = encoded.headers.get('content-type') ?? '';
+    const boundary = /;\s*boundary=(.+)$/.exec(contentType)?.[1];
+    if (boundary === undefined) throw new Error(`undici encoded a form without a boundary (${contentType})`);
+    const body = Buffer.from(await encoded.arrayBuffer());
+    const delimiter = Buffer.from(`--${boundary}`, 'latin1');
+    if (parts.some((p) => 'content' in p && p.content.indexOf(delimiter) >= 0)) continue;
+    return { body, contentType, boundary };
   }
+  throw new Error('multipart boundary occurs in the content');
 }

@@ -6,6 +6,7 @@ import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helper
 import { makeTempDir } from '../helpers/tmp.js';
 import { multipartBoundary, parseMultipart } from '../../src/sandbox/multipart.js';
 import { AttachmentRecord } from '../../src/wms/schemas.js';
+import { encodeMultipart } from '../../src/wms/multipart.js';
 
 let sb: Sandbox;
 let token: string;
@@ -98,6 +99,23 @@ describe('POST /wms/v1/pickinglist/attachment', () => {
     assert.equal(rec.isPrintCheckout, true);
     assert.match(rec.registrationDate!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     assert.equal(sb.state.collections.Attachment.length, 1);
+  });
+
+  test("a body encoded by undici's FormData (what the client sends) is accepted: file name, type and bytes", async () => {
+    const content = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(1000, 0xcd), Buffer.from('\r\n------formdata-undici-0\r\n%%EOF\n')]);
+    const m = await encodeMultipart([
+      { name: 'file', content, fileName: 'etiqueta "A".pdf', contentType: 'application/pdf' },
+      { name: 'PickingListID', value: pickingListId },
+      { name: 'UserFileName', value: 'Etiqueta nº 7' },
+      { name: 'IsPrintCheckout', value: 'false' },
+    ]);
+    const r = await sandboxCall(sb, 'POST', '/wms/v1/pickinglist/attachment', { token, rawBody: m.body, headers: { 'content-type': m.contentType } });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const rec = AttachmentRecord.parse(r.json.data);
+    assert.equal(rec.fileSize, content.length);
+    assert.equal(rec.fileType, 'pdf');
+    assert.equal(rec.fileName, 'Etiqueta nº 7');
+    assert.equal(rec.isPrintCheckout, false);
   });
 
   test('missing parts, unknown parts and a bad PickingListID are named (400)', async () => {

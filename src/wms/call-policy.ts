@@ -1,0 +1,400 @@
+/**
+ * The client's call policy: what happens around one call's attempts on the wire (transport.ts).
+ *
+ * Every attempt: Retry-After gate -> token -> circuit breaker -> concurrency slot -> token bucket ->
+ * attempt -> envelope check. Retries are decided by the pure `decideRetry` (retry.ts); a 401 triggers
+ * one shared refresh and one replay (auth.ts), not counted as a retry; a connection failure feeds the
+ * circuit breaker (breaker.ts), whose open circuit turns calls away unsent (outage classification).
+ * See docs/CLIENT.md.
+ */
+import type { Logger } from '../shared/logger.js';
+import { createLatencyRecorder, type LatencyRecorder } from '../shared/metrics.js';
+import { createAuthManager, type AuthManager } from './auth.js';
+import { createCircuitBreaker, type CircuitBreaker } from './breaker.js';
+import { answerError, authFailure, isSuccess, isUnauthorized, networkError, notSent, parseBody, type Envelope, type Scrub } from './client-errors.js';
+import { withDateTimes, type DateTimesMode } from './datetimes.js';
+import { ENDPOINTS, buildPath, type EndpointName } from './endpoints.js';
+import { WmsError, WmsErrorCode } from './errors.js';
+import { createSemaphore, createTokenBucket, type Semaphore, type TokenBucket } from './rate-limit.js';
+import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
+
+/** a token that waited longer than this between being obtained and sent may have expired in between */
+const STALE_TOKEN_WAIT_MS = 250;
+
+/** Upper bounds (ms) of the latency histogram; the counts array has one more slot for "above the last". */
+export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+
+export interface CallSpec {
+  name: EndpointName;
+  params?: Record<string, string>;
+  query?: Record<string, string | number>;
+  json?: unknown;
+  raw?: { body: Buffer; contentType: string };
+  idempotent?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+  /** no retries at all (refresh: a refresh token may be single-use) */
+  noRetry?: boolean;
+}
+
+export interface CallPolicyOptions {
+  transport: Transport;
+  /** path prefix of the base URL ('' when none) */
+  prefix: string;
+  userAgent: string;
+  accessKeyID: string;
+  secretKey: string;
+  concurrency: number;
+  retry: RetryPolicy;
+  retryPostOn5xx: boolean;
+  requestsPerSecond?: number | undefined;
+  dateTimes: DateTimesMode;
+  timeZone: string;
+  refreshSkewSeconds?: number | undefined;
+  tokenTtlSeconds?: number | undefined;
+  breaker?: { threshold?: number; cooldownMs?: number } | undefined;
+  log: Logger;
+}
+
+export interface CallCounters {
+  requests: number;
+  retries: number;
+  failures: number;
+}
+
+/** What the rest of the client builds on: `call`, and the state its stats and errors read. */
+export interface CallPolicy {
+  call(spec: CallSpec): Promise<Envelope>;
+  auth: AuthManager;
+  breaker: CircuitBreaker;
+  latency: LatencyRecorder;
+  counters: CallCounters;
+  scrub: Scrub;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (ms <= 0) return resolve();
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+interface Throttle {
+  /** a 429 (or a 503 with Retry-After) */
+  throttled(retryAfterMs: number): void;
+  /** an answer without throttling */
+  answeredHealthy(): void;
+  /** resolves once the Retry-After has passed (rejects when `signal` aborts meanwhile) */
+  waitForGate(signal?: AbortSignal): Promise<void>;
+  /** the WMS asked to wait, and the wait is not over */
+  gated(): boolean;
+}
+
+/**
+ * Back-pressure from the WMS: a 429 (or a 503 with Retry-After) pauses every request of this client until
+ * the Retry-After has passed (the WMS firewall knows clients by User-Agent, not by request), and halves
+ * the requests in flight; answers without throttling raise it again by one per `limit` answers (AIMD).
+ */
+function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Throttle {
+  let gateUntil = 0;
+  let healthyAnswers = 0;
+  return {
+    throttled(retryAfterMs) {
+      gateUntil = Math.max(gateUntil, performance.now() + retryAfterMs);
+      healthyAnswers = 0;
+      const before = slots.limit;
+      slots.setLimit(Math.ceil(before / 2));
+      if (slots.limit !== before) log.info({ concurrency: slots.limit, retryAfterMs }, 'wms: throttled by the WMS: pausing every request and lowering the concurrency');
+    },
+    answeredHealthy() {
+      if (slots.limit >= concurrency) return;
+      if (++healthyAnswers >= slots.limit) {
+        healthyAnswers = 0;
+        slots.setLimit(slots.limit + 1);
+      }
+    },
+    async waitForGate(signal) {
+      for (let wait = gateUntil - performance.now(); wait > 0; wait = gateUntil - performance.now()) await sleep(Math.ceil(wait), signal);
+    },
+    gated: () => gateUntil > performance.now(),
+  };
+}
+
+/** One call as it goes on the wire, the same for every attempt. */
+interface Prepared {
+  spec: CallSpec;
+  method: string;
+  path: string;
+  wirePath: string;
+  idempotent: boolean;
+  anonymous: boolean;
+  body: Buffer | undefined;
+  contentType: string | undefined;
+}
+
+/** The 401 state of one call across its attempts. */
+interface Replay {
+  /** consecutive 401s of this call: one means the token expired (refresh and replay, not a retry); two in
+   * a row, the second with a token fresh from the refresh, mean the credentials are refused */
+  consecutive401: number;
+  token: string | undefined;
+  tokenAt: number;
+}
+
+/** What one attempt came to: an envelope, a failure (maybe retried), or an attempt that does not count. */
+type Outcome = { kind: 'ok'; env: Envelope } | { kind: 'failed'; error: WmsError; unauthorized: boolean } | { kind: 'again' };
+
+/** What one attempt works with: the call policy's state. */
+interface Machinery {
+  o: CallPolicyOptions;
+  slots: Semaphore;
+  throttle: Throttle;
+  bucket: TokenBucket | undefined;
+  counters: CallCounters;
+  breaker: CircuitBreaker;
+  latency: LatencyRecorder;
+  scrub: Scrub;
+  /** counts a failure and throws it */
+  fail(err: WmsError): never;
+  closed(): boolean;
+  auth(): AuthManager;
+}
+
+/** One attempt of a call: gate, token, breaker, slot, rate limit, the request, and what its answer means. */
+function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: Replay) => Promise<Outcome> {
+  const { o, slots, throttle, bucket, counters, breaker, latency, scrub, fail } = m;
+  const log = o.log;
+  const transport = o.transport;
+
+  /** The token for this attempt (the one a 401 refresh handed over, else the current one) and when it was had. */
+  const takeToken = async (req: Prepared, replay: Replay): Promise<{ token: string | undefined; tokenAt: number }> => {
+    if (req.anonymous) return { token: undefined, tokenAt: 0 };
+    try {
+      if (replay.token !== undefined) return { token: replay.token, tokenAt: replay.tokenAt };
+      const token = await m.auth().getToken();
+      return { token, tokenAt: performance.now() };
+    } catch (err) {
+      return fail(authFailure(scrub, err, req.method, req.path));
+    } finally {
+      replay.token = undefined;
+    }
+  };
+
+  /** Breaker, slot, rate limit: true with a slot held, false when the WMS asked to wait meanwhile (no slot). */
+  const enter = async (req: Prepared, attempt: number): Promise<boolean> => {
+    const { method, path, spec } = req;
+    if (!breaker.allow()) {
+      const st = breaker.state();
+      const why = `not sent: the WMS is unreachable (${st.consecutiveFailures} connection failures in a row since ${st.unavailableSince ?? 'now'}; circuit open)`;
+      fail(notSent(method, path, attempt - 1, 'CIRCUIT_OPEN', why, { mayHaveReachedServer: false }));
+    }
+    try {
+      await slots.acquire(spec.signal);
+    } catch {
+      fail(notSent(method, path, attempt - 1, 'ABORTED', 'aborted by the caller while waiting for a slot'));
+    }
+    if (bucket) {
+      try {
+        await bucket.take(spec.signal);
+      } catch {
+        slots.release();
+        const why = m.closed() ? 'CLOSED' : 'ABORTED';
+        fail(notSent(method, path, attempt - 1, why, `${why === 'CLOSED' ? 'client closed' : 'aborted by the caller'} while waiting for the rate limit`));
+      }
+    }
+    if (throttle.gated()) {
+      // the WMS asked to wait while this call waited for a slot: wait outside the slot, with a fresh token
+      slots.release();
+      return false;
+    }
+    return true;
+  };
+
+  /** The attempt on the wire, inside the slot `enter` took. */
+  const exchange = async (req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure; started: number }> => {
+    const started = performance.now();
+    counters.requests++;
+    try {
+      return { res: await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal), started };
+    } catch (err) {
+      // send only rejects with AttemptFailure
+      return { failure: err instanceof AttemptFailure ? err : new AttemptFailure(err, false, false, false), started };
+    } finally {
+      latency.observe(performance.now() - started);
+      slots.release();
+    }
+  };
+
+  /** An answer: success, a 401 to replay after one refresh, or the error it means. */
+  const judgeAnswer = async (req: Prepared, r: RawResponse, attempt: number, token: string | undefined, waited: boolean, replay: Replay): Promise<Outcome> => {
+    breaker.answered();
+    const ra = parseRetryAfter(r.headers['retry-after']);
+    if (r.status === 429 || (r.status === 503 && ra !== undefined)) throttle.throttled(Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS));
+    else if (r.status < 500) throttle.answeredHealthy();
+    const env = parseBody(r);
+    if (isSuccess(r, env)) return { kind: 'ok', env };
+    const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
+    // a second 401 means refused credentials only when the fresh token went out at once; one that
+    // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
+    if (unauthorized && (replay.consecutive401 === 0 || (waited && replay.consecutive401 < 3))) {
+      replay.consecutive401++;
+      log.debug({ op: req.spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
+      try {
+        replay.token = await m.auth().handleUnauthorized(token!);
+        replay.tokenAt = performance.now();
+      } catch (err) {
+        fail(authFailure(scrub, err, req.method, req.path));
+      }
+      return { kind: 'again' }; // the replay is not a retry
+    }
+    return { kind: 'failed', error: answerError(scrub, req.method, req.path, r, env, attempt, req.idempotent), unauthorized };
+  };
+
+  const attemptOnce = async (req: Prepared, attempt: number, replay: Replay): Promise<Outcome> => {
+    try {
+      await throttle.waitForGate(req.spec.signal);
+    } catch {
+      fail(notSent(req.method, req.path, attempt - 1, 'ABORTED', 'aborted by the caller while the WMS asked to wait (Retry-After)'));
+    }
+    const { token, tokenAt } = await takeToken(req, replay);
+    const headers: Record<string, string> = { 'user-agent': o.userAgent, accept: 'application/json' };
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    if (req.contentType) headers['content-type'] = req.contentType;
+    if (!(await enter(req, attempt))) return { kind: 'again' };
+    const { res, failure, started } = await exchange(req, headers);
+    if (res) return judgeAnswer(req, res, attempt, token, started - tokenAt > STALE_TOKEN_WAIT_MS, replay);
+    const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
+    if (failure!.aborted) fail(error);
+    if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
+    return { kind: 'failed', error, unauthorized: false };
+  };
+
+  return attemptOnce;
+}
+
+export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
+  const { log, transport } = o;
+  const slots = createSemaphore(o.concurrency);
+  const throttle = createThrottle(slots, o.concurrency, log);
+  const bucket: TokenBucket | undefined = o.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: o.requestsPerSecond }) : undefined;
+  const counters: CallCounters = { requests: 0, retries: 0, failures: 0 };
+  const breaker = createCircuitBreaker(o.breaker ?? {});
+  const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
+  let closed = false;
+
+  // secrets never leave the client
+  const scrub = (text: string): string => {
+    let out = text;
+    for (const secret of [o.secretKey, ...auth.secrets()]) {
+      if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join('[redacted]');
+    }
+    return out;
+  };
+  const fail = (err: WmsError): never => {
+    counters.failures++;
+    throw err;
+  };
+
+  const prepare = (spec: CallSpec): Prepared => {
+    const ep = ENDPOINTS[spec.name];
+    const method: string = ep.method;
+    const path = buildPath(ep.path, spec.params);
+    if (closed) throw notSent(method, path, 0, 'CLOSED', 'client is closed');
+    let qs = '';
+    if (spec.query) {
+      const sp = new URLSearchParams();
+      for (const [k, v] of Object.entries(spec.query)) sp.set(k, String(v));
+      qs = `?${sp.toString()}`;
+    }
+    const anonymous = 'anonymous' in ep && ep.anonymous === true;
+    let body: Buffer | undefined;
+    let contentType: string | undefined;
+    if (spec.raw) {
+      body = spec.raw.body;
+      contentType = spec.raw.contentType;
+    } else if (spec.json !== undefined) {
+      body = Buffer.from(JSON.stringify(anonymous || o.dateTimes === 'utc' ? spec.json : withDateTimes(spec.json, o.dateTimes, o.timeZone)), 'utf8');
+      contentType = 'application/json';
+    }
+    return { spec, method, path, wirePath: o.prefix + path + qs, idempotent: isIdempotent(method, spec.idempotent), anonymous, body, contentType };
+  };
+
+  /** After a failed attempt: waits the retry's delay, or throws the error when it is not retried. */
+  const retryOrThrow = async (req: Prepared, error: WmsError, attempt: number): Promise<void> => {
+    const { spec, idempotent } = req;
+    const delay = spec.noRetry || closed || breaker.state().circuitOpen ? undefined : decideRetry(error, attempt, o.retry, req.method, { idempotent, retryPostOn5xx: o.retryPostOn5xx });
+    if (delay === undefined) {
+      if (error.mayHaveReachedServer && !idempotent) log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
+      fail(error);
+    }
+    counters.retries++;
+    log.debug({ op: spec.name, attempt, code: error.code, status: error.httpStatus, delayMs: delay }, 'wms: attempt failed, will retry');
+    try {
+      await sleep(delay!, spec.signal);
+    } catch {
+      fail(error);
+    }
+  };
+
+  const attemptOnce = createAttempt({ o, slots, throttle, bucket, counters, breaker, latency, scrub, fail, closed: () => closed, auth: () => auth });
+
+  const call = async (spec: CallSpec): Promise<Envelope> => {
+    const req = prepare(spec);
+    const replay: Replay = { consecutive401: 0, token: undefined, tokenAt: 0 };
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await attemptOnce(req, attempt, replay);
+      if (outcome.kind === 'ok') return outcome.env;
+      if (outcome.kind === 'again') {
+        attempt--; // waited for the gate, or replayed after a 401: not a retry
+        continue;
+      }
+      // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
+      if (!outcome.unauthorized) replay.consecutive401 = 0;
+      await retryOrThrow(req, outcome.error, attempt);
+    }
+  };
+
+  const auth = createAuthManager(
+    {
+      ...(o.refreshSkewSeconds !== undefined ? { refreshSkewSeconds: o.refreshSkewSeconds } : {}),
+      ...(o.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: o.tokenTtlSeconds } : {}),
+      logger: log,
+    },
+    {
+      authorize: async () => {
+        const env = await call({ name: 'authorize', json: { accessKeyID: o.accessKeyID, secretKey: o.secretKey }, idempotent: true });
+        return env['data'];
+      },
+      refresh: async (refreshToken: string) => {
+        const env = await call({ name: 'refreshToken', json: { accessKeyID: o.accessKeyID, dataRefreshToken: refreshToken }, noRetry: true });
+        return env['data'];
+      },
+    },
+  );
+
+  return {
+    call,
+    auth,
+    breaker,
+    latency,
+    counters,
+    scrub,
+    log,
+    async close() {
+      if (closed) return;
+      closed = true;
+      bucket?.close();
+      await transport.close();
+    },
+  };
+}
