@@ -187,10 +187,8 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
           .countRecords({})
           .then(async (counts) => {
             const files = await ctx.journal.listFiles();
-            const text =
-              metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats() }) +
-              `# HELP wmsbridge_inbox_available 1 when every inbox folder exists, 0 when one is missing (share not mounted)\n# TYPE wmsbridge_inbox_available gauge\nwmsbridge_inbox_available ${inboxMissing.length ? 0 : 1}\n`;
-            res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+            const text = await metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats(), inboxAvailable: inboxMissing.length === 0 });
+            res.writeHead(200, { 'content-type': metrics.contentType }).end(text);
           })
           .catch((err: unknown) => {
             res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${errorMessage(err)}\n`);
