@@ -30,24 +30,30 @@ export interface WatchHandle {
   webhooksUrl: string | null;
 }
 
+/** What the daemon's parts share: the queue of ready files, the batch in progress, health. */
+interface DaemonState {
+  readonly queue: Map<string, ReadyFile>;
+  running: Promise<void> | null;
+  stopping: boolean;
+  lastRunOk: boolean;
+  lastRunAt: string | null;
+  /** inbox folders found missing at the last check (an unmounted share): unhealthy while not empty */
+  inboxMissing: string[];
+}
+
 export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], opts: { pullIntervalMs?: number } = {}): Promise<WatchHandle> {
   const { config, logger } = ctx;
   const abort = new AbortController();
   const metrics: RunMetrics = createRunMetrics();
-  const queue = new Map<string, ReadyFile>();
+  const st: DaemonState = { queue: new Map<string, ReadyFile>(), running: null, stopping: false, lastRunOk: true, lastRunAt: null, inboxMissing: [] };
+  const { queue } = st;
   let batchTimer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  let stopping = false;
-  let lastRunOk = true;
-  let lastRunAt: string | null = null;
-  /** inbox folders found missing at the last check (an unmounted share): unhealthy while not empty */
-  let inboxMissing: string[] = [];
 
   const makeWatcher = () => {
     const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger: logger.child({ component: 'intake' }) });
     w.on('refused-entry', (r) => metrics.recordRefused(r.kind));
     w.on('ready-file', (f) => {
-      if (stopping) return;
+      if (st.stopping) return;
       queue.set(f.path, f);
       schedule();
     });
@@ -57,7 +63,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   let watcher = makeWatcher();
 
   function schedule(): void {
-    if (batchTimer || stopping) return;
+    if (batchTimer || st.stopping) return;
     batchTimer = setTimeout(() => {
       batchTimer = null;
       void drain();
@@ -65,16 +71,16 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   }
 
   async function drain(resume = false): Promise<void> {
-    if (running) {
+    if (st.running) {
       // a batch is in progress: run again when it ends
-      await running;
+      await st.running;
       if (queue.size > 0) schedule();
       return;
     }
     const batch = [...queue.values()];
     queue.clear();
-    if ((batch.length === 0 && !resume) || stopping) return;
-    running = (async () => {
+    if ((batch.length === 0 && !resume) || st.stopping) return;
+    st.running = (async () => {
       try {
         const result = await runOnce(ctx, {
           command: 'watch',
@@ -84,133 +90,44 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
           onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
         });
         metrics.recordRun(result.summary);
-        lastRunOk = result.exitCode === 0;
-        lastRunAt = new Date().toISOString();
+        st.lastRunOk = result.exitCode === 0;
+        st.lastRunAt = new Date().toISOString();
         logger.info({ exitCode: result.exitCode }, result.logLine);
       } catch (err) {
-        lastRunOk = false;
+        st.lastRunOk = false;
         logger.error({ err }, `batch failed: ${errorMessage(err)}`);
       } finally {
-        running = null;
+        st.running = null;
       }
     })();
-    await running;
+    await st.running;
     if (queue.size > 0) schedule();
   }
 
-  // scheduled pulls: checked every minute (each pull's own schedule decides; across several instances
-  // only the leader runs them, see runScheduledPulls)
-  let pulling = false;
-  const pullTick = async (): Promise<void> => {
-    if (stopping || pulling) return;
-    pulling = true;
-    try {
-      const r = await runScheduledPulls(ctx, { logger });
-      for (const p of r.done) logger.info({ pull: p.name, records: p.records, file: p.file }, 'scheduled pull written');
-      for (const p of r.failed) logger.error({ pull: p.name }, `scheduled pull failed: ${p.error}`);
-    } finally {
-      pulling = false;
-    }
-  };
-  const pullTimer = config.pulls.length
-    ? setInterval(() => {
-        pullTick().catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed'));
-      }, opts.pullIntervalMs ?? 60_000)
-    : null;
-  if (config.pulls.length) setTimeout(() => void pullTick().catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed')), 1000).unref();
+  const pullTimer = startScheduledPulls(ctx, st, opts.pullIntervalMs ?? 60_000);
 
   // files another instance claimed and stopped renewing (it died), or this instance left unfinished:
   // looked for regularly, so nothing waits for the next drop to be resumed
   // A resume runs beside a batch in progress: that batch may be waiting for a dependency that is in
   // the stopped instance's files, which only a resume will send.
-  let resuming: Promise<void> | null = null;
-  const resumeTimer = setInterval(() => {
-    if (stopping || resuming || inboxMissing.length > 0) return;
-    resuming = (async () => {
-      const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
-      if (files.length === 0 || stopping) return;
-      if (!running) {
-        await drain(true);
-        return;
-      }
-      const result = await runOnce(ctx, { command: 'watch', ready: [], mappings, signal: abort.signal, onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome) });
-      metrics.recordRun(result.summary);
-      logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
-    })()
-      .catch((err: unknown) => logger.warn({ err }, 'could not resume files'))
-      .finally(() => {
-        resuming = null;
-      });
-  }, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
+  const resumer = startResuming(ctx, st, async () => {
+    if (!st.running) {
+      await drain(true);
+      return;
+    }
+    const result = await runOnce(ctx, { command: 'watch', ready: [], mappings, signal: abort.signal, onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome) });
+    metrics.recordRun(result.summary);
+    logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
+  });
 
-  // webhooks
-  let receiver: WebhookReceiver | null = null;
-  if (config.webhooks.enabled) {
-    // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
-    // stops start-up instead of serving without authentication
-    const w = webhooksOptionsFromConfig(config, process.env);
-    assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
-    receiver = await createWebhookReceiver(
-      {
-        host: w.host,
-        port: w.port,
-        basePath: w.basePath,
-        ...(w.secret ? { secret: w.secret } : {}),
-        ...(w.tls ? { tls: w.tls } : {}),
-        maxBodyBytes: w.maxBodyBytes,
-        outboxDir: config.outboxDir,
-        csvFormat: config.outbox.csv,
-      },
-      { journal: ctx.journal, logger: logger.child({ component: 'webhooks' }) },
-    );
-    logger.info({ url: `${receiver.url}${config.webhooks.basePath}` }, 'webhook receiver listening');
-  }
+  const receiver = await startWebhookReceiver(ctx);
 
-  // /healthz and /metrics
-  let server: Server | null = null;
-  let metricsUrl: string | null = null;
-  if (config.watch.metricsPort !== undefined) {
-    server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method !== 'GET') {
-        res.writeHead(405, { allow: 'GET' }).end();
-        return;
-      }
-      if (path === '/healthz') {
-        const ok = !stopping && inboxMissing.length === 0;
-        const body = JSON.stringify({ ok, stopping, lastRunOk, lastRunAt, queued: queue.size, busy: running !== null, ...(inboxMissing.length ? { inboxMissing } : {}) });
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
-        return;
-      }
-      if (path === '/metrics') {
-        ctx.journal
-          .countRecords({})
-          .then(async (counts) => {
-            const files = await ctx.journal.listFiles();
-            const text =
-              metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: queue.size, journal: ctx.journal.writeStats() }) +
-              `# HELP wmsbridge_inbox_available 1 when every inbox folder exists, 0 when one is missing (share not mounted)\n# TYPE wmsbridge_inbox_available gauge\nwmsbridge_inbox_available ${inboxMissing.length ? 0 : 1}\n`;
-            res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
-          })
-          .catch((err: unknown) => {
-            res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${errorMessage(err)}\n`);
-          });
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
-    });
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.watch.metricsPort, config.watch.metricsHost, () => resolve());
-    });
-    const a = server.address() as AddressInfo;
-    metricsUrl = `http://${a.address}:${a.port}`;
-    logger.info({ url: metricsUrl }, 'serving /healthz and /metrics');
-  }
+  const server = config.watch.metricsPort !== undefined ? await serveHealthAndMetrics(ctx, st, metrics, config.watch.metricsPort) : null;
+  const metricsUrl = server ? server.url : null;
 
   // the inbox share: checked at start and then regularly. Missing (unmounted), the daemon is unhealthy,
   // takes nothing, creates nothing, and starts watching by itself once the folders are back
-  inboxMissing = await missingInboxFolders(config);
+  st.inboxMissing = await missingInboxFolders(config);
   let watching = false;
   const startWatching = async (): Promise<void> => {
     if (config.channelsDiscovered && config.channels.length === 0) {
@@ -223,18 +140,18 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     watching = true;
     logger.info({ channels: config.channels.map((c) => c.name), polling: config.watch.usePolling }, 'watching the inbox');
   };
-  if (inboxMissing.length === 0) await startWatching();
-  else logger.error({ missing: inboxMissing }, 'inbox folder missing (share not mounted?): waiting for it; /healthz reports unhealthy');
+  if (st.inboxMissing.length === 0) await startWatching();
+  else logger.error({ missing: st.inboxMissing }, 'inbox folder missing (share not mounted?): waiting for it; /healthz reports unhealthy');
   let checkingInbox = false;
   const inboxTimer = setInterval(() => {
-    if (stopping || checkingInbox) return;
+    if (st.stopping || checkingInbox) return;
     checkingInbox = true;
     void (async () => {
       const now = await missingInboxFolders(config);
-      if (now.length > 0 && inboxMissing.length === 0) logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
-      if (now.length === 0 && inboxMissing.length > 0) logger.info('inbox folder back');
-      inboxMissing = now;
-      if (now.length === 0 && !watching && !stopping) await startWatching();
+      if (now.length > 0 && st.inboxMissing.length === 0) logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
+      if (now.length === 0 && st.inboxMissing.length > 0) logger.info('inbox folder back');
+      st.inboxMissing = now;
+      if (now.length === 0 && !watching && !st.stopping) await startWatching();
     })()
       .catch((err: unknown) => logger.warn({ err }, 'could not check the inbox folders'))
       .finally(() => {
@@ -246,17 +163,17 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   const done = new Promise<void>((r) => (resolveDone = r));
 
   async function shutdown(reason: string): Promise<void> {
-    logger.info({ reason }, 'stopping: finishing requests in flight; unsent records stay pending for the next start');
+    logger.info({ reason }, 'st.stopping: finishing requests in flight; unsent records stay pending for the next start');
     if (batchTimer) clearTimeout(batchTimer);
     if (pullTimer) clearInterval(pullTimer);
-    clearInterval(resumeTimer);
+    resumer.clear();
     clearInterval(inboxTimer);
     await watcher.close().catch(() => {});
     abort.abort();
-    if (running) await running.catch(() => {});
-    if (resuming) await resuming;
+    if (st.running) await st.running.catch(() => {});
+    await resumer.settled();
     await receiver?.close().catch(() => {});
-    if (server) await new Promise<void>((r) => server!.close(() => r()));
+    if (server) await new Promise<void>((r) => server.server.close(() => r()));
     logger.info('stopped');
     resolveDone();
   }
@@ -264,11 +181,128 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   return {
     done,
     stop(reason) {
-      if (stopping) return;
-      stopping = true;
+      if (st.stopping) return;
+      st.stopping = true;
       void shutdown(reason);
     },
     metricsUrl,
     webhooksUrl: receiver ? `${receiver.url}${config.webhooks.basePath}` : null,
+  };
+}
+
+/**
+ * Scheduled pulls: checked every `intervalMs` (each pull's own schedule decides; across several
+ * instances only the leader runs them, see runScheduledPulls), and once a second after start.
+ */
+function startScheduledPulls(ctx: AppContext, st: DaemonState, intervalMs: number): NodeJS.Timeout | null {
+  const { config, logger } = ctx;
+  if (config.pulls.length === 0) return null;
+  let pulling = false;
+  const pullTick = async (): Promise<void> => {
+    if (st.stopping || pulling) return;
+    pulling = true;
+    try {
+      const r = await runScheduledPulls(ctx, { logger });
+      for (const p of r.done) logger.info({ pull: p.name, records: p.records, file: p.file }, 'scheduled pull written');
+      for (const p of r.failed) logger.error({ pull: p.name }, `scheduled pull failed: ${p.error}`);
+    } finally {
+      pulling = false;
+    }
+  };
+  const tick = (): void => {
+    pullTick().catch((err: unknown) => logger.error({ err }, 'scheduled pulls failed'));
+  };
+  setTimeout(tick, 1000).unref();
+  return setInterval(tick, intervalMs);
+}
+
+/** The webhook receiver inside the daemon (webhooks.enabled), or null. */
+async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | null> {
+  const { config, logger } = ctx;
+  if (!config.webhooks.enabled) return null;
+  // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
+  // stops start-up instead of serving without authentication
+  const w = webhooksOptionsFromConfig(config, process.env);
+  assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
+  const receiver = await createWebhookReceiver(
+    {
+      host: w.host,
+      port: w.port,
+      basePath: w.basePath,
+      ...(w.secret ? { secret: w.secret } : {}),
+      ...(w.tls ? { tls: w.tls } : {}),
+      maxBodyBytes: w.maxBodyBytes,
+      outboxDir: config.outboxDir,
+      csvFormat: config.outbox.csv,
+    },
+    { journal: ctx.journal, logger: logger.child({ component: 'webhooks' }) },
+  );
+  logger.info({ url: `${receiver.url}${config.webhooks.basePath}` }, 'webhook receiver listening');
+  return receiver;
+}
+
+/** GET /healthz (200, or 503 while stopping or an inbox folder is missing) and GET /metrics. */
+async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: RunMetrics, port: number): Promise<{ server: Server; url: string }> {
+  const { config, logger } = ctx;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405, { allow: 'GET' }).end();
+      return;
+    }
+    if (path === '/healthz') {
+      const ok = !st.stopping && st.inboxMissing.length === 0;
+      const body = JSON.stringify({ ok, stopping: st.stopping, lastRunOk: st.lastRunOk, lastRunAt: st.lastRunAt, queued: st.queue.size, busy: st.running !== null, ...(st.inboxMissing.length ? { inboxMissing: st.inboxMissing } : {}) });
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
+    if (path === '/metrics') {
+      ctx.journal
+        .countRecords({})
+        .then(async (counts) => {
+          const files = await ctx.journal.listFiles();
+          const text = await metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: st.queue.size, journal: ctx.journal.writeStats(), inboxAvailable: st.inboxMissing.length === 0 });
+          res.writeHead(200, { 'content-type': metrics.contentType }).end(text);
+        })
+        .catch((err: unknown) => {
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${errorMessage(err)}\n`);
+        });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, config.watch.metricsHost, () => resolve());
+  });
+  const a = server.address() as AddressInfo;
+  const url = `http://${a.address}:${a.port}`;
+  logger.info({ url }, 'serving /healthz and /metrics');
+  return { server, url };
+}
+
+/**
+ * Looks regularly (every half lease) for files to resume: another instance claimed them and stopped
+ * renewing, or this one left them unfinished. `resume` runs when there are some.
+ */
+function startResuming(ctx: AppContext, st: DaemonState, resume: () => Promise<void>): { clear(): void; settled(): Promise<void> } {
+  let resuming: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    if (st.stopping || resuming || st.inboxMissing.length > 0) return;
+    resuming = (async () => {
+      const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
+      if (files.length === 0 || st.stopping) return;
+      await resume();
+    })()
+      .catch((err: unknown) => ctx.logger.warn({ err }, 'could not resume files'))
+      .finally(() => {
+        resuming = null;
+      });
+  }, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
+  return {
+    clear: () => clearInterval(timer),
+    settled: async () => {
+      if (resuming) await resuming;
+    },
   };
 }

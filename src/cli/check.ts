@@ -5,22 +5,25 @@
  */
 import { stat } from 'node:fs/promises';
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { loadMappingsDir } from '../map/index.js';
 import { scheduledPullFromConfig } from '../pull/config.js';
 import { parseSchedule } from '../pull/index.js';
 import { errorMessage } from '../shared/errors.js';
 
-const HELP = `usage: wmsbridge check [--wms] [options]
-
-Validates the configuration file and every mapping file; names the file, the key and the problem.
-  --wms    also log in to the WMS and read the reference data the mappings use
-${COMMON_HELP}`;
+export const CHECK_COMMAND = defineCommand({
+  name: 'check',
+  usage: '[--wms] [options]',
+  description: 'Validates the configuration file and every mapping file; names the file, the key and the problem.',
+  common: APP_OPTIONS,
+  options: { wms: { type: 'boolean', help: 'also log in to the WMS and read the reference data the mappings use' } },
+});
 
 export default async function check(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { wms: { type: 'boolean' } });
+  const { values } = parseCommand(CHECK_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(CHECK_COMMAND));
     return 0;
   }
   const problems: string[] = [];

@@ -1,49 +1,13 @@
 /**
- * Options shared by the commands that read the configuration, and the lock + context lifecycle around
- * a command body.
+ * The configuration from the common options (options.ts), and the lock + context lifecycle around a
+ * command body.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isSharedJournal, loadConfig, SANDBOX_URL, type ResolvedConfig } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { acquireStateLock } from '../journal/state-lock.js';
 import { createAppContext, type AppContext, type ContextOptions } from '../app/context.js';
 import { loadMappingsDir, type CompiledMapping } from '../map/index.js';
-
-export const COMMON_OPTIONS = {
-  config: { type: 'string', short: 'c' },
-  inbox: { type: 'string' },
-  outbox: { type: 'string' },
-  'state-dir': { type: 'string' },
-  mappings: { type: 'string' },
-  'wms-url': { type: 'string' },
-  sandbox: { type: 'boolean' },
-  'wms-changed': { type: 'boolean' },
-  'log-level': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-export const COMMON_HELP = `common options:
-  -c, --config FILE     configuration file (default: ./wmsbridge.config.yaml|.yml|.json, or $WMSBRIDGE_CONFIG)
-  --inbox DIR           inbox folder (one sub-folder per channel)
-  --outbox DIR          outbox folder
-  --state-dir DIR       journal, lock and sandbox state
-  --mappings DIR        mapping files
-  --wms-url URL         WMS base URL (or wms.url, $WMS_URL); secret from $WMS_SECRET_KEY. Without one the
-                        command stops (exit 2)
-  --sandbox             use the embedded sandbox WMS (same as wms.url: sandbox)
-  --wms-changed         the journal delivered to another WMS before: accept the new one (held records
-                        will be sent to it)
-  --log-level LEVEL     fatal|error|warn|info|debug|trace|silent
-  -h, --help            this help`;
-
-export function parseCommandArgs<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, allowPositionals = false) {
-  try {
-    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals, strict: true });
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message.replace(/\. To specify a positional.*$/, '')} (see --help)`);
-  }
-}
 
 export async function loadConfigFromFlags(values: Record<string, unknown>): Promise<ResolvedConfig> {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);

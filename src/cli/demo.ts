@@ -6,23 +6,27 @@
 import { cp, rm, mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, loadMappingsOrThrow, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { discoverChannels, SANDBOX_URL } from '../config/load.js';
 import { runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { ConfigError } from '../shared/errors.js';
 import { createI18n } from '../i18n/index.js';
 
-const HELP = `usage: wmsbridge demo [options]
-
-Copies the sample inbox to <state-dir>/demo/inbox, starts the embedded sandbox WMS, runs every file through
-the mappings, writes results, rejects and the report to the outbox, and prints where they are.
-${COMMON_HELP}`;
+export const DEMO_COMMAND = defineCommand({
+  name: 'demo',
+  usage: '[options]',
+  description: `Copies the sample inbox to <state-dir>/demo/inbox, starts the embedded sandbox WMS, runs every file through
+the mappings, writes results, rejects and the report to the outbox, and prints where they are.`,
+  common: APP_OPTIONS,
+  options: {},
+});
 
 export default async function demo(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, {});
+  const { values } = parseCommand(DEMO_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(DEMO_COMMAND));
     return 0;
   }
   const config = await loadConfigFromFlags(values);

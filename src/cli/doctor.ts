@@ -6,27 +6,35 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { resolveWmsCredentials } from '../config/load.js';
 import { formatDoctorReport, runDoctor, type DoctorReport } from '../app/doctor.js';
 
-const HELP = `usage: wmsbridge doctor [--json] [--probe-writes] [options]
-
-Logs in to the WMS (the one \`run\` talks to) and probes the choices the interface leaves open: page base,
+export const DOCTOR_COMMAND = defineCommand({
+  name: 'doctor',
+  usage: '[--json] [--probe-writes] [options]',
+  description: `Logs in to the WMS (the one \`run\` talks to) and probes the choices the interface leaves open: page base,
 CNPJ format, what GET /Owners/codeerp/{code} matches, DateTimes with or without a zone; counts the reference
 data; measures clock skew against the token, round-trip latency and whether a rate limit answers. Prints
 what it found, the sandbox dialect that behaves the same, and the config lines to use.
-Exit 0: nothing wrong; 2: problems (listed), including a configuration that disagrees with the WMS.
-  --json           print the findings as one JSON object
-  --probe-writes   also probe by writing: creates one harmless Category twice (duplicates accepted or
-                   refused) and sends a PickingList for nonexistent ids that the WMS must refuse (are type
-                   and separationType required). Never against production without need.
-${COMMON_HELP}`;
+Exit 0: nothing wrong; 2: problems (listed), including a configuration that disagrees with the WMS.`,
+  common: [...APP_OPTIONS, 'json'],
+  commonHelp: { json: 'print the findings as one JSON object' },
+  options: {
+    'probe-writes': {
+      type: 'boolean',
+      help: `also probe by writing: creates one harmless Category twice (duplicates accepted or
+refused) and sends a PickingList for nonexistent ids that the WMS must refuse (are type
+and separationType required). Never against production without need.`,
+    },
+  },
+});
 
 export default async function doctor(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { json: { type: 'boolean' }, 'probe-writes': { type: 'boolean' } });
+  const { values } = parseCommand(DOCTOR_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(DOCTOR_COMMAND));
     return 0;
   }
   const config = await loadConfigFromFlags(values);

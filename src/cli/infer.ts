@@ -6,7 +6,6 @@
  * preview has rejects (data or TODOs need attention); 2 usage, unreadable sample, refused overwrite or
  * a mapping that does not validate.
  */
-import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
@@ -18,24 +17,27 @@ import { sniffFile } from '../infer/sniff.js';
 import { propose } from '../infer/propose.js';
 import { toYaml } from '../infer/write.js';
 import type { CliIo } from './types.js';
+import { commandHelp, defineCommand, parseCommand } from './options.js';
 
-const HELP = `usage: wmsbridge infer <sample-file> [options]
-
-Proposes a mapping from one sample export: sniffs the encoding, the format (delimited, fixed-width,
+export const INFER_COMMAND = defineCommand({
+  name: 'infer',
+  usage: '<sample-file> [options]',
+  description: `Proposes a mapping from one sample export: sniffs the encoding, the format (delimited, fixed-width,
 XML with NF-e recognised, JSON), types every column, picks the target and a column for every field
 (TOTVS Protheus names and Portuguese words), and writes a commented YAML with a confidence and the
 evidence per field and TODOs. Then validates it (like check) and previews the sample with it. No WMS
-is needed: read-only lookups stay unresolved in the preview.
-
-options:
-  --target T     the target (Product, Provider, PickingList...): else chosen from the file name and columns
-  --channel C    inbox channel of match.channel: else the sample's inbox folder, else by target
-  --out FILE     where to write: else mappings/<name>.yaml
-  --name N       the mapping name: else from the file name (PRODUTOS_20241105.csv -> produtos)
-  --force        overwrite --out when it exists
-  -h, --help     this help
-
-exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects; 2 usage, sample or mapping error`;
+is needed: read-only lookups stay unresolved in the preview.`,
+  common: [],
+  options: {
+    target: { type: 'string', arg: 'T', help: 'the target (Product, Provider, PickingList...): else chosen from the file name and columns' },
+    channel: { type: 'string', arg: 'C', help: "inbox channel of match.channel: else the sample's inbox folder, else by target" },
+    out: { type: 'string', arg: 'FILE', help: 'where to write: else mappings/<name>.yaml' },
+    name: { type: 'string', arg: 'N', help: 'the mapping name: else from the file name (PRODUTOS_20241105.csv -> produtos)' },
+    force: { type: 'boolean', help: 'overwrite --out when it exists' },
+  },
+  allowPositionals: true,
+  footer: 'exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects; 2 usage, sample or mapping error',
+});
 
 /** records + rejects the preview keeps in memory before it stops (a huge sample is not mapped whole) */
 const PREVIEW_LIMIT = 20_000;
@@ -56,31 +58,13 @@ function schemaPathFor(out: string): string {
 }
 
 export default async function infer(args: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        target: { type: 'string' },
-        channel: { type: 'string' },
-        out: { type: 'string' },
-        name: { type: 'string' },
-        force: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see --help)`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommand(INFER_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(INFER_COMMAND));
     return 0;
   }
   if (positionals.length !== 1) {
-    io.stderr.write(`wmsbridge infer: expected one <sample-file>\n\n${HELP}\n`);
+    io.stderr.write(`wmsbridge infer: expected one <sample-file>\n\n${commandHelp(INFER_COMMAND)}`);
     return 2;
   }
   const sample = positionals[0]!;

@@ -5,6 +5,7 @@
  */
 import { isBridgeError } from '../shared/errors.js';
 import type { CommandModule } from './types.js';
+import { nearest } from './options.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   demo: { summary: 'start the embedded sandbox, run the sample inbox, print where the results are (npm start)', load: () => import('./demo.js') },
@@ -44,7 +45,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    process.stderr.write(`wmsbridge: unknown command "${name}"\n\n${usage()}\n`);
+    const near = nearest(name, Object.keys(COMMANDS));
+    process.stderr.write(`wmsbridge: unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}\n\n${usage()}\n`);
     return 2;
   }
   try {

@@ -3,27 +3,30 @@
  * the webhooks received about them): outbox/pedidos/<date>/pedidos.{html,csv,xlsx}. Asks the WMS nothing.
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { ConfigError } from '../shared/errors.js';
 import { createI18n } from '../i18n/index.js';
 import { buildOrders, dayIn, ordersOfDay, writeOrdersView } from '../outbox/orders.js';
 
-const HELP = `usage: wmsbridge pedidos [options]
-
-Writes the orders follow-up: the picking lists and purchase orders wmsbridge sent, with what the WMS reported
+export const PEDIDOS_COMMAND = defineCommand({
+  name: 'pedidos',
+  usage: '[options]',
+  description: `Writes the orders follow-up: the picking lists and purchase orders wmsbridge sent, with what the WMS reported
 about them by webhook (separation, packing, shipping, receipt) and when, to
 outbox/pedidos/<date>/pedidos.html, .csv and .xlsx. Reads the journal only (run it where watch or webhooks
-store the events).
-
-options:
-  --date YYYY-MM-DD     the day to show (documents sent or with news that day; default: today in outbox.timeZone)
-  --all                 every document ever sent (written under today's date)
-${COMMON_HELP}`;
+store the events).`,
+  common: APP_OPTIONS,
+  options: {
+    date: { type: 'string', arg: 'YYYY-MM-DD', help: 'the day to show (documents sent or with news that day; default: today in outbox.timeZone)' },
+    all: { type: 'boolean', help: "every document ever sent (written under today's date)" },
+  },
+});
 
 export default async function pedidos(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { date: { type: 'string' }, all: { type: 'boolean' } });
+  const { values } = parseCommand(PEDIDOS_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(PEDIDOS_COMMAND));
     return 0;
   }
   if (values.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(values.date))) throw new ConfigError(`pedidos: --date must be YYYY-MM-DD, not '${values.date}'`);

@@ -5,7 +5,6 @@
  * WMS_ACCESS_KEY_ID, WMS_SECRET_KEY), in which case they are resolved against the WMS.
  * Exit 0 without rejects, 1 with rejects, 2 on a mapping (or usage) error.
  */
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/errors.js';
 import { isRef, type ReferenceCache } from '../map/types.js';
 import { LookupPlaceholder } from '../map/compile.js';
@@ -13,23 +12,27 @@ import { loadMappingFile } from '../map/load.js';
 import { previewWith, type PreviewResult } from '../map/preview.js';
 import type { RefResource } from '../wms/targets.js';
 import type { CliIo } from './types.js';
+import { commandHelp, defineCommand, parseCommand } from './options.js';
 
-const HELP = `usage: wmsbridge preview <mapping-file> <data-file> [options]
-
-Prints the records (or documents) the data file would produce with the mapping, and its rejects with
-their reasons. Nothing is sent.
-
-options:
-  --limit N               stop after N records + rejects
-  --json                  one JSON object per line ({"kind":"record"|"reject",...}) instead of a table
-  -c, --config FILE       resolve read-only lookups against the config file's WMS (wms.url; also
-                          ./wmsbridge.config.* when present)
-  --wms-url URL           resolve read-only lookups against this WMS (else they print as <lookup ...>)
-  --access-key-id ID      WMS access key (or $WMS_ACCESS_KEY_ID)
-  --secret-key SECRET     WMS secret (prefer $WMS_SECRET_KEY: a flag is visible in the process list)
-  -h, --help              this help
-
-exit: 0 no rejects, 1 some rejects, 2 mapping or usage error`;
+export const PREVIEW_COMMAND = defineCommand({
+  name: 'preview',
+  usage: '<mapping-file> <data-file> [options]',
+  description: `Prints the records (or documents) the data file would produce with the mapping, and its rejects with
+their reasons. Nothing is sent.`,
+  common: ['json', 'config', 'wms-url', 'access-key-id', 'sandbox'],
+  commonHelp: {
+    json: 'one JSON object per line ({"kind":"record"|"reject",...}) instead of a table',
+    config: "resolve read-only lookups against the config file's WMS (wms.url; also\n./wmsbridge.config.* when present)",
+    'wms-url': 'resolve read-only lookups against this WMS (else they print as <lookup ...>)',
+    sandbox: 'resolve read-only lookups against an embedded sandbox WMS (its seed data)',
+  },
+  options: {
+    limit: { type: 'string', arg: 'N', help: 'stop after N records + rejects' },
+    'secret-key': { type: 'string', arg: 'SECRET', help: 'WMS secret (prefer $WMS_SECRET_KEY: a flag is visible in the process list)' },
+  },
+  allowPositionals: true,
+  footer: 'exit: 0 no rejects, 1 some rejects, 2 mapping or usage error',
+});
 
 function display(v: unknown): string {
   if (v instanceof LookupPlaceholder) return v.label;
@@ -69,6 +72,17 @@ function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
 }
 
 async function wmsReferences(values: Record<string, unknown>, resources: string[]): Promise<ReferenceCache | undefined> {
+  if (values['sandbox'] === true) {
+    if (values['wms-url'] !== undefined) throw new ConfigError('preview: --sandbox and --wms-url name two WMS: choose one');
+    // an embedded sandbox for the lookups only: started, read, closed
+    const { createSandbox } = await import('../sandbox/index.js');
+    const sb = await createSandbox({ port: 0 });
+    try {
+      return await loadReferences(sb.url, sb.accessKeyID, sb.secretKey, resources);
+    } finally {
+      await sb.close();
+    }
+  }
   const url = (values['wms-url'] as string | undefined) ?? process.env['WMS_URL'];
   const key = (values['access-key-id'] as string | undefined) ?? process.env['WMS_ACCESS_KEY_ID'];
   const secret = (values['secret-key'] as string | undefined) ?? process.env['WMS_SECRET_KEY'];
@@ -100,32 +114,13 @@ async function loadReferences(url: string, key: string, secret: string, resource
 }
 
 export default async function preview(args: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        limit: { type: 'string' },
-        json: { type: 'boolean' },
-        'wms-url': { type: 'string' },
-        'access-key-id': { type: 'string' },
-        'secret-key': { type: 'string' },
-        config: { type: 'string', short: 'c' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new ConfigError(`${(err as Error).message} (see --help)`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommand(PREVIEW_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(PREVIEW_COMMAND));
     return 0;
   }
   if (positionals.length !== 2) {
-    io.stderr.write(`wmsbridge preview: expected <mapping-file> <data-file>\n\n${HELP}\n`);
+    io.stderr.write(`wmsbridge preview: expected <mapping-file> <data-file>\n\n${commandHelp(PREVIEW_COMMAND)}`);
     return 2;
   }
   let limit: number | undefined;

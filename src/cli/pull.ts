@@ -5,7 +5,6 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { CsvFormatOptions } from '../outbox/csv.js';
 import { openJournal } from '../journal/index.js';
 import { runPull } from '../pull/run.js';
@@ -18,6 +17,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { StockSearchFilters } from '../wms/schemas.js';
 import type { CliIo } from './types.js';
+import { commandHelp, defineCommand, parseCommand, type OptionSpec } from './options.js';
 
 export interface PullCommandOptions {
   what: string;
@@ -127,42 +127,6 @@ function redactUrl(url: string): string {
   }
 }
 
-const USAGE = `usage: wmsbridge pull <what> [options]
-
-what: ${PULL_KINDS.join(', ')}
-
-output:
-  --format csv|jsonl|json        file format (default csv)
-  --encoding utf-8-bom|utf-8|windows-1252   CSV encoding (default utf-8-bom)
-  --delimiter ';'|','|tab|'|'    CSV delimiter (default ;)
-  --decimal ,|.                  CSV decimal separator (default ,)
-  --date-format iso|dd/MM/yyyy|'dd/MM/yyyy HH:mm:ss'   CSV dates (default dd/MM/yyyy HH:mm:ss)
-  --line-ending crlf|lf          CSV line ending (default crlf)
-  --time-zone ZONE               IANA zone CSV instants are shown in (default: this machine's)
-  --done-file                    also write <file>.done after the file appears
-  --file-name NAME               fixed file name (replaced atomically) instead of <what>-YYYYMMDD-HHmmss.<ext>
-  --out DIR                      exports folder (default <outbox>/exports)
-  --outbox DIR                   outbox folder (default ./outbox)
-  --state-dir DIR                state folder with journal.db (default ./state; --state is the same)
-  --log-level LEVEL              fatal|error|warn|info|debug|trace|silent
-  --page-size N                  records per page asked of the WMS
-  --force                        inventory-finished: export again inventories exported before
-  --json                         print the result as one JSON line
-
-stock-search filters:
-  --warehouse-id ID --owner-id ID --product-id ID --lot-number LOT --material-status-id ID
-  --container-code CODE --unit-measurement-id ID --manufacturing-date DATE --expiration-date DATE
-
-WMS (the config file's wms settings; without a WMS the command stops with exit 2):
-  -c, --config FILE              configuration file (default: ./wmsbridge.config.yaml|.yml|.json, or $WMSBRIDGE_CONFIG)
-  --wms-url URL                  or env WMS_URL (overrides the config file)
-  --access-key-id KEY            or env WMS_ACCESS_KEY_ID
-  --secret-key-env VAR           NAME of the env variable holding the secret (default WMS_SECRET_KEY)
-  --sandbox                      use an in-process sandbox (also: wms.url: sandbox in the config)
-  --sandbox-seed S               seed of that sandbox (default 1)
-  --sandbox-state-file PATH      state file of that sandbox (loaded, and saved on exit)
-`;
-
 const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
   ['warehouse-id', 'warehouseId'],
   ['owner-id', 'ownerId'],
@@ -175,48 +139,46 @@ const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
   ['expiration-date', 'expirationDate'],
 ];
 
+const str = (arg: string, help: string): OptionSpec => ({ type: 'string', arg, help });
+
+export const PULL_COMMAND = defineCommand({
+  name: 'pull',
+  usage: '<what> [options]',
+  description: `what: ${PULL_KINDS.join(', ')}`,
+  common: ['config', 'outbox', 'state-dir', 'log-level', 'json', 'wms-url', 'access-key-id', 'sandbox'],
+  commonHelp: {
+    outbox: 'outbox folder (default ./outbox)',
+    'state-dir': 'state folder with journal.db (default ./state)',
+    json: 'print the result as one JSON line',
+    'wms-url': "the WMS to read (or $WMS_URL; overrides the config file's wms.url)",
+    sandbox: 'use an in-process sandbox (also: wms.url: sandbox in the config)',
+  },
+  options: {
+    format: str('csv|jsonl|json', 'file format (default csv)'),
+    encoding: str('utf-8-bom|utf-8|windows-1252', 'CSV encoding (default utf-8-bom)'),
+    delimiter: str("';'|','|tab|'|'", 'CSV delimiter (default ;)'),
+    decimal: str(',|.', 'CSV decimal separator (default ,)'),
+    'date-format': str("iso|dd/MM/yyyy|'dd/MM/yyyy HH:mm:ss'", 'CSV dates (default dd/MM/yyyy HH:mm:ss)'),
+    'line-ending': str('crlf|lf', 'CSV line ending (default crlf)'),
+    'time-zone': str('ZONE', "IANA zone CSV instants are shown in (default: this machine's)"),
+    'done-file': { type: 'boolean', help: 'also write <file>.done after the file appears' },
+    'file-name': str('NAME', 'fixed file name (replaced atomically) instead of <what>-YYYYMMDD-HHmmss.<ext>'),
+    out: str('DIR', 'exports folder (default <outbox>/exports)'),
+    'page-size': str('N', 'records per page asked of the WMS'),
+    force: { type: 'boolean', help: 'inventory-finished: export again inventories exported before' },
+    'secret-key-env': str('VAR', 'NAME of the env variable holding the secret (default WMS_SECRET_KEY)'),
+    'sandbox-seed': str('S', 'seed of that sandbox (default 1)'),
+    'sandbox-state-file': str('PATH', 'state file of that sandbox (loaded, and saved on exit)'),
+    ...Object.fromEntries(FILTER_FLAGS.map(([flag]): [string, OptionSpec] => [flag, str(flag === 'lot-number' ? 'LOT' : flag === 'container-code' ? 'CODE' : flag.endsWith('-date') ? 'DATE' : 'ID', 'stock-search filter')])),
+  },
+  allowPositionals: true,
+  footer: 'WMS: the config file\'s wms settings, else --wms-url (or --sandbox); without a WMS the command stops with exit 2.',
+});
+
+
 /** argv (+ env) to PullCommandOptions; throws ConfigError on a bad flag. Exported for tests. */
 export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } {
-  const str = { type: 'string' } as const;
-  const bool = { type: 'boolean' } as const;
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        format: str,
-        encoding: str,
-        delimiter: str,
-        decimal: str,
-        'date-format': str,
-        'line-ending': str,
-        'time-zone': str,
-        'done-file': bool,
-        'file-name': str,
-        out: str,
-        outbox: str,
-        state: str,
-        'state-dir': str,
-        'log-level': str,
-        'page-size': str,
-        force: bool,
-        json: bool,
-        help: { type: 'boolean', short: 'h' },
-        'wms-url': str,
-        config: { type: 'string', short: 'c' },
-        'access-key-id': str,
-        'secret-key-env': str,
-        sandbox: bool,
-        'sandbox-seed': str,
-        'sandbox-state-file': str,
-        ...Object.fromEntries(FILTER_FLAGS.map(([flag]) => [flag, str])),
-      },
-    });
-  } catch (err) {
-    throw new ConfigError(`pull: ${(err as Error).message}`);
-  }
+  const parsed = parseCommand(PULL_COMMAND, args);
   const v = parsed.values as Record<string, string | boolean | undefined>;
   const s = (k: string): string | undefined => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
   const help = v['help'] === true;
@@ -260,11 +222,10 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
   if (s('file-name') !== undefined) out.fileName = s('file-name')!;
   if (s('out') !== undefined) out.outDir = s('out')!;
   if (s('outbox') !== undefined) out.outboxDir = s('outbox')!;
-  if (s('state') !== undefined) out.stateDir = s('state')!;
-  if (s('state-dir') !== undefined) out.stateDir = s('state-dir')!; // the same flag as every other command
+  if (s('state-dir') !== undefined) out.stateDir = s('state-dir')!; // --state, the old spelling, is folded into it
   const level = s('log-level');
   if (level !== undefined) {
-    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) throw new ConfigError(`pull: --log-level must be one of fatal, error, warn, info, debug, trace, silent, got "${level}"`);
+    // (one of LOG_LEVELS: the option table checks it)
     out.logger = createLogger({ level: level as 'info' });
   }
   const pageSize = s('page-size');
@@ -299,11 +260,11 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
   try {
     parsed = parsePullArgs(args, process.env);
   } catch (err) {
-    io.stderr.write(`wmsbridge pull: ${(err as Error).message}\n\n${USAGE}`);
+    io.stderr.write(`wmsbridge pull: ${(err as Error).message}\n\n${commandHelp(PULL_COMMAND)}`);
     return 2;
   }
   if (parsed.help) {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandHelp(PULL_COMMAND));
     return 0;
   }
   const { json, help: _help, sandbox: askedSandbox, configFile, ...options } = parsed;

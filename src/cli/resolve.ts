@@ -6,7 +6,8 @@
  *   --drop   --ids 3 [--reason TEXT]   give up on it: settle as rejected
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { ConfigError } from '../shared/errors.js';
 import { pushFiles } from '../push/pipeline.js';
 import type { RecordRow } from '../journal/types.js';
@@ -19,30 +20,30 @@ function isConflictRejection(r: RecordRow): boolean {
   return r.status === 'rejected' && /\b409\b|already exist|duplicat|j[aá] exist/i.test(r.error ?? '');
 }
 
-const HELP = `usage: wmsbridge resolve (--list | --retry | --mark-sent | --drop) [--ids 1,2,3 | --all] [options]
-
-  --list              list held, in-doubt and failed records (default)
-  --retry             put them back in the queue and send them now
-  --mark-sent         settle as delivered (you checked the WMS has it); --wms-id ID stores its id (records
-                      that refer to it are sent by the next run); also takes a record rejected by a conflict
-  --drop              settle as rejected (given up); --reason TEXT is recorded
-  --ids LIST          record ids (from --list or \`wmsbridge status\`)
-  --all               every held, in-doubt and failed record
-${COMMON_HELP}`;
+export const RESOLVE_COMMAND = defineCommand({
+  name: 'resolve',
+  usage: '(--list | --retry | --mark-sent | --drop) [--ids 1,2,3 | --all] [options]',
+  common: APP_OPTIONS,
+  options: {
+    list: { type: 'boolean', help: 'list held, in-doubt and failed records (default)' },
+    retry: { type: 'boolean', help: 'put them back in the queue and send them now' },
+    'mark-sent': {
+      type: 'boolean',
+      help: `settle as delivered (you checked the WMS has it); --wms-id ID stores its id (records
+that refer to it are sent by the next run); also takes a record rejected by a conflict`,
+    },
+    drop: { type: 'boolean', help: 'settle as rejected (given up); --reason TEXT is recorded' },
+    ids: { type: 'string', arg: 'LIST', help: 'record ids (from --list or `wmsbridge status`)' },
+    all: { type: 'boolean', help: 'every held, in-doubt and failed record' },
+    'wms-id': { type: 'string', arg: 'ID', help: 'with --mark-sent: the WMS id of the record' },
+    reason: { type: 'string', arg: 'TEXT', help: 'with --drop: why, recorded with the record' },
+  },
+});
 
 export default async function resolve(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, {
-    list: { type: 'boolean' },
-    retry: { type: 'boolean' },
-    'mark-sent': { type: 'boolean' },
-    drop: { type: 'boolean' },
-    ids: { type: 'string' },
-    all: { type: 'boolean' },
-    'wms-id': { type: 'string' },
-    reason: { type: 'string' },
-  });
+  const { values } = parseCommand(RESOLVE_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(RESOLVE_COMMAND));
     return 0;
   }
   const actions = ['retry', 'mark-sent', 'drop'].filter((a) => values[a as 'retry'] === true);

@@ -5,7 +5,8 @@
  * or fatal error (nothing was lost: rerun after fixing).
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { loadMappingsDir } from '../map/index.js';
 import { ConfigError } from '../shared/errors.js';
 import { createI18n } from '../i18n/index.js';
@@ -38,31 +39,27 @@ export async function refusedCredentials(ctx: AppContext, logger: Logger): Promi
   }
 }
 
-const HELP = `usage: wmsbridge run [options]
-
-Processes every complete file in the inbox channels, sends the records to the WMS in dependency order,
-writes results, rejects and the run report to the outbox, and exits.
-
-options:
-  --dry-run             map and validate everything, send nothing, move nothing (results in outbox/dry-run)
-  --force               process files even when the same content was processed before
-  --pulls               also run the scheduled pulls that are due
-  --max-wait-ms N       how long to wait for files still being written (default: the readiness checks)
-${COMMON_HELP}
-
-exit codes: 0 all delivered; 1 some records rejected/failed/held or a file in error; 2 configuration, usage or
+export const RUN_COMMAND = defineCommand({
+  name: 'run',
+  usage: '[options]',
+  description: `Processes every complete file in the inbox channels, sends the records to the WMS in dependency order,
+writes results, rejects and the run report to the outbox, and exits.`,
+  common: APP_OPTIONS,
+  options: {
+    'dry-run': { type: 'boolean', help: 'map and validate everything, send nothing, move nothing (results in outbox/dry-run)' },
+    force: { type: 'boolean', help: 'process files even when the same content was processed before' },
+    pulls: { type: 'boolean', help: 'also run the scheduled pulls that are due' },
+    'max-wait-ms': { type: 'string', arg: 'N', help: 'how long to wait for files still being written (default: the readiness checks)' },
+  },
+  footer: `exit codes: 0 all delivered; 1 some records rejected/failed/held or a file in error; 2 configuration, usage or
 credentials refused (nothing claimed); 75 the WMS was unavailable (what was not sent waits for the next run);
-130/143 interrupted by SIGINT/SIGTERM (results and report written)`;
+130/143 interrupted by SIGINT/SIGTERM (results and report written)`,
+});
 
 export default async function run(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, {
-    'dry-run': { type: 'boolean' },
-    force: { type: 'boolean' },
-    pulls: { type: 'boolean' },
-    'max-wait-ms': { type: 'string' },
-  });
+  const { values } = parseCommand(RUN_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(RUN_COMMAND));
     return 0;
   }
   const config = await loadConfigFromFlags(values);

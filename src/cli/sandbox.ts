@@ -3,39 +3,45 @@
  * ONE JSON line to stdout, {"url":...,"accessKeyID":...,"secretKey":...}, and nothing else there
  * (logs go to stderr): operators' scripts read that line.
  */
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
 import { createSandbox, formatDialect, parseDialect, type SandboxOptions } from '../sandbox/index.js';
 import type { CliIo } from './types.js';
+import { commandHelp, defineCommand, parseCommand } from './options.js';
 
-const USAGE = `usage: wmsbridge sandbox [options]
+const str = (arg: string, help: string) => ({ type: 'string', arg, help }) as const;
 
-Runs the local sandbox WMS (the whole interface, strict, with real state) on 127.0.0.1.
+export const SANDBOX_COMMAND = defineCommand({
+  name: 'sandbox',
+  usage: '[options]',
+  description: `Runs the local sandbox WMS (the whole interface, strict, with real state) on 127.0.0.1.
 Prints one JSON line {"url","accessKeyID","secretKey"} to stdout when ready; logs go to stderr.
-Stops cleanly on SIGTERM or SIGINT (exit 0).
-
-options:
-  --port N              TCP port (default 0: a free port)
-  --host H              interface (default 127.0.0.1)
-  --seed S              seed of the data, ids and credentials (default 1)
-  --token-ttl SECONDS   access token lifetime (default 900)
-  --latency-ms N        latency added to every API request (default 0)
-  --fail-rate F         fraction of requests answered 500 (0..1, default 0)
-  --rate-429 F          fraction of requests answered 429 Retry-After: 1 (0..1, default 0)
-  --reset-rate F        fraction of connections destroyed without an answer (0..1, default 0)
-  --state-file PATH     JSON state file: loaded at start, saved atomically on change and exit
-  --webhook-url URL     webhook receiver base URL (webhooks go to URL/webhooks/<kind>)
-  --stock-records N     synthetic stock records derived from their index (default 0)
-  --max-page-size N     largest PagingLimit honoured (default 500)
-  --access-key-id ID    credential (default derived from the seed)
-  --secret-key KEY      credential (default derived from the seed; prefer WMSBRIDGE_SANDBOX_SECRET)
-  --dialect D           choices where the interface leaves them open: a preset (default, alt) and/or
-                        knob=value,... (pagingBase=0|1, cnpjFormat=digits|masked, ownersCodeerpMatches=
-                        code|codeERP, pickingListTypeRequired=true|false, dateTimes=utc|local,
-                        duplicates=accept|refuse), e.g. "alt" or "pagingBase=0,cnpjFormat=masked"
-  -h, --help            this text
-`;
+Stops cleanly on SIGTERM or SIGINT (exit 0).`,
+  common: ['access-key-id'],
+  commonHelp: { 'access-key-id': 'credential (default derived from the seed)' },
+  options: {
+    port: str('N', 'TCP port (default 0: a free port)'),
+    host: str('H', 'interface (default 127.0.0.1)'),
+    seed: str('S', 'seed of the data, ids and credentials (default 1)'),
+    'token-ttl': str('SECONDS', 'access token lifetime (default 900)'),
+    'latency-ms': str('N', 'latency added to every API request (default 0)'),
+    'fail-rate': str('F', 'fraction of requests answered 500 (0..1, default 0)'),
+    'rate-429': str('F', 'fraction of requests answered 429 Retry-After: 1 (0..1, default 0)'),
+    'reset-rate': str('F', 'fraction of connections destroyed without an answer (0..1, default 0)'),
+    'state-file': str('PATH', 'JSON state file: loaded at start, saved atomically on change and exit'),
+    'webhook-url': str('URL', 'webhook receiver base URL (webhooks go to URL/webhooks/<kind>)'),
+    'stock-records': str('N', 'synthetic stock records derived from their index (default 0)'),
+    'max-page-size': str('N', 'largest PagingLimit honoured (default 500)'),
+    'secret-key': str('KEY', 'credential (default derived from the seed; prefer WMSBRIDGE_SANDBOX_SECRET)'),
+    dialect: str(
+      'D',
+      `choices where the interface leaves them open: a preset (default, alt) and/or
+knob=value,... (pagingBase=0|1, cnpjFormat=digits|masked, ownersCodeerpMatches=
+code|codeERP, pickingListTypeRequired=true|false, dateTimes=utc|local,
+duplicates=accept|refuse), e.g. "alt" or "pagingBase=0,cnpjFormat=masked"`,
+    ),
+  },
+});
 
 function num(name: string, v: string | undefined, opts: { min?: number; max?: number; int?: boolean } = {}): number | undefined {
   if (v === undefined) return undefined;
@@ -50,35 +56,14 @@ function num(name: string, v: string | undefined, opts: { min?: number; max?: nu
 export default async function sandbox(args: string[], io: CliIo): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        seed: { type: 'string' },
-        'token-ttl': { type: 'string' },
-        'latency-ms': { type: 'string' },
-        'fail-rate': { type: 'string' },
-        'rate-429': { type: 'string' },
-        'reset-rate': { type: 'string' },
-        'state-file': { type: 'string' },
-        'webhook-url': { type: 'string' },
-        'stock-records': { type: 'string' },
-        'max-page-size': { type: 'string' },
-        'access-key-id': { type: 'string' },
-        'secret-key': { type: 'string' },
-        dialect: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseCommand(SANDBOX_COMMAND, args));
   } catch (err) {
-    io.stderr.write(`wmsbridge sandbox: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    io.stderr.write(`wmsbridge sandbox: ${err instanceof Error ? err.message : String(err)}\n\n${commandHelp(SANDBOX_COMMAND)}`);
     return 2;
   }
   if (values.help) {
-    io.stderr.write(USAGE);
+    // stdout carries only the JSON line, even for --help
+    io.stderr.write(commandHelp(SANDBOX_COMMAND));
     return 0;
   }
   const webhookUrl = values['webhook-url'];

@@ -3,21 +3,26 @@
  * need a person (held, in doubt, failed). Read-only: works while `watch` runs.
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import type { FileRow, RecordRow, RecordStatus } from '../journal/types.js';
 import { retention } from '../app/retention.js';
 
-const HELP = `usage: wmsbridge status [--json] [--limit N] [options]
-
-Shows files by status, records by status, and the held, in-doubt and failed records with their reasons.
-${COMMON_HELP}`;
+export const STATUS_COMMAND = defineCommand({
+  name: 'status',
+  usage: '[--json] [--limit N] [options]',
+  description: 'Shows files by status, records by status, and the held, in-doubt and failed records with their reasons.',
+  common: [...APP_OPTIONS, 'json'],
+  commonHelp: { json: 'print it as one JSON object' },
+  options: { limit: { type: 'string', arg: 'N', help: 'records needing attention listed (default 50)' } },
+});
 
 const RECORD_STATUSES: RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
 
 export default async function status(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { json: { type: 'boolean' }, limit: { type: 'string' } });
+  const { values } = parseCommand(STATUS_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(STATUS_COMMAND));
     return 0;
   }
   const limit = values.limit ? Number(values.limit) : 50;

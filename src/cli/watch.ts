@@ -4,20 +4,25 @@
  * the rest pending in the journal (resumed at the next start) and exits 0.
  */
 import type { CliIo } from './types.js';
-import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
+import { loadConfigFromFlags, loadMappingsOrThrow, withApp } from './common.js';
+import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { startWatch } from '../app/watch.js';
 
-const HELP = `usage: wmsbridge watch [options]
-
-Runs as a daemon (systemd, a container, a Windows service wrapper). Stop it with SIGTERM or Ctrl-C.
-  --metrics-port N      serve /healthz and /metrics on 127.0.0.1:N (config: watch.metricsPort)
-  --polling             poll the inbox (SMB/NFS/CIFS shares; config: watch.usePolling)
-${COMMON_HELP}`;
+export const WATCH_COMMAND = defineCommand({
+  name: 'watch',
+  usage: '[options]',
+  description: 'Runs as a daemon (systemd, a container, a Windows service wrapper). Stop it with SIGTERM or Ctrl-C.',
+  common: APP_OPTIONS,
+  options: {
+    'metrics-port': { type: 'string', arg: 'N', help: 'serve /healthz and /metrics on 127.0.0.1:N (config: watch.metricsPort)' },
+    polling: { type: 'boolean', help: 'poll the inbox (SMB/NFS/CIFS shares; config: watch.usePolling)' },
+  },
+});
 
 export default async function watch(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { 'metrics-port': { type: 'string' }, polling: { type: 'boolean' } });
+  const { values } = parseCommand(WATCH_COMMAND, args);
   if (values.help) {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(commandHelp(WATCH_COMMAND));
     return 0;
   }
   // signals are answered from the first moment: a stop asked during start-up ends the daemon as soon as

@@ -4,7 +4,6 @@
  * (requests in flight are answered, the outbox is flushed, the journal closed).
  * runWebhooksCommand() is the flag-free entry point the config-driven path (watch) can call.
  */
-import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -14,6 +13,7 @@ import type { Journal } from '../journal/types.js';
 import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
+import { commandHelp, defineCommand, parseCommand } from './options.js';
 import { assertSafeWebhookListen, secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
 
 export { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions };
@@ -66,32 +66,37 @@ export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): 
  * The shared secret from the environment variable `name`. Strict: a configured but unset or empty
  * variable is an error, never a silently unauthenticated receiver. The value is never printed.
  */
-const USAGE = `usage: wmsbridge webhooks [options]
+const str = (arg: string, help: string) => ({ type: 'string', arg, help }) as const;
 
-Serves the webhook receiver: POST <url>/webhooks/<kind> (kinds: receipt, receipt-status, shipping,
+export const WEBHOOKS_COMMAND = defineCommand({
+  name: 'webhooks',
+  usage: '[options]',
+  description: `Serves the webhook receiver: POST <url>/webhooks/<kind> (kinds: receipt, receipt-status, shipping,
 order-status, packing, stock). Events are stored in <state-dir>/journal.db before they are answered,
 then written to <outbox>/webhooks/<kind>/.
 
 Settings come from wmsbridge.config.yaml (section webhooks, outboxDir, stateDir, journal) when
-one is found or given with --config; flags override them.
-
-options:
-  --config FILE        configuration file                     default ./wmsbridge.config.yaml if present
-  --port N             port (0 = a free port)                 default 8787
-  --host H             interface to bind                      default 127.0.0.1
-                       (another than loopback needs --secret-env, or --insecure)
-  --insecure           accept unauthenticated POSTs on a non-loopback host (behind an authenticating proxy only)
-  --state-dir DIR      folder of the journal                  default ./state
-  --log-level LEVEL    fatal, error, warn, info, debug, trace, silent (or $WMSBRIDGE_LOG_LEVEL; else the config's)
-  --outbox DIR         outbox folder                          default ./outbox
-  --secret-env VAR     name of the environment variable holding the shared secret
-  --secret-header H    header carrying the secret             default X-Webhook-Secret
-  --base-path P        path prefix                            default /webhooks
-  --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
-  --tls-key FILE       PEM private key for --tls-cert
-  --max-body-bytes N   larger bodies are answered 413         default 1048576
-  --flush-interval-ms N  outbox flush cadence                 default 1000
-`;
+one is found or given with --config; flags override them.`,
+  common: ['config', 'state-dir', 'outbox', 'log-level'],
+  commonHelp: {
+    config: 'configuration file (default ./wmsbridge.config.yaml if present)',
+    'state-dir': 'folder of the journal (default ./state)',
+    outbox: 'outbox folder (default ./outbox)',
+    'log-level': "fatal|error|warn|info|debug|trace|silent (or $WMSBRIDGE_LOG_LEVEL; else the config's)",
+  },
+  options: {
+    port: str('N', 'port (0 = a free port; default 8787)'),
+    host: str('H', 'interface to bind (default 127.0.0.1; another than loopback needs --secret-env, or --insecure)'),
+    insecure: { type: 'boolean', help: 'accept unauthenticated POSTs on a non-loopback host (behind an authenticating proxy only)' },
+    'secret-env': str('VAR', 'name of the environment variable holding the shared secret'),
+    'secret-header': str('H', 'header carrying the secret (default X-Webhook-Secret)'),
+    'base-path': str('P', 'path prefix (default /webhooks)'),
+    'tls-cert': str('FILE', 'serve HTTPS with this PEM certificate (needs --tls-key)'),
+    'tls-key': str('FILE', 'PEM private key for --tls-cert'),
+    'max-body-bytes': str('N', 'larger bodies are answered 413 (default 1048576)'),
+    'flush-interval-ms': str('N', 'outbox flush cadence (default 1000)'),
+  },
+});
 
 function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
@@ -100,42 +105,14 @@ function intOption(name: string, value: string | undefined, min: number, max: nu
   return n;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
 export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] }) | 'help' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'state-dir': { type: 'string' },
-        outbox: { type: 'string' },
-        'secret-env': { type: 'string' },
-        'secret-header': { type: 'string' },
-        'base-path': { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'max-body-bytes': { type: 'string' },
-        'flush-interval-ms': { type: 'string' },
-        config: { type: 'string' },
-        'log-level': { type: 'string' },
-        insecure: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new ConfigError(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const { values } = parseCommand(WEBHOOKS_COMMAND, args);
   if (values.help) return 'help';
   const options: WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] } = {};
   if (values.config !== undefined) options.configFile = values.config;
   const lvl = values['log-level'];
   if (lvl !== undefined) {
-    if (!(LOG_LEVELS as readonly string[]).includes(lvl)) throw new ConfigError(`webhooks: --log-level must be one of ${LOG_LEVELS.join(', ')} (got "${lvl}")`);
+    // one of LOG_LEVELS: the option table checks it
     options.logLevel = lvl as ResolvedConfig['log']['level'];
   }
   if (values.insecure === true) options.insecure = true;
@@ -162,7 +139,7 @@ export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (Webh
 export default async function webhooks(args: string[], io: CliIo): Promise<number> {
   const parsed = parseWebhooksArgs(args, process.env);
   if (parsed === 'help') {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandHelp(WEBHOOKS_COMMAND));
     return 0;
   }
   const { configFile, insecure: insecureFlag, logLevel, ...flags } = parsed;

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CsvFormatSchema } from '../outbox/csv.js';
+import { parseSchedule } from '../pull/schedule.js';
 
 const Duration = z.number().int().nonnegative();
 /** a period something waits between two polls or attempts: 0 would spin (refused here, not at run time) */
@@ -146,10 +147,27 @@ export const SandboxConfigSchema = z.strictObject({
     .describe("the sandbox's choices where the interface leaves them open: a preset (default, alt), 'alt,duplicates=accept' or an object (docs/SANDBOX.md Dialects)"),
 });
 
+/**
+ * A schedule (src/pull/schedule.ts): a friendly form or a 5-field cron expression. Checked when the config
+ * loads, so a bad one is a config error naming the setting (exit 2), not a surprise in the night.
+ */
+const ScheduleString = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .superRefine((s, ctx) => {
+      try {
+        parseSchedule(s);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      }
+    })
+    .describe(what);
+
 export const PullConfigSchema = z.strictObject({
   name: z.string().min(1).describe('unique name; its last run is remembered in the journal'),
   what: z.string().min(1).describe('stock, stock-search, inventory, inventory-finished, company, ...'),
-  schedule: z.string().min(1).describe("'every 30m', 'every 2h', 'daily 02:00', 'weekdays 06:30'"),
+  schedule: ScheduleString("'every 30m', 'every 2h', 'daily 02:00', 'weekdays 06:30', or a 5-field cron expression like '30 1 * * *' (zone: the one named after it, else the machine's)"),
   format: z.enum(['csv', 'jsonl', 'json']).default('csv').describe('file format of the export'),
   csv: CsvFormatConfig.optional(),
   doneFile: z.boolean().default(false).describe('write <file>.done after the export'),
@@ -233,7 +251,7 @@ export const ConfigSchema = z.strictObject({
         .describe('after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)'),
       reconcileSchedule: z
         .strictObject({
-          schedule: z.string().min(1).describe("'every 2h', 'daily 06:00', 'weekdays 06:30' (zone: outbox.timeZone)"),
+          schedule: ScheduleString("'every 2h', 'daily 06:00', 'weekdays 06:30', or a 5-field cron expression like '0 6 * * 1-5' (zone: outbox.timeZone)"),
           dir: z.string().min(1).describe('folder searched (with its sub-folders) for the ERP stock file, e.g. inbox/estoque/.wmsbridge/archive'),
           files: z.string().default('*').describe('file name glob; the newest matching file is reconciled'),
           mapping: z.string().optional().describe('mapping name (default: the stock mapping matching the file)'),

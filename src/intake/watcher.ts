@@ -175,134 +175,230 @@ export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
   return (await listInboxFolder(dir)).files;
 }
 
+/** What the watcher's parts share: its logger, its events, its options. */
+interface WatcherContext {
+  log: Logger;
+  emitter: EventEmitter;
+  handleEmpty: boolean;
+  runId?: string | undefined;
+  maxWaitMs: number;
+}
+
+function newChannelState(spec: ChannelWatchSpec): ChannelState {
+  const isData = createNameFilter(spec.patterns, spec.ignore);
+  const accepts = spec.accepts ?? (() => true);
+  const dir = resolve(spec.dir);
+  return {
+    spec,
+    dir,
+    folders: resolveChannelFolders(dir, spec.folders),
+    isData: (n) => !n.startsWith('.') && isData(n),
+    tracker: createReadinessTracker(spec.readiness, (n) => !n.startsWith('.') && isData(n) && accepts(n)),
+    emitted: new Map(),
+    timer: null,
+    dueAt: 0,
+    running: false,
+    current: null,
+    rerun: false,
+    rerunRescan: false,
+    listErrorStreak: 0,
+    refusedSeen: new Set(),
+  };
+}
+
+/**
+ * Lists a channel: data file candidates, plus every entry not taken with why (the folder listing's
+ * refusals, and files of the channel's patterns that no mapping claims; markers and batch triggers are
+ * companions, not refusals). Refusals are reported (logged, emitted) once while the entry stays.
+ */
+async function listChannel(ch: ChannelState, wc: WatcherContext): Promise<{ files: DirEntryInfo[]; refused: RefusedEntry[]; fresh: RefusedEntry[] }> {
+  const listing = await listInboxFolder(ch.dir);
+  const refused: RefusedEntry[] = listing.refused.map((r) => ({ channel: ch.spec.name, ...r }));
+  const accepts = ch.spec.accepts;
+  if (accepts) {
+    const spec = ch.tracker.spec;
+    const triggers = new Set(spec.batchTriggers.map((t) => t.toLowerCase()));
+    const companion = (n: string): boolean => {
+      const l = n.toLowerCase();
+      return spec.mode === 'marker' && (triggers.has(l) || spec.suffixes.some((x) => l.endsWith(x.toLowerCase()) && l.length > x.length));
+    };
+    for (const f of listing.files) {
+      if (ch.isData(f.name) && !companion(f.name) && !accepts(f.name)) {
+        refused.push({ channel: ch.spec.name, name: f.name, path: join(ch.dir, f.name), kind: 'no-mapping', reason: `no mapping matches this file name in channel ${ch.spec.name}: left where it is` });
+      }
+    }
+  }
+  const keys = new Set(refused.map((r) => `${r.name}|${r.kind}`));
+  for (const k of [...ch.refusedSeen]) if (!keys.has(k)) ch.refusedSeen.delete(k);
+  const fresh: RefusedEntry[] = [];
+  for (const r of refused) {
+    const k = `${r.name}|${r.kind}`;
+    if (ch.refusedSeen.has(k)) continue;
+    ch.refusedSeen.add(k);
+    fresh.push(r);
+    // a sub-folder (the attachments' folder, say) is named once at info level; what may be data is a warning
+    wc.log[r.kind === 'folder' ? 'info' : 'warn']({ file: r.path, channel: r.channel, kind: r.kind }, `not taken: ${r.reason}`);
+    wc.emitter.emit('refused-entry', r);
+  }
+  return { files: listing.files, refused, fresh };
+}
+
+/** Ready decisions whose file another local process still holds open for writing become waits. */
+async function holdOpenFiles(ch: ChannelState, decisions: ReadinessDecision[]): Promise<ReadinessDecision[]> {
+  const ready = decisions.filter((d) => d.kind === 'ready');
+  if (ready.length === 0) return decisions;
+  const open = await openForWriting(ready.map((d) => join(ch.dir, d.entry.name)));
+  if (open.size === 0) return decisions;
+  return decisions.map((d) => {
+    const pids = d.kind === 'ready' ? open.get(join(ch.dir, d.entry.name)) : undefined;
+    return pids ? { kind: 'waiting', entry: d.entry, reason: `open for writing by another process (pid ${pids.join(', ')})` } : d;
+  });
+}
+
+const toReady = (ch: ChannelState, e: DirEntryInfo, markers: string[], trigger?: string): ReadyFile => ({
+  channel: ch.spec.name,
+  dir: ch.dir,
+  path: join(ch.dir, e.name),
+  name: e.name,
+  size: e.size,
+  mtimeMs: e.mtimeMs,
+  markers: markers.map((m) => join(ch.dir, m)),
+  ...(trigger ? { trigger: join(ch.dir, trigger) } : {}),
+});
+
+async function rejectEmpty(ch: ChannelState, e: DirEntryInfo, emptyForMs: number, wc: WatcherContext): Promise<EmptyFileReport> {
+  const path = join(ch.dir, e.name);
+  let errorPath: string | null = null;
+  if (wc.handleEmpty) {
+    const claimed = await claimFile(toReady(ch, e, []), { ...ch.spec.folders, logger: wc.log });
+    if (claimed) {
+      const moved = await moveToError(
+        claimed,
+        `empty file: 0 bytes for ${Math.round(emptyForMs / 1000)} s (an ERP that truncates and rewrites a file must not make wmsbridge process an empty file)`,
+        { ...ch.spec.folders, logger: wc.log, ...(wc.runId ? { runId: wc.runId } : {}) },
+      );
+      errorPath = moved.path;
+    }
+  }
+  wc.log.warn({ file: path, channel: ch.spec.name, emptyForMs, errorPath }, 'empty file moved to the error folder');
+  return { channel: ch.spec.name, name: e.name, path, emptyForMs, errorPath };
+}
+
+async function archiveConsumedTriggers(ch: ChannelState, spent: string[], log: Logger): Promise<void> {
+  for (const t of spent) {
+    try {
+      const to = await archiveLooseFile(join(ch.dir, t), ch.folders, new Date(), { logger: log });
+      if (to) log.info({ file: join(ch.dir, t), to }, 'batch trigger consumed and archived: its batch is released');
+    } catch (err) {
+      log.warn({ file: join(ch.dir, t), err: errorMessage(err) }, 'batch trigger could not be archived, will retry');
+    }
+  }
+}
+
+/**
+ * One channel of a one-shot scan: listed until every file is ready, empty, waiting for a marker, or past
+ * the deadline (then reported waiting), polling at the readiness interval.
+ */
+async function scanChannel(spec: ChannelWatchSpec, wc: WatcherContext, report: ScanReport, deadline: number): Promise<void> {
+  const log = wc.log;
+  const ch = newChannelState(spec); // fresh tracker: a one-shot scan owes nothing to a running watcher
+  const done = new Set<string>();
+  for (;;) {
+    let entries: DirEntryInfo[];
+    try {
+      const listed = await listChannel(ch, wc);
+      entries = listed.files;
+      report.refused.push(...listed.fresh);
+    } catch (err) {
+      report.errors.push({ channel: spec.name, dir: ch.dir, message: errorMessage(err) });
+      log.warn({ channel: spec.name, dir: ch.dir, err: errorMessage(err) }, 'cannot list inbox folder, channel skipped this run');
+      return;
+    }
+    const observed = ch.tracker.observe(entries, Date.now());
+    const { consumedTriggers } = observed;
+    const decisions = await holdOpenFiles(ch, observed.decisions);
+    const pending: WaitingFile[] = [];
+    for (const d of decisions) {
+      if (done.has(d.entry.name)) continue;
+      if (d.kind === 'ready') {
+        done.add(d.entry.name);
+        report.ready.push(toReady(ch, d.entry, d.markers, d.trigger));
+      } else if (d.kind === 'empty') {
+        done.add(d.entry.name);
+        try {
+          report.empty.push(await rejectEmpty(ch, d.entry, d.emptyForMs, wc));
+        } catch (err) {
+          report.errors.push({ channel: spec.name, dir: ch.dir, message: `${d.entry.name}: ${errorMessage(err)}` });
+        }
+      } else {
+        const w: WaitingFile = { channel: spec.name, name: d.entry.name, path: join(ch.dir, d.entry.name), reason: d.reason };
+        // a missing marker or an empty file within its grace will not change within one run
+        if (ch.tracker.spec.mode === 'marker' || d.entry.size === 0) {
+          done.add(d.entry.name);
+          report.waiting.push(w);
+        } else pending.push(w);
+      }
+    }
+    if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers, log);
+    if (pending.length === 0) return;
+    const wait = ch.tracker.spec.intervalMs;
+    if (Date.now() + wait > deadline) {
+      for (const w of pending) {
+        report.waiting.push({ ...w, reason: `${w.reason}; not ready within ${wc.maxWaitMs} ms, skipped this run` });
+      }
+      return;
+    }
+    await new Promise((r) => setTimeout(r, wait)); // the readiness poll interval itself
+  }
+}
+
+function assertDistinctChannels(channels: readonly ChannelWatchSpec[]): void {
+  const names = new Set<string>();
+  for (const c of channels) {
+    if (names.has(c.name)) throw new RangeError(`intake: channel ${c.name} is declared twice`);
+    names.add(c.name);
+  }
+}
+
+/**
+ * chokidar on the channel folders (polling for shares): an add, change or unlink only makes the
+ * channel's listing happen sooner (`onEvent` with the path); errors are warnings.
+ */
+function watchChannelFolders(channels: ChannelState[], options: InboxWatcherOptions, log: Logger, onEvent: (path: string) => void): FSWatcher {
+  const w = watch(
+    channels.map((c) => c.dir),
+    {
+      persistent: true,
+      ignoreInitial: true,
+      depth: 0,
+      usePolling: options.usePolling ?? false,
+      interval: options.pollIntervalMs ?? 2000,
+      binaryInterval: options.pollIntervalMs ?? 2000,
+      ignorePermissionErrors: true,
+      // dot-files are never data; the channel folders themselves must not be ignored
+      ignored: (p: string) => basename(p).startsWith('.') && !channels.some((c) => c.dir === resolve(p)),
+    },
+  );
+  w.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
+  w.on('error', (err: unknown) => log.warn({ err: errorMessage(err) }, 'watch error (the periodic rescan still runs)'));
+  return w;
+}
+
 export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatcherDeps): InboxWatcher {
   const log = deps.logger.child({ component: 'intake' });
   const emitter = new EventEmitter();
   const rescanIntervalMs = options.rescanIntervalMs ?? 60_000;
   const maxWaitMs = options.maxWaitMs ?? 30_000;
   const handleEmpty = options.handleEmptyFiles ?? true;
-  const names = new Set<string>();
-  for (const c of options.channels) {
-    if (names.has(c.name)) throw new RangeError(`intake: channel ${c.name} is declared twice`);
-    names.add(c.name);
-  }
+  assertDistinctChannels(options.channels);
 
-  function newState(spec: ChannelWatchSpec): ChannelState {
-    const isData = createNameFilter(spec.patterns, spec.ignore);
-    const accepts = spec.accepts ?? (() => true);
-    const dir = resolve(spec.dir);
-    return {
-      spec,
-      dir,
-      folders: resolveChannelFolders(dir, spec.folders),
-      isData: (n) => !n.startsWith('.') && isData(n),
-      tracker: createReadinessTracker(spec.readiness, (n) => !n.startsWith('.') && isData(n) && accepts(n)),
-      emitted: new Map(),
-      timer: null,
-      dueAt: 0,
-      running: false,
-      current: null,
-      rerun: false,
-      rerunRescan: false,
-      listErrorStreak: 0,
-      refusedSeen: new Set(),
-    };
-  }
+  const wc: WatcherContext = { log, emitter, handleEmpty, runId: options.runId, maxWaitMs };
 
-  /**
-   * Lists a channel: data file candidates, plus every entry not taken with why (the folder listing's
-   * refusals, and files of the channel's patterns that no mapping claims; markers and batch triggers are
-   * companions, not refusals). Refusals are reported (logged, emitted) once while the entry stays.
-   */
-  async function listChannel(ch: ChannelState): Promise<{ files: DirEntryInfo[]; refused: RefusedEntry[]; fresh: RefusedEntry[] }> {
-    const listing = await listInboxFolder(ch.dir);
-    const refused: RefusedEntry[] = listing.refused.map((r) => ({ channel: ch.spec.name, ...r }));
-    const accepts = ch.spec.accepts;
-    if (accepts) {
-      const spec = ch.tracker.spec;
-      const triggers = new Set(spec.batchTriggers.map((t) => t.toLowerCase()));
-      const companion = (n: string): boolean => {
-        const l = n.toLowerCase();
-        return spec.mode === 'marker' && (triggers.has(l) || spec.suffixes.some((x) => l.endsWith(x.toLowerCase()) && l.length > x.length));
-      };
-      for (const f of listing.files) {
-        if (ch.isData(f.name) && !companion(f.name) && !accepts(f.name)) {
-          refused.push({ channel: ch.spec.name, name: f.name, path: join(ch.dir, f.name), kind: 'no-mapping', reason: `no mapping matches this file name in channel ${ch.spec.name}: left where it is` });
-        }
-      }
-    }
-    const keys = new Set(refused.map((r) => `${r.name}|${r.kind}`));
-    for (const k of [...ch.refusedSeen]) if (!keys.has(k)) ch.refusedSeen.delete(k);
-    const fresh: RefusedEntry[] = [];
-    for (const r of refused) {
-      const k = `${r.name}|${r.kind}`;
-      if (ch.refusedSeen.has(k)) continue;
-      ch.refusedSeen.add(k);
-      fresh.push(r);
-      // a sub-folder (the attachments' folder, say) is named once at info level; what may be data is a warning
-      log[r.kind === 'folder' ? 'info' : 'warn']({ file: r.path, channel: r.channel, kind: r.kind }, `not taken: ${r.reason}`);
-      emitter.emit('refused-entry', r);
-    }
-    return { files: listing.files, refused, fresh };
-  }
-
-  /** Ready decisions whose file another local process still holds open for writing become waits. */
-  async function holdOpenFiles(ch: ChannelState, decisions: ReadinessDecision[]): Promise<ReadinessDecision[]> {
-    const ready = decisions.filter((d) => d.kind === 'ready');
-    if (ready.length === 0) return decisions;
-    const open = await openForWriting(ready.map((d) => join(ch.dir, d.entry.name)));
-    if (open.size === 0) return decisions;
-    return decisions.map((d) => {
-      const pids = d.kind === 'ready' ? open.get(join(ch.dir, d.entry.name)) : undefined;
-      return pids ? { kind: 'waiting', entry: d.entry, reason: `open for writing by another process (pid ${pids.join(', ')})` } : d;
-    });
-  }
-
-  const channels = options.channels.map(newState);
+  const channels = options.channels.map(newChannelState);
   let watcher: FSWatcher | null = null;
   let rescanTimer: NodeJS.Timeout | null = null;
   let closed = false;
   let started = false;
-
-  const toReady = (ch: ChannelState, e: DirEntryInfo, markers: string[], trigger?: string): ReadyFile => ({
-    channel: ch.spec.name,
-    dir: ch.dir,
-    path: join(ch.dir, e.name),
-    name: e.name,
-    size: e.size,
-    mtimeMs: e.mtimeMs,
-    markers: markers.map((m) => join(ch.dir, m)),
-    ...(trigger ? { trigger: join(ch.dir, trigger) } : {}),
-  });
-
-  async function rejectEmpty(ch: ChannelState, e: DirEntryInfo, emptyForMs: number): Promise<EmptyFileReport> {
-    const path = join(ch.dir, e.name);
-    let errorPath: string | null = null;
-    if (handleEmpty) {
-      const claimed = await claimFile(toReady(ch, e, []), { ...ch.spec.folders, logger: log });
-      if (claimed) {
-        const moved = await moveToError(
-          claimed,
-          `empty file: 0 bytes for ${Math.round(emptyForMs / 1000)} s (an ERP that truncates and rewrites a file must not make wmsbridge process an empty file)`,
-          { ...ch.spec.folders, logger: log, ...(options.runId ? { runId: options.runId } : {}) },
-        );
-        errorPath = moved.path;
-      }
-    }
-    log.warn({ file: path, channel: ch.spec.name, emptyForMs, errorPath }, 'empty file moved to the error folder');
-    return { channel: ch.spec.name, name: e.name, path, emptyForMs, errorPath };
-  }
-
-  async function archiveConsumedTriggers(ch: ChannelState, spent: string[]): Promise<void> {
-    for (const t of spent) {
-      try {
-        const to = await archiveLooseFile(join(ch.dir, t), ch.folders, new Date(), { logger: log });
-        if (to) log.info({ file: join(ch.dir, t), to }, 'batch trigger consumed and archived: its batch is released');
-      } catch (err) {
-        log.warn({ file: join(ch.dir, t), err: errorMessage(err) }, 'batch trigger could not be archived, will retry');
-      }
-    }
-  }
 
   // ---- continuous watching ------------------------------------------------------------------------
   function schedule(ch: ChannelState, delayMs: number, rescan = false): void {
@@ -331,7 +427,7 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
     try {
       let entries: DirEntryInfo[];
       try {
-        entries = (await listChannel(ch)).files;
+        entries = (await listChannel(ch, wc)).files;
         if (ch.listErrorStreak > 0) log.info({ channel: ch.spec.name, dir: ch.dir }, 'inbox folder readable again');
         ch.listErrorStreak = 0;
       } catch (err) {
@@ -356,7 +452,7 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
           emitter.emit('ready-file', toReady(ch, d.entry, d.markers, d.trigger));
         } else if (d.kind === 'empty') {
           try {
-            emitter.emit('empty-file', await rejectEmpty(ch, d.entry, d.emptyForMs));
+            emitter.emit('empty-file', await rejectEmpty(ch, d.entry, d.emptyForMs, wc));
           } catch (err) {
             log.warn({ file: join(ch.dir, d.entry.name), err: errorMessage(err) }, 'empty file could not be moved to the error folder, will retry');
           }
@@ -366,7 +462,7 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
           waiting = true;
         }
       }
-      if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers);
+      if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers, log);
     } catch (err) {
       log.warn({ channel: ch.spec.name, err: errorMessage(err) }, 'inbox check failed, will retry');
       waiting = true;
@@ -390,27 +486,10 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
     if (started) throw new Error('intake watcher already started');
     if (closed) throw new Error('intake watcher is closed');
     started = true;
-    const w = watch(
-      channels.map((c) => c.dir),
-      {
-        persistent: true,
-        ignoreInitial: true,
-        depth: 0,
-        usePolling: options.usePolling ?? false,
-        interval: options.pollIntervalMs ?? 2000,
-        binaryInterval: options.pollIntervalMs ?? 2000,
-        ignorePermissionErrors: true,
-        // dot-files are never data; the channel folders themselves must not be ignored
-        ignored: (p: string) => basename(p).startsWith('.') && !channels.some((c) => c.dir === resolve(p)),
-      },
-    );
-    watcher = w;
-    const onEvent = (path: string): void => {
+    const w = (watcher = watchChannelFolders(channels, options, log, (path) => {
       const ch = channelOf(path);
       if (ch) schedule(ch, 0);
-    };
-    w.on('add', onEvent).on('change', onEvent).on('unlink', onEvent);
-    w.on('error', (err: unknown) => log.warn({ err: errorMessage(err) }, 'watch error (the periodic rescan still runs)'));
+    }));
     await new Promise<void>((res) => w.once('ready', () => res()));
     if (closed) return;
     rescanTimer = setInterval(() => {
@@ -419,64 +498,10 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
     await Promise.all(channels.map((ch) => (ch.current = check(ch))));
     log.info({ channels: channels.map((c) => c.spec.name), usePolling: options.usePolling ?? false, rescanIntervalMs }, 'watching inbox folders');
   }
-
-  // ---- one-shot scan ------------------------------------------------------------------------------
   async function scan(): Promise<ScanReport> {
     const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [], refused: [] };
     const deadline = Date.now() + maxWaitMs;
-    await Promise.all(
-      options.channels.map(async (spec) => {
-        const ch = newState(spec); // fresh tracker: a one-shot scan owes nothing to a running watcher
-        const done = new Set<string>();
-        for (;;) {
-          let entries: DirEntryInfo[];
-          try {
-            const listed = await listChannel(ch);
-            entries = listed.files;
-            report.refused.push(...listed.fresh);
-          } catch (err) {
-            report.errors.push({ channel: spec.name, dir: ch.dir, message: errorMessage(err) });
-            log.warn({ channel: spec.name, dir: ch.dir, err: errorMessage(err) }, 'cannot list inbox folder, channel skipped this run');
-            return;
-          }
-          const observed = ch.tracker.observe(entries, Date.now());
-          const { consumedTriggers } = observed;
-          const decisions = await holdOpenFiles(ch, observed.decisions);
-          const pending: WaitingFile[] = [];
-          for (const d of decisions) {
-            if (done.has(d.entry.name)) continue;
-            if (d.kind === 'ready') {
-              done.add(d.entry.name);
-              report.ready.push(toReady(ch, d.entry, d.markers, d.trigger));
-            } else if (d.kind === 'empty') {
-              done.add(d.entry.name);
-              try {
-                report.empty.push(await rejectEmpty(ch, d.entry, d.emptyForMs));
-              } catch (err) {
-                report.errors.push({ channel: spec.name, dir: ch.dir, message: `${d.entry.name}: ${errorMessage(err)}` });
-              }
-            } else {
-              const w: WaitingFile = { channel: spec.name, name: d.entry.name, path: join(ch.dir, d.entry.name), reason: d.reason };
-              // a missing marker or an empty file within its grace will not change within one run
-              if (ch.tracker.spec.mode === 'marker' || d.entry.size === 0) {
-                done.add(d.entry.name);
-                report.waiting.push(w);
-              } else pending.push(w);
-            }
-          }
-          if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers);
-          if (pending.length === 0) return;
-          const wait = ch.tracker.spec.intervalMs;
-          if (Date.now() + wait > deadline) {
-            for (const w of pending) {
-              report.waiting.push({ ...w, reason: `${w.reason}; not ready within ${maxWaitMs} ms, skipped this run` });
-            }
-            return;
-          }
-          await new Promise((r) => setTimeout(r, wait)); // the readiness poll interval itself
-        }
-      }),
-    );
+    await Promise.all(options.channels.map((spec) => scanChannel(spec, wc, report, deadline)));
     for (const w of report.waiting) log.info({ file: w.path, channel: w.channel, reason: w.reason }, 'file not ready, skipped');
     return report;
   }

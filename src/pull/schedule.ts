@@ -7,17 +7,22 @@
  *   every <N>h                   every N hours     (1 <= N <= 168),  counted from the last run
  *   daily HH:MM [ZONE]           every day at HH:MM wall-clock time
  *   weekdays HH:MM [ZONE]        Monday to Friday at HH:MM wall-clock time
+ *   M H DOM MON DOW [ZONE]       a standard 5-field cron expression (`30 1 * * *`, `0,30 6-18 * * 1-5`,
+ *                                names JAN-DEC and SUN-SAT, @daily...), computed by croner; day of month
+ *                                and day of week combine with OR, as in Vixie cron
  * ZONE is an IANA time zone name (America/Sao_Paulo). Without it, the `timeZone` option of
  * parseSchedule applies, and without that the local time zone of the process (TZ).
  *
  * Rules (docs/PULL.md):
  * - A schedule that never ran (lastRun null) is due at once: the first check runs it.
  * - `every`: due lastRun + interval. A lastRun in the future (clock moved back) counts as now.
- * - `daily` / `weekdays`: due at the first slot strictly after lastRun. Missed slots (process down
+ * - `daily` / `weekdays` / cron: due at the first slot strictly after lastRun. Missed slots (process down
  *   for days) are caught up ONCE, not once per missed slot.
  * - A slot inside a DST gap (02:30 on a spring-forward day) is the instant the clock jumps over it
- *   (reads 03:30 after a one-hour jump); in a repeated hour (fall-back) the first occurrence.
+ *   (reads 03:30 after a one-hour jump); in a repeated hour (fall-back) the first occurrence. A cron
+ *   slot inside a gap runs at the jump (croner's rule: 03:00 after a jump from 02:00 to 03:00).
  */
+import { Cron } from 'croner';
 import { wallClock, zoneOffsetMs } from '../shared/time.js';
 import { ConfigError } from '../shared/errors.js';
 
@@ -30,14 +35,24 @@ export type Schedule =
       /** IANA zone; undefined: the local time zone of the process */
       readonly timeZone: string | undefined;
       readonly source: string;
+    }
+  | {
+      readonly kind: 'cron';
+      /** the 5 fields (or an @nickname) as written */
+      readonly expression: string;
+      /** IANA zone; undefined: the local time zone of the process */
+      readonly timeZone: string | undefined;
+      readonly source: string;
     };
 
 export interface ScheduleOptions {
-  /** IANA time zone for daily/weekdays when the schedule string names none. @default process local zone */
+  /** IANA time zone for daily/weekdays/cron when the schedule string names none. @default process local zone */
   timeZone?: string;
 }
 
-export const SCHEDULE_GRAMMAR = "'every <N>m' | 'every <N>h' | 'daily HH:MM [Zone/Name]' | 'weekdays HH:MM [Zone/Name]'";
+export const SCHEDULE_GRAMMAR = "'every <N>m' | 'every <N>h' | 'daily HH:MM [Zone/Name]' | 'weekdays HH:MM [Zone/Name]' | a 5-field cron 'M H DOM MON DOW [Zone/Name]'";
+
+const CRON_NICKNAMES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -73,7 +88,31 @@ export function parseSchedule(s: string, options: ScheduleOptions = {}): Schedul
     if (timeZone !== undefined && !isValidTimeZone(timeZone)) fail(`unknown time zone "${timeZone}"`);
     return { kind: head, hour, minute, timeZone, source };
   }
+  const cron = parseCron(tokens, options, fail);
+  if (cron) return { ...cron, source };
   return fail(source.length === 0 ? 'empty' : `unknown form "${tokens[0] ?? ''}"`);
+}
+
+/** A 5-field cron expression (or an @nickname), optionally followed by a zone; null: not cron-shaped. */
+function parseCron(tokens: string[], options: ScheduleOptions, fail: (why: string) => never): { kind: 'cron'; expression: string; timeZone: string | undefined } | null {
+  const nickname = tokens[0] !== undefined && CRON_NICKNAMES.has(tokens[0].toLowerCase());
+  const fields = nickname ? 1 : 5;
+  // cron-shaped: digits, * / , - ? L W # and month or day names in the first field
+  if (!nickname && (tokens.length < 5 || !/^[\d*/,?-]+$/.test(tokens[0] ?? ''))) return null;
+  if (tokens.length > fields + 1) fail(`a cron expression has ${fields === 1 ? 'one nickname' : '5 fields'} (minute hour day-of-month month day-of-week) and optionally a time zone, got ${tokens.length} tokens`);
+  const expression = tokens.slice(0, fields).join(' ');
+  const timeZone = tokens[fields] ?? options.timeZone;
+  if (timeZone !== undefined && !isValidTimeZone(timeZone)) fail(tokens[fields] !== undefined && /^[\d*/,?-]+$/.test(tokens[fields]!) ? 'a cron expression has 5 fields (seconds are not supported)' : `unknown time zone "${timeZone}"`);
+  try {
+    cronOf(expression, timeZone);
+  } catch (err) {
+    fail(`invalid cron expression "${expression}": ${(err instanceof Error ? err.message : String(err)).replace(/^CronPattern: /, '')}`);
+  }
+  return { kind: 'cron', expression: nickname ? expression.toLowerCase() : expression, timeZone };
+}
+
+function cronOf(expression: string, timeZone: string | undefined): Cron {
+  return new Cron(expression, { mode: '5-part', paused: true, ...(timeZone !== undefined ? { timezone: timeZone } : {}) });
 }
 
 /** When the schedule is next due, given its last run (null: never ran). */
@@ -81,6 +120,7 @@ export function nextRun(schedule: Schedule, lastRun: Date | null, now: Date): Da
   if (lastRun === null || Number.isNaN(lastRun.getTime())) return new Date(now.getTime());
   const last = Math.min(lastRun.getTime(), now.getTime());
   if (schedule.kind === 'every') return new Date(last + schedule.intervalMs);
+  if (schedule.kind === 'cron') return nextCronSlotAfter(schedule, last);
   return new Date(nextSlotAfter(schedule, last));
 }
 
@@ -128,6 +168,15 @@ function nextSlotAfter(schedule: Extract<Schedule, { kind: 'daily' | 'weekdays' 
   }
   /* c8 ignore next */
   throw new Error(`schedule "${schedule.source}": no slot found after ${new Date(after).toISOString()}`);
+}
+
+function nextCronSlotAfter(schedule: Extract<Schedule, { kind: 'cron' }>, after: number): Date {
+  // croner's next run is strictly after the instant it is given (to the second): an instant inside the
+  // slot's own second is moved to its end first
+  const next = cronOf(schedule.expression, schedule.timeZone).nextRun(new Date(Math.floor(after / 1000) * 1000 + 999));
+  /* c8 ignore next */
+  if (!next) throw new Error(`schedule "${schedule.source}": no slot found after ${new Date(after).toISOString()}`);
+  return next;
 }
 
 function isValidTimeZone(tz: string): boolean {

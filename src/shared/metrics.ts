@@ -1,43 +1,29 @@
 /**
- * A tiny Prometheus registry (text exposition format 0.0.4), no dependency: counters, gauges and
- * histograms with labels; render() gives the body for GET /metrics.
+ * Prometheus metrics on prom-client (the client Node operators know; its exposition passes `promtool
+ * check metrics`): a registry with counters, gauges and histograms with labels, counters whose value is
+ * read from a component's own running totals, histograms rendered from a component's latency buckets,
+ * the process metrics (collectDefaultMetrics) and `wmsbridge_build_info`. render() gives the body for
+ * GET /metrics.
+ *
+ * Names follow Prometheus practice: counters end in `_total`, gauges do not, units are base units
+ * (`_seconds`, `_bytes`).
  */
+import { collectDefaultMetrics, Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
+import { VERSION } from './version.js';
 
 export type Labels = Record<string, string | number>;
 
-const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-
-/** Label values: backslash, double quote and line feed are escaped. */
-export function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+export interface Counter {
+  inc(labels?: Labels, by?: number): void;
 }
-/** HELP text: backslash and line feed are escaped. */
-export function escapeHelp(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+export interface Gauge {
+  set(value: number, labels?: Labels): void;
+  inc(labels?: Labels, by?: number): void;
+  dec(labels?: Labels, by?: number): void;
 }
-export function formatMetricValue(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (n === Infinity) return '+Inf';
-  if (n === -Infinity) return '-Inf';
-  return String(n);
+export interface Histogram {
+  observe(value: number, labels?: Labels): void;
 }
-
-function labelKey(names: readonly string[], labels: Labels = {}): string[] {
-  for (const k of Object.keys(labels)) if (!names.includes(k)) throw new Error(`metrics: unknown label "${k}"`);
-  return names.map((n) => String(labels[n] ?? ''));
-}
-function renderLabels(names: readonly string[], values: readonly string[], extra?: [string, string]): string {
-  const parts = names.map((n, i) => `${n}="${escapeLabelValue(values[i] ?? '')}"`);
-  if (extra) parts.push(`${extra[0]}="${escapeLabelValue(extra[1])}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
-}
-
-export interface Counter { inc(labels?: Labels, by?: number): void; get(labels?: Labels): number }
-export interface Gauge { set(value: number, labels?: Labels): void; inc(labels?: Labels, by?: number): void; dec(labels?: Labels, by?: number): void; get(labels?: Labels): number }
-export interface Histogram { observe(value: number, labels?: Labels): void }
-
-interface Metric { name: string; render(): string[] }
 
 export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -45,110 +31,116 @@ export interface MetricsRegistry {
   counter(name: string, help: string, labelNames?: readonly string[]): Counter;
   gauge(name: string, help: string, labelNames?: readonly string[]): Gauge;
   histogram(name: string, help: string, buckets?: readonly number[], labelNames?: readonly string[]): Histogram;
-  render(): string;
+  /** a counter whose value is a running total kept elsewhere (read at each scrape; never decreases) */
+  sourcedCounter(name: string, help: string, read: () => number | undefined): void;
+  /** a histogram in seconds rendered from a component's own latency buckets in ms (read at each scrape) */
+  latencyHistogram(name: string, help: string, read: () => LatencySnapshot | undefined): void;
+  /** the process metrics (CPU, memory, handles, event loop, GC) and wmsbridge_build_info{version,node} */
+  processMetrics(): void;
+  render(): Promise<string>;
   /** content type for the HTTP response */
   readonly contentType: string;
 }
 
-export function createMetricsRegistry(): MetricsRegistry {
-  const metrics = new Map<string, Metric>();
-  const check = (name: string, labelNames: readonly string[]): void => {
-    if (!NAME.test(name)) throw new Error(`metrics: invalid metric name "${name}"`);
-    if (metrics.has(name)) throw new Error(`metrics: "${name}" is already registered`);
-    for (const l of labelNames) if (!LABEL.test(l) || l.startsWith('__') || l === 'le') throw new Error(`metrics: invalid label name "${l}"`);
-  };
-  const header = (name: string, help: string, type: string): string[] => [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} ${type}`];
+/** prom-client accepts a label object or a value first; our API always takes labels first. */
+const labelsOf = (labels?: Labels): Record<string, string | number> => labels ?? {};
 
-  function scalar(name: string, help: string, labelNames: readonly string[], type: 'counter' | 'gauge'): Counter & Gauge {
-    check(name, labelNames);
-    const values = new Map<string, { lv: string[]; v: number }>();
-    const slot = (labels?: Labels): { lv: string[]; v: number } => {
-      const lv = labelKey(labelNames, labels);
-      const k = JSON.stringify(lv);
-      let s = values.get(k);
-      if (!s) values.set(k, (s = { lv, v: 0 }));
-      return s;
-    };
-    metrics.set(name, {
-      name,
-      render: () => {
-        const lines = header(name, help, type);
-        if (values.size === 0 && labelNames.length === 0) lines.push(`${name} 0`);
-        for (const s of values.values()) lines.push(`${name}${renderLabels(labelNames, s.lv)} ${formatMetricValue(s.v)}`);
-        return lines;
-      },
-    });
-    return {
-      inc(labels, by = 1) {
-        if (type === 'counter' && by < 0) throw new Error(`metrics: counter ${name} cannot decrease`);
-        slot(labels).v += by;
-      },
-      dec(labels, by = 1) {
-        slot(labels).v -= by;
-      },
-      set(value, labels) {
-        slot(labels).v = value;
-      },
-      get(labels) {
-        return values.get(JSON.stringify(labelKey(labelNames, labels)))?.v ?? 0;
-      },
-    };
+/**
+ * A histogram whose series is a LatencySnapshot (per-bucket counts in ms kept by the component on its
+ * hot path), exposed in seconds. prom-client renders it like its own histograms.
+ */
+class SnapshotHistogram extends PromHistogram {
+  constructor(
+    private readonly metricName: string,
+    private readonly metricHelp: string,
+    private readonly read: () => LatencySnapshot | undefined,
+    registry: Registry,
+  ) {
+    super({ name: metricName, help: metricHelp, registers: [registry] });
   }
 
+  private series(): Array<{ value: number; labels: Record<string, string | number>; metricName: string }> {
+    const s = this.read();
+    if (!s || s.bucketsMs.length === 0) return [];
+    const values: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
+    let cum = 0;
+    s.bucketsMs.forEach((le, i) => {
+      cum += s.counts[i] ?? 0;
+      values.push({ value: cum, labels: { le: le / 1000 }, metricName: `${this.metricName}_bucket` });
+    });
+    values.push({ value: s.count, labels: { le: '+Inf' }, metricName: `${this.metricName}_bucket` });
+    values.push({ value: s.sumMs / 1000, labels: {}, metricName: `${this.metricName}_sum` });
+    values.push({ value: s.count, labels: {}, metricName: `${this.metricName}_count` });
+    return values;
+  }
+
+  // what the registry renders (the text exposition calls getForPromString, JSON calls get)
+  async getForPromString(): Promise<{ name: string; help: string; type: 'histogram'; values: ReturnType<SnapshotHistogram['series']>; aggregator: 'sum' }> {
+    return { name: this.metricName, help: this.metricHelp, type: 'histogram', values: this.series(), aggregator: 'sum' };
+  }
+
+  override async get(): ReturnType<PromHistogram['get']> {
+    return (await this.getForPromString()) as unknown as Awaited<ReturnType<PromHistogram['get']>>;
+  }
+}
+
+export function createMetricsRegistry(): MetricsRegistry {
+  const registry = new Registry();
+  const names = (labelNames: readonly string[]): string[] => [...labelNames];
   return {
-    contentType: 'text/plain; version=0.0.4; charset=utf-8',
-    counter: (name, help, labelNames = []) => {
-      const c = scalar(name, help, labelNames, 'counter');
-      return { inc: c.inc, get: c.get };
-    },
-    gauge: (name, help, labelNames = []) => scalar(name, help, labelNames, 'gauge'),
-    histogram(name, help, buckets = DEFAULT_BUCKETS, labelNames = []) {
-      check(name, labelNames);
-      const bs = [...buckets].filter((b) => Number.isFinite(b)).sort((a, b) => a - b);
-      const series = new Map<string, { lv: string[]; counts: number[]; sum: number; count: number }>();
-      metrics.set(name, {
-        name,
-        render: () => {
-          const lines = header(name, help, 'histogram');
-          const all = series.size === 0 && labelNames.length === 0 ? [{ lv: [], counts: bs.map(() => 0), sum: 0, count: 0 }] : [...series.values()];
-          for (const s of all) {
-            // buckets are stored per interval and rendered cumulative
-            let cum = 0;
-            bs.forEach((b, i) => {
-              cum += s.counts[i] ?? 0;
-              lines.push(`${name}_bucket${renderLabels(labelNames, s.lv, ['le', formatMetricValue(b)])} ${cum}`);
-            });
-            lines.push(`${name}_bucket${renderLabels(labelNames, s.lv, ['le', '+Inf'])} ${s.count}`);
-            lines.push(`${name}_sum${renderLabels(labelNames, s.lv)} ${formatMetricValue(s.sum)}`);
-            lines.push(`${name}_count${renderLabels(labelNames, s.lv)} ${s.count}`);
-          }
-          return lines;
-        },
-      });
+    contentType: registry.contentType,
+    counter(name, help, labelNames = []) {
+      const c = new PromCounter({ name, help, labelNames: names(labelNames), registers: [registry] });
       return {
-        observe(value, labels) {
-          const lv = labelKey(labelNames, labels);
-          const k = JSON.stringify(lv);
-          let s = series.get(k);
-          if (!s) series.set(k, (s = { lv, counts: bs.map(() => 0), sum: 0, count: 0 }));
-          const i = bs.findIndex((b) => value <= b);
-          if (i >= 0) s.counts[i]! += 1;
-          s.sum += value;
-          s.count += 1;
-        },
+        inc: (labels, by = 1) => c.inc(labelsOf(labels), by),
       };
     },
-    render() {
-      const lines: string[] = [];
-      for (const m of metrics.values()) lines.push(...m.render());
-      return lines.length ? `${lines.join('\n')}\n` : '';
+    gauge(name, help, labelNames = []) {
+      const g = new PromGauge({ name, help, labelNames: names(labelNames), registers: [registry] });
+      return {
+        set: (value, labels) => g.set(labelsOf(labels), value),
+        inc: (labels, by = 1) => g.inc(labelsOf(labels), by),
+        dec: (labels, by = 1) => g.dec(labelsOf(labels), by),
+      };
+    },
+    histogram(name, help, buckets = DEFAULT_BUCKETS, labelNames = []) {
+      const h = new PromHistogram({ name, help, buckets: [...buckets], labelNames: names(labelNames), registers: [registry] });
+      return { observe: (value, labels) => h.observe(labelsOf(labels), value) };
+    },
+    sourcedCounter(name, help, read) {
+      new PromCounter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          // the source is a running total of this process: shown as it is
+          this.reset();
+          const v = read();
+          if (v !== undefined && v > 0) this.inc(v);
+        },
+      });
+    },
+    latencyHistogram(name, help, read) {
+      new SnapshotHistogram(name, help, read, registry);
+    },
+    processMetrics() {
+      collectDefaultMetrics({ register: registry });
+      // prom-client's totals of active handles, requests and resources are gauges named _total, which
+      // promtool refuses; the same figures by type stay (nodejs_active_handles{type=...}, ...)
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+      const info = new PromGauge({ name: 'wmsbridge_build_info', help: 'Always 1; the version of wmsbridge and of Node.js in labels', labelNames: ['version', 'node'], registers: [registry] });
+      info.set({ version: VERSION, node: process.versions.node }, 1);
+    },
+    async render() {
+      // prom-client separates metric families with an empty line; one family after the other is enough
+      return (await registry.metrics()).replace(/\n{2,}/g, '\n');
     },
   };
 }
 
 /**
  * Latency kept as per-bucket counts (cheap to update on a hot path, no registry needed), for a component
- * that reports its own figures: rendered as a cumulative Prometheus histogram by renderLatencyHistogram.
+ * that reports its own figures: exposed in seconds by MetricsRegistry.latencyHistogram.
  */
 export interface LatencySnapshot {
   /** upper bounds in ms */
@@ -181,17 +173,4 @@ export function createLatencyRecorder(bucketsMs: readonly number[]): LatencyReco
     },
     snapshot: () => ({ bucketsMs: [...bucketsMs], counts: [...counts], sumMs, count, maxMs }),
   };
-}
-
-/** A LatencySnapshot as a cumulative histogram named `name` (empty when nothing was observed yet). */
-export function renderLatencyHistogram(name: string, help: string, s: LatencySnapshot): string {
-  if (s.bucketsMs.length === 0) return '';
-  const lines = [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} histogram`];
-  let cum = 0;
-  s.bucketsMs.forEach((le, i) => {
-    cum += s.counts[i] ?? 0;
-    lines.push(`${name}_bucket{le="${formatMetricValue(le)}"} ${cum}`);
-  });
-  lines.push(`${name}_bucket{le="+Inf"} ${s.count}`, `${name}_sum ${formatMetricValue(s.sumMs)}`, `${name}_count ${s.count}`);
-  return `${lines.join('\n')}\n`;
 }

@@ -39,7 +39,7 @@ function parseExposition(text: string): { types: Map<string, string>; samples: A
 }
 
 describe('metrics', () => {
-  test('counters, gauges, label escaping', () => {
+  test('counters, gauges, label escaping', async () => {
     const r = createMetricsRegistry();
     const c = r.counter('wmsbridge_records_total', 'Records settled\nby outcome \\ target', ['outcome', 'target']);
     c.inc({ outcome: 'created', target: 'Product' }, 3);
@@ -47,7 +47,7 @@ describe('metrics', () => {
     const g = r.gauge('wmsbridge_queue_depth', 'Records waiting');
     g.set(5);
     g.dec(undefined, 2);
-    const text = r.render();
+    const text = await r.render();
     const { types, samples } = parseExposition(text);
     assert.equal(types.get('wmsbridge_records_total'), 'counter');
     assert.equal(types.get('wmsbridge_queue_depth'), 'gauge');
@@ -61,11 +61,11 @@ describe('metrics', () => {
     assert.throws(() => r.counter('bad-name', 'x'));
   });
 
-  test('histogram buckets are cumulative, with +Inf, _sum and _count', () => {
+  test('histogram buckets are cumulative, with +Inf, _sum and _count', async () => {
     const r = createMetricsRegistry();
     const h = r.histogram('wmsbridge_request_seconds', 'WMS request duration', [0.1, 0.5, 1], ['method']);
     for (const v of [0.05, 0.2, 0.3, 0.7, 3]) h.observe(v, { method: 'POST' });
-    const { types, samples } = parseExposition(r.render());
+    const { types, samples } = parseExposition(await r.render());
     assert.equal(types.get('wmsbridge_request_seconds'), 'histogram');
     const buckets = samples.filter((s) => s.name === 'wmsbridge_request_seconds_bucket').map((s) => [s.labels.le, s.value]);
     assert.deepEqual(buckets, [['0.1', 1], ['0.5', 3], ['1', 4], ['+Inf', 5]]);
@@ -73,11 +73,11 @@ describe('metrics', () => {
     assert.ok(Math.abs(samples.find((s) => s.name === 'wmsbridge_request_seconds_sum')!.value - 4.25) < 1e-9);
   });
 
-  test('an unlabelled metric with no observations still renders', () => {
+  test('an unlabelled metric with no observations still renders', async () => {
     const r = createMetricsRegistry();
     r.counter('a_total', 'a');
     r.histogram('b_seconds', 'b', [1]);
-    const { samples } = parseExposition(r.render());
+    const { samples } = parseExposition(await r.render());
     assert.deepEqual(samples.map((s) => `${s.name}${s.labels.le ?? ''}=${s.value}`), ['a_total=0', 'b_seconds_bucket1=0', 'b_seconds_bucket+Inf=0', 'b_seconds_sum=0', 'b_seconds_count=0']);
   });
 });
@@ -89,7 +89,7 @@ test('watch metrics: inbox entries not taken are counted by kind', async () => {
   m.recordRefused('symlink');
   m.recordRefused('name-encoding');
   const client = { requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [10], latencyCounts: [0, 0], latencySumMs: 0 };
-  const text = m.render({ recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 }, files: [], client, queued: 0 });
+  const text = await m.render({ recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 }, files: [], client, queued: 0 });
   assert.match(text, /^wmsbridge_intake_refused_total\{kind="symlink"\} 2$/m);
   assert.match(text, /^wmsbridge_intake_refused_total\{kind="name-encoding"\} 1$/m);
 });

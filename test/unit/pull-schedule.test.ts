@@ -120,3 +120,70 @@ describe('nextRun / isDue: daily and weekdays', () => {
     assert.equal(nextRun(s, d('2026-10-25T00:30:00Z'), d('2026-10-25T00:30:00Z')).toISOString(), '2026-10-26T01:30:00.000Z');
   });
 });
+
+describe('cron expressions (croner), beside the friendly forms', () => {
+  test('a 5-field expression parses, in the given zone or the one named after it', () => {
+    assert.deepEqual(parseSchedule('30 1 * * *', { timeZone: 'America/Sao_Paulo' }), { kind: 'cron', expression: '30 1 * * *', timeZone: 'America/Sao_Paulo', source: '30 1 * * *' });
+    assert.deepEqual(parseSchedule(' 0 6  * * 1-5   UTC ', { timeZone: 'America/Sao_Paulo' }), { kind: 'cron', expression: '0 6 * * 1-5', timeZone: 'UTC', source: '0 6  * * 1-5   UTC' });
+    assert.equal(parseSchedule('@DAILY').kind, 'cron');
+  });
+
+  test('next run in UTC and in America/Sao_Paulo (UTC-3 all year): strictly after the last run', () => {
+    const utc = parseSchedule('30 1 * * *', { timeZone: 'UTC' });
+    assert.equal(nextRun(utc, d('2026-03-10T01:00:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-10T01:30:00.000Z');
+    assert.equal(nextRun(utc, d('2026-03-10T01:30:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T01:30:00.000Z', 'exactly at the slot: the next day');
+    assert.equal(nextRun(utc, d('2026-03-10T01:30:00.400Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T01:30:00.000Z', 'inside the slot second: the next day');
+    const sp = parseSchedule('30 1 * * *', { timeZone: 'America/Sao_Paulo' });
+    assert.equal(nextRun(sp, d('2026-03-10T01:00:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-10T04:30:00.000Z');
+    assert.equal(nextRun(sp, d('2026-03-10T04:30:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T04:30:00.000Z');
+    // November, when Sao Paulo used to start summer time: no gap since 2019
+    assert.equal(nextRun(sp, d('2026-11-01T00:00:00Z'), d('2026-11-02T00:00:00Z')).toISOString(), '2026-11-01T04:30:00.000Z');
+    assert.equal(isDue(sp, d('2026-03-10T04:30:00Z'), d('2026-03-11T04:29:59Z')), false);
+    assert.equal(isDue(sp, d('2026-03-10T04:30:00Z'), d('2026-03-11T04:30:00Z')), true);
+    assert.equal(isDue(sp, null, d('2026-03-10T00:00:00Z')), true, 'never ran: due at once, like the friendly forms');
+  });
+
+  test('day of month and day of week combine with OR (Vixie cron)', () => {
+    const s = parseSchedule('0 9 1 * MON', { timeZone: 'UTC' });
+    const runs: string[] = [];
+    let last = d('2026-05-31T12:00:00Z');
+    for (let i = 0; i < 4; i++) runs.push((last = nextRun(s, last, d('2027-01-01T00:00:00Z'))).toISOString().slice(0, 10));
+    assert.deepEqual(runs, ['2026-06-01', '2026-06-08', '2026-06-15', '2026-06-22']);
+    const m = parseSchedule('0 9 1 * MON', { timeZone: 'UTC' });
+    assert.equal(nextRun(m, d('2026-06-22T09:00:00Z'), d('2027-01-01T00:00:00Z')).toISOString(), '2026-06-29T09:00:00.000Z');
+    assert.equal(nextRun(m, d('2026-06-29T09:00:00Z'), d('2027-01-01T00:00:00Z')).toISOString(), '2026-07-01T09:00:00.000Z');
+  });
+
+  for (const zone of ['UTC', 'America/Sao_Paulo']) {
+    test(`the friendly forms and their cron spelling agree on every next run (${zone}, two weeks, every 37 minutes)`, () => {
+      const pairs: Array<[string, string]> = [
+        ['daily 02:00', '0 2 * * *'],
+        ['weekdays 06:30', '30 6 * * 1-5'],
+        ['daily 23:59', '59 23 * * *'],
+      ];
+      for (const [friendly, cron] of pairs) {
+        const f = parseSchedule(friendly, { timeZone: zone });
+        const c = parseSchedule(cron, { timeZone: zone });
+        for (let t = d('2026-03-06T00:00:00Z').getTime(); t < d('2026-03-20T00:00:00Z').getTime(); t += 37 * 60_000) {
+          const last = new Date(t);
+          assert.equal(nextRun(c, last, last).toISOString(), nextRun(f, last, last).toISOString(), `${friendly} vs ${cron} after ${last.toISOString()}`);
+        }
+      }
+    });
+  }
+
+  for (const [bad, why] of [
+    ['61 1 * * *', /minute: 61/],
+    ['30 25 * * *', /hour: 25/],
+    ['0 30 1 * * *', /5 fields/],
+    ['30 1 * * * Mars/Olympus', /unknown time zone "Mars\/Olympus"/],
+    ['30 1 * * FOO', /invalid cron expression/],
+  ] as const) {
+    test(`refuses the cron expression ${JSON.stringify(bad)} with a config error naming it`, () => {
+      assert.throws(
+        () => parseSchedule(bad),
+        (err: unknown) => isBridgeError(err) && err.code === 'E_CONFIG' && err.message.includes(`"${bad}"`) && why.test(err.message) && err.message.includes('5-field cron'),
+      );
+    });
+  }
+});
