@@ -1,5 +1,6 @@
 /**
- * Group commit for the PostgreSQL journal's send-loop writes (markSending, settle, putXref, deleteXref).
+ * How the PostgreSQL store commits a batch of the send loop's writes (markSending, settle, putXref, deleteXref,
+ * putXrefFields); the policy (policy.ts) gathers the batches (group-commit.ts).
  *
  * One record's send cycle was four autocommit statements, each a round trip and a WAL flush; profiled over
  * 20,000 sends against a local server, the socket writes alone took 43 % of the run's wall time. Here the
@@ -9,19 +10,14 @@
  * leaves; a write whose record does not exist fails alone (RETURNING tells which), the others commit.
  */
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { RecordResult } from './types.js';
-import { createGroupCommit, type GroupCommit, type WriteOutcome } from './group-commit.js';
-import type { RefResource } from '../wms/targets.js';
+import type { WriteOutcome } from './group-commit.js';
+import type { JournalWrite } from './store.js';
 
 /** A query with cleaned parameters; a `name` prepares it once per connection. */
 export type Run = <R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[], name?: string) => Promise<QueryResult<R>>;
 
-export type PgWrite =
-  | { kind: 'markSending'; recordId: number }
-  | { kind: 'settle'; recordId: number; result: RecordResult }
-  | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
-  | { kind: 'deleteXref'; resource: RefResource; key: string }
-  | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> };
+/** The writes this store group-commits (a webhook event is one INSERT of its own: see postgres.ts). */
+export type PgWrite = Exclude<JournalWrite, { kind: 'addWebhookEvent' }>;
 
 /**
  * Batches committing at once, each on its own pooled connection. One batch at a time left the send loop waiting on a network store (each
@@ -29,7 +25,7 @@ export type PgWrite =
  * Writes to the same row in different batches: a later write is issued after the earlier one's promise
  * resolved (the send loop awaits each step), so parallel batches never reorder one record's writes.
  */
-const MAX_BATCHES_IN_FLIGHT = 4;
+export const PG_MAX_BATCHES_IN_FLIGHT = 4;
 
 
 /** the identity of a write's target row: a run never holds two writes to the same row */
@@ -62,16 +58,16 @@ export function splitRuns(batch: readonly PgWrite[]): PgWrite[][] {
   return runs;
 }
 
-export function createPgWriteQueue(opts: {
+/**
+ * Applies one batch in one transaction (`tx`) on the schema `S`: one outcome per write; throws when the
+ * transaction failed as a whole. The policy (policy.ts) gathers the batches and names the errors.
+ */
+export function createPgBatchCommit(opts: {
   /** runs fn in one transaction on one connection */
   tx: <T>(fn: (run: Run) => Promise<T>) => Promise<T>;
   /** the quoted schema */
   S: string;
-  /** error for one failed write (names the store and the operation) */
-  fail: (name: string, message: string) => Error;
-  /** error for a failed transaction */
-  wrap: (name: string, err: unknown) => Error;
-}): GroupCommit<PgWrite> {
+}): (batch: JournalWrite[]) => Promise<WriteOutcome[]> {
   const { S } = opts;
 
   /**
@@ -154,25 +150,23 @@ export function createPgWriteQueue(opts: {
     return null;
   }
 
-  async function commit(batch: PgWrite[]): Promise<WriteOutcome[]> {
+  return async (all: JournalWrite[]): Promise<WriteOutcome[]> => {
+    const batch = all.map((w) => {
+      if (w.kind === 'addWebhookEvent') throw new Error('addWebhookEvent is not group-committed on PostgreSQL');
+      return w;
+    });
     const missing = new Set<number>(); // indexes into batch
-    try {
-      await opts.tx(async (run) => {
-        let i = 0;
-        for (const ws of splitRuns(batch)) {
-          const first = i;
-          i += ws.length;
-          const matched = await applyRun(run, ws);
-          if (matched) ws.forEach((w, k) => !matched.has((w as { recordId: number }).recordId) && missing.add(first + k));
-        }
-      });
-    } catch (err) {
-      return batch.map((w) => ({ ok: false, error: opts.wrap(w.kind, err) }));
-    }
+    await opts.tx(async (run) => {
+      let i = 0;
+      for (const ws of splitRuns(batch)) {
+        const first = i;
+        i += ws.length;
+        const matched = await applyRun(run, ws);
+        if (matched) ws.forEach((w, k) => !matched.has((w as { recordId: number }).recordId) && missing.add(first + k));
+      }
+    });
     return batch.map((w, i) =>
-      missing.has(i) ? { ok: false, error: opts.fail(w.kind, `record ${(w as { recordId: number }).recordId} not found`) } : { ok: true, value: undefined },
+      missing.has(i) ? { ok: false, error: new Error(`record ${(w as { recordId: number }).recordId} not found`) } : { ok: true, value: undefined },
     );
-  }
-
-  return createGroupCommit<PgWrite>({ maxInFlight: MAX_BATCHES_IN_FLIGHT, commit });
+  };
 }

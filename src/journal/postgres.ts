@@ -1,8 +1,8 @@
 /**
  * The shared journal: PostgreSQL (pg 8), for several wmsbridge instances working one set of channels.
  *
- * - Same semantics as src/journal/sqlite.ts (the contract suite test/contract/journal.test.ts runs
- *   against both). Every table lives in one schema (option `schema`, default 'wmsbridge').
+ * - This module is the store: SQL and transactions; the rules are policy.ts's, the same as for
+ *   src/journal/sqlite.ts (the contract suite test/contract/journal.test.ts runs against both). Every table lives in one schema (option `schema`, default 'wmsbridge').
  * - Schema versioned in `<schema>.schema_version`; MIGRATIONS are applied in order in one transaction
  *   that holds pg_advisory_xact_lock(hash('migrate', schema)), so instances starting together do not
  *   race (the second waits, then sees the schema up to date).
@@ -23,19 +23,13 @@ import type { QueryConfig, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { createPgWriteQueue, type PgWrite, type Run } from './postgres-writes.js';
-import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
-import type {
-  FileStatus,
-  Journal,
-  LeaderLock,
-  NewFile,
-  NewRecord,
-  RecordQuery,
-  RecordResult,
-  RecordRow,
-  RecordStatus,
-} from './types.js';
+import { createPgBatchCommit, PG_MAX_BATCHES_IN_FLIGHT, type Run } from './postgres-writes.js';
+import { recordColumns, toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
+import { createJournal, FILE_STATUSES, RECORD_STATUSES } from './policy.js';
+import type { WriteOutcome } from './group-commit.js';
+import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
+import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type { RefResource, Target } from '../wms/targets.js';
 
 const { Pool, Client } = pg;
 
@@ -60,13 +54,6 @@ export interface PostgresJournalOptions {
    */
   connectTimeoutMs?: number;
 }
-
-const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
-const FILE_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done', 'error', 'duplicate'];
-const DUPLICATE_OF_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done'];
-const LEASED_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'];
-const UNSETTLED_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'in_doubt'];
-const SETTLED_STATUSES: readonly RecordStatus[] = ['sent', 'rejected', 'failed', 'held'];
 
 const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 
@@ -234,12 +221,6 @@ function cleanParam(v: unknown): unknown {
 /** 'ttl ms from now' on the server clock */
 const LEASE_EXPR = (param: string): string => `now() + ${param}::bigint * interval '1 millisecond'`;
 
-function checkTtl(name: string, location: string, ttlMs: number): void {
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new JournalError(`journal ${location}: ${name}: ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
-  }
-}
-
 /** Opens the PostgreSQL journal, creating the schema and applying migrations as needed. */
 export async function createPostgresJournal(options: PostgresJournalOptions): Promise<Journal> {
   const location = describePostgresUrl(options.url);
@@ -265,7 +246,7 @@ export async function createPostgresJournal(options: PostgresJournalOptions): Pr
     const hint = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|timeout/i.test(errorMessage(err)) ? ' (is PostgreSQL running and reachable?)' : '';
     throw new JournalError(`journal ${location}: cannot open: ${errorMessage(err)}${hint}`, { cause: err });
   }
-  return buildJournal(pool, config, schema, location);
+  return createJournal(new PostgresStore(pool, config, schema, location));
 }
 
 async function migrate(pool: pg.Pool, schema: string, location: string): Promise<void> {
@@ -297,33 +278,41 @@ async function migrate(pool: pg.Pool, schema: string, location: string): Promise
   }
 }
 
-function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, location: string): Journal {
-  const S = `"${schema}"`;
-  let closed = false;
+/** `status IN (...)` of a fixed list, inlined (the statement text stays one per list). */
+const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
+
+/** The PostgreSQL store: SQL and transactions only (policy.ts decides). */
+class PostgresStore implements JournalStore {
+  /** batches committing at once, each on its own pooled connection (postgres-writes.ts) */
+  readonly maxBatchesInFlight = PG_MAX_BATCHES_IN_FLIGHT;
+  /** a webhook event is one INSERT ... ON CONFLICT of its own */
+  readonly groupCommitsWebhookEvents = false;
   /** dedicated connections holding leader locks, ended at close */
-  const leaderClients = new Set<pg.Client>();
+  private readonly leaderClients = new Set<pg.Client>();
+  private readonly S: string;
+  /** the send loop's writes: one batch, one transaction (postgres-writes.ts) */
+  readonly commitWrites: (batch: JournalWrite[]) => Promise<WriteOutcome[]>;
 
-  const fail = (name: string, err: unknown): JournalError =>
-    isBridgeError(err) ? (err as JournalError) : new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err });
-
-  /** Runs one journal operation; names the store and the operation in any error. */
-  async function op<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    if (closed) throw new JournalError(`journal ${location}: ${name}: the journal is closed`);
-    try {
-      return await fn();
-    } catch (err) {
-      throw fail(name, err);
-    }
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly config: ClientConfig,
+    private readonly schema: string,
+    readonly location: string,
+  ) {
+    this.S = `"${schema}"`;
+    this.commitWrites = createPgBatchCommit({ tx: (fn) => this.tx(fn), S: this.S });
   }
 
   /** a named query is prepared once per connection (the hot ones: parse and plan once, not per call) */
-  const queryConfig = (sql: string, params: unknown[], name?: string): QueryConfig<unknown[]> =>
-    name ? { name: `${name}:${schema}`, text: sql, values: params.map(cleanParam) } : { text: sql, values: params.map(cleanParam) };
-  const q: Run = (sql, params = [], name) => pool.query(queryConfig(sql, params, name));
+  private queryConfig(sql: string, params: unknown[], name?: string): QueryConfig<unknown[]> {
+    return name ? { name: `${name}:${this.schema}`, text: sql, values: params.map(cleanParam) } : { text: sql, values: params.map(cleanParam) };
+  }
 
-  async function tx<T>(fn: (c: Run) => Promise<T>): Promise<T> {
-    const client = await pool.connect();
-    const run: Run = (sql, params = [], name) => client.query(queryConfig(sql, params, name));
+  private readonly q: Run = (sql, params = [], name) => this.pool.query(this.queryConfig(sql, params, name));
+
+  private async tx<T>(fn: (c: Run) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const run: Run = (sql, params = [], name) => client.query(this.queryConfig(sql, params, name));
     try {
       await client.query('BEGIN');
       const out = await fn(run);
@@ -337,459 +326,340 @@ function buildJournal(pool: pg.Pool, config: ClientConfig, schema: string, locat
     }
   }
 
-  // the send loop's writes, group-committed (postgres-writes.ts)
-  const writes = createPgWriteQueue({
-    tx,
-    S,
-    fail: (name, message) => new JournalError(`journal ${location}: ${name}: ${message}`),
-    wrap: fail,
-  });
-  const queued = (w: PgWrite): Promise<void> =>
-    closed ? Promise.reject(new JournalError(`journal ${location}: ${w.kind}: the journal is closed`)) : (writes.add(w) as Promise<void>);
+  // ---- files and leases ------------------------------------------------------------------------
 
-  /** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. */
-  function recordWhere(query: Omit<RecordQuery, 'limit'>, params: unknown[]): string {
-    const conds: string[] = [];
-    const p = (v: unknown): string => {
-      params.push(v);
-      return `$${params.length}`;
-    };
-    if (query.fileIds) {
-      if (query.fileIds.length === 0) conds.push('false');
-      else if (query.fileIds.length === 1) conds.push(`file_id = ${p(query.fileIds[0])}`);
-      else conds.push(`file_id = ANY(${p(query.fileIds)}::bigint[])`);
-    }
-    if (query.statuses) {
-      if (query.statuses.length === 0) conds.push('false');
-      else if (query.statuses.length === 1) conds.push(`status = ${p(query.statuses[0])}`);
-      else conds.push(`status = ANY(${p(query.statuses)}::text[])`);
-    }
-    if (query.targets) {
-      if (query.targets.length === 0) conds.push('false');
-      else if (query.targets.length === 1) conds.push(`target = ${p(query.targets[0])}`);
-      else conds.push(`target = ANY(${p(query.targets)}::text[])`);
-    }
-    if (query.afterId !== undefined) conds.push(`id > ${p(query.afterId)}`);
-    return conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+  insertFile(insert: FileInsert): Promise<FileRow> {
+    const { S } = this;
+    const f = insert.file;
+    const leased = insert.leaseTtlMs !== null;
+    return this.tx(async (c) => {
+      // two instances adding the same content at once: the second waits here, then sees the first
+      await c('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:file', this.schema, f.sha256)]);
+      let duplicateOf: number | null = null;
+      if (insert.duplicateAmong) {
+        const earlier = await c<{ id: number }>(`SELECT id FROM ${S}.files WHERE sha256 = $1 AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`, [
+          f.sha256,
+        ]);
+        duplicateOf = earlier.rows[0]?.id ?? null;
+      }
+      const r = await c<FileDbRow>(
+        `INSERT INTO ${S}.files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leased ? LEASE_EXPR('$10') : 'NULL'}, now(), now())
+         RETURNING *`,
+        [
+          ...[f.channel, f.name, f.path, f.size, f.sha256, insert.statusFor(duplicateOf), duplicateOf, f.runId, f.owner ?? null],
+          ...(leased ? [Math.round(insert.leaseTtlMs as number)] : []),
+        ],
+      );
+      return toFileRow(r.rows[0] as FileDbRow);
+    });
   }
 
-  async function insertRecords(c: Run, fileId: number, records: NewRecord[]): Promise<void> {
-    const cols = {
-      target: [] as (string | null)[],
-      op: [] as (string | null)[],
-      key: [] as (string | null)[],
-      source: [] as (string | null)[],
-      mapping: [] as (string | null)[],
-      payload: [] as (string | null)[],
-      payloadHash: [] as (string | null)[],
-      attachmentPath: [] as (string | null)[],
-      raw: [] as (string | null)[],
-      status: [] as (string | null)[],
-      error: [] as (string | null)[],
-      reason: [] as (string | null)[],
-    };
-    for (const r of records) {
-      cols.target.push(r.target ?? null);
-      cols.op.push(r.op ?? null);
-      cols.key.push(r.key ?? null);
-      cols.source.push(r.source === undefined ? null : JSON.stringify(r.source));
-      cols.mapping.push(r.mapping ?? null);
-      cols.payload.push(r.payload === undefined ? null : JSON.stringify(r.payload));
-      cols.payloadHash.push(r.payloadHash ?? null);
-      cols.attachmentPath.push(r.attachmentPath ?? null);
-      cols.raw.push(r.raw === undefined ? null : JSON.stringify(r.raw));
-      cols.status.push(r.status ?? 'pending');
-      cols.error.push(r.error ?? null);
-      cols.reason.push(r.reason ? JSON.stringify(r.reason) : null);
+  async getFile(id: number): Promise<FileRow | undefined> {
+    const r = (await this.q<FileDbRow>(`SELECT * FROM ${this.S}.files WHERE id = $1`, [id])).rows[0];
+    return r ? toFileRow(r) : undefined;
+  }
+
+  async listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): Promise<FileRow[]> {
+    const conds: string[] = [];
+    const params: unknown[] = [];
+    if (query.statuses) {
+      params.push(query.statuses);
+      conds.push(`status = ANY($${params.length}::text[])`);
     }
-    // unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order
+    if (query.channel !== undefined) {
+      params.push(query.channel);
+      conds.push(`channel = $${params.length}`);
+    }
+    if (query.runId !== undefined) {
+      params.push(query.runId);
+      conds.push(`run_id = $${params.length}`);
+    }
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    return (await this.q<FileDbRow>(`SELECT * FROM ${this.S}.files ${where} ORDER BY id`, params)).rows.map(toFileRow);
+  }
+
+  async updateFile(id: number, columns: ReadonlyArray<readonly [string, unknown]>): Promise<boolean> {
+    const sets = [...columns.map(([col], i) => `${col} = $${i + 1}`), 'updated_at = now()'];
+    const params = [...columns.map(([, v]) => v), id];
+    const r = await this.q(`UPDATE ${this.S}.files SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async takeLease(fileId: number, owner: string, ttlMs: number): Promise<boolean> {
+    // concurrent UPDATEs of one row serialise on its row lock; the loser re-checks the WHERE
+    // against the winner's row and matches nothing: exactly one wins
+    const r = await this.q(
+      `UPDATE ${this.S}.files SET owner = $2, lease_until = ${LEASE_EXPR('$3')}, updated_at = now()
+       WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until < now())
+       RETURNING id`,
+      [fileId, owner, Math.round(ttlMs)],
+    );
+    return r.rowCount === 1;
+  }
+
+  async fileExists(fileId: number): Promise<boolean> {
+    return (await this.q(`SELECT 1 FROM ${this.S}.files WHERE id = $1`, [fileId])).rowCount !== 0;
+  }
+
+  async renewLeases(owner: string, ttlMs: number, statuses: readonly FileStatus[]): Promise<number> {
+    const r = await this.q(
+      `UPDATE ${this.S}.files SET lease_until = ${LEASE_EXPR('$2')}, updated_at = now() WHERE owner = $1 AND status IN ${inList(statuses)}`,
+      [owner, Math.round(ttlMs)],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async releaseLease(fileId: number, owner: string): Promise<void> {
+    await this.q(`UPDATE ${this.S}.files SET owner = NULL, lease_until = NULL, updated_at = now() WHERE id = $1 AND owner = $2`, [fileId, owner]);
+  }
+
+  async listLeasable(owner: string, statuses: readonly FileStatus[]): Promise<FileRow[]> {
+    const sql = `SELECT * FROM ${this.S}.files WHERE status IN ${inList(statuses)} AND (owner IS NULL OR owner = $1 OR lease_until < now()) ORDER BY id`;
+    return (await this.q<FileDbRow>(sql, [owner])).rows.map(toFileRow);
+  }
+
+  /**
+   * A session-level advisory lock lives as long as its connection: a dedicated client (not the pool,
+   * which would hand the session to other queries) held until release or close.
+   */
+  async tryLeaderLock(name: string): Promise<StoreLeaderLock | null> {
+    const client = new Client({ ...this.config, application_name: 'wmsbridge-leader' });
+    client.on('error', () => {}); // a dropped connection ends the lock; release() then just closes
+    await client.connect();
+    const key = leaderLockKey(this.schema, name);
+    let granted = false;
+    try {
+      const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+      granted = r.rows[0]?.ok === true;
+    } finally {
+      if (!granted) await client.end().catch(() => {});
+    }
+    if (!granted) return null;
+    this.leaderClients.add(client);
+    let released = false;
+    let lost = false;
+    const markLost = (): void => {
+      lost = true;
+    };
+    client.on('error', markLost);
+    client.on('end', markLost);
+    return {
+      isHeld: () => !released && !lost,
+      release: async () => {
+        if (released) return;
+        released = true;
+        this.leaderClients.delete(client);
+        // ending the session releases the lock even if the unlock itself cannot be sent
+        await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => {});
+        await client.end().catch(() => {});
+      },
+    };
+  }
+
+  // ---- records ---------------------------------------------------------------------------------
+
+  async countByKey(target: Target, key: string, statuses: readonly RecordStatus[]): Promise<number> {
+    const r = await this.q<{ n: number }>(`SELECT COUNT(*) AS n FROM ${this.S}.records WHERE target = $1 AND key = $2 AND status IN ${inList(statuses)}`, [
+      target,
+      key,
+    ]);
+    return r.rows[0]?.n ?? 0;
+  }
+
+  async insertRecords(fileId: number, records: NewRecord[]): Promise<void> {
+    await this.tx(async (c) => {
+      for (let i = 0; i < records.length; i += INSERT_CHUNK) await this.insertChunk(c, fileId, records.slice(i, i + INSERT_CHUNK));
+    });
+  }
+
+  /** unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order */
+  private async insertChunk(c: Run, fileId: number, records: NewRecord[]): Promise<void> {
+    const cols: Array<Array<string | null>> = Array.from({ length: 12 }, () => []);
+    for (const r of records) recordColumns(r).forEach((v, i) => cols[i]!.push(v));
     await c(
-      `INSERT INTO ${S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+      `INSERT INTO ${this.S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
        SELECT $1, t.target, t.op, t.key, t.source::json, t.mapping, t.payload::json, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, t.reason, 0, now()
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
          WITH ORDINALITY AS t(target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, ord)
        ORDER BY t.ord`,
-      [fileId, cols.target, cols.op, cols.key, cols.source, cols.mapping, cols.payload, cols.payloadHash, cols.attachmentPath, cols.raw, cols.status, cols.error, cols.reason],
+      [fileId, ...cols],
     );
   }
 
-  const journal: Journal = {
-    location,
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): Promise<number> {
+    return this.tx(async (c) => {
+      const touched = await c<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM ${this.S}.records WHERE file_id = $1 AND (status NOT IN ${inList(untouched)} OR attempts > 0)`,
+        [fileId],
+      );
+      const n = touched.rows[0]?.n ?? 0;
+      if (n === 0) await c(`DELETE FROM ${this.S}.records WHERE file_id = $1`, [fileId]);
+      return n;
+    });
+  }
 
-    addFile: (f: NewFile) =>
-      op('addFile', async () => {
-        const leased = f.owner !== undefined && f.leaseTtlMs !== undefined;
-        if (leased) checkTtl('addFile', location, f.leaseTtlMs as number);
-        return tx(async (c) => {
-          // two instances adding the same content at once: the second waits here, then sees the first
-          await c('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:file', schema, f.sha256)]);
-          let duplicateOf: number | null = null;
-          if (!f.force) {
-            const earlier = await c<{ id: number }>(
-              `SELECT id FROM ${S}.files WHERE sha256 = $1 AND status IN (${sqlList(DUPLICATE_OF_STATUSES)}) ORDER BY id LIMIT 1`,
-              [f.sha256],
-            );
-            duplicateOf = earlier.rows[0]?.id ?? null;
-          }
-          const r = await c<FileDbRow>(
-            `INSERT INTO ${S}.files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leased ? LEASE_EXPR('$10') : 'NULL'}, now(), now())
-             RETURNING *`,
-            [
-              f.channel,
-              f.name,
-              f.path,
-              f.size,
-              f.sha256,
-              duplicateOf === null ? 'claimed' : 'duplicate',
-              duplicateOf,
-              f.runId,
-              f.owner ?? null,
-              ...(leased ? [Math.round(f.leaseTtlMs as number)] : []),
-            ],
-          );
-          return toFileRow(r.rows[0] as FileDbRow);
-        });
-      }),
+  prune(rule: PruneRule): Promise<{ files: number; records: number }> {
+    const { S } = this;
+    return this.tx(async (c) => {
+      const ids = (
+        await c<{ id: string | number }>(
+          `SELECT id FROM ${S}.files f WHERE f.updated_at < $1 AND f.status IN ${inList(rule.fileStatuses)}
+             AND NOT EXISTS (SELECT 1 FROM ${S}.records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})
+           FOR UPDATE`,
+          [rule.before.toISOString()],
+        )
+      ).rows.map((r) => Number(r.id));
+      if (ids.length === 0) return { files: 0, records: 0 };
+      await c(`UPDATE ${S}.webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM ${S}.records WHERE file_id = ANY($1::bigint[]))`, [ids]);
+      const del = await c(`DELETE FROM ${S}.records WHERE file_id = ANY($1::bigint[])`, [ids]);
+      await c(`UPDATE ${S}.files SET duplicate_of = NULL WHERE duplicate_of = ANY($1::bigint[])`, [ids]);
+      await c(`DELETE FROM ${S}.meta WHERE key = ANY($1::text[])`, [ids.flatMap(rule.metaKeysOf)]);
+      await c(`DELETE FROM ${S}.files WHERE id = ANY($1::bigint[])`, [ids]);
+      return { files: ids.length, records: del.rowCount ?? 0 };
+    });
+  }
 
-    getFile: (id) =>
-      op('getFile', async () => {
-        const r = (await q<FileDbRow>(`SELECT * FROM ${S}.files WHERE id = $1`, [id])).rows[0];
-        return r ? toFileRow(r) : undefined;
-      }),
+  async listRecords(query: StoreRecordQuery): Promise<RecordRow[]> {
+    const params: unknown[] = [];
+    const where = recordWhere(query, params);
+    let limit = '';
+    if (query.limit !== undefined) {
+      params.push(query.limit);
+      limit = ` LIMIT $${params.length}`;
+    }
+    return (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records ${where} ORDER BY id${limit}`, params)).rows.map(fromPg);
+  }
 
-    listFiles: (query = {}) =>
-      op('listFiles', async () => {
-        const conds: string[] = [];
-        const params: unknown[] = [];
-        if (query.statuses) {
-          params.push(query.statuses);
-          conds.push(`status = ANY($${params.length}::text[])`);
-        }
-        if (query.channel !== undefined) {
-          params.push(query.channel);
-          conds.push(`channel = $${params.length}`);
-        }
-        if (query.runId !== undefined) {
-          params.push(query.runId);
-          conds.push(`run_id = $${params.length}`);
-        }
-        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
-        return (await q<FileDbRow>(`SELECT * FROM ${S}.files ${where} ORDER BY id`, params)).rows.map(toFileRow);
-      }),
+  async countByStatus(query: StoreRecordQuery): Promise<Array<{ status: RecordStatus; n: number }>> {
+    const params: unknown[] = [];
+    const where = recordWhere(query, params);
+    return (await this.q<{ status: RecordStatus; n: number }>(`SELECT status, COUNT(*) AS n FROM ${this.S}.records ${where} GROUP BY status`, params)).rows;
+  }
 
-    updateFile: (id, patch) =>
-      op('updateFile', async () => {
-        const columns: Record<string, string> = { status: 'status', path: 'path', error: 'error', runId: 'run_id', owner: 'owner', leaseUntil: 'lease_until' };
-        const sets: string[] = [];
-        const params: unknown[] = [];
-        for (const [k, col] of Object.entries(columns)) {
-          const v = (patch as Record<string, unknown>)[k];
-          if (k in patch && v !== undefined) {
-            params.push(v);
-            sets.push(`${col} = $${params.length}`);
-          }
-        }
-        sets.push('updated_at = now()');
-        params.push(id);
-        const r = await q(`UPDATE ${S}.files SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
-        if (r.rowCount === 0) throw new JournalError(`journal ${location}: updateFile: file ${id} not found`);
-      }),
+  async resetRecords(ids: number[], from: readonly RecordStatus[], to: RecordStatus): Promise<number> {
+    const r = await this.q(
+      `UPDATE ${this.S}.records SET status = $2, outcome = NULL, error = NULL, reason = NULL, updated_at = now()
+       WHERE status IN ${inList(from)} AND id = ANY($1::bigint[])`,
+      [ids, to],
+    );
+    return r.rowCount ?? 0;
+  }
 
-    acquireFileLease: (fileId, owner, ttlMs) =>
-      op('acquireFileLease', async () => {
-        checkTtl('acquireFileLease', location, ttlMs);
-        // concurrent UPDATEs of one row serialise on its row lock; the loser re-checks the WHERE
-        // against the winner's row and matches nothing: exactly one wins
-        const r = await q(
-          `UPDATE ${S}.files SET owner = $2, lease_until = ${LEASE_EXPR('$3')}, updated_at = now()
-           WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until < now())
-           RETURNING id`,
-          [fileId, owner, Math.round(ttlMs)],
-        );
-        if (r.rowCount === 1) return true;
-        const exists = await q(`SELECT 1 FROM ${S}.files WHERE id = $1`, [fileId]);
-        if (exists.rowCount === 0) throw new JournalError(`journal ${location}: acquireFileLease: file ${fileId} not found`);
-        return false;
-      }),
+  async moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): Promise<number> {
+    const sql = `UPDATE ${this.S}.records SET status = $1, updated_at = now() WHERE status = $2`;
+    const r = fileIds ? await this.q(`${sql} AND file_id = ANY($3::bigint[])`, [to, from, fileIds]) : await this.q(sql, [to, from]);
+    return r.rowCount ?? 0;
+  }
 
-    renewLeases: (owner, ttlMs) =>
-      op('renewLeases', async () => {
-        checkTtl('renewLeases', location, ttlMs);
-        const r = await q(
-          `UPDATE ${S}.files SET lease_until = ${LEASE_EXPR('$2')}, updated_at = now() WHERE owner = $1 AND status IN (${sqlList(LEASED_STATUSES)})`,
-          [owner, Math.round(ttlMs)],
-        );
-        return r.rowCount ?? 0;
-      }),
+  async findLatest(target: Target, key: string, statuses: readonly RecordStatus[], excludeFileId?: number): Promise<RecordRow | undefined> {
+    const exclude = excludeFileId !== undefined;
+    const r = (
+      await this.q<PgRecordRow>(
+        `SELECT * FROM ${this.S}.records WHERE target = $1 AND key = $2 AND status IN ${inList(statuses)}${exclude ? ' AND file_id <> $3' : ''}
+         ORDER BY id DESC LIMIT 1`,
+        exclude ? [target, key, excludeFileId] : [target, key],
+      )
+    ).rows[0];
+    return r ? fromPg(r) : undefined;
+  }
 
-    releaseFileLease: (fileId, owner) =>
-      op('releaseFileLease', async () => {
-        await q(`UPDATE ${S}.files SET owner = NULL, lease_until = NULL, updated_at = now() WHERE id = $1 AND owner = $2`, [fileId, owner]);
-      }),
+  async findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined> {
+    const r = (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records WHERE wms_id = $1 ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
+    return r ? fromPg(r) : undefined;
+  }
 
-    listResumableFiles: (owner) =>
-      op('listResumableFiles', async () =>
-        (
-          await q<FileDbRow>(
-            `SELECT * FROM ${S}.files WHERE status IN (${sqlList(LEASED_STATUSES)}) AND (owner IS NULL OR owner = $1 OR lease_until < now()) ORDER BY id`,
-            [owner],
-          )
-        ).rows.map(toFileRow),
-      ),
+  // ---- cross-reference, meta, webhooks ---------------------------------------------------------
 
-    tryLeaderLock: (name) =>
-      op('tryLeaderLock', async (): Promise<LeaderLock | null> => {
-        // a session-level lock lives as long as its connection: a dedicated client (not the pool,
-        // which would hand the session to other queries) held until release or close
-        const client = new Client({ ...config, application_name: 'wmsbridge-leader' });
-        client.on('error', () => {}); // a dropped connection ends the lock; release() then just closes
-        await client.connect();
-        let granted = false;
-        try {
-          const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [leaderLockKey(schema, name)]);
-          granted = r.rows[0]?.ok === true;
-        } finally {
-          if (!granted) await client.end().catch(() => {});
-        }
-        if (!granted) return null;
-        if (closed) {
-          await client.end().catch(() => {});
-          return null;
-        }
-        leaderClients.add(client);
-        let released = false;
-        let lost = false;
-        const markLost = (): void => {
-          lost = true;
-        };
-        client.on('error', markLost);
-        client.on('end', markLost);
-        return {
-          isHeld: () => !released && !lost && !closed,
-          release: async () => {
-            if (released) return;
-            released = true;
-            leaderClients.delete(client);
-            // ending the session releases the lock even if the unlock itself cannot be sent
-            await client.query('SELECT pg_advisory_unlock($1::bigint)', [leaderLockKey(schema, name)]).catch(() => {});
-            await client.end().catch(() => {});
-          },
-        };
-      }),
+  async getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined> {
+    const r = (await this.q<XrefDbRow>(`SELECT * FROM ${this.S}.xref WHERE resource = $1 AND key = $2`, [resource, key], 'getXref')).rows[0];
+    return r ? toXref(r) : undefined;
+  }
 
-    countUnsettled: (target, key) =>
-      op('countUnsettled', async () => {
-        const r = await q<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${S}.records WHERE target = $1 AND key = $2 AND status IN (${sqlList(UNSETTLED_STATUSES)})`,
-          [target, key],
-        );
-        return r.rows[0]?.n ?? 0;
-      }),
+  async findXrefByField(resource: RefResource, field: string, value: string): Promise<XrefEntry | undefined> {
+    const r = (
+      await this.q<XrefDbRow>(
+        `SELECT x.* FROM ${this.S}.xref_field f JOIN ${this.S}.xref x ON x.resource = f.resource AND x.key = f.key
+         WHERE f.resource = $1 AND f.field = $2 AND f.value = $3 ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1`,
+        [resource, field, value],
+      )
+    ).rows[0];
+    return r ? toXref(r) : undefined;
+  }
 
-    addRecords: (fileId, records) =>
-      op('addRecords', async () => {
-        if (records.length === 0) return;
-        await tx(async (c) => {
-          for (let i = 0; i < records.length; i += INSERT_CHUNK) await insertRecords(c, fileId, records.slice(i, i + INSERT_CHUNK));
-        });
-      }),
+  async getMeta(key: string): Promise<string | undefined> {
+    return (await this.q<{ value: string }>(`SELECT value FROM ${this.S}.meta WHERE key = $1`, [key])).rows[0]?.value;
+  }
 
-    deleteRecords: (fileId) =>
-      op('deleteRecords', async () => {
-        await tx(async (c) => {
-          const touched = await c<{ n: number }>(
-            `SELECT COUNT(*) AS n FROM ${S}.records WHERE file_id = $1 AND (status NOT IN ('pending', 'rejected') OR attempts > 0)`,
-            [fileId],
-          );
-          const n = touched.rows[0]?.n ?? 0;
-          if (n > 0) {
-            throw new JournalError(
-              `journal ${location}: deleteRecords: file ${fileId} has ${n} record(s) that were sent or are in flight; refusing to delete its records`,
-            );
-          }
-          await c(`DELETE FROM ${S}.records WHERE file_id = $1`, [fileId]);
-        });
-      }),
+  async setMeta(key: string, value: string): Promise<void> {
+    await this.q(`INSERT INTO ${this.S}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, value]);
+  }
 
-    pruneSettled: (before) =>
-      op('pruneSettled', async () =>
-        tx(async (c) => {
-          const ids = (
-            await c<{ id: string | number }>(
-              `SELECT id FROM ${S}.files f WHERE f.updated_at < $1 AND f.status IN ('done', 'error', 'duplicate')
-                 AND NOT EXISTS (SELECT 1 FROM ${S}.records r WHERE r.file_id = f.id AND r.status IN ('pending', 'sending', 'held', 'in_doubt', 'failed'))
-               FOR UPDATE`,
-              [before.toISOString()],
-            )
-          ).rows.map((r) => Number(r.id));
-          if (ids.length === 0) return { files: 0, records: 0 };
-          await c(`UPDATE ${S}.webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM ${S}.records WHERE file_id = ANY($1::bigint[]))`, [ids]);
-          const del = await c(`DELETE FROM ${S}.records WHERE file_id = ANY($1::bigint[])`, [ids]);
-          await c(`UPDATE ${S}.files SET duplicate_of = NULL WHERE duplicate_of = ANY($1::bigint[])`, [ids]);
-          await c(`DELETE FROM ${S}.meta WHERE key = ANY($1::text[])`, [ids.map((id) => `parse-facts:${id}`)]);
-          await c(`DELETE FROM ${S}.files WHERE id = ANY($1::bigint[])`, [ids]);
-          return { files: ids.length, records: del.rowCount ?? 0 };
-        }),
-      ),
+  async compareAndSetMeta(key: string, expected: string | null, value: string): Promise<boolean> {
+    const r =
+      expected === null
+        ? await this.q(`INSERT INTO ${this.S}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [key, value])
+        : await this.q(`UPDATE ${this.S}.meta SET value = $2 WHERE key = $1 AND value = $3`, [key, value, expected]);
+    return r.rowCount === 1;
+  }
 
-    listRecords: (query) =>
-      op('listRecords', async () => {
-        const params: unknown[] = [];
-        const where = recordWhere(query, params);
-        let limit = '';
-        if (query.limit !== undefined) {
-          params.push(query.limit);
-          limit = ` LIMIT $${params.length}`;
-        }
-        return (await q<PgRecordRow>(`SELECT * FROM ${S}.records ${where} ORDER BY id${limit}`, params)).rows.map(fromPg);
-      }),
+  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number }> {
+    const r = await this.q<{ id: number }>(
+      `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id) VALUES ($1, $2, now(), $3, $4)
+       ON CONFLICT (dedup_key) DO NOTHING RETURNING id`,
+      [event.dedupKey, event.kind, event.body, event.recordId ?? null],
+    );
+    const stored = r.rows[0];
+    if (stored) return { stored: true, id: stored.id };
+    // the conflicting insert committed before ON CONFLICT saw it: this statement's snapshot has it
+    const existing = (await this.q<{ id: number }>(`SELECT id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])).rows[0];
+    if (!existing) throw new JournalError(`journal ${this.location}: addWebhookEvent: event ${event.dedupKey} conflicted but cannot be read back`);
+    return { stored: false, id: existing.id };
+  }
 
-    countRecords: (query) =>
-      op('countRecords', async () => {
-        const params: unknown[] = [];
-        const where = recordWhere(query, params);
-        const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
-        for (const r of (await q<{ status: RecordStatus; n: number }>(`SELECT status, COUNT(*) AS n FROM ${S}.records ${where} GROUP BY status`, params)).rows) {
-          counts[r.status] = r.n;
-        }
-        return counts;
-      }),
+  async listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]> {
+    const conds: string[] = [];
+    const params: number[] = [];
+    if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
+    if (query.afterId !== undefined) {
+      params.push(query.afterId);
+      conds.push(`id > $${params.length}`);
+    }
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    let limit = '';
+    if (query.limit !== undefined) {
+      params.push(query.limit);
+      limit = ` LIMIT $${params.length}`;
+    }
+    return (await this.q<WebhookDbRow>(`SELECT * FROM ${this.S}.webhook_events ${where} ORDER BY id${limit}`, params)).rows.map(toWebhook);
+  }
 
-    markSending: (recordId) => queued({ kind: 'markSending', recordId }),
+  async markWebhookDelivered(ids: number[]): Promise<void> {
+    await this.q(`UPDATE ${this.S}.webhook_events SET delivered_at = now() WHERE delivered_at IS NULL AND id = ANY($1::bigint[])`, [ids]);
+  }
 
-    settle: (recordId, result: RecordResult) => queued({ kind: 'settle', recordId, result }),
+  async close(): Promise<void> {
+    const leaders = [...this.leaderClients];
+    this.leaderClients.clear();
+    await Promise.all(leaders.map((c) => c.end().catch(() => {})));
+    await this.pool.end();
+  }
+}
 
-    requeue: (recordIds) =>
-      op('requeue', async () => {
-        if (recordIds.length === 0) return 0;
-        const r = await q(
-          `UPDATE ${S}.records SET status = 'pending', outcome = NULL, error = NULL, reason = NULL, updated_at = now()
-           WHERE status IN ('held', 'failed', 'in_doubt') AND id = ANY($1::bigint[])`,
-          [recordIds],
-        );
-        return r.rowCount ?? 0;
-      }),
-
-    recoverInFlight: (fileIds) =>
-      op('recoverInFlight', async () => {
-        const r = fileIds
-          ? await q(`UPDATE ${S}.records SET status = 'in_doubt', updated_at = now() WHERE status = 'sending' AND file_id = ANY($1::bigint[])`, [fileIds])
-          : await q(`UPDATE ${S}.records SET status = 'in_doubt', updated_at = now() WHERE status = 'sending'`);
-        return r.rowCount ?? 0;
-      }),
-
-    findLatest: (target, key, options) =>
-      op('findLatest', async () => {
-        const exclude = options?.excludeFileId;
-        const r = (
-          await q<PgRecordRow>(
-            `SELECT * FROM ${S}.records WHERE target = $1 AND key = $2 AND status IN (${sqlList(SETTLED_STATUSES)})${exclude !== undefined ? ' AND file_id <> $3' : ''}
-             ORDER BY id DESC LIMIT 1`,
-            exclude !== undefined ? [target, key, exclude] : [target, key],
-          )
-        ).rows[0];
-        return r ? fromPg(r) : undefined;
-      }),
-
-    findRecordByWmsId: (wmsId) =>
-      op('findRecordByWmsId', async () => {
-        const r = (await q<PgRecordRow>(`SELECT * FROM ${S}.records WHERE wms_id = $1 ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
-        return r ? fromPg(r) : undefined;
-      }),
-
-    getXref: (resource, key) =>
-      op('getXref', async () => {
-        const r = (await q<XrefDbRow>(`SELECT * FROM ${S}.xref WHERE resource = $1 AND key = $2`, [resource, key], 'getXref')).rows[0];
-        return r ? toXref(r) : undefined;
-      }),
-
-    putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
-
-    // group-committed with the settle and the xref of the same record (no extra commit per record)
-    putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
-
-    findXrefByField: (resource, field, value) =>
-      op('findXrefByField', async () => {
-        const r = (
-          await q<XrefDbRow>(
-            `SELECT x.* FROM ${S}.xref_field f JOIN ${S}.xref x ON x.resource = f.resource AND x.key = f.key
-             WHERE f.resource = $1 AND f.field = $2 AND f.value = $3 ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1`,
-            [resource, field, value],
-          )
-        ).rows[0];
-        return r ? toXref(r) : undefined;
-      }),
-
-    deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
-
-    getMeta: (key) =>
-      op('getMeta', async () => (await q<{ value: string }>(`SELECT value FROM ${S}.meta WHERE key = $1`, [key])).rows[0]?.value),
-
-    setMeta: (key, value) =>
-      op('setMeta', async () => {
-        await q(`INSERT INTO ${S}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, value]);
-      }),
-
-    compareAndSetMeta: (key, expected, value) =>
-      op('compareAndSetMeta', async () => {
-        const r =
-          expected === null
-            ? await q(`INSERT INTO ${S}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [key, value])
-            : await q(`UPDATE ${S}.meta SET value = $2 WHERE key = $1 AND value = $3`, [key, value, expected]);
-        return r.rowCount === 1;
-      }),
-
-    addWebhookEvent: (event) =>
-      op('addWebhookEvent', async () => {
-        const r = await q<{ id: number }>(
-          `INSERT INTO ${S}.webhook_events (dedup_key, kind, received_at, body, record_id) VALUES ($1, $2, now(), $3, $4)
-           ON CONFLICT (dedup_key) DO NOTHING RETURNING id`,
-          [event.dedupKey, event.kind, event.body, event.recordId ?? null],
-        );
-        const stored = r.rows[0];
-        if (stored) return { stored: true, id: stored.id };
-        // the conflicting insert committed before ON CONFLICT saw it: this statement's snapshot has it
-        const existing = (await q<{ id: number }>(`SELECT id FROM ${S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])).rows[0];
-        if (!existing) throw new JournalError(`journal ${location}: addWebhookEvent: event ${event.dedupKey} conflicted but cannot be read back`);
-        return { stored: false, id: existing.id };
-      }),
-
-    listWebhookEvents: (query) =>
-      op('listWebhookEvents', async () => {
-        const conds: string[] = [];
-        const params: number[] = [];
-        if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
-        if (query.afterId !== undefined) {
-          params.push(query.afterId);
-          conds.push(`id > $${params.length}`);
-        }
-        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
-        let limit = '';
-        if (query.limit !== undefined) {
-          params.push(query.limit);
-          limit = ` LIMIT $${params.length}`;
-        }
-        return (await q<WebhookDbRow>(`SELECT * FROM ${S}.webhook_events ${where} ORDER BY id${limit}`, params)).rows.map(toWebhook);
-      }),
-
-    markWebhookDelivered: (ids) =>
-      op('markWebhookDelivered', async () => {
-        if (ids.length === 0) return;
-        await q(`UPDATE ${S}.webhook_events SET delivered_at = now() WHERE delivered_at IS NULL AND id = ANY($1::bigint[])`, [ids]);
-      }),
-
-    writeStats: () => writes.stats(),
-
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await writes.drain(); // writes already issued commit before the pool ends
-      const leaders = [...leaderClients];
-      leaderClients.clear();
-      await Promise.all(leaders.map((c) => c.end().catch(() => {})));
-      await pool.end();
-    },
+/** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. Lists are not empty. */
+function recordWhere(query: StoreRecordQuery, params: unknown[]): string {
+  const conds: string[] = [];
+  const p = (v: unknown): string => {
+    params.push(v);
+    return `$${params.length}`;
   };
-  return journal;
+  const list = (column: string, values: readonly unknown[] | undefined, type: string): void => {
+    if (!values) return;
+    conds.push(values.length === 1 ? `${column} = ${p(values[0])}` : `${column} = ANY(${p(values)}::${type}[])`);
+  };
+  list('file_id', query.fileIds, 'bigint');
+  list('status', query.statuses, 'text');
+  list('target', query.targets, 'text');
+  if (query.afterId !== undefined) conds.push(`id > ${p(query.afterId)}`);
+  return conds.length ? `WHERE ${conds.join(' AND ')}` : '';
 }

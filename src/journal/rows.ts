@@ -5,7 +5,7 @@
  */
 import type { Target, RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
-import type { FileRow, FileStatus, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type { FileRow, FileStatus, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
 
 export interface FileDbRow {
   id: number;
@@ -128,4 +128,38 @@ export function toWebhook(r: WebhookDbRow): WebhookEventRow {
     deliveredAt: r.delivered_at,
     recordId: r.record_id,
   };
+}
+
+/**
+ * A new record's column values, in the order both stores insert them: target, op, key, source, mapping,
+ * payload, payload_hash, attachment_path, raw, status, error, reason (JSON columns as text).
+ */
+export function recordColumns(r: NewRecord): [
+  target: string | null,
+  op: string | null,
+  key: string | null,
+  source: string | null,
+  mapping: string | null,
+  payload: string | null,
+  payloadHash: string | null,
+  attachmentPath: string | null,
+  raw: string | null,
+  status: string,
+  error: string | null,
+  reason: string | null,
+] {
+  return [
+    r.target ?? null,
+    r.op ?? null,
+    r.key ?? null,
+    r.source === undefined ? null : JSON.stringify(r.source),
+    r.mapping ?? null,
+    r.payload === undefined ? null : JSON.stringify(r.payload),
+    r.payloadHash ?? null,
+    r.attachmentPath ?? null,
+    r.raw === undefined ? null : JSON.stringify(r.raw),
+    r.status ?? 'pending',
+    r.error ?? null,
+    r.reason ? JSON.stringify(r.reason) : null,
+  ];
 }

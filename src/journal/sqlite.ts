@@ -7,29 +7,22 @@
  *   batches (addRecords) amortise; see docs/INTAKE.md for the measured figures.
  * - busy_timeout so a second process (status, webhooks) waits instead of failing on a held write lock.
  * - Schema versioned in `schema_version`; MIGRATIONS are applied in order, each in one transaction.
- * All methods are async (the interface also fits a networked store); the work itself is synchronous.
+ * This module is the store: SQL and transactions (synchronous, better-sqlite3); the rules are policy.ts's,
+ * whose createJournal makes it the async Journal.
  */
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
-import { applyBatch, statementCache, type QueuedWriteArgs, type QueuedWriteName, type QueuedWriteOp, type QueuedWriteResult, type QueuedWriteReturn } from './sqlite-writes.js';
+import { recordColumns, toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
+import { applyBatch, QUEUED_WRITES, statementCache, type QueuedWriteOp, type StatementCache } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
-import { createGroupCommit } from './group-commit.js';
-import type {
-  FileRow,
-  FileStatus,
-  Journal,
-  LeaderLock,
-  NewFile,
-  NewRecord,
-  RecordQuery,
-  RecordResult,
-  RecordRow,
-  RecordStatus,
-} from './types.js';
+import type { WriteOutcome } from './group-commit.js';
+import { createJournal, FILE_STATUSES, RECORD_STATUSES } from './policy.js';
+import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
+import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type { RefResource, Target } from '../wms/targets.js';
 
 export interface SqliteJournalOptions {
   /** path of the database file (created with its folder if missing), or ':memory:' */
@@ -54,11 +47,7 @@ export interface SqliteJournalOptions {
   writer?: 'thread' | 'inline';
 }
 
-export const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
-const FILE_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done', 'error', 'duplicate'];
-
-/** Statuses of an earlier file that make a new file with the same content a duplicate. */
-const DUPLICATE_OF_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done'];
+export { RECORD_STATUSES };
 
 const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 
@@ -160,10 +149,6 @@ export const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-
-
-
-
 /** SQLite returns JSON columns as text */
 type SqliteRecordRow = RecordDbRow<string>;
 const fromSqlite = (r: SqliteRecordRow): RecordRow => toRecordRow(r, JSON.parse);
@@ -171,26 +156,12 @@ const fromSqlite = (r: SqliteRecordRow): RecordRow => toRecordRow(r, JSON.parse)
 const now = (): string => new Date().toISOString();
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString();
 
-/** Statuses of a file that is being worked on: leases matter only for these. */
-export const LEASED_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'];
-
-/** Statuses of a record that is not settled yet (see Journal.countUnsettled). */
-export const UNSETTLED_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'in_doubt'];
-
 /**
  * Leader locks held in this process, by database path then name: SQLite has one process per state
  * folder (the state lock), so exclusivity among this process's journal objects is exclusivity.
  */
 const leaderLocks = new Map<string, Set<string>>();
 let memoryLockSeq = 0;
-
-function checkTtl(name: string, location: string, ttlMs: number): void {
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new JournalError(`journal ${location}: ${name}: ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
-}
-
-
-
-
 
 /** Applies pending migrations; refuses a database written by a newer wmsbridge. */
 function migrate(db: Database.Database, location: string): void {
@@ -237,464 +208,370 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   }
   const writerMode = options.writer ?? (memory ? 'inline' : 'thread');
   if (memory && writerMode === 'thread') throw new JournalError(`journal ${location}: a ':memory:' journal cannot have a writer thread`);
-  return buildJournal(db, location, {
+  const store = new SqliteStore(db, location, {
     writer: writerMode,
     path,
     synchronous: options.synchronous ?? 'FULL',
     busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
   });
+  return createJournal(store);
 }
 
-function buildJournal(
-  db: Database.Database,
-  location: string,
-  options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
-): Journal {
-  let closed = false;
-  let writer: WriterThread | null = null;
-  /** leader-lock names this journal object holds (released at close) */
-  const ownLocks = new Set<string>();
-  /** separate ':memory:' databases must not share leader locks */
-  const lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
+
+/** A queued write as the writer thread's table names it (sqlite-writes.ts). */
+function toQueuedOp(w: JournalWrite): QueuedWriteOp {
+  switch (w.kind) {
+    case 'markSending':
+      return { name: 'markSending', args: [w.recordId] };
+    case 'settle':
+      return { name: 'settle', args: [w.recordId, w.result] };
+    case 'putXref':
+      return { name: 'putXref', args: [w.resource, w.key, w.wmsId, w.payloadHash] };
+    case 'deleteXref':
+      return { name: 'deleteXref', args: [w.resource, w.key] };
+    case 'putXrefFields':
+      return { name: 'putXrefFields', args: [w.resource, w.key, w.fields] };
+    case 'addWebhookEvent':
+      return { name: 'addWebhookEvent', args: [w.event] };
+  }
+}
+
+/** `status IN (...)` of a fixed list, inlined (prepared once per list). */
+const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
+
+/** The SQLite store: SQL and transactions only (policy.ts decides). */
+class SqliteStore implements JournalStore {
+  /** one batch of the send loop's writes at a time: the next one gathers while it commits */
+  readonly maxBatchesInFlight = 1;
+  readonly groupCommitsWebhookEvents = true;
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
-  const stmt = statementCache(db);
+  private readonly stmt: StatementCache & { clear(): void };
+  private writer: WriterThread | null = null;
+  /** leader-lock names this store holds (released at close) */
+  private readonly ownLocks = new Set<string>();
+  /** separate ':memory:' databases must not share leader locks */
+  private readonly lockKey: string;
 
-  /** Runs one journal operation; names the store and the operation in any error. */
-  function op<T>(name: string, fn: () => T): Promise<T> {
-    if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(wrapError(name, err));
-    }
+  constructor(
+    private readonly db: Database.Database,
+    readonly location: string,
+    private readonly options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
+  ) {
+    this.stmt = statementCache(db);
+    this.lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
   }
 
-  function wrapError(name: string, err: unknown): Error {
-    if (isBridgeError(err)) return err;
-    return new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err });
-  }
+  // ---- files and leases ------------------------------------------------------------------------
 
-  /**
-   * Group commit for the per-record writes of the send loop (markSending, settle, putXref...): the writes
-   * issued while no batch is committing are applied in ONE transaction, so one fsync serves all the
-   * records in flight instead of one each. With a writer thread (file journals, the default) the commit
-   * runs there and never stops the event loop; one batch is in flight at a time and the next one gathers
-   * meanwhile, so batches grow with the commit's cost. Each caller's promise resolves only after its
-   * commit: a 'sending' mark is durable before its request leaves. A write that throws fails alone.
-   */
-  const writes = createGroupCommit<QueuedWriteOp>({
-    maxInFlight: 1,
-    commit: async (ops) => {
-      let results: QueuedWriteResult[];
-      try {
-        results = writer ? await writer.submit(ops) : applyBatch(db, stmt, ops);
-      } catch (err) {
-        return ops.map((o) => ({ ok: false, error: wrapError(o.name, err) }));
-      }
-      return results.map((r, i) =>
-        r.ok ? r : { ok: false, error: wrapError(ops[i]!.name, Object.assign(new Error(r.message), { code: r.code })) },
-      );
-    },
-  });
-  function queuedWrite<N extends QueuedWriteName>(name: N, ...args: QueuedWriteArgs<N>): Promise<QueuedWriteReturn<N>> {
-    if (closed) return Promise.reject(new JournalError(`journal ${location}: ${name}: the journal is closed`));
-    if (options.writer === 'thread' && !writer) writer = startWriterThread({ path: options.path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs });
-    return writes.add({ name, args }) as Promise<QueuedWriteReturn<N>>;
-  }
-
-  const addFileTx = db.transaction(
-    (f: NewFile): FileRow => {
+  insertFile(insert: FileInsert): FileRow {
+    return this.db.transaction((): FileRow => {
+      const f = insert.file;
       let duplicateOf: number | null = null;
-      if (!f.force) {
-        const earlier = stmt(
-          `SELECT id FROM files WHERE sha256 = ? AND status IN (${sqlList(DUPLICATE_OF_STATUSES)}) ORDER BY id LIMIT 1`,
-        ).get(f.sha256) as { id: number } | undefined;
+      if (insert.duplicateAmong) {
+        const earlier = this.stmt(`SELECT id FROM files WHERE sha256 = ? AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`).get(f.sha256) as
+          | { id: number }
+          | undefined;
         if (earlier) duplicateOf = earlier.id;
       }
       const ts = now();
-      const leaseUntil = f.owner !== undefined && f.leaseTtlMs !== undefined ? later(f.leaseTtlMs) : null;
-      const info = stmt(
+      const leaseUntil = insert.leaseTtlMs !== null ? later(insert.leaseTtlMs) : null;
+      const info = this.stmt(
         `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(f.channel, f.name, f.path, f.size, f.sha256, duplicateOf === null ? 'claimed' : 'duplicate', duplicateOf, f.runId, f.owner ?? null, leaseUntil, ts, ts);
-      return toFileRow(stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
-    },
-  );
-
-  const addRecordsTx = db.transaction((fileId: number, records: NewRecord[]) => {
-    const insert = stmt(
-      `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-    );
-    const ts = now();
-    for (const r of records) {
-      insert.run(
-        fileId,
-        r.target,
-        r.op,
-        r.key,
-        JSON.stringify(r.source),
-        r.mapping,
-        JSON.stringify(r.payload),
-        r.payloadHash,
-        r.attachmentPath ?? null,
-        r.raw === undefined ? null : JSON.stringify(r.raw),
-        r.status ?? 'pending',
-        r.error ?? null,
-        r.reason ? JSON.stringify(r.reason) : null,
-        ts,
-      );
-    }
-  });
-
-  /**
-   * Only a file none of whose records left the building can be re-mapped: a record that was (or may
-   * have been) sent must stay, or its outcome would be forgotten.
-   */
-  const deleteRecordsTx = db.transaction((fileId: number) => {
-    const touched = stmt(
-      `SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ('pending', 'rejected') OR attempts > 0)`,
-    ).get(fileId) as { n: number };
-    if (touched.n > 0) {
-      throw new JournalError(
-        `journal ${location}: deleteRecords: file ${fileId} has ${touched.n} record(s) that were sent or are in flight; refusing to delete its records`,
-      );
-    }
-    stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
-  });
-
-  const pruneTx = db.transaction((before: string): { files: number; records: number } => {
-    const ids = (
-      stmt(
-        `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ('done', 'error', 'duplicate')
-           AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ('pending', 'sending', 'held', 'in_doubt', 'failed'))`,
-      ).all(before) as Array<{ id: number }>
-    ).map((r) => r.id);
-    let records = 0;
-    for (const id of ids) {
-      stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
-      records += stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
-      stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
-      stmt('DELETE FROM meta WHERE key = ?').run(`parse-facts:${id}`);
-      stmt('DELETE FROM files WHERE id = ?').run(id);
-    }
-    return { files: ids.length, records };
-  });
-
-  /**
-   * FROM + WHERE for a record query, chosen so rows come out of an index already in id order: keyset
-   * paging (`id > afterId ORDER BY id LIMIT n`) must not sort every remaining row of a 1M-record file
-   * for each page. One file (+ one status): the file index; one status: the status index; anything
-   * else: the id order itself, bounded by the files' id range.
-   */
-  function recordWhere(q: Omit<RecordQuery, 'limit'>): { from: string; where: string; params: unknown[] } {
-    const conds: string[] = [];
-    const params: unknown[] = [];
-    const oneFile = q.fileIds?.length === 1;
-    const oneStatus = q.statuses?.length === 1;
-    let from = 'records NOT INDEXED';
-    if (q.fileIds && q.fileIds.length === 0) conds.push('0');
-    if (q.targets && q.targets.length === 0) conds.push('0');
-    if (q.statuses && q.statuses.length === 0) conds.push('0');
-    if (oneFile) {
-      from = oneStatus ? 'records INDEXED BY records_by_file_status' : 'records INDEXED BY records_by_file';
-      conds.push('file_id = ?');
-      params.push(q.fileIds![0]);
-    } else if (q.fileIds && q.fileIds.length > 1) {
-      conds.push('file_id IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.fileIds));
-      // per-file MIN/MAX by equality: each one is a single index probe
-      conds.push(
-        'id BETWEEN (SELECT MIN((SELECT MIN(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)' +
-          ' AND (SELECT MAX((SELECT MAX(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)',
-      );
-      params.push(JSON.stringify(q.fileIds), JSON.stringify(q.fileIds));
-    } else if (oneStatus) {
-      from = 'records INDEXED BY records_by_status';
-    }
-    if (oneStatus) {
-      conds.push('status = ?');
-      params.push(q.statuses![0]);
-    } else if (q.statuses && q.statuses.length > 1) {
-      conds.push('status IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.statuses));
-    }
-    if (q.targets?.length === 1) {
-      conds.push('target = ?');
-      params.push(q.targets[0]);
-    } else if (q.targets && q.targets.length > 1) {
-      conds.push('target IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(q.targets));
-    }
-    if (q.afterId !== undefined) {
-      conds.push('id > ?');
-      params.push(q.afterId);
-    }
-    return { from, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
+      ).run(f.channel, f.name, f.path, f.size, f.sha256, insert.statusFor(duplicateOf), duplicateOf, f.runId, f.owner ?? null, leaseUntil, ts, ts);
+      return toFileRow(this.stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
+    }).immediate();
   }
 
-  const journal: Journal = {
-    location,
+  getFile(id: number): FileRow | undefined {
+    const r = this.stmt('SELECT * FROM files WHERE id = ?').get(id) as FileDbRow | undefined;
+    return r ? toFileRow(r) : undefined;
+  }
 
-    addFile: (file) =>
-      op('addFile', () => {
-        if (file.owner !== undefined && file.leaseTtlMs !== undefined) checkTtl('addFile', location, file.leaseTtlMs);
-        return addFileTx.immediate(file);
-      }),
+  listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): FileRow[] {
+    const conds: string[] = [];
+    const params: unknown[] = [];
+    if (query.statuses) {
+      conds.push('status IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(query.statuses));
+    }
+    if (query.channel !== undefined) {
+      conds.push('channel = ?');
+      params.push(query.channel);
+    }
+    if (query.runId !== undefined) {
+      conds.push('run_id = ?');
+      params.push(query.runId);
+    }
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    return (this.stmt(`SELECT * FROM files ${where} ORDER BY id`).all(...params) as FileDbRow[]).map(toFileRow);
+  }
 
-    getFile: (id) =>
-      op('getFile', () => {
-        const r = stmt('SELECT * FROM files WHERE id = ?').get(id) as FileDbRow | undefined;
-        return r ? toFileRow(r) : undefined;
-      }),
+  updateFile(id: number, columns: ReadonlyArray<readonly [string, unknown]>): boolean {
+    const sets = [...columns.map(([col]) => `${col} = ?`), 'updated_at = ?'];
+    const info = this.stmt(`UPDATE files SET ${sets.join(', ')} WHERE id = ?`).run(...columns.map(([, v]) => v), now(), id);
+    return info.changes > 0;
+  }
 
-    listFiles: (query = {}) =>
-      op('listFiles', () => {
-        const conds: string[] = [];
-        const params: unknown[] = [];
-        if (query.statuses) {
-          conds.push('status IN (SELECT value FROM json_each(?))');
-          params.push(JSON.stringify(query.statuses));
-        }
-        if (query.channel !== undefined) {
-          conds.push('channel = ?');
-          params.push(query.channel);
-        }
-        if (query.runId !== undefined) {
-          conds.push('run_id = ?');
-          params.push(query.runId);
-        }
-        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
-        return (stmt(`SELECT * FROM files ${where} ORDER BY id`).all(...params) as FileDbRow[]).map(toFileRow);
-      }),
+  takeLease(fileId: number, owner: string, ttlMs: number): boolean {
+    const ts = now();
+    const info = this.stmt(
+      `UPDATE files SET owner = ?, lease_until = ?, updated_at = ?
+       WHERE id = ? AND (owner IS NULL OR owner = ? OR lease_until < ?)`,
+    ).run(owner, later(ttlMs), ts, fileId, owner, ts);
+    return info.changes === 1;
+  }
 
-    updateFile: (id, patch) =>
-      op('updateFile', () => {
-        const columns: Record<string, string> = { status: 'status', path: 'path', error: 'error', runId: 'run_id', owner: 'owner', leaseUntil: 'lease_until' };
-        const sets: string[] = [];
-        const params: unknown[] = [];
-        for (const [k, col] of Object.entries(columns)) {
-          if (k in patch && (patch as Record<string, unknown>)[k] !== undefined) {
-            sets.push(`${col} = ?`);
-            params.push((patch as Record<string, unknown>)[k]);
-          }
-        }
-        sets.push('updated_at = ?');
-        params.push(now(), id);
-        const info = stmt(`UPDATE files SET ${sets.join(', ')} WHERE id = ?`).run(...params);
-        if (info.changes === 0) throw new JournalError(`journal ${location}: updateFile: file ${id} not found`);
-      }),
+  fileExists(fileId: number): boolean {
+    return this.stmt('SELECT id FROM files WHERE id = ?').get(fileId) !== undefined;
+  }
 
-    acquireFileLease: (fileId, owner, ttlMs) =>
-      op('acquireFileLease', () => {
-        checkTtl('acquireFileLease', location, ttlMs);
-        const ts = now();
-        const info = stmt(
-          `UPDATE files SET owner = ?, lease_until = ?, updated_at = ?
-           WHERE id = ? AND (owner IS NULL OR owner = ? OR lease_until < ?)`,
-        ).run(owner, later(ttlMs), ts, fileId, owner, ts);
-        if (info.changes === 1) return true;
-        if (!stmt('SELECT id FROM files WHERE id = ?').get(fileId)) throw new JournalError(`journal ${location}: acquireFileLease: file ${fileId} not found`);
-        return false;
-      }),
+  renewLeases(owner: string, ttlMs: number, statuses: readonly FileStatus[]): number {
+    return this.stmt(`UPDATE files SET lease_until = ?, updated_at = ? WHERE owner = ? AND status IN ${inList(statuses)}`).run(later(ttlMs), now(), owner).changes;
+  }
 
-    renewLeases: (owner, ttlMs) =>
-      op('renewLeases', () => {
-        checkTtl('renewLeases', location, ttlMs);
-        return stmt(`UPDATE files SET lease_until = ?, updated_at = ? WHERE owner = ? AND status IN (${sqlList(LEASED_STATUSES)})`).run(later(ttlMs), now(), owner)
-          .changes;
-      }),
+  releaseLease(fileId: number, owner: string): void {
+    this.stmt('UPDATE files SET owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND owner = ?').run(now(), fileId, owner);
+  }
 
-    releaseFileLease: (fileId, owner) =>
-      op('releaseFileLease', () => {
-        stmt('UPDATE files SET owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND owner = ?').run(now(), fileId, owner);
-      }),
+  listLeasable(owner: string, statuses: readonly FileStatus[]): FileRow[] {
+    const sql = `SELECT * FROM files WHERE status IN ${inList(statuses)} AND (owner IS NULL OR owner = ? OR lease_until < ?) ORDER BY id`;
+    return (this.stmt(sql).all(owner, now()) as FileDbRow[]).map(toFileRow);
+  }
 
-    listResumableFiles: (owner) =>
-      op('listResumableFiles', () =>
-        (
-          stmt(
-            `SELECT * FROM files WHERE status IN (${sqlList(LEASED_STATUSES)}) AND (owner IS NULL OR owner = ? OR lease_until < ?) ORDER BY id`,
-          ).all(owner, now()) as FileDbRow[]
-        ).map(toFileRow),
-      ),
+  /** exclusive among the journal objects of this process on the same database file */
+  tryLeaderLock(name: string): StoreLeaderLock | null {
+    let held = leaderLocks.get(this.lockKey);
+    if (!held) leaderLocks.set(this.lockKey, (held = new Set()));
+    if (held.has(name)) return null;
+    held.add(name);
+    this.ownLocks.add(name);
+    let released = false;
+    const own = this.ownLocks;
+    return {
+      isHeld: () => !released,
+      release: async () => {
+        if (released) return;
+        released = true;
+        own.delete(name);
+        held.delete(name);
+      },
+    };
+  }
 
-    tryLeaderLock: (name) =>
-      op('tryLeaderLock', (): LeaderLock | null => {
-        let held = leaderLocks.get(lockKey);
-        if (!held) leaderLocks.set(lockKey, (held = new Set()));
-        if (held.has(name)) return null;
-        held.add(name);
-        ownLocks.add(name);
-        let released = false;
-        return {
-          isHeld: () => !released && !closed,
-          release: async () => {
-            if (released) return;
-            released = true;
-            ownLocks.delete(name);
-            held.delete(name);
-          },
-        };
-      }),
+  // ---- records ---------------------------------------------------------------------------------
 
-    countUnsettled: (target, key) =>
-      op('countUnsettled', () => {
-        const r = stmt(`SELECT COUNT(*) AS n FROM records WHERE target = ? AND key = ? AND status IN (${sqlList(UNSETTLED_STATUSES)})`).get(target, key) as { n: number };
-        return r.n;
-      }),
+  countByKey(target: Target, key: string, statuses: readonly RecordStatus[]): number {
+    return (this.stmt(`SELECT COUNT(*) AS n FROM records WHERE target = ? AND key = ? AND status IN ${inList(statuses)}`).get(target, key) as { n: number }).n;
+  }
 
-    addRecords: (fileId, records) =>
-      op('addRecords', () => {
-        if (records.length === 0) return;
-        addRecordsTx.immediate(fileId, records);
-      }),
+  insertRecords(fileId: number, records: NewRecord[]): void {
+    this.db.transaction(() => {
+      const insert = this.stmt(
+        `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      );
+      const ts = now();
+      for (const r of records) insert.run(fileId, ...recordColumns(r), ts);
+    }).immediate();
+  }
 
-    deleteRecords: (fileId) =>
-      op('deleteRecords', () => {
-        deleteRecordsTx.immediate(fileId);
-      }),
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): number {
+    return this.db.transaction((): number => {
+      const touched = this.stmt(`SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ${inList(untouched)} OR attempts > 0)`).get(fileId) as {
+        n: number;
+      };
+      if (touched.n === 0) this.stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
+      return touched.n;
+    }).immediate();
+  }
 
-    pruneSettled: (before) => op('pruneSettled', () => pruneTx.immediate(before.toISOString())),
+  prune(rule: PruneRule): { files: number; records: number } {
+    return this.db.transaction((): { files: number; records: number } => {
+      const ids = (
+        this.stmt(
+          `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
+             AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`,
+        ).all(rule.before.toISOString()) as Array<{ id: number }>
+      ).map((r) => r.id);
+      let records = 0;
+      for (const id of ids) {
+        this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
+        records += this.stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
+        this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
+        for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
+        this.stmt('DELETE FROM files WHERE id = ?').run(id);
+      }
+      return { files: ids.length, records };
+    }).immediate();
+  }
 
-    listRecords: (query) =>
-      op('listRecords', () => {
-        const { from, where, params } = recordWhere(query);
-        const limit = query.limit !== undefined ? ' LIMIT ?' : '';
-        if (query.limit !== undefined) params.push(query.limit);
-        return (stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(fromSqlite);
-      }),
+  listRecords(query: StoreRecordQuery): RecordRow[] {
+    const { from, where, params } = recordWhere(query);
+    const limit = query.limit !== undefined ? ' LIMIT ?' : '';
+    if (query.limit !== undefined) params.push(query.limit);
+    return (this.stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(fromSqlite);
+  }
 
-    countRecords: (query) =>
-      op('countRecords', () => {
-        const { where, params } = recordWhere(query);
-        // counting needs no order: let the planner pick (covering index on file and status)
-        const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
-        for (const r of stmt(`SELECT status, COUNT(*) AS n FROM records ${where} GROUP BY status`).all(...params) as { status: RecordStatus; n: number }[]) {
-          counts[r.status] = r.n;
-        }
-        return counts;
-      }),
+  countByStatus(query: StoreRecordQuery): Array<{ status: RecordStatus; n: number }> {
+    const { where, params } = recordWhere(query);
+    // counting needs no order: let the planner pick (covering index on file and status)
+    return this.stmt(`SELECT status, COUNT(*) AS n FROM records ${where} GROUP BY status`).all(...params) as Array<{ status: RecordStatus; n: number }>;
+  }
 
-    markSending: (recordId) => queuedWrite('markSending', recordId),
+  resetRecords(ids: number[], from: readonly RecordStatus[], to: RecordStatus): number {
+    return this.stmt(
+      `UPDATE records SET status = ?, outcome = NULL, error = NULL, reason = NULL, updated_at = ?
+       WHERE status IN ${inList(from)} AND id IN (SELECT value FROM json_each(?))`,
+    ).run(to, now(), JSON.stringify(ids)).changes;
+  }
 
-    settle: (recordId, result: RecordResult) => queuedWrite('settle', recordId, result),
+  moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): number {
+    const ts = now();
+    const info = fileIds
+      ? this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ? AND file_id IN (SELECT value FROM json_each(?))`).run(to, ts, from, JSON.stringify(fileIds))
+      : this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ?`).run(to, ts, from);
+    return info.changes;
+  }
 
-    requeue: (recordIds) =>
-      op('requeue', () => {
-        if (recordIds.length === 0) return 0;
-        return stmt(
-          `UPDATE records SET status = 'pending', outcome = NULL, error = NULL, reason = NULL, updated_at = ?
-           WHERE status IN ('held', 'failed', 'in_doubt') AND id IN (SELECT value FROM json_each(?))`,
-        ).run(now(), JSON.stringify(recordIds)).changes;
-      }),
+  findLatest(target: Target, key: string, statuses: readonly RecordStatus[], excludeFileId?: number): RecordRow | undefined {
+    const exclude = excludeFileId !== undefined;
+    const r = this.stmt(
+      `SELECT * FROM records WHERE target = ? AND key = ? AND status IN ${inList(statuses)}${exclude ? ' AND file_id <> ?' : ''}
+       ORDER BY id DESC LIMIT 1`,
+    ).get(...(exclude ? [target, key, excludeFileId] : [target, key])) as SqliteRecordRow | undefined;
+    return r ? fromSqlite(r) : undefined;
+  }
 
-    recoverInFlight: (fileIds) =>
-      op('recoverInFlight', () => {
-        const ts = now();
-        const info = fileIds
-          ? stmt(`UPDATE records SET status = 'in_doubt', updated_at = ? WHERE status = 'sending' AND file_id IN (SELECT value FROM json_each(?))`).run(
-              ts,
-              JSON.stringify(fileIds),
-            )
-          : stmt(`UPDATE records SET status = 'in_doubt', updated_at = ? WHERE status = 'sending'`).run(ts);
-        return info.changes;
-      }),
+  findRecordByWmsId(wmsId: string): RecordRow | undefined {
+    const r = this.stmt('SELECT * FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1').get(wmsId) as SqliteRecordRow | undefined;
+    return r ? fromSqlite(r) : undefined;
+  }
 
-    findLatest: (target, key, options) =>
-      op('findLatest', () => {
-        const exclude = options?.excludeFileId;
-        const r = stmt(
-          `SELECT * FROM records WHERE target = ? AND key = ? AND status IN ('sent', 'rejected', 'failed', 'held')${exclude !== undefined ? ' AND file_id <> ?' : ''}
-           ORDER BY id DESC LIMIT 1`,
-        ).get(...(exclude !== undefined ? [target, key, exclude] : [target, key])) as SqliteRecordRow | undefined;
-        return r ? fromSqlite(r) : undefined;
-      }),
+  // ---- the send loop's writes ------------------------------------------------------------------
 
-    findRecordByWmsId: (wmsId) =>
-      op('findRecordByWmsId', () => {
-        const r = stmt('SELECT * FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1').get(wmsId) as SqliteRecordRow | undefined;
-        return r ? fromSqlite(r) : undefined;
-      }),
+  /**
+   * With a writer thread (file journals, the default) the batch commits there and never stops the event
+   * loop; the thread starts with the first batch.
+   */
+  async commitWrites(batch: JournalWrite[]): Promise<WriteOutcome[]> {
+    const ops = batch.map(toQueuedOp);
+    if (this.options.writer === 'thread' && !this.writer) {
+      const { path, synchronous, busyTimeoutMs } = this.options;
+      this.writer = startWriterThread({ path, synchronous, busyTimeoutMs });
+    }
+    const results = this.writer ? await this.writer.submit(ops) : applyBatch(this.db, this.stmt, ops);
+    return results.map((r) => (r.ok ? r : { ok: false, error: Object.assign(new Error(r.message), { code: r.code }) }));
+  }
 
-    getXref: (resource, key) =>
-      op('getXref', () => {
-        const r = stmt('SELECT * FROM xref WHERE resource = ? AND key = ?').get(resource, key) as XrefDbRow | undefined;
-        return r ? toXref(r) : undefined;
-      }),
+  // ---- cross-reference, meta, webhooks ---------------------------------------------------------
 
-    putXref: (resource, key, wmsId, payloadHash) => queuedWrite('putXref', resource, key, wmsId, payloadHash),
+  getXref(resource: RefResource, key: string): XrefEntry | undefined {
+    const r = this.stmt('SELECT * FROM xref WHERE resource = ? AND key = ?').get(resource, key) as XrefDbRow | undefined;
+    return r ? toXref(r) : undefined;
+  }
 
-    deleteXref: (resource, key) => queuedWrite('deleteXref', resource, key),
+  findXrefByField(resource: RefResource, field: string, value: string): XrefEntry | undefined {
+    const r = this.stmt(
+      'SELECT x.* FROM xref_field f JOIN xref x ON x.resource = f.resource AND x.key = f.key WHERE f.resource = ? AND f.field = ? AND f.value = ? ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1',
+    ).get(resource, field, value) as XrefDbRow | undefined;
+    return r ? toXref(r) : undefined;
+  }
 
-    // group-committed with the settle and the xref of the same record (no extra commit per record)
-    putXrefFields: (resource, key, fields) => queuedWrite('putXrefFields', resource, key, fields),
+  getMeta(key: string): string | undefined {
+    return (this.stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  }
 
-    findXrefByField: (resource, field, value) =>
-      op('findXrefByField', () => {
-        const r = stmt(
-          'SELECT x.* FROM xref_field f JOIN xref x ON x.resource = f.resource AND x.key = f.key WHERE f.resource = ? AND f.field = ? AND f.value = ? ORDER BY f.updated_at DESC, x.updated_at DESC LIMIT 1',
-        ).get(resource, field, value) as XrefDbRow | undefined;
-        return r ? toXref(r) : undefined;
-      }),
+  setMeta(key: string, value: string): void {
+    this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
 
-    getMeta: (key) =>
-      op('getMeta', () => (stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value),
+  compareAndSetMeta(key: string, expected: string | null, value: string): boolean {
+    const info =
+      expected === null
+        ? this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING').run(key, value)
+        : this.stmt('UPDATE meta SET value = ? WHERE key = ? AND value = ?').run(value, key, expected);
+    return info.changes === 1;
+  }
 
-    setMeta: (key, value) =>
-      op('setMeta', () => {
-        stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
-      }),
+  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number } {
+    return QUEUED_WRITES.addWebhookEvent(this.stmt, event);
+  }
 
-    compareAndSetMeta: (key, expected, value) =>
-      op('compareAndSetMeta', () => {
-        const info =
-          expected === null
-            ? stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING').run(key, value)
-            : stmt('UPDATE meta SET value = ? WHERE key = ? AND value = ?').run(value, key, expected);
-        return info.changes === 1;
-      }),
+  listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): WebhookEventRow[] {
+    const conds: string[] = [];
+    const params: number[] = [];
+    if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
+    if (query.afterId !== undefined) {
+      conds.push('id > ?');
+      params.push(query.afterId);
+    }
+    const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
+    const limit = query.limit !== undefined ? ' LIMIT ?' : '';
+    if (query.limit !== undefined) params.push(query.limit);
+    return (this.stmt(`SELECT * FROM webhook_events ${where} ORDER BY id${limit}`).all(...params) as WebhookDbRow[]).map(toWebhook);
+  }
 
-    // group-committed like the send loop's writes: concurrent webhooks share one fsync, and each answer
-    // still waits for its own event to be committed
-    addWebhookEvent: (event) => queuedWrite('addWebhookEvent', event),
+  markWebhookDelivered(ids: number[]): void {
+    this.stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
+  }
 
-    listWebhookEvents: (query) =>
-      op('listWebhookEvents', () => {
-        const conds: string[] = [];
-        const params: number[] = [];
-        if (query.undeliveredOnly) conds.push('delivered_at IS NULL');
-        if (query.afterId !== undefined) {
-          conds.push('id > ?');
-          params.push(query.afterId);
-        }
-        const where = conds.length ? `WHERE ${conds.join(' AND ')}` : '';
-        const limit = query.limit !== undefined ? ' LIMIT ?' : '';
-        if (query.limit !== undefined) params.push(query.limit);
-        return (stmt(`SELECT * FROM webhook_events ${where} ORDER BY id${limit}`).all(...params) as WebhookDbRow[]).map(toWebhook);
-      }),
+  async close(): Promise<void> {
+    if (this.writer) await this.writer.close();
+    // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
+    const held = leaderLocks.get(this.lockKey);
+    for (const name of this.ownLocks) held?.delete(name);
+    this.ownLocks.clear();
+    this.stmt.clear();
+    this.db.close();
+  }
+}
 
-    markWebhookDelivered: (ids) =>
-      op('markWebhookDelivered', () => {
-        if (ids.length === 0) return;
-        stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
-      }),
-
-    writeStats: () => writes.stats(),
-
-    close: async () => {
-      if (closed) return;
-      // writes already queued commit before the database closes
-      closed = true;
-      await writes.drain();
-      if (writer) await writer.close();
-      // leader locks end with their holder, as a PostgreSQL session lock ends with its connection
-      const held = leaderLocks.get(lockKey);
-      for (const name of ownLocks) held?.delete(name);
-      ownLocks.clear();
-      stmt.clear();
-      db.close();
-    },
-  };
-  return journal;
+/**
+ * FROM + WHERE for a record query, chosen so rows come out of an index already in id order: keyset
+ * paging (`id > afterId ORDER BY id LIMIT n`) must not sort every remaining row of a 1M-record file
+ * for each page. One file (+ one status): the file index; one status: the status index; anything
+ * else: the id order itself, bounded by the files' id range. Lists are not empty (the policy answers those).
+ */
+function recordWhere(q: StoreRecordQuery): { from: string; where: string; params: unknown[] } {
+  const conds: string[] = [];
+  const params: unknown[] = [];
+  const oneFile = q.fileIds?.length === 1;
+  const oneStatus = q.statuses?.length === 1;
+  let from = 'records NOT INDEXED';
+  if (oneFile) {
+    from = oneStatus ? 'records INDEXED BY records_by_file_status' : 'records INDEXED BY records_by_file';
+    conds.push('file_id = ?');
+    params.push(q.fileIds![0]);
+  } else if (q.fileIds && q.fileIds.length > 1) {
+    conds.push('file_id IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(q.fileIds));
+    // per-file MIN/MAX by equality: each one is a single index probe
+    conds.push(
+      'id BETWEEN (SELECT MIN((SELECT MIN(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)' +
+        ' AND (SELECT MAX((SELECT MAX(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)',
+    );
+    params.push(JSON.stringify(q.fileIds), JSON.stringify(q.fileIds));
+  } else if (oneStatus) {
+    from = 'records INDEXED BY records_by_status';
+  }
+  if (oneStatus) {
+    conds.push('status = ?');
+    params.push(q.statuses![0]);
+  } else if (q.statuses && q.statuses.length > 1) {
+    conds.push('status IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(q.statuses));
+  }
+  if (q.targets?.length === 1) {
+    conds.push('target = ?');
+    params.push(q.targets[0]);
+  } else if (q.targets && q.targets.length > 1) {
+    conds.push('target IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(q.targets));
+  }
+  if (q.afterId !== undefined) {
+    conds.push('id > ?');
+    params.push(q.afterId);
+  }
+  return { from, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }

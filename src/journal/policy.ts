@@ -1,0 +1,239 @@
+/**
+ * The journal's policy, one module above the two stores (store.ts): the state transitions and the
+ * statuses each question takes, what a resume does (in-flight records become in doubt), when an operation
+ * is refused, the group commit of the send loop's writes, and how an error names the store and the
+ * operation. A store (sqlite.ts, postgres.ts) is only SQL and transactions; createJournal turns one into the
+ * Journal every caller uses (types.ts).
+ */
+import { isBridgeError, errorMessage } from '../shared/errors.js';
+import { JournalError } from './errors.js';
+import { createGroupCommit, type WriteOutcome } from './group-commit.js';
+import type { JournalStore, JournalWrite, StoreRecordQuery } from './store.js';
+import type { FileRow, FileStatus, Journal, LeaderLock, RecordQuery, RecordStatus } from './types.js';
+
+export const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
+export const FILE_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done', 'error', 'duplicate'];
+
+/** Statuses of an earlier file that make a new file with the same content a duplicate. */
+export const DUPLICATE_OF_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done'];
+/** Statuses of a file that is being worked on: leases matter only for these. */
+export const LEASED_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'];
+/** Statuses of a record that is not settled yet (see Journal.countUnsettled). */
+export const UNSETTLED_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'in_doubt'];
+/** Settled statuses findLatest looks at. */
+export const SETTLED_STATUSES: readonly RecordStatus[] = ['sent', 'rejected', 'failed', 'held'];
+/** What an operator's retry puts back to pending (a sent record is never requeued). */
+export const REQUEUABLE_STATUSES: readonly RecordStatus[] = ['held', 'failed', 'in_doubt'];
+/** A record that never left the building (no attempt either): a file of only these can be re-mapped. */
+export const UNTOUCHED_STATUSES: readonly RecordStatus[] = ['pending', 'rejected'];
+/** Retention: settled files ... */
+export const PRUNABLE_FILE_STATUSES: readonly FileStatus[] = ['done', 'error', 'duplicate'];
+/** ... none of whose records waits for anything. */
+export const WAITING_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'held', 'in_doubt', 'failed'];
+
+/** Meta keys that belong to one file (removed with it). */
+export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`];
+
+/** The columns of an updateFile patch (keys given as undefined are left alone). */
+const FILE_PATCH_COLUMNS: Record<string, string> = { status: 'status', path: 'path', error: 'error', runId: 'run_id', owner: 'owner', leaseUntil: 'lease_until' };
+
+/** The journal's state, shared by its sections. */
+interface Ctx {
+  store: JournalStore;
+  location: string;
+  isClosed: () => boolean;
+  /** runs one operation; names the store and the operation in any error */
+  op: <T>(name: string, fn: () => T | Promise<T>) => Promise<T>;
+  fail: (name: string, message: string) => JournalError;
+}
+
+/** Wraps a store in the journal's policy. */
+export function createJournal(store: JournalStore): Journal {
+  const location = store.location;
+  let closed = false;
+
+  const wrap = (name: string, err: unknown): Error =>
+    isBridgeError(err) ? err : new JournalError(`journal ${location}: ${name}: ${errorMessage(err)}`, { cause: err });
+  const fail = (name: string, message: string): JournalError => new JournalError(`journal ${location}: ${name}: ${message}`);
+
+  async function op<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    if (closed) throw fail(name, 'the journal is closed');
+    try {
+      return await fn();
+    } catch (err) {
+      throw wrap(name, err);
+    }
+  }
+
+  /**
+   * Group commit for the per-record writes of the send loop (markSending, settle, putXref...): the writes
+   * issued while the store's batches are committing are applied in ONE transaction, so one commit (one
+   * fsync) serves all the records in flight instead of one each. Each caller's promise resolves only after
+   * its commit: a 'sending' mark is durable before its request leaves. A write that throws fails alone.
+   */
+  const writes = createGroupCommit<JournalWrite>({
+    maxInFlight: store.maxBatchesInFlight,
+    commit: async (batch): Promise<WriteOutcome[]> => {
+      let outcomes: WriteOutcome[];
+      try {
+        outcomes = await store.commitWrites(batch);
+      } catch (err) {
+        return batch.map((w) => ({ ok: false, error: wrap(w.kind, err) }));
+      }
+      return outcomes.map((o, i) => (o.ok ? o : { ok: false, error: wrap(batch[i]!.kind, o.error) }));
+    },
+  });
+  const queued = <T>(w: JournalWrite): Promise<T> => (closed ? Promise.reject(fail(w.kind, 'the journal is closed')) : (writes.add(w) as Promise<T>));
+
+  const ctx: Ctx = { store, location, isClosed: () => closed, op, fail };
+  return {
+    location,
+    ...fileSection(ctx),
+    ...recordSection(ctx),
+    markSending: (recordId) => queued({ kind: 'markSending', recordId }),
+    settle: (recordId, result) => queued({ kind: 'settle', recordId, result }),
+    putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
+    deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
+    // group-committed with the settle and the xref of the same record (no extra commit per record)
+    putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
+    // SQLite: group-committed like the send loop's writes, so concurrent webhooks share one fsync, and each
+    // answer still waits for its own event to be committed
+    addWebhookEvent: (event) =>
+      store.groupCommitsWebhookEvents ? queued({ kind: 'addWebhookEvent', event }) : op('addWebhookEvent', () => store.insertWebhookEvent(event)),
+    ...lookupSection(ctx),
+    writeStats: () => writes.stats(),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await writes.drain(); // writes already issued commit before the store closes
+      await store.close();
+    },
+  };
+}
+
+function checkTtl(ctx: Ctx, name: string, ttlMs: number): void {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw ctx.fail(name, `ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
+}
+
+type FileMethods = Pick<
+  Journal,
+  'addFile' | 'getFile' | 'listFiles' | 'updateFile' | 'acquireFileLease' | 'renewLeases' | 'releaseFileLease' | 'listResumableFiles' | 'tryLeaderLock'
+>;
+
+/** Files, leases and leader locks. */
+function fileSection(ctx: Ctx): FileMethods {
+  const { store, op } = ctx;
+  return {
+    addFile: (file) =>
+      op('addFile', (): FileRow | Promise<FileRow> => {
+        const leased = file.owner !== undefined && file.leaseTtlMs !== undefined;
+        if (leased) checkTtl(ctx, 'addFile', file.leaseTtlMs as number);
+        return store.insertFile({
+          file,
+          leaseTtlMs: leased ? (file.leaseTtlMs as number) : null,
+          duplicateAmong: file.force ? null : DUPLICATE_OF_STATUSES,
+          statusFor: (duplicateOf) => (duplicateOf === null ? 'claimed' : 'duplicate'),
+        });
+      }),
+    getFile: (id) => op('getFile', () => store.getFile(id)),
+    listFiles: (query = {}) => op('listFiles', () => store.listFiles(query)),
+    updateFile: (id, patch) =>
+      op('updateFile', async () => {
+        const columns: Array<[string, unknown]> = [];
+        for (const [k, col] of Object.entries(FILE_PATCH_COLUMNS)) {
+          const v = (patch as Record<string, unknown>)[k];
+          if (k in patch && v !== undefined) columns.push([col, v]);
+        }
+        if (!(await store.updateFile(id, columns))) throw ctx.fail('updateFile', `file ${id} not found`);
+      }),
+    acquireFileLease: (fileId, owner, ttlMs) =>
+      op('acquireFileLease', async () => {
+        checkTtl(ctx, 'acquireFileLease', ttlMs);
+        if (await store.takeLease(fileId, owner, ttlMs)) return true;
+        if (!(await store.fileExists(fileId))) throw ctx.fail('acquireFileLease', `file ${fileId} not found`);
+        return false;
+      }),
+    renewLeases: (owner, ttlMs) =>
+      op('renewLeases', () => {
+        checkTtl(ctx, 'renewLeases', ttlMs);
+        return store.renewLeases(owner, ttlMs, LEASED_STATUSES);
+      }),
+    releaseFileLease: (fileId, owner) => op('releaseFileLease', () => store.releaseLease(fileId, owner)),
+    listResumableFiles: (owner) => op('listResumableFiles', () => store.listLeasable(owner, LEASED_STATUSES)),
+    tryLeaderLock: (name) =>
+      op('tryLeaderLock', async (): Promise<LeaderLock | null> => {
+        const lock = await store.tryLeaderLock(name);
+        if (!lock) return null;
+        if (ctx.isClosed()) {
+          // closed while the lock was being taken: a lock nobody can release must not stay held
+          await lock.release();
+          return null;
+        }
+        // a lock ends with its journal, as a PostgreSQL session lock ends with its connection
+        return { isHeld: () => !ctx.isClosed() && lock.isHeld(), release: () => lock.release() };
+      }),
+  };
+}
+
+type RecordMethods = Pick<
+  Journal,
+  'countUnsettled' | 'addRecords' | 'deleteRecords' | 'pruneSettled' | 'listRecords' | 'countRecords' | 'requeue' | 'recoverInFlight' | 'findLatest' | 'findRecordByWmsId'
+>;
+
+/** A query with an empty list matches nothing: the store is not asked. */
+const matchesNothing = (q: Omit<RecordQuery, 'afterId' | 'limit'>): boolean =>
+  q.fileIds?.length === 0 || q.targets?.length === 0 || q.statuses?.length === 0;
+
+/** Records: batches, transitions, retention and the questions of the send loop. */
+function recordSection(ctx: Ctx): RecordMethods {
+  const { store, op } = ctx;
+  return {
+    countUnsettled: (target, key) => op('countUnsettled', () => store.countByKey(target, key, UNSETTLED_STATUSES)),
+    addRecords: (fileId, records) => op('addRecords', () => (records.length === 0 ? undefined : store.insertRecords(fileId, records))),
+    /**
+     * Only a file none of whose records left the building can be re-mapped: a record that was (or may
+     * have been) sent must stay, or its outcome would be forgotten.
+     */
+    deleteRecords: (fileId) =>
+      op('deleteRecords', async () => {
+        const touched = await store.deleteUntouchedRecords(fileId, UNTOUCHED_STATUSES);
+        if (touched > 0) {
+          throw ctx.fail('deleteRecords', `file ${fileId} has ${touched} record(s) that were sent or are in flight; refusing to delete its records`);
+        }
+      }),
+    pruneSettled: (before) =>
+      op('pruneSettled', () => store.prune({ before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys })),
+    listRecords: (query) => op('listRecords', () => (matchesNothing(query) ? [] : store.listRecords(query as StoreRecordQuery))),
+    countRecords: (query) =>
+      op('countRecords', async () => {
+        const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
+        if (matchesNothing(query)) return counts;
+        for (const r of await store.countByStatus(query)) counts[r.status] = r.n;
+        return counts;
+      }),
+    requeue: (recordIds) => op('requeue', () => (recordIds.length === 0 ? 0 : store.resetRecords(recordIds, REQUEUABLE_STATUSES, 'pending'))),
+    // what a resume does: a record left 'sending' by a crash may or may not have reached the WMS
+    recoverInFlight: (fileIds) => op('recoverInFlight', () => store.moveStatus('sending', 'in_doubt', fileIds)),
+    findLatest: (target, key, options) => op('findLatest', () => store.findLatest(target, key, SETTLED_STATUSES, options?.excludeFileId)),
+    findRecordByWmsId: (wmsId) => op('findRecordByWmsId', () => store.findRecordByWmsId(wmsId)),
+  };
+}
+
+type LookupMethods = Pick<
+  Journal,
+  'getXref' | 'findXrefByField' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'
+>;
+
+/** Cross-reference reads, meta, webhook events. */
+function lookupSection(ctx: Ctx): LookupMethods {
+  const { store, op } = ctx;
+  return {
+    getXref: (resource, key) => op('getXref', () => store.getXref(resource, key)),
+    findXrefByField: (resource, field, value) => op('findXrefByField', () => store.findXrefByField(resource, field, value)),
+    getMeta: (key) => op('getMeta', () => store.getMeta(key)),
+    setMeta: (key, value) => op('setMeta', () => store.setMeta(key, value)),
+    compareAndSetMeta: (key, expected, value) => op('compareAndSetMeta', () => store.compareAndSetMeta(key, expected, value)),
+    listWebhookEvents: (query) => op('listWebhookEvents', () => store.listWebhookEvents(query)),
+    markWebhookDelivered: (ids) => op('markWebhookDelivered', () => (ids.length === 0 ? undefined : store.markWebhookDelivered(ids))),
+  };
+}

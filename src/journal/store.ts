@@ -1,0 +1,123 @@
+/**
+ * What a journal store does: SQL and transactions, nothing else. Every rule (which statuses a query
+ * takes, what a transition leads to, when an operation is refused, how writes are batched, how errors
+ * are named) lives in policy.ts, above the store; the SQLite (sqlite.ts) and PostgreSQL (postgres.ts)
+ * stores only say how a step is written in their dialect and which steps share a transaction.
+ *
+ * A method may return its value or a promise of it (the SQLite store is synchronous) and may throw: the
+ * policy names the store and the operation in the error.
+ */
+import type { RefResource, Target } from '../wms/targets.js';
+import type { WriteOutcome } from './group-commit.js';
+import type { FileRow, FileStatus, NewFile, NewRecord, RecordQuery, RecordResult, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+
+export type Awaitable<T> = T | Promise<T>;
+
+/** The send loop's per-record writes, group-committed by the policy (store.commitWrites applies a batch). */
+export type JournalWrite =
+  | { kind: 'markSending'; recordId: number }
+  | { kind: 'settle'; recordId: number; result: RecordResult }
+  | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
+  | { kind: 'deleteXref'; resource: RefResource; key: string }
+  | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> }
+  | { kind: 'addWebhookEvent'; event: NewWebhookEvent };
+
+export interface NewWebhookEvent {
+  dedupKey: string;
+  kind: string;
+  body: string;
+  recordId?: number | null;
+}
+
+/** A record query whose lists are all non-empty (the policy answers an empty list itself). */
+export type StoreRecordQuery = Omit<RecordQuery, 'limit'> & { limit?: number };
+
+/** How addFile decides, in the store's transaction, what a new file row is. */
+export interface FileInsert {
+  file: NewFile;
+  /** lease length from now (store clock) when the row is created leased to file.owner; else null */
+  leaseTtlMs: number | null;
+  /** statuses of an earlier file with the same sha256 that make this one a duplicate; null: never a duplicate */
+  duplicateAmong: readonly FileStatus[] | null;
+  /** the new row's status, given the earliest such file (null when none) */
+  statusFor: (duplicateOf: number | null) => FileStatus;
+}
+
+/** What pruneSettled removes, decided by the policy. */
+export interface PruneRule {
+  before: Date;
+  /** settled file statuses */
+  fileStatuses: readonly FileStatus[];
+  /** a file with a record in one of these still waits for something: kept */
+  waitingStatuses: readonly RecordStatus[];
+  /** meta keys that belong to a file (removed with it) */
+  metaKeysOf: (fileId: number) => string[];
+}
+
+/** A leader lock as the store holds it; the policy adds "and the journal is open". */
+export interface StoreLeaderLock {
+  isHeld(): boolean;
+  release(): Promise<void>;
+}
+
+export interface JournalStore {
+  /** the store's name for messages */
+  readonly location: string;
+  /** batches of the send loop's writes committing at once */
+  readonly maxBatchesInFlight: number;
+  /** whether addWebhookEvent goes through the group commit (else insertWebhookEvent is called) */
+  readonly groupCommitsWebhookEvents: boolean;
+
+  // files and leases
+  insertFile(insert: FileInsert): Awaitable<FileRow>;
+  getFile(id: number): Awaitable<FileRow | undefined>;
+  listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): Awaitable<FileRow[]>;
+  /** sets the given columns (and updated_at); returns whether the file exists */
+  updateFile(id: number, columns: ReadonlyArray<readonly [column: string, value: unknown]>): Awaitable<boolean>;
+  /** takes the lease if the file is unowned, owned by `owner`, or its lease expired; returns whether it did */
+  takeLease(fileId: number, owner: string, ttlMs: number): Awaitable<boolean>;
+  fileExists(fileId: number): Awaitable<boolean>;
+  renewLeases(owner: string, ttlMs: number, statuses: readonly FileStatus[]): Awaitable<number>;
+  releaseLease(fileId: number, owner: string): Awaitable<void>;
+  /** files in `statuses` unowned, owned by `owner`, or whose lease expired, by id */
+  listLeasable(owner: string, statuses: readonly FileStatus[]): Awaitable<FileRow[]>;
+  tryLeaderLock(name: string): Awaitable<StoreLeaderLock | null>;
+
+  // records
+  countByKey(target: Target, key: string, statuses: readonly RecordStatus[]): Awaitable<number>;
+  /** one transaction */
+  insertRecords(fileId: number, records: NewRecord[]): Awaitable<void>;
+  /**
+   * One transaction: counts the file's records in another status than `untouched` or with attempts; deletes
+   * every record of the file only when there are none. Returns that count.
+   */
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): Awaitable<number>;
+  /** one transaction: files, their records (webhook links cleared), duplicate links to them, their meta keys */
+  prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
+  listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;
+  countByStatus(query: StoreRecordQuery): Awaitable<Array<{ status: RecordStatus; n: number }>>;
+  /** records in `from` (among `ids`) become `to` with outcome, error and reason cleared; returns how many */
+  resetRecords(ids: number[], from: readonly RecordStatus[], to: RecordStatus): Awaitable<number>;
+  /** records in status `from` (of these files, or all) become `to`; returns how many */
+  moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): Awaitable<number>;
+  findLatest(target: Target, key: string, statuses: readonly RecordStatus[], excludeFileId?: number): Awaitable<RecordRow | undefined>;
+  findRecordByWmsId(wmsId: string): Awaitable<RecordRow | undefined>;
+
+  // the send loop's writes
+  /** applies a batch in one transaction: one outcome per write (a write may fail alone); throws if the batch failed */
+  commitWrites(batch: JournalWrite[]): Awaitable<WriteOutcome[]>;
+
+  // cross-reference, meta, webhooks
+  getXref(resource: RefResource, key: string): Awaitable<XrefEntry | undefined>;
+  findXrefByField(resource: RefResource, field: string, value: string): Awaitable<XrefEntry | undefined>;
+  getMeta(key: string): Awaitable<string | undefined>;
+  setMeta(key: string, value: string): Awaitable<void>;
+  /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */
+  compareAndSetMeta(key: string, expected: string | null, value: string): Awaitable<boolean>;
+  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number }>;
+  listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Awaitable<WebhookEventRow[]>;
+  markWebhookDelivered(ids: number[]): Awaitable<void>;
+
+  /** after the policy's last batch committed: ends connections, threads and locks */
+  close(): Promise<void>;
+}
