@@ -7,7 +7,7 @@
 import { basename, dirname } from 'node:path';
 import { openParser } from '../parse/index.js';
 import type { ParseOptionsInput } from '../parse/options.js';
-import type { RawRow } from '../map/types.js';
+import type { RawRow } from '../parse/types.js';
 import { TARGETS, TARGET_INFO, type Target } from '../wms/targets.js';
 import type { z } from 'zod';
 import { ConfigError } from '../shared/errors.js';

@@ -10,7 +10,8 @@ import { evalFields, Issues } from './fields.js';
 import { recordKey } from './keys.js';
 import { checkReferenceNeeds, errorIssue, errorRaw, location, makeReject, parseErrorReject, type Items, type MapRun, type MappingPlan } from './plan.js';
 import { q, RowFail, safeString } from './transforms.js';
-import type { MapOutput, RawRow } from './types.js';
+import type { MapOutput } from './types.js';
+import type { RawRow } from '../parse/types.js';
 import { validate } from './validate.js';
 
 interface Doc {

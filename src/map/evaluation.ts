@@ -6,7 +6,8 @@ import type { ParseOptions } from '../parse/options.js';
 import type { RefResource } from '../wms/targets.js';
 import type { MappingProblem } from './problems.js';
 import { safeString } from './transforms.js';
-import { isRef, type MapContext, type RawRow } from './types.js';
+import { isRef, type MapContext } from './types.js';
+import type { RawRow } from '../parse/types.js';
 
 /**
  * A read-only lookup not resolved (preview without a WMS). Prints as `<lookup Warehouse codeERP=CD-SP01>`

@@ -9,7 +9,7 @@ import { isMissing, problem, type CompileCtx, type Eval, type EvalState } from '
 import { compileExpr } from './expressions.js';
 import type { ExprSpec } from './model.js';
 import { RowFail } from './transforms.js';
-import type { RawRow } from './types.js';
+import type { RawRow } from '../parse/types.js';
 
 
 export interface ShapeInfo {

@@ -6,7 +6,7 @@ import { TARGET_INFO, type Target } from '../wms/targets.js';
 import { keyText, problem, type CompileCtx, type Eval, type EvalState } from './evaluation.js';
 import type { Issues, ShapeInfo } from './fields.js';
 import { RowFail } from './transforms.js';
-import type { RawRow } from './types.js';
+import type { RawRow } from '../parse/types.js';
 
 /** The target's natural key of a payload (used when the mapping has no `key`); undefined when a part is empty. */
 export function defaultKey(target: Target, payload: Record<string, unknown>): string | undefined {

@@ -8,7 +8,8 @@ import { mapGroupedByKey, mapRecordTypes } from './documents.js';
 import { recordKey } from './keys.js';
 import { checkReferenceNeeds, location, makeReject, parseErrorReject, type Items, type MapRun, type MappingPlan } from './plan.js';
 import { RowFail, safeString } from './transforms.js';
-import type { MapContext, MappedRecord, MapOutput, RawRow } from './types.js';
+import type { MapContext, MappedRecord, MapOutput } from './types.js';
+import type { RawRow } from '../parse/types.js';
 import { validate } from './validate.js';
 
 /** One row to one record (or its reject). */

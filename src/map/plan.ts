@@ -3,14 +3,14 @@
  * mapItems call, and rejects (of rows and of parse errors).
  */
 import type { z } from 'zod';
-import type { ParsedErrorItem, ParsedItem } from '../parse/types.js';
+import type { ParsedErrorItem, ParsedItem, RawRow } from '../parse/types.js';
 import { MappingError, type RowIssue } from '../shared/errors.js';
 import type { RefResource, Target } from '../wms/targets.js';
 import type { Cond, Eval, EvalState } from './evaluation.js';
 import type { FastCheck } from './fast-check.js';
 import type { CompiledField } from './fields.js';
 import type { MappingSpec } from './model.js';
-import type { MapOutput, MapStats, RawRow, RecordOp, RejectedRow, SourceLocation } from './types.js';
+import type { MapOutput, MapStats, RecordOp, RejectedRow, SourceLocation } from './types.js';
 
 export interface MappingPlan {
   name: string;

@@ -6,6 +6,7 @@
  */
 import type { RefResource, Target } from '../wms/targets.js';
 import type { RowIssue } from '../shared/errors.js';
+import type { RawRow } from '../parse/types.js';
 
 /**
  * A reference to a WMS id, resolved at send time.
@@ -61,21 +62,6 @@ export interface RejectedRow {
   /** the natural key when it could be computed */
   key?: string;
   target?: Target;
-}
-
-/** A parsed source row: values by column name (or index) plus its location. */
-export interface RawRow {
-  /** 1-based physical line (first line for multi-line quoted fields) */
-  line: number;
-  lineEnd?: number;
-  /** delimited: column name (or "0","1".. without header) -> value; fixed-width: field -> value; XML: path -> value */
-  fields: Record<string, string>;
-  /** delimited: the row as an array in file order (to write rejects back in the same shape) */
-  cells?: string[];
-  /** fixed-width: the record type; XML: the element path */
-  recordType?: string;
-  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited) */
-  text?: string;
 }
 
 export type MapOutput = { ok: true; record: MappedRecord } | { ok: false; reject: RejectedRow };

@@ -10,7 +10,7 @@
  * closing quote only the delimiter or the end of the record may follow) and the tests check this parser
  * against csv-parse on random input. Lines with no quote character (the common case) take a fast path.
  */
-import type { RawRow } from '../map/types.js';
+import type { RawRow } from './types.js';
 import { InputError } from '../shared/errors.js';
 import type { DelimitedOptions } from './options.js';
 import { controlIssue, encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';

@@ -3,10 +3,22 @@
  * line, over-long line) is data: an `error` item with its location and the raw text/cells, so the
  * rejects writer can write it back. A whole-file problem throws InputError instead.
  */
-import type { RawRow } from '../map/types.js';
 import type { RowIssue } from '../shared/errors.js';
 
-export type { RawRow } from '../map/types.js';
+/** A parsed source row: values by column name (or index) plus its location. */
+export interface RawRow {
+  /** 1-based physical line (first line for multi-line quoted fields) */
+  line: number;
+  lineEnd?: number;
+  /** delimited: column name (or "0","1".. without header) -> value; fixed-width: field -> value; XML: path -> value */
+  fields: Record<string, string>;
+  /** delimited: the row as an array in file order (to write rejects back in the same shape) */
+  cells?: string[];
+  /** fixed-width: the record type; XML: the element path */
+  recordType?: string;
+  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited) */
+  text?: string;
+}
 
 export interface ParsedRowItem {
   kind: 'row';

@@ -7,7 +7,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { SAMPLES_DIR } from '../helpers/cli.js';
 import { collectItems, openParser, splitRecord, resolveHeader, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { InputError, ConfigError } from '../../src/shared/errors.js';
-import type { RawRow } from '../../src/map/types.js';
+import type { RawRow } from '../../src/parse/types.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -14,7 +14,7 @@ import {
   type ParseOptionsInput,
 } from '../../src/parse/index.js';
 import { ConfigError, InputError } from '../../src/shared/errors.js';
-import type { RawRow } from '../../src/map/types.js';
+import type { RawRow } from '../../src/parse/types.js';
 
 const CNAB = join(SAMPLES_DIR, 'brcobranca-cnab');
 const layout = (name: string): FixedWidthOptions =>

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { collectItems, flatten, type ParsedItem } from '../../src/parse/index.js';
 import { InputError } from '../../src/shared/errors.js';
-import type { RawRow } from '../../src/map/types.js';
+import type { RawRow } from '../../src/parse/types.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

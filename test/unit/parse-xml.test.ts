@@ -9,7 +9,7 @@ import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
 import { collectItems, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { locateElements } from '../../src/parse/xml.js';
 import { InputError } from '../../src/shared/errors.js';
-import type { RawRow } from '../../src/map/types.js';
+import type { RawRow } from '../../src/parse/types.js';
 
 const NFE = { format: 'xml', itemPath: 'nfeProc/NFe/infNFe/det' } as const satisfies ParseOptionsInput;
 const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/parse/nfe-lots-prefixed.xml');
