@@ -11,7 +11,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { createResultWriter } from '../outbox/results.js';
 import type { Outcome, AttentionItem } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
-import { createRejectsWriter } from '../parse/rejects.js';
+import { createRejectsWriter } from '../outbox/rejects.js';
 import { iterate } from '../journal/iterate.js';
 import type { Logger } from '../shared/logger.js';
 import { parseFactsKey, type StoredParseFacts } from './map-file.js';

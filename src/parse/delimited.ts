@@ -10,12 +10,10 @@
  * closing quote only the delimiter or the end of the record may follow) and the tests check this parser
  * against csv-parse on random input. Lines with no quote character (the common case) take a fast path.
  */
-import type { RawRow } from './types.js';
 import { InputError } from '../shared/errors.js';
 import type { DelimitedOptions } from './options.js';
 import { controlIssue, encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';
-import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
-import { REJECT_REASON_COLUMN } from './rejects.js';
+import { ParseIssueCode, REJECT_REASON_COLUMN, type ParseFacts, type ParsedItem, type RawRow } from './types.js';
 
 /** Result of splitting one logical record. */
 export type SplitResult =

@@ -21,15 +21,6 @@ export * from './types.js';
 export { splitRecord, resolveHeader } from './delimited.js';
 export { matchRecord, cutFields } from './fixed-width.js';
 export { flatten, decodeXmlEntities } from './flatten.js';
-export {
-  createRejectsWriter,
-  formatCell,
-  formatRecord,
-  REJECT_REASON_COLUMN,
-  type RejectsWriter,
-  type RejectsWriterOptions,
-  type RejectItem,
-} from './rejects.js';
 
 export interface ParserHandle extends AsyncIterable<ParsedItem> {
   /** the resolved options (defaults filled in) */

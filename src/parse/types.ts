@@ -5,6 +5,12 @@
  */
 import type { RowIssue } from '../shared/errors.js';
 
+/**
+ * The last column of a delimited rejects file (src/outbox/rejects.ts) with the reasons: a rejects file
+ * dropped again after fixing is read with it (a header row repeated with it is recognised as a header).
+ */
+export const REJECT_REASON_COLUMN = 'wmsbridge_error';
+
 /** A parsed source row: values by column name (or index) plus its location. */
 export interface RawRow {
   /** 1-based physical line (first line for multi-line quoted fields) */

@@ -12,7 +12,7 @@ import { encodingIssue } from '../../src/parse/text-source.js';
 import { parse as csvParse } from 'csv-parse/sync';
 import { makeTempDir } from '../helpers/tmp.js';
 import { collectItems, splitRecord } from '../../src/parse/index.js';
-import { formatRecord } from '../../src/parse/rejects.js';
+import { formatRecord } from '../../src/outbox/rejects.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { makeTempDir } from '../helpers/tmp.js';
 import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
-import { collectItems, createRejectsWriter, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
-import { formatCell, REJECT_REASON_COLUMN } from '../../src/parse/rejects.js';
+import { collectItems, REJECT_REASON_COLUMN, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
+import { createRejectsWriter, formatCell } from '../../src/outbox/rejects.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

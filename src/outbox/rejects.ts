@@ -18,11 +18,10 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { basename, dirname, extname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import iconv from 'iconv-lite';
-import type { ParseOptions, ParseOptionsInput } from './options.js';
-import { ParseOptionsSchema } from './options.js';
-import { iconvName } from './text-source.js';
-
-export const REJECT_REASON_COLUMN = 'wmsbridge_error';
+import type { ParseOptions, ParseOptionsInput } from '../parse/options.js';
+import { ParseOptionsSchema } from '../parse/options.js';
+import { iconvName } from '../parse/text-source.js';
+import { REJECT_REASON_COLUMN } from '../parse/types.js';
 
 export interface RejectItem {
   line: number;
