@@ -6,7 +6,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import type { z } from 'zod';
+import { formatZodIssues } from '../shared/zod-issues.js';
 import { ConfigError } from '../shared/errors.js';
 import { ConfigSchema, ChannelSchema, type ChannelConfig, type Config } from './schema.js';
 
@@ -34,16 +34,6 @@ export interface ResolvedConfig extends Omit<Config, 'channels'> {
   channels: ResolvedChannel[];
   /** whether channels were discovered from the inbox sub-folders */
   channelsDiscovered: boolean;
-}
-
-/** Formats zod issues as `file: key.path: message` lines. */
-export function formatZodIssues(file: string, error: z.ZodError): string {
-  return error.issues
-    .map((i) => {
-      const path = i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : '(root)';
-      return `${file}: ${path}: ${i.message}`;
-    })
-    .join('\n');
 }
 
 export function findConfigFile(cwd: string, env: NodeJS.ProcessEnv): string | null {
@@ -89,7 +79,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Resol
     raw = parseConfigText(file, text);
   }
   const parsed = ConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`invalid configuration\n${formatZodIssues(file ?? '(defaults)', parsed.error)}`);
+  if (!parsed.success) throw new ConfigError(`invalid configuration\n${formatZodIssues(parsed.error, { file: file ?? '(defaults)', max: Infinity, layout: 'lines', index: 'brackets' })}`);
   const config = parsed.data;
   const baseDir = file ? dirname(file) : cwd;
   const abs = (p: string, base = baseDir) => (isAbsolute(p) ? p : resolve(base, p));

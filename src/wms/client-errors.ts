@@ -3,7 +3,6 @@
  * failure, of a refused answer and of a token that could not be obtained. Pure: `scrub` removes the
  * secrets (the client's secret key, tokens) from every text that leaves the client.
  */
-import type { z } from 'zod';
 import { WmsError, WmsErrorCode, codeForStatus, formatWmsMessage, type WmsErrorCode as WmsErrorCodeT } from './errors.js';
 import { parseRetryAfter } from './retry.js';
 import type { AttemptFailure, RawResponse } from './transport.js';
@@ -15,13 +14,6 @@ export type Envelope = Record<string, unknown> & { code: number };
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** First few zod issues, `path: message; ...`. */
-export function formatZodIssues(error: z.ZodError, max = 3): string {
-  const issues = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
-  const more = error.issues.length > max ? `; (+${error.issues.length - max} more)` : '';
-  return issues.join('; ') + more;
 }
 
 export function parseBody(res: RawResponse): Record<string, unknown> | undefined {

@@ -5,7 +5,8 @@
  */
 import type { z } from 'zod';
 import type { CallOptions } from './client-types.js';
-import { formatZodIssues, isPlainObject, type Envelope } from './client-errors.js';
+import { isPlainObject, type Envelope } from './client-errors.js';
+import { formatZodIssues } from '../shared/zod-issues.js';
 import type { CallPolicy, CallSpec } from './call-policy.js';
 import { ENDPOINTS, buildPath, type EndpointName } from './endpoints.js';
 import { WmsError, WmsErrorCode, formatWmsMessage } from './errors.js';

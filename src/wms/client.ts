@@ -33,7 +33,6 @@ import { authFailure } from './client-errors.js';
 import { createTransport } from './transport.js';
 
 export { LATENCY_BUCKETS_MS } from './call-policy.js';
-export { formatZodIssues } from './client-errors.js';
 
 export interface WmsClientOptions {
   /** Base URL of the WMS, e.g. https://wms.example.com (a path prefix is kept). */

@@ -9,7 +9,8 @@
  */
 import type { z } from 'zod';
 import type { PageOptions } from './client-types.js';
-import { formatZodIssues, type Envelope } from './client-errors.js';
+import type { Envelope } from './client-errors.js';
+import { formatZodIssues } from '../shared/zod-issues.js';
 import type { CallPolicy } from './call-policy.js';
 import type { Shapes } from './client-shapes.js';
 import { ENDPOINTS, buildPath, PAGING_INDEX, PAGING_LIMIT, type EndpointName } from './endpoints.js';
