@@ -12,7 +12,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { locale: { type: 'string', default: 'pt-BR' }, screenshots: { type: 'string' } } });
 const out = resolve(positionals[0] ?? 'sample-reports');
 const { writeRunReport } = await import(pathToFileURL(join(root, 'dist/src/outbox/report.js')).href);
-const { sampleRunSummary } = await import(pathToFileURL(join(root, 'dist/src/outbox/sample-summary.js')).href);
+const { sampleRunSummary } = await import(pathToFileURL(join(root, 'dist/test/helpers/sample-summary.js')).href);
 for (const scenario of ['clean', 'rejects', 'outage']) {
   const p = await writeRunReport(join(out, scenario), sampleRunSummary({ scenario }), { timeZone: 'America/Sao_Paulo', locale: values.locale });
   console.log(p.html);

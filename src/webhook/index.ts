@@ -6,4 +6,3 @@ export { csvColumnsFor, flattenEvent, CSV_COMMON_COLUMNS } from './flatten.js';
 export { WEBHOOK_KINDS, DEFAULT_KIND_ALIASES, resolveKind, resolveKindName, normalizeKindName, type WebhookKind, type KindSource } from './kinds.js';
 export { extractEventId, computeDedupKey, extractLinkId } from './event.js';
 export { verifySecret } from './secret.js';
-export { injectRequest, type InjectRequest, type InjectResponse } from './inject.js';

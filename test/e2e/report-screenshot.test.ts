@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { PROJECT_ROOT } from '../helpers/cli.js';
 import { writeRunReport } from '../../src/outbox/report.js';
-import { sampleRunSummary } from '../../src/outbox/sample-summary.js';
+import { sampleRunSummary } from '../helpers/sample-summary.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not installed: screenshot of the report not taken (apt-get install -y chromium)`;

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import ExcelJS from 'exceljs';
 import { makeTempDir } from '../helpers/tmp.js';
 import { reportCauses, renderReportHtml, statusInWords, writeRunReport } from '../../src/outbox/report.js';
-import { sampleRunSummary } from '../../src/outbox/sample-summary.js';
+import { sampleRunSummary } from '../helpers/sample-summary.js';
 import { writeXlsx } from '../../src/outbox/xlsx.js';
 import { CATALOGS, createI18n } from '../../src/i18n/index.js';
 import { summaryLine } from '../../src/app/run.js';

@@ -13,7 +13,7 @@ import {
   stripCredentials,
   writeRunReport,
 } from '../../src/outbox/report.js';
-import { sampleRunSummary } from '../../src/outbox/sample-summary.js';
+import { sampleRunSummary } from '../helpers/sample-summary.js';
 import { emptyTotals, type RunSummary } from '../../src/outbox/types.js';
 import { createI18n } from '../../src/i18n/index.js';
 

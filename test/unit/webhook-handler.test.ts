@@ -14,7 +14,7 @@ import type { Journal } from '../../src/journal/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { createWebhookHandler, type ResolvedHandlerOptions, type WebhookHooks } from '../../src/webhook/handler.js';
 import { resolveKindAliases, DEFAULT_KIND_FROM, type KindSource } from '../../src/webhook/kinds.js';
-import { injectRequest, type InjectRequest } from '../../src/webhook/inject.js';
+import { injectRequest, type InjectRequest } from '../helpers/inject.js';
 
 const JSON_CT = { 'content-type': 'application/json' };
 const SECRET = 'correct-horse-battery-staple';

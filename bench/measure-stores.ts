@@ -1,8 +1,8 @@
 /**
  * Compares the journal stores' write and read rates (not a test: figures depend on the disk and the
  * server). Runnable directly:
- *   node --import tsx src/journal/measure-stores.ts [records=100000] [batch=1000] [postgres-url]
- *   node dist/src/journal/measure-stores.js
+ *   node --import tsx bench/measure-stores.ts [records=100000] [batch=1000] [postgres-url]
+ *   node dist/bench/measure-stores.js
  * The PostgreSQL URL defaults to $WMSBRIDGE_PG_URL or postgres://postgres@127.0.0.1:5432/test; a
  * scratch schema is created and dropped. Prints one JSON line per store: bulk addRecords
  * (records/s), keyset paging of the whole file (rows/s), and the per-record markSending + settle
@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createSqliteJournal } from './sqlite.js';
-import { createPostgresJournal } from './postgres.js';
-import type { Journal, NewRecord } from './types.js';
+import { createSqliteJournal } from '../src/journal/sqlite.js';
+import { createPostgresJournal } from '../src/journal/postgres.js';
+import type { Journal, NewRecord } from '../src/journal/types.js';
 
 export interface StoreMeasure {
   store: string;

@@ -1,6 +1,6 @@
 /**
  * Drives a request handler without a port (like hono's `app.request()`): builds an in-memory request
- * and response and resolves with what the handler answered. For tests and for embedding checks.
+ * and response and resolves with what the handler answered. A test helper (the webhook handler's tests).
  */
 import { Readable, Writable } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -3,7 +3,7 @@
  * `hostile: true` file names, keys and messages carry markup, quotes and formula starters, as a
  * careless or malicious ERP export would.
  */
-import { emptyTotals, OUTCOMES, type Outcome, type RunSummary } from './types.js';
+import { emptyTotals, OUTCOMES, type Outcome, type RunSummary } from '../../src/outbox/types.js';
 
 export interface SampleSummaryOptions {
   hostile?: boolean;
