@@ -134,13 +134,16 @@ function joinText(lines: PhysicalLine[]): string {
   return s;
 }
 
-/** Streams a delimited file as ParsedItems. `facts` is filled while reading (header, columns, newline). */
-export async function* parseDelimited(
-  path: string,
-  o: DelimitedOptions,
-  facts: ParseFacts,
-  stats: SourceStats,
-): AsyncGenerator<ParsedItem> {
+/** A logical record assembled from physical lines, or a problem met while assembling one. */
+type Assembled = { kind: 'record'; lines: PhysicalLine[]; text: string; cells: string[] } | { kind: 'error'; item: ParsedItem };
+
+/**
+ * Reads a delimited file's physical lines into logical records (a quoted field may span lines): skipped,
+ * empty and comment lines are passed over; a quote never closed (end of file, an over-long line, more
+ * than maxLineLength characters) is reported at its first line and the lines after it are read again.
+ * Returns the reader: undefined at the end of the file.
+ */
+function recordReader(path: string, o: DelimitedOptions, stats: SourceStats): () => Promise<Assembled | undefined> {
   const split: SplitOptions = { delimiter: o.delimiter, quote: o.quote, escape: o.escape, trim: o.trim };
   const source = readLines(path, { encoding: o.encoding, maxLineLength: o.maxLineLength }, stats, 'delimited');
   /** lines given back after a broken multi-line record, re-read before the source */
@@ -154,11 +157,6 @@ export async function* parseDelimited(
   const mayClose = (t: string): boolean =>
     o.quote !== false && (t.indexOf(o.quote) !== -1 || (o.escape !== undefined && t.indexOf(o.escape) !== -1));
   let skipped = 0;
-  let columns: string[] | undefined = o.header ? undefined : o.columns;
-  let expected: number | undefined = columns?.length;
-  let headerDone = !o.header;
-  if (columns) facts.columns = columns;
-
   /** the physical lines of the record being assembled */
   let rec: PhysicalLine[] = [];
   let recSize = 0;
@@ -169,161 +167,124 @@ export async function* parseDelimited(
     return r.done ? undefined : r.value;
   };
 
-  const brokenQuote = (why: string): ParsedItem => {
+  const brokenQuote = (why: string): Assembled => {
     // Report only the first line of the broken record and give the others back to be re-read.
     const first = rec[0]!;
     giveBack(rec.slice(1));
     rec = [];
     recSize = 0;
-    return {
-      kind: 'error',
-      line: first.line,
-      text: first.text,
-      issue: { code: ParseIssueCode.BAD_QUOTE, message: why },
-    };
+    return { kind: 'error', item: { kind: 'error', line: first.line, text: first.text, issue: { code: ParseIssueCode.BAD_QUOTE, message: why } } };
   };
+  const unbalanced = (): Assembled =>
+    brokenQuote(`quote opened at line ${rec[0]!.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`);
 
-  for (;;) {
-    const pl = await next();
-    if (pl === undefined) {
-      if (rec.length === 0) break;
-      const first = rec[0]!;
-      const item = brokenQuote(`quote opened at line ${first.line} is never closed (end of file)`);
-      if (!headerDone) throw headerError(path, item);
-      yield item;
-      continue;
-    }
-    if (rec.length === 0) {
-      if (skipped < o.skipLines) {
-        skipped++;
-        continue;
+  return async function read(): Promise<Assembled | undefined> {
+    for (;;) {
+      const pl = await next();
+      if (pl === undefined) {
+        if (rec.length === 0) return undefined;
+        return brokenQuote(`quote opened at line ${rec[0]!.line} is never closed (end of file)`);
       }
-      if (pl.tooLong !== undefined) {
-        const item: ParsedItem = {
-          kind: 'error',
-          line: pl.line,
-          issue: {
-            code: ParseIssueCode.LINE_TOO_LONG,
-            message: `line is ${pl.tooLong} characters long, above the limit of ${o.maxLineLength}`,
-          },
-        };
-        if (!headerDone) throw headerError(path, item);
-        yield item;
-        continue;
+      if (rec.length === 0) {
+        if (skipped < o.skipLines) {
+          skipped++;
+          continue;
+        }
+        if (pl.tooLong !== undefined) {
+          const message = `line is ${pl.tooLong} characters long, above the limit of ${o.maxLineLength}`;
+          return { kind: 'error', item: { kind: 'error', line: pl.line, issue: { code: ParseIssueCode.LINE_TOO_LONG, message } } };
+        }
+        if (pl.text.length === 0 && o.skipEmptyLines) continue;
+        if (o.comment !== undefined && pl.text.startsWith(o.comment)) continue;
+      } else if (pl.tooLong !== undefined) {
+        giveBack([pl]);
+        return brokenQuote(`quote opened at line ${rec[0]!.line} is not closed before an over-long line ${pl.line}`);
       }
-      if (pl.text.length === 0 && o.skipEmptyLines) continue;
-      if (o.comment !== undefined && pl.text.startsWith(o.comment)) continue;
-    } else if (pl.tooLong !== undefined) {
-      giveBack([pl]);
-      const first = rec[0]!;
-      const item = brokenQuote(`quote opened at line ${first.line} is not closed before an over-long line ${pl.line}`);
-      if (!headerDone) throw headerError(path, item);
-      yield item;
-      continue;
-    }
-    rec.push(pl);
-    recSize += pl.text.length + pl.eol.length;
-    if (rec.length > 1 && !mayClose(pl.text)) {
+      rec.push(pl);
+      recSize += pl.text.length + pl.eol.length;
       // still inside a quoted field: a line without quote (or escape) characters cannot close it
-      if (pl.eol === '') continue;
-      if (recSize > o.maxLineLength) {
-        const first = rec[0]!;
-        const item = brokenQuote(
-          `quote opened at line ${first.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`,
-        );
-        if (!headerDone) throw headerError(path, item);
-        yield item;
+      const stillOpen = rec.length > 1 && !mayClose(pl.text);
+      const text = stillOpen ? '' : joinText(rec);
+      const res = stillOpen ? undefined : splitRecord(text, split);
+      if (res === undefined || res.ok === 'open') {
+        if (pl.eol === '') continue; // end of file: handled on the next turn
+        if (recSize > o.maxLineLength) return unbalanced();
+        continue;
       }
-      continue;
-    }
-    const text = joinText(rec);
-    const res = splitRecord(text, split);
-    if (res.ok === 'open') {
-      if (pl.eol === '') continue; // end of file: handled on the next turn
-      if (recSize > o.maxLineLength) {
-        const first = rec[0]!;
-        const item = brokenQuote(
-          `quote opened at line ${first.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`,
-        );
-        if (!headerDone) throw headerError(path, item);
-        yield item;
-      }
-      continue;
-    }
-    const lines = rec;
-    rec = [];
-    recSize = 0;
-    const first = lines[0]!;
-    const last = lines[lines.length - 1]!;
-    if (res.ok === false) {
-      let item: ParsedItem;
+      const lines = rec;
+      rec = [];
+      recSize = 0;
+      if (res.ok === true) return { kind: 'record', lines, text, cells: res.cells };
       if (lines.length > 1) {
         rec = lines;
-        item = brokenQuote(`quote opened at line ${first.line} is not closed properly: ${res.message} at line ${last.line}`);
-      } else {
-        item = {
-          kind: 'error',
-          line: first.line,
-          text,
-          issue: { code: ParseIssueCode.BAD_QUOTE, message: `${res.message} (column ${res.at + 1})` },
-        };
+        return brokenQuote(`quote opened at line ${lines[0]!.line} is not closed properly: ${res.message} at line ${lines[lines.length - 1]!.line}`);
       }
-      if (!headerDone) throw headerError(path, item);
-      yield item;
+      const issue = { code: ParseIssueCode.BAD_QUOTE, message: `${res.message} (column ${res.at + 1})` };
+      return { kind: 'error', item: { kind: 'error', line: lines[0]!.line, text, issue } };
+    }
+  };
+}
+
+/** A complete record after the header as a row, or the reason it is not one. */
+function recordItem(r: Extract<Assembled, { kind: 'record' }>, o: DelimitedOptions, facts: ParseFacts, columns: string[] | undefined, expected: number): ParsedItem {
+  const { lines, text, cells } = r;
+  const first = lines[0]!;
+  const last = lines[lines.length - 1]!;
+  const loc = lines.length > 1 ? { line: first.line, lineEnd: last.line } : { line: first.line };
+  if (!o.relaxColumnCount && cells.length !== expected) {
+    return { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.RAGGED_ROW, message: `expected ${expected} columns, found ${cells.length}` } };
+  }
+  const encodingProblem = encodingIssue(text, o.encoding);
+  if (encodingProblem) return { kind: 'error', ...loc, text, cells, issue: encodingProblem };
+  // a row equal to the header (the reason column a rejects file adds aside: a re-dropped rejects file
+  // holding such a row must be refused again, not read as data)
+  if (facts.header && cells.length === facts.header.length && cells.every((c, i) => c.trim() === facts.header![i] || facts.header![i] === REJECT_REASON_COLUMN)) {
+    return { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.REPEATED_HEADER, message: 'the row repeats the header line (two exports joined into one file?)' } };
+  }
+  // in a tab-separated file a tab inside a field was quoted on purpose, like a ';' in a ';' file
+  const control = controlIssue(cells, columns ?? [], o.allowControlCharacters, o.delimiter === '\t');
+  if (control) return { kind: 'error', ...loc, text, cells, issue: control };
+  // a byte-order mark inside the file (files concatenated by the ERP) is not data
+  if (text.includes('\uFEFF')) for (let c = 0; c < cells.length; c++) cells[c] = cells[c]!.replace(/\uFEFF/g, '');
+  const fields: Record<string, string> = {};
+  for (let c = 0; c < cells.length; c++) {
+    const key = columns !== undefined && c < columns.length ? columns[c]! : String(c);
+    fields[key] = o.trim ? cells[c]!.trim() : cells[c]!;
+  }
+  const row: RawRow = { ...loc, fields, cells, text };
+  return { kind: 'row', row };
+}
+
+/** Streams a delimited file as ParsedItems. `facts` is filled while reading (header, columns, newline). */
+export async function* parseDelimited(
+  path: string,
+  o: DelimitedOptions,
+  facts: ParseFacts,
+  stats: SourceStats,
+): AsyncGenerator<ParsedItem> {
+  const read = recordReader(path, o, stats);
+  let columns: string[] | undefined = o.header ? undefined : o.columns;
+  let expected: number | undefined = columns?.length;
+  let headerDone = !o.header;
+  if (columns) facts.columns = columns;
+  for (let r = await read(); r !== undefined; r = await read()) {
+    if (r.kind === 'error') {
+      if (!headerDone) throw headerError(path, r.item);
+      yield r.item;
       continue;
     }
-    const cells = res.cells;
     if (!headerDone) {
       headerDone = true;
-      const h = resolveHeader(cells);
-      facts.header = cells.map((c) => c.trim());
+      const h = resolveHeader(r.cells);
+      facts.header = r.cells.map((c) => c.trim());
       facts.columns = h.columns;
       facts.renamedColumns = h.renamed;
       columns = h.columns;
       expected = columns.length;
       continue;
     }
-    if (expected === undefined) expected = cells.length;
-    const loc = lines.length > 1 ? { line: first.line, lineEnd: last.line } : { line: first.line };
-    if (!o.relaxColumnCount && cells.length !== expected) {
-      yield {
-        kind: 'error',
-        ...loc,
-        text,
-        cells,
-        issue: {
-          code: ParseIssueCode.RAGGED_ROW,
-          message: `expected ${expected} columns, found ${cells.length}`,
-        },
-      };
-      continue;
-    }
-    const encodingProblem = encodingIssue(text, o.encoding);
-    if (encodingProblem) {
-      yield { kind: 'error', ...loc, text, cells, issue: encodingProblem };
-      continue;
-    }
-    // a byte-order mark inside the file (files concatenated by the ERP) is not data
-    // a row equal to the header (the reason column a rejects file adds aside: a re-dropped rejects file
-    // holding such a row must be refused again, not read as data)
-    if (facts.header && cells.length === facts.header.length && cells.every((c, i) => c.trim() === facts.header![i] || facts.header![i] === REJECT_REASON_COLUMN)) {
-      yield { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.REPEATED_HEADER, message: 'the row repeats the header line (two exports joined into one file?)' } };
-      continue;
-    }
-    // in a tab-separated file a tab inside a field was quoted on purpose, like a ';' in a ';' file
-    const control = controlIssue(cells, columns ?? [], o.allowControlCharacters, o.delimiter === '\t');
-    if (control) {
-      yield { kind: 'error', ...loc, text, cells, issue: control };
-      continue;
-    }
-    if (text.includes('\uFEFF')) for (let c = 0; c < cells.length; c++) cells[c] = cells[c]!.replace(/\uFEFF/g, '');
-    const fields: Record<string, string> = {};
-    for (let c = 0; c < cells.length; c++) {
-      const key = columns !== undefined && c < columns.length ? columns[c]! : String(c);
-      fields[key] = o.trim ? cells[c]!.trim() : cells[c]!;
-    }
-    const row: RawRow = { ...loc, fields, cells, text };
-    yield { kind: 'row', row };
+    if (expected === undefined) expected = r.cells.length;
+    yield recordItem(r, o, facts, columns, expected);
   }
   if (facts.newline === undefined && stats.newline !== undefined) facts.newline = stats.newline;
   if (o.header && !headerDone) {
