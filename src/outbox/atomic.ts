@@ -9,7 +9,7 @@
  * A full disk (ENOSPC, EDQUOT) aborts the write, removes the temp file and throws BridgeError E_OUTBOX
  * whose message tells the operator what to do: the journal holds the truth, the outbox is rebuilt.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { open as fsOpen, rename as fsRename, unlink as fsUnlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -107,6 +107,147 @@ export function outboxError(path: string, err: unknown, operation = 'writing'): 
   });
 }
 
+/** One atomic write's temp file and where it stands (shared by its stream, commit and abort). */
+interface TempFile {
+  readonly path: string;
+  readonly tempPath: string;
+  readonly fs: AtomicFsLayer;
+  readonly hash: Hash;
+  handle: AtomicFileHandle | undefined;
+  /** the temp file exists on disk */
+  opened: boolean;
+  bytes: number;
+  failure: BridgeError | undefined;
+  state: 'open' | 'committing' | 'committed' | 'aborted';
+  cleanup: Promise<void> | undefined;
+}
+
+/** Closes and removes the temp file (once; `t.cleanup` is the removal under way). */
+function removeTemp(t: TempFile): Promise<void> {
+  t.cleanup ??= (async () => {
+    const h = t.handle;
+    t.handle = undefined;
+    if (h) await h.close().catch(() => undefined);
+    if (t.opened) await t.fs.unlink(t.tempPath).catch(() => undefined);
+    t.opened = false;
+  })();
+  return t.cleanup;
+}
+
+/** The write's error: the first one met, as the outbox contract promises it. */
+function failWith(t: TempFile, err: unknown): BridgeError {
+  t.failure ??= outboxError(t.path, err);
+  return t.failure;
+}
+
+async function writeAll(t: TempFile, buf: Uint8Array): Promise<void> {
+  if (!t.handle) throw new Error('temp file not open');
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await t.handle.write(buf, off, buf.length - off);
+    if (bytesWritten <= 0) {
+      const e = new Error('write returned 0 bytes') as NodeJS.ErrnoException;
+      e.code = 'ENOSPC';
+      throw e;
+    }
+    off += bytesWritten;
+  }
+  t.hash.update(buf);
+  t.bytes += buf.length;
+}
+
+/** The stream into the temp file: opened on construct, fsynced and closed on final, removed when destroyed early. */
+function tempFileStream(t: TempFile, mode: number): Writable {
+  /** a failed step removes the temp file before the stream reports the error */
+  const failed =
+    (callback: (e?: Error | null) => void) =>
+    (err: unknown): void => {
+      const e = failWith(t, err);
+      void removeTemp(t).then(() => callback(e));
+    };
+  return new Writable({
+    highWaterMark: 64 * 1024,
+    construct(callback) {
+      t.fs.open(t.tempPath, 'wx', mode).then(
+        (h) => {
+          t.handle = h;
+          t.opened = true;
+          callback();
+        },
+        (err: unknown) => callback(failWith(t, err)),
+      );
+    },
+    write(chunk: Buffer, _encoding, callback) {
+      writeAll(t, chunk).then(() => callback(), failed(callback));
+    },
+    writev(chunks, callback) {
+      const buf = chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk as Buffer));
+      writeAll(t, buf as Buffer).then(() => callback(), failed(callback));
+    },
+    final(callback) {
+      const h = t.handle;
+      if (!h) {
+        callback(failWith(t, new Error('temp file not open')));
+        return;
+      }
+      h.sync()
+        .then(() => h.close())
+        .then(() => {
+          t.handle = undefined;
+          callback();
+        }, failed(callback));
+    },
+    destroy(err, callback) {
+      // autoDestroy after a clean finish: commit() is about to rename the temp file, keep it
+      if (t.state === 'committed' || (!err && t.state === 'committing')) {
+        callback(err);
+        return;
+      }
+      // the temp file must not outlive a destroyed stream
+      void removeTemp(t).then(() => callback(err));
+    },
+  });
+}
+
+/** Ends the stream and resolves once everything written is fsynced and closed; rejects with the write's error. */
+function finished(t: TempFile, stream: Writable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (stream.writableFinished) return resolve();
+    const onFinish = (): void => {
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      resolve();
+    };
+    const onError = (err: Error): void => {
+      stream.off('finish', onFinish);
+      stream.off('close', onClose);
+      reject(failWith(t, err));
+    };
+    const onClose = (): void => {
+      if (!stream.writableFinished) onError(t.failure ?? new Error('stream closed before it finished'));
+    };
+    stream.once('finish', onFinish);
+    stream.once('error', onError);
+    stream.once('close', onClose);
+    if (!stream.writableEnded) stream.end();
+  });
+}
+
+/** fsyncs a folder so a rename in it survives a power cut (best effort; only on the real filesystem). */
+async function syncDir(dir: string, options: AtomicWriteOptions, fs: AtomicFsLayer): Promise<void> {
+  if (options.syncDir === false || fs !== nodeFsLayer) return;
+  try {
+    const h = await fsOpen(dir, 'r');
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+  } catch {
+    // some filesystems (SMB, Windows) refuse to fsync a folder: the rename is still atomic
+  }
+}
+
 /**
  * A writable stream into a hidden temp file next to `path`; `commit()` makes it appear as `path`
  * atomically. Nothing is visible under `path` until commit resolves.
@@ -117,186 +258,65 @@ export function createAtomicWriteStream(
   deps: AtomicWriteDeps = {},
 ): AtomicWriteStream {
   const fs = deps.fs ?? nodeFsLayer;
-  const tempPath = tempPathFor(path);
-  const hash = createHash('sha256');
-  let handle: AtomicFileHandle | undefined;
-  let opened = false; // the temp file exists on disk
-  let bytes = 0;
-  let failure: BridgeError | undefined;
-  let state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
-  let cleanup: Promise<void> | undefined;
-
-  const removeTemp = (): Promise<void> => {
-    cleanup ??= (async () => {
-      const h = handle;
-      handle = undefined;
-      if (h) await h.close().catch(() => undefined);
-      if (opened) await fs.unlink(tempPath).catch(() => undefined);
-      opened = false;
-    })();
-    return cleanup;
+  const t: TempFile = {
+    path,
+    tempPath: tempPathFor(path),
+    fs,
+    hash: createHash('sha256'),
+    handle: undefined,
+    opened: false,
+    bytes: 0,
+    failure: undefined,
+    state: 'open',
+    cleanup: undefined,
   };
-
-  const fail = (err: unknown): BridgeError => {
-    failure ??= outboxError(path, err);
-    return failure;
-  };
-
-  async function writeAll(buf: Uint8Array): Promise<void> {
-    if (!handle) throw new Error('temp file not open');
-    let off = 0;
-    while (off < buf.length) {
-      const { bytesWritten } = await handle.write(buf, off, buf.length - off);
-      if (bytesWritten <= 0) {
-        const e = new Error('write returned 0 bytes') as NodeJS.ErrnoException;
-        e.code = 'ENOSPC';
-        throw e;
-      }
-      off += bytesWritten;
-    }
-    hash.update(buf);
-    bytes += buf.length;
-  }
-
-  const stream = new Writable({
-    highWaterMark: 64 * 1024,
-    construct(callback) {
-      fs.open(tempPath, 'wx', options.mode ?? defaultFileMode).then(
-        (h) => {
-          handle = h;
-          opened = true;
-          callback();
-        },
-        (err: unknown) => callback(fail(err)),
-      );
-    },
-    write(chunk: Buffer, _encoding, callback) {
-      writeAll(chunk).then(
-        () => callback(),
-        (err: unknown) => {
-          const e = fail(err);
-          void removeTemp().then(() => callback(e));
-        },
-      );
-    },
-    writev(chunks, callback) {
-      const buf = chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk as Buffer));
-      writeAll(buf as Buffer).then(
-        () => callback(),
-        (err: unknown) => {
-          const e = fail(err);
-          void removeTemp().then(() => callback(e));
-        },
-      );
-    },
-    final(callback) {
-      const h = handle;
-      if (!h) {
-        callback(fail(new Error('temp file not open')));
-        return;
-      }
-      h.sync()
-        .then(() => h.close())
-        .then(
-          () => {
-            handle = undefined;
-            callback();
-          },
-          (err: unknown) => {
-            const e = fail(err);
-            void removeTemp().then(() => callback(e));
-          },
-        );
-    },
-    destroy(err, callback) {
-      // autoDestroy after a clean finish: commit() is about to rename the temp file, keep it
-      if (state === 'committed' || (!err && state === 'committing')) {
-        callback(err);
-        return;
-      }
-      // the temp file must not outlive a destroyed stream
-      void removeTemp().then(() => callback(err));
-    },
-  });
+  const stream = tempFileStream(t, options.mode ?? defaultFileMode);
   // an error is reported by commit(); keep an unhandled 'error' event from crashing the process
   stream.on('error', (err) => {
-    fail(err);
+    failWith(t, err);
   });
 
-  async function syncDir(dir: string): Promise<void> {
-    if (options.syncDir === false || fs !== nodeFsLayer) return;
-    try {
-      const h = await fsOpen(dir, 'r');
-      try {
-        await h.sync();
-      } finally {
-        await h.close();
-      }
-    } catch {
-      // some filesystems (SMB, Windows) refuse to fsync a folder: the rename is still atomic
-    }
-  }
-
   async function commit(): Promise<{ bytes: number; sha256: string }> {
-    if (state === 'committed') throw new BridgeError(ErrorCode.OUTBOX, `outbox: ${path} was already committed`);
-    if (state === 'aborted') throw failure ?? new BridgeError(ErrorCode.OUTBOX, `outbox: writing ${path} was aborted`);
-    if (state === 'committing') throw new BridgeError(ErrorCode.OUTBOX, `outbox: ${path} is already being committed`);
-    state = 'committing';
+    if (t.state === 'committed') throw new BridgeError(ErrorCode.OUTBOX, `outbox: ${path} was already committed`);
+    if (t.state === 'aborted') throw t.failure ?? new BridgeError(ErrorCode.OUTBOX, `outbox: writing ${path} was aborted`);
+    if (t.state === 'committing') throw new BridgeError(ErrorCode.OUTBOX, `outbox: ${path} is already being committed`);
+    t.state = 'committing';
     try {
-      if (failure) throw failure;
-      await new Promise<void>((resolve, reject) => {
-        if (stream.writableFinished) return resolve();
-        const onFinish = (): void => {
-          stream.off('error', onError);
-          stream.off('close', onClose);
-          resolve();
-        };
-        const onError = (err: Error): void => {
-          stream.off('finish', onFinish);
-          stream.off('close', onClose);
-          reject(fail(err));
-        };
-        const onClose = (): void => {
-          if (!stream.writableFinished) onError(failure ?? new Error('stream closed before it finished'));
-        };
-        stream.once('finish', onFinish);
-        stream.once('error', onError);
-        stream.once('close', onClose);
-        if (!stream.writableEnded) stream.end();
-      });
-      if (failure) throw failure;
+      if (t.failure) throw t.failure;
+      await finished(t, stream);
+      if (t.failure) throw t.failure;
       try {
-        await fs.rename(tempPath, path);
+        await fs.rename(t.tempPath, path);
       } catch (err) {
-        throw fail(err);
+        throw failWith(t, err);
       }
-      opened = false;
-      state = 'committed';
-      await syncDir(dirname(path));
-      const sha256 = hash.digest('hex');
+      t.opened = false;
+      t.state = 'committed';
+      await syncDir(dirname(path), options, fs);
+      const sha256 = t.hash.digest('hex');
       if (options.doneFile) {
-        await writeFileAtomic(`${path}.done`, `${basename(path)} ${bytes} ${sha256}\n`, { syncDir: options.syncDir }, deps);
+        await writeFileAtomic(`${path}.done`, `${basename(path)} ${t.bytes} ${sha256}\n`, { syncDir: options.syncDir }, deps);
       }
-      return { bytes, sha256 };
+      return { bytes: t.bytes, sha256 };
     } catch (err) {
-      if (state !== 'committed') {
-        state = 'aborted';
+      if (t.state !== 'committed') {
+        t.state = 'aborted';
         stream.destroy();
-        await removeTemp();
+        await removeTemp(t);
       }
       throw outboxError(path, err);
     }
   }
 
   async function abort(): Promise<void> {
-    if (state === 'committed') return;
-    state = 'aborted';
+    if (t.state === 'committed') return;
+    t.state = 'aborted';
     if (!stream.destroyed) stream.destroy();
-    await removeTemp();
+    await removeTemp(t);
     // construct() may still be opening the file: wait for the stream to settle, then clean again
     if (!stream.closed) await new Promise<void>((resolve) => stream.once('close', () => resolve()));
-    cleanup = undefined;
-    await removeTemp();
+    t.cleanup = undefined;
+    await removeTemp(t);
   }
 
   return {
@@ -304,7 +324,7 @@ export function createAtomicWriteStream(
     commit,
     abort,
     get tempPath() {
-      return tempPath;
+      return t.tempPath;
     },
   };
 }
