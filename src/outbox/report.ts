@@ -510,24 +510,16 @@ function whereText(file: string, line: number): string {
   return `${file}:${line}`;
 }
 
-/**
- * The HTML page. `pageDir` is the folder the page is written to and `outboxDir` the outbox root: file
- * links are made relative between them. First screen: status, then "what happened and what to do" (one
- * sentence per cause), then the files to fix and drop again with links; then totals, charts and tables.
- */
-export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir: string, options: RunReportOptions = {}): string {
-  const i18n = reportI18n(options);
-  const { t } = i18n;
-  const tz = tzName(options.timeZone);
-  const status = statusInWords(summary, i18n);
-  const need = attentionCount(summary);
-  const tot = summary.totals;
-  const href = (f: string | undefined): string | undefined => (f ? relativeHref(pageDir, outboxDir, f) : undefined);
-  // latest.html (in reports/) links to the workbook of its run's folder
-  const xlsxHref = relativeHref(pageDir, outboxDir, join(options.reportDir ?? pageDir, 'report.xlsx'));
+type Href = (f: string | undefined) => string | undefined;
 
+/** A table's column heading, in the reader's language. */
+const colHead = (i18n: I18n, k: string): string => escapeHtml(i18n.t(`report.col.${k}`));
+
+/** What happened and what to do: one sentence per cause (or the status when there is none). */
+function renderCauses(summary: RunSummary, i18n: I18n, status: { text: string }): string {
+  const { t } = i18n;
   const causes = reportCauses(summary, i18n);
-  const causeList = causes.length
+  return causes.length
     ? `<ul class="causes">${causes
         .map(
           (c) =>
@@ -535,9 +527,12 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         )
         .join('')}</ul>`
     : `<p class="empty">${escapeHtml(status.text)}</p>`;
+}
 
-  const toFix = summary.files.filter((f) => f.rejectsFile || f.status === 'error');
-  const fixList = toFix.length
+/** The files to fix and drop again, with links to their rejects file (or where the original went). */
+function renderFixList(toFix: RunSummary['files'], i18n: I18n, href: Href): string {
+  const { t } = i18n;
+  return toFix.length
     ? `<p class="note">${escapeHtml(t('fix.help'))}</p><ul class="fix">${toFix
         .map((f) => {
           const rows = (f.outcomes.rejected ?? 0) + (f.outcomes.held ?? 0);
@@ -548,9 +543,13 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         })
         .join('')}</ul>`
     : '';
+}
 
+/** The totals: records, files and one card per outcome. */
+function renderCards(tot: RunSummary['totals'], i18n: I18n): string {
+  const { t } = i18n;
   const outcomeLabel = (o: Outcome): string => i18n.outcome(o);
-  const cards = [
+  return [
     `<div class="card" style="--c:#0b4f8a"><div class="n">${escapeHtml(i18n.num(tot.records))}</div><div class="k">${escapeHtml(t('report.records'))}</div></div>`,
     `<div class="card" style="--c:#5b6775"><div class="n">${escapeHtml(i18n.num(tot.files))}</div><div class="k">${escapeHtml(t('report.files'))}</div></div>`,
     ...OUTCOMES.map(
@@ -558,7 +557,13 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         `<div class="card${(tot[o] ?? 0) === 0 ? ' zero' : ''}" style="--c:${OUTCOME_STYLE[o].color}"><div class="n">${escapeHtml(i18n.num(tot[o] ?? 0))}</div><div class="k">${escapeHtml(outcomeLabel(o))}</div></div>`,
     ),
   ].join('');
+}
 
+/** One row per file: status, mapping, rows, outcomes (chips and a bar), time, links. */
+function renderFilesTable(summary: RunSummary, i18n: I18n, href: Href): string {
+  const { t } = i18n;
+  const outcomeLabel = (o: Outcome): string => i18n.outcome(o);
+  const c = (k: string): string => colHead(i18n, k);
   const fileRows = summary.files
     .map((f) => {
       const total = outcomeSum(f.outcomes);
@@ -577,20 +582,31 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
       return `<tr><td>${escapeHtml(f.channel)}</td><td class="name mono">${escapeHtml(f.name)}${f.archivedTo ? `<div class="note">${escapeHtml(`→ ${f.archivedTo}`)}</div>` : ''}</td><td><span class="pill ${escapeHtml(f.status)}">${escapeHtml(statusLabel)}</span></td><td>${what}</td>${cell(f.rows, i18n)}<td class="outs">${mini}${chips || '<span class="z">–</span>'}${f.error ? `<div class="err">${escapeHtml(f.error)}</div>` : ''}</td><td class="num">${f.durationMs === undefined ? '–' : escapeHtml(i18n.duration(f.durationMs))}</td><td class="files">${result}${f.rejectsFile ? ` · ${rejects}` : ''}</td></tr>`;
     })
     .join('');
-  const outcomeHeads = OUTCOMES.map((o) => `<th class="num"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(outcomeLabel(o))}</th>`).join('');
-  const c = (k: string): string => escapeHtml(t(`report.col.${k}`));
-  const filesTable = summary.files.length
+  return summary.files.length
     ? `<div class="tbl"><table class="files"><thead><tr><th>${c('channel')}</th><th>${c('file')}</th><th>${c('status')}</th><th>${c('mappingResource')}</th><th class="num">${c('rows')}</th><th>${c('outcomes')}</th><th class="num">${c('time')}</th><th>${c('resultRejects')}</th></tr></thead><tbody>${fileRows}</tbody></table></div>`
     : `<p class="empty">${escapeHtml(t('report.noFiles'))}</p>`;
+}
 
+/** Outcomes per resource. */
+function renderResourcesTable(summary: RunSummary, i18n: I18n): string {
+  const { t } = i18n;
+  const c = (k: string): string => colHead(i18n, k);
+  const outcomeHeads = OUTCOMES.map((o) => `<th class="num"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</th>`).join('');
   const resRows = summary.resources
     .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes), i18n)}${OUTCOMES.map((o) => cell(r.outcomes[o], i18n)).join('')}</tr>`)
     .join('');
-  const resTable = summary.resources.length
+  return summary.resources.length
     ? `<div class="tbl"><table><thead><tr><th>${c('resource')}</th><th class="num">${c('records')}</th>${outcomeHeads}</tr></thead><tbody>${resRows}</tbody></table></div>`
     : `<p class="empty">${escapeHtml(t('report.noRecordsSent'))}</p>`;
+}
 
-  const maxAtt = options.maxAttention ?? 500;
+/** The records that need attention (at most `maxAttention`), each with where it came from and why. */
+function renderAttention(summary: RunSummary, i18n: I18n, maxAttention: number | undefined): string {
+  const { t } = i18n;
+  const c = (k: string): string => colHead(i18n, k);
+  const outcomeLabel = (o: Outcome): string => i18n.outcome(o);
+  const need = attentionCount(summary);
+  const maxAtt = maxAttention ?? 500;
   const att = summary.attention.slice(0, maxAtt);
   const attRows = att
     .map(
@@ -599,13 +615,17 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
     )
     .join('');
   const attNote = need > att.length ? `<p class="note">${escapeHtml(t('report.listingAttention', { shown: att.length, total: need }))}</p>` : '';
-  const attTable = att.length
+  return att.length
     ? `<div class="tbl"><table><thead><tr><th>${c('where')}</th><th>${c('resource')}</th><th>${c('key')}</th><th>${c('outcome')}</th><th>${c('reason')}</th></tr></thead><tbody>${attRows}</tbody></table></div>${attNote}`
     : need > 0
       ? `<p class="empty">${escapeHtml(t('report.needSeeResults', { n: need }))}</p>`
       : `<p class="empty ok">${escapeHtml(t('report.nothingNeedsAttention'))}</p>`;
+}
 
-  const reasonsTable = summary.errorReasons.length
+/** Error reasons by count, each with an example. */
+function renderReasonsTable(summary: RunSummary, i18n: I18n): string {
+  const c = (k: string): string => colHead(i18n, k);
+  return summary.errorReasons.length
     ? `<div class="tbl"><table><thead><tr><th>${c('reason')}</th><th class="num">${c('count')}</th><th>${c('example')}</th></tr></thead><tbody>${[...summary.errorReasons]
         .sort((a, b) => b.count - a.count)
         .map(
@@ -614,7 +634,12 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         )
         .join('')}</tbody></table></div>`
     : '';
+}
 
+/** Webhooks received and inbox entries not taken (sections shown only when there are some). */
+function renderWebhooksAndSkipped(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string } {
+  const { t } = i18n;
+  const c = (k: string): string => colHead(i18n, k);
   const webhooks = summary.webhooks?.length
     ? `<h2>${escapeHtml(t('report.webhooks'))}</h2><div class="tbl"><table><thead><tr><th>${c('kind')}</th><th class="num">${c('received')}</th><th class="num">${c('linked')}</th></tr></thead><tbody>${summary.webhooks
         .map((w) => `<tr><td>${escapeHtml(w.kind)}</td>${cell(w.count, i18n)}${cell(w.linked, i18n)}</tr>`)
@@ -626,6 +651,31 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
         .map((s) => `<tr><td>${escapeHtml(s.channel)}</td><td class="mono">${escapeHtml(s.name)}</td><td>${escapeHtml(s.reason)}</td></tr>`)
         .join('')}</tbody></table></div>`
     : '';
+  return { webhooks, skipped };
+}
+
+/**
+ * The HTML page. `pageDir` is the folder the page is written to and `outboxDir` the outbox root: file
+ * links are made relative between them. First screen: status, then "what happened and what to do" (one
+ * sentence per cause), then the files to fix and drop again with links; then totals, charts and tables.
+ */
+export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir: string, options: RunReportOptions = {}): string {
+  const i18n = reportI18n(options);
+  const { t } = i18n;
+  const tz = tzName(options.timeZone);
+  const status = statusInWords(summary, i18n);
+  const href = (f: string | undefined): string | undefined => (f ? relativeHref(pageDir, outboxDir, f) : undefined);
+  // latest.html (in reports/) links to the workbook of its run's folder
+  const xlsxHref = relativeHref(pageDir, outboxDir, join(options.reportDir ?? pageDir, 'report.xlsx'));
+  const causeList = renderCauses(summary, i18n, status);
+  const toFix = summary.files.filter((f) => f.rejectsFile || f.status === 'error');
+  const fixList = renderFixList(toFix, i18n, href);
+  const cards = renderCards(summary.totals, i18n);
+  const filesTable = renderFilesTable(summary, i18n, href);
+  const resTable = renderResourcesTable(summary, i18n);
+  const attTable = renderAttention(summary, i18n, options.maxAttention);
+  const reasonsTable = renderReasonsTable(summary, i18n);
+  const { webhooks, skipped } = renderWebhooksAndSkipped(summary, i18n);
 
   const w = summary.wms;
   const title = t('report.title', { runId: summary.runId });
