@@ -14,7 +14,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { crashLoop, killDelays } from '../helpers/crash-loop.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 
 const CATEGORIES = 20;
@@ -25,14 +26,6 @@ const MAX_KILLS = 8;
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
-
-function* delays(seed: number): Generator<number> {
-  let x = seed;
-  for (;;) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    yield 100 + (x % 1200);
-  }
-}
 
 before(async () => {
   sb = await startSandbox({ latencyMs: 5, dialect: 'duplicates=refuse', resetRate: 0.08, failRate: 0.03, rate429: 0.02 });
@@ -109,22 +102,9 @@ after(async () => {
 test('kill -9 loop with answers lost after the WMS applied them, against a WMS that refuses duplicates: everything delivered, only true in-doubt documents held', { timeout: 300_000 }, async (t) => {
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
   const cfg = ['--config', join(tmp.dir, 'wmsbridge.config.json')];
-  const delay = delays(7);
-  let kills = 0;
-  for (let i = 0; i < MAX_KILLS; i++) {
-    const requestsBefore = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats.requests as number;
-    const child = spawnCli(['run', ...cfg], { env });
-    let gone = false;
-    const exit = new Promise<boolean>((resolve) => child.once('exit', () => ((gone = true), resolve(true))));
-    // the kill delay counts from the first request of the run (a loaded machine may take seconds to start it)
-    while (!gone && ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats.requests as number) <= requestsBefore) await new Promise((r) => setTimeout(r, 25));
-    const ms = delay.next().value as number;
-    const exited = await Promise.race([exit, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
-    if (exited) continue; // a run that finished: the next one retries what failed
-    child.kill('SIGKILL');
-    await exit;
-    kills++;
-  }
+  // the kill delay counts from the first request of the run (a loaded machine may take seconds to start it);
+  // a run that finished is followed by the next one, which retries what failed
+  const kills = await crashLoop({ args: ['run', ...cfg], env, maxRuns: MAX_KILLS, delays: killDelays(7, 100), firstRequestOn: sb, whenARunEnds: 'continue' });
   const faulted = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats.faults;
   await sandboxCall(sb, 'POST', '/__sandbox/faults', { body: { resetRate: 0, failRate: 0, rate429: 0 } });
   for (let i = 0; i < 2; i++) {

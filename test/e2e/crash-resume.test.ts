@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { crashLoop, killDelays } from '../helpers/crash-loop.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping, pickingListMapping, providerMapping, seededProductId } from '../helpers/fixtures.js';
 import { sendWindow } from '../../src/push/pipeline.js';
@@ -27,15 +28,6 @@ let tmp: { dir: string; cleanup: () => Promise<void> };
 function cnpj(i: number): string {
   const base = `${String(10_000_000 + i).padStart(8, '0')}0001`;
   return base + cnpjCheckDigits(base);
-}
-
-/** deterministic pseudo-random kill delays (a test must be repeatable) */
-function* delays(seed: number): Generator<number> {
-  let x = seed;
-  for (;;) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    yield 300 + (x % 1200);
-  }
 }
 
 before(async () => {
@@ -77,23 +69,8 @@ after(async () => {
 test('kill -9 at random points, restart, repeat: nothing lost, nothing duplicated where a read-back allows', { timeout: 240_000 }, async () => {
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
   const cfg = ['--config', join(tmp.dir, 'wmsbridge.config.json')];
-  const delay = delays(42);
-  let kills = 0;
-  for (let i = 0; i < MAX_KILLS; i++) {
-    const child = spawnCli(['run', ...cfg], { env });
-    const ms = delay.next().value as number;
-    const exited = await new Promise<boolean>((resolve) => {
-      const t = setTimeout(() => resolve(false), ms);
-      child.once('exit', () => {
-        clearTimeout(t);
-        resolve(true);
-      });
-    });
-    if (exited) break; // the run finished before the kill
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    kills++;
-  }
+  // a run that finishes before its kill ends the loop
+  const kills = await crashLoop({ args: ['run', ...cfg], env, maxRuns: MAX_KILLS, delays: killDelays(42, 300), whenARunEnds: 'stop' });
   // the final, uninterrupted run settles everything
   const final = await runCli(['run', ...cfg], { env, timeoutMs: 120_000 });
   assert.ok(final.code === 0 || final.code === 1, `final run exit ${final.code}: ${final.stderr.slice(-2000)}`);

@@ -9,9 +9,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { makeTempDir } from '../helpers/tmp.js';
-import { spawnCli } from '../helpers/cli.js';
+import { runCliWatched } from '../helpers/crash-loop.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { sendWindow } from '../../src/push/pipeline.js';
 import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
@@ -65,29 +64,21 @@ async function workspace(name: string, rows: number, channelConcurrency?: number
 /** Runs `wmsbridge run` while polling the journal; returns the exit code and the most records seen 'sending'. */
 async function runWatchingJournal(dir: string): Promise<{ code: number | null; maxSending: number; maxSendingDocuments: number; samples: number; stderr: string }> {
   await sandboxCall(sb, 'POST', '/__sandbox/reset');
-  const child = spawnCli(['run', '--config', join(dir, 'wmsbridge.config.json')], { env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' } });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  let exited = false;
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => ((exited = true), resolve(code))));
   let maxSending = 0;
   let maxSendingDocuments = 0;
-  let samples = 0;
-  let db: Database.Database | null = null;
-  while (!exited) {
-    try {
-      db ??= new Database(join(dir, 'state', 'journal.db'), { readonly: true, fileMustExist: true });
-      const r = db.prepare("SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE target = 'PickingList') AS docs FROM records WHERE status = 'sending'").get() as { n: number; docs: number };
-      maxSending = Math.max(maxSending, r.n);
-      maxSendingDocuments = Math.max(maxSendingDocuments, r.docs);
-      samples++;
-    } catch {
-      // not created yet, or its schema not yet migrated
-    }
-    await new Promise((r) => setTimeout(r, 3)); // sampling interval, not a wait for a condition
-  }
-  db?.close();
-  return { code: await exit, maxSending, maxSendingDocuments, samples, stderr };
+  const run = await runCliWatched({
+    args: ['run', '--config', join(dir, 'wmsbridge.config.json')],
+    env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' },
+    journal: {
+      path: join(dir, 'state', 'journal.db'),
+      sample: (db) => {
+        const r = db.prepare("SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE target = 'PickingList') AS docs FROM records WHERE status = 'sending'").get() as { n: number; docs: number };
+        maxSending = Math.max(maxSending, r.n);
+        maxSendingDocuments = Math.max(maxSendingDocuments, r.docs);
+      },
+    },
+  });
+  return { code: run.code, maxSending, maxSendingDocuments, samples: run.samples, stderr: run.stderr };
 }
 
 async function peak(): Promise<number> {
