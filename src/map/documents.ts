@@ -3,7 +3,7 @@
  * types (fixed-width) or by a document key (contiguous or not); header fields, items (exploded from XML/JSON
  * repeating elements), duplicate items, and a line that could not be read holding its document back.
  */
-import type { ParsedErrorItem } from '../parse/types.js';
+import type { ParsedErrorItem, RawRow } from '../parse/types.js';
 import type { RowIssue } from '../shared/errors.js';
 import { isMissing, keyText, type EvalState } from './evaluation.js';
 import { evalFields, Issues } from './fields.js';
@@ -11,7 +11,6 @@ import { recordKey } from './keys.js';
 import { checkReferenceNeeds, errorIssue, errorRaw, location, makeReject, parseErrorReject, type Items, type MapRun, type MappingPlan } from './plan.js';
 import { q, RowFail, safeString } from './transforms.js';
 import type { MapOutput } from './types.js';
-import type { RawRow } from '../parse/types.js';
 import { validate } from './validate.js';
 
 interface Doc {
