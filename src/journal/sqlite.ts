@@ -682,6 +682,13 @@ function buildJournal(
 
     writeStats: () => writes.stats(),
 
+    warmUp: async () => {
+      if (closed) return;
+      // the thread is otherwise started by the first queued write, which then waits for it (100-300 ms)
+      if (options.writer === 'thread' && !writer) writer = startWriterThread({ path: options.path, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs });
+      if (writer) await writer.submit([]);
+    },
+
     close: async () => {
       if (closed) return;
       // writes already queued commit before the database closes
