@@ -13,7 +13,7 @@
  * Run alone: `npm run build && node dist/bench/webhook.js` (or `node --import tsx bench/webhook.ts`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { createSqliteJournal } from '../src/journal/sqlite.js';
@@ -184,6 +184,10 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
     name: 'webhooks',
     figures,
     notes:
+      (load > cpus().length
+        ? `**Measured on a busy machine** (load average ${round(load, 1)} on ${cpus().length} cores when it started): every rate is low and every ` +
+          'latency high for that reason alone; compare the runs of this table with each other, not with a quiet machine\'s figures. '
+        : '') +
       'receiver on 127.0.0.1 in the bench process; 32 senders (one undici Pool) in a child process on the same cores, as the WMS ' +
       'would be; answer latency as the senders see it. durable = journal synchronous=FULL (the default: ' +
       'concurrent events share one commit and fsync, on the journal\'s writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
