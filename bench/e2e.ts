@@ -375,9 +375,113 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
   }
 }
 
+/**
+ * Profiling hook (issue 19): `node dist/bench/e2e.js --profile-run N OUTDIR` starts `wmsbridge sandbox --port 0`
+ * (0 ms latency) and runs `wmsbridge run` on an N-category drop (concurrency 32, journal synchronous=FULL), both
+ * as CLI processes under `--cpu-prof` (OUTDIR/run, OUTDIR/sandbox), then the same drop unprofiled and the trivial
+ * pusher; the run's CPU is the OS's per-thread accounting (/proc, Linux) and its peak RSS VmHWM.
+ * Prints one JSON line of figures; docs/perf/profile-run.md reads the profiles.
+ */
+async function profileRun(rows: number, outDir: string): Promise<Record<string, unknown>> {
+  const { spawn } = await import('node:child_process');
+  const { PROJECT_ROOT } = await import('./lib.js');
+  const main = `${PROJECT_ROOT}dist/src/cli/main.js`;
+  // the OS's accounting of a CLI process, per thread (Linux /proc, polled every 50 ms until it exits): the
+  // main thread, the journal's writer thread, V8's and libuv's helpers; and its peak RSS (VmHWM)
+  const timed = async (nodeArgs: string[], cliArgs: string[], env: Record<string, string>): Promise<Record<string, unknown>> => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [...nodeArgs, main, ...cliArgs], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0', ...env },
+    });
+    const threads = new Map<string, { name: string; cpuS: number }>();
+    let peakKb = 0;
+    const poll = (): void => {
+      try {
+        for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+          try {
+            const st = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
+            const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+            // utime + stime in clock ticks (USER_HZ, 100 on Linux)
+            threads.set(tid, { name: st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')), cpuS: (Number(f[11]) + Number(f[12])) / 100 });
+          } catch {
+            // the thread ended between the listing and the read
+          }
+        }
+        const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
+      } catch {
+        // the process is exiting
+      }
+    };
+    const timer = setInterval(poll, 50);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearInterval(timer);
+    const mainTid = String(child.pid);
+    const byThread: Record<string, number> = {};
+    let cpuS = 0;
+    for (const [tid, t] of threads) {
+      const name = tid === mainTid ? 'main' : t.name;
+      byThread[name] = round((byThread[name] ?? 0) + t.cpuS, 2);
+      cpuS += t.cpuS;
+    }
+    return { exitCode: code ?? -1, wallS: round((performance.now() - t0) / 1000, 2), cpuS: round(cpuS, 2), cpuSByThread: byThread, peakRssMb: round(peakKb / 1024, 1) };
+  };
+  await mkdir(join(outDir, 'sandbox'), { recursive: true });
+  const sbChild = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', join(outDir, 'sandbox'), main, 'sandbox', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn', WMSBRIDGE_LOG_PRETTY: '0' },
+  });
+  const sb = await new Promise<{ url: string; accessKeyID: string; secretKey: string }>((resolve, reject) => {
+    let buf = '';
+    sbChild.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes('\n')) resolve(JSON.parse(buf.slice(0, buf.indexOf('\n'))) as { url: string; accessKeyID: string; secretKey: string });
+    });
+    sbChild.on('exit', (c) => reject(new Error(`sandbox exited ${c}`)));
+  });
+  const dirs: string[] = [];
+  try {
+    const figures: Record<string, unknown> = { rows, concurrency: CONCURRENCY, latencyMs: 0 };
+    const drop = async (): Promise<string> => {
+      const dir = await makeWorkspace(rows, sb);
+      dirs.push(dir);
+      return dir;
+    };
+    const runArgs = (dir: string): string[] => ['run', '--config', join(dir, 'wmsbridge.config.json')];
+    const secret = { WMS_SECRET_KEY: sb.secretKey };
+    // the profiled run: the main thread only (the journal's writer thread is started without the parent's flags;
+    // docs/perf/profile-run.md says how it was profiled); then the same drop unprofiled, for the CPU figures
+    figures['profiled'] = await timed(['--cpu-prof', '--cpu-prof-dir', join(outDir, 'run')], runArgs(await drop()), secret);
+    figures['unprofiled'] = await timed([], runArgs(await drop()), secret);
+    const pusherDir = await drop();
+    const { cmd, args } = benchModuleCommand('e2e');
+    const p = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pusher', pusherDir, String(CONCURRENCY), sb.url, sb.accessKeyID, sb.secretKey]);
+    figures['trivial_pusher'] = { rps: round(p.records / (p.totalMs / 1000)), cpuUsPerRecord: p.cpuUsPerRecord, peakRssMb: p.peakRssMb };
+    const u = figures['unprofiled'] as { wallS: number; cpuS: number };
+    figures['whole_run_rps'] = round(rows / u.wallS);
+    figures['whole_run_cpu_us_per_record'] = round((u.cpuS * 1e6) / rows);
+    figures['whole_run_ratio_to_pusher'] = round(rows / u.wallS / (p.records / (p.totalMs / 1000)), 3);
+    return figures;
+  } finally {
+    sbChild.kill('SIGTERM');
+    await new Promise((resolve) => sbChild.once('exit', resolve));
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  }
+}
+
 if (isMainModule(import.meta.url)) {
   const argv = process.argv.slice(2);
-  if (argv[0] === '--child') {
+  if (argv[0] === '--profile-run') {
+    profileRun(Number(argv[1] ?? 40_000), argv[2] ?? join(tmpdir(), `wmsbridge-profile-run-${process.pid}`)).then(
+      (f) => process.stdout.write(`${JSON.stringify(f)}\n`),
+      (err: unknown) => {
+        process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
+        process.exitCode = 1;
+      },
+    );
+  } else if (argv[0] === '--child') {
     const [, kind, dir, limit, url, key, secret] = argv;
     const p =
       kind === 'pipeline'

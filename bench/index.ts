@@ -58,6 +58,8 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
   { bench: 'e2e', figure: 'cpu_bound_whole_run_ratio_to_pusher_20000', op: '>=', target: 0.6, what: 'whole run with no added latency / the trivial pusher (issue 19)' },
   { bench: 'e2e', figure: 'peak_rss_ratio_200000_vs_20000', op: '<=', target: 1.2, what: 'end-to-end peak RSS, 200k records / 20k records' },
   { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
+  { bench: 'webhook', figure: 'durable webhooks/s', op: '>=', target: 5000, what: 'webhooks stored durably per second, 32 senders on loopback (issue 19)' },
+  { bench: 'webhook', figure: 'durable p99 ms', op: '<=', target: 20, what: 'webhook answer p99 (ms), stored durably, 32 senders (issue 19)' },
 ];
 
 function targetsTable(results: ReadonlyArray<BenchResult>): string {

@@ -1,6 +1,9 @@
 /**
  * Webhook receiver benchmark: bounded load on loopback against an in-process receiver with a temp
- * SQLite journal. Client and server share the machine's cores, so the figures are a floor.
+ * SQLite journal. The 32 senders run in a child process of their own (`--senders`), as the WMS does: the
+ * receiver's event loop does not also run their HTTP client. They still share the machine's cores, so the
+ * figures are a floor. `in-process durable` repeats the durable run with the senders on the receiver's own
+ * event loop (how this bench measured before issue 19: the load generator's CPU was charged to the receiver).
  *
  * Two runs: `durable` with the journal's default synchronous=FULL (every answered event is fsynced:
  * what production gets; the disk's fsync rate bounds it), and `normal` with synchronous=NORMAL (the
@@ -10,14 +13,14 @@
  * Run alone: `npm run build && node dist/bench/webhook.js` (or `node --import tsx bench/webhook.ts`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { createSqliteJournal } from '../src/journal/sqlite.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { createWebhookReceiver } from '../src/webhook/receiver.js';
 import { WEBHOOK_KINDS } from '../src/webhook/kinds.js';
-import { isMainModule, round, type BenchResult } from './lib.js';
+import { benchModuleCommand, isMainModule, round, runJsonChild, type BenchResult } from './lib.js';
 
 export interface BenchWebhooksOptions {
   /** distinct events sent in the synchronous=NORMAL run. @default 20000 */
@@ -64,26 +67,34 @@ interface RunOptions {
   duplicates: number;
   maxDurationMs: number;
   synchronous: 'FULL' | 'NORMAL';
+  /** where the senders run. @default 'process' */
+  senders?: 'process' | 'in-process';
 }
 
-async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number | string>; stopped: boolean }> {
-  const { events, concurrency, duplicates, maxDurationMs } = o;
-  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-webhook-'));
-  const journal = await createSqliteJournal({ path: join(dir, 'journal.db'), synchronous: o.synchronous });
-  const receiver = await createWebhookReceiver({ port: 0, outboxDir: join(dir, 'outbox'), flushIntervalMs: 0 }, { journal, logger: silentLogger() });
-  const pool = new Pool(receiver.url, { connections: concurrency, pipelining: 1 });
+/** What the senders report: per pass, requests sent and the time taken; first-pass answer latencies. */
+interface SendersResult {
+  first: { sent: number; ms: number };
+  dup: { sent: number; ms: number };
+  /** first pass, sorted ascending (ms) */
+  latencies: number[];
+  errors: number;
+}
+
+/**
+ * The senders: `concurrency` loops on one undici Pool, a first pass of `events` distinct events (latency of
+ * each answer recorded), then `duplicates` resends of the first ones (the dedup path).
+ */
+async function runSenders(url: string, events: number, concurrency: number, duplicates: number, deadline: number): Promise<SendersResult> {
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
   try {
     const latencies: number[] = [];
     let errors = 0;
-    const deadline = Date.now() + maxDurationMs;
-
-    async function pass(count: number, indexOf: (n: number) => number, record: boolean): Promise<{ sent: number; ms: number }> {
+    async function pass(count: number, record: boolean): Promise<{ sent: number; ms: number }> {
       let next = 0;
       const started = performance.now();
       async function worker(): Promise<void> {
         while (next < count && Date.now() < deadline) {
-          const n = next++;
-          const { kind, id, body } = payload(indexOf(n));
+          const { kind, id, body } = payload(next++);
           const t0 = performance.now();
           const res = await pool.request({
             method: 'POST',
@@ -99,16 +110,38 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
       await Promise.all(Array.from({ length: concurrency }, () => worker()));
       return { sent: Math.min(next, count), ms: performance.now() - started };
     }
+    const first = await pass(events, true);
+    const dup = await pass(Math.min(duplicates, first.sent), false);
+    latencies.sort((a, b) => a - b);
+    return { first, dup, latencies, errors };
+  } finally {
+    await pool.close();
+  }
+}
 
-    const first = await pass(events, (n) => n, true);
-    const dup = await pass(Math.min(duplicates, first.sent), (n) => n, false);
+async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number | string>; stopped: boolean }> {
+  const { events, concurrency, duplicates, maxDurationMs } = o;
+  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-webhook-'));
+  const journal = await createSqliteJournal({ path: join(dir, 'journal.db'), synchronous: o.synchronous });
+  const receiver = await createWebhookReceiver({ port: 0, outboxDir: join(dir, 'outbox'), flushIntervalMs: 0 }, { journal, logger: silentLogger() });
+  const cpu0 = process.cpuUsage();
+  try {
+    const deadline = Date.now() + maxDurationMs;
+    let sent: SendersResult;
+    if (o.senders === 'in-process') sent = await runSenders(receiver.url, events, concurrency, duplicates, deadline);
+    else {
+      const { cmd, args } = benchModuleCommand('webhook');
+      sent = await runJsonChild<SendersResult>(cmd, [...args, '--senders', receiver.url, String(events), String(concurrency), String(duplicates), String(deadline)]);
+    }
+    // the receiver process's CPU (every thread: event loop, journal writer) per event answered, both passes
+    const cpu = process.cpuUsage(cpu0);
+    const { first, dup, latencies, errors } = sent;
     const stored = (await journal.listWebhookEvents({ undeliveredOnly: true })).length;
 
     const f0 = performance.now();
     const flushed = await receiver.flush();
     const flushMs = performance.now() - f0;
 
-    latencies.sort((a, b) => a - b);
     return {
       stopped: first.sent < events,
       figures: {
@@ -120,11 +153,11 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
         'duplicates/s': dup.sent > 0 ? round(dup.sent / (dup.ms / 1000), 0) : 0,
         'stored once': stored === first.sent ? 'yes' : `no (${stored} stored for ${first.sent})`,
         'non-200 answers': errors,
+        'receiver CPU us/event': round((cpu.user + cpu.system) / Math.max(1, first.sent + dup.sent), 0),
         'flush events/s': flushMs > 0 ? round(flushed / (flushMs / 1000), 0) : 0,
       },
     };
   } finally {
-    await pool.close();
     await receiver.close();
     await journal.close();
     await rm(dir, { recursive: true, force: true });
@@ -135,24 +168,45 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
   const concurrency = options.concurrency ?? 32;
   const duplicates = options.duplicates ?? 2_000;
   const maxDurationMs = options.maxDurationMs ?? 60_000;
+  // the machine's load when the bench started: on a shared machine the figures below depend on it
+  const load = loadavg()[0] ?? 0;
   const durable = await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL' });
   const normal = await runOnce({ events: options.events ?? 20_000, concurrency, duplicates, maxDurationMs, synchronous: 'NORMAL' });
-  const figures: Record<string, number | string> = { concurrency };
-  for (const [prefix, run] of [['durable', durable], ['normal', normal]] as const) {
+  const inProcess = await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL', senders: 'in-process' });
+  const figures: Record<string, number | string> = { concurrency, 'load average (1 min) at start': round(load, 1) };
+  for (const [prefix, run] of [['durable', durable], ['normal', normal], ['in-process durable', inProcess]] as const) {
     for (const [k, v] of Object.entries(run.figures)) figures[`${prefix} ${k}`] = v;
   }
-  const stopped = [durable.stopped ? 'durable' : '', normal.stopped ? 'normal' : ''].filter(Boolean);
+  // the bench process: the receiver, its journal and (for the in-process run) the senders
+  figures['peak RSS MB'] = round(process.resourceUsage().maxRSS / 1024, 1);
+  const stopped = [durable.stopped ? 'durable' : '', normal.stopped ? 'normal' : '', inProcess.stopped ? 'in-process durable' : ''].filter(Boolean);
   return {
     name: 'webhooks',
     figures,
     notes:
-      'in-process receiver on 127.0.0.1, undici Pool client on the same cores. durable = journal synchronous=FULL (the default: ' +
+      (load > cpus().length
+        ? `**Measured on a busy machine** (load average ${round(load, 1)} on ${cpus().length} cores when it started): every rate is low and every ` +
+          'latency high for that reason alone; compare the runs of this table with each other, not with a quiet machine\'s figures. '
+        : '') +
+      'receiver on 127.0.0.1 in the bench process; 32 senders (one undici Pool) in a child process on the same cores, as the WMS ' +
+      'would be; answer latency as the senders see it. durable = journal synchronous=FULL (the default: ' +
       'concurrent events share one commit and fsync, on the journal\'s writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
+      'in-process durable = the durable run with the senders on the receiver\'s own event loop (how this bench measured before ' +
+      'issue 19). receiver CPU us/event = the bench process\'s CPU (all threads) per request answered, senders excluded except in-process. ' +
       `${stopped.length ? `${stopped.join(', ')} run stopped at ${maxDurationMs} ms; ` : ''}flush = JSONL + CSV per kind, atomic.`,
   };
 }
 
-if (isMainModule(import.meta.url)) {
+if (isMainModule(import.meta.url) && process.argv[2] === '--senders') {
+  const [, , , url, events, concurrency, duplicates, deadline] = process.argv;
+  runSenders(url!, Number(events), Number(concurrency), Number(duplicates), Number(deadline)).then(
+    (r) => process.stdout.write(`${JSON.stringify(r)}\n`),
+    (err: unknown) => {
+      process.stderr.write(`webhook senders failed: ${String((err as Error).stack ?? err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+} else if (isMainModule(import.meta.url)) {
   const events = Number(process.env['BENCH_WEBHOOK_EVENTS'] ?? 20_000);
   const durableEvents = Number(process.env['BENCH_WEBHOOK_DURABLE_EVENTS'] ?? 4_000);
   benchWebhooks({ events, durableEvents }).then(

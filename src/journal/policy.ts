@@ -102,6 +102,10 @@ export function createJournal(store: JournalStore): Journal {
       store.groupCommitsWebhookEvents ? queued({ kind: 'addWebhookEvent', event }) : op('addWebhookEvent', () => store.insertWebhookEvent(event)),
     ...lookupSection(ctx),
     writeStats: () => writes.stats(),
+    warmUp: async () => {
+      if (closed) return;
+      await store.warmUp?.();
+    },
     close: async () => {
       if (closed) return;
       closed = true;

@@ -456,12 +456,22 @@ class SqliteStore implements JournalStore {
    */
   async commitWrites(batch: JournalWrite[]): Promise<WriteOutcome[]> {
     const ops = batch.map(toQueuedOp);
+    const writer = this.startWriter();
+    const results = writer ? await writer.submit(ops) : applyBatch(this.db, this.stmt, ops);
+    return results.map((r) => (r.ok ? r : { ok: false, error: Object.assign(new Error(r.message), { code: r.code }) }));
+  }
+
+  private startWriter(): WriterThread | null {
     if (this.options.writer === 'thread' && !this.writer) {
       const { path, synchronous, busyTimeoutMs } = this.options;
       this.writer = startWriterThread({ path, synchronous, busyTimeoutMs });
     }
-    const results = this.writer ? await this.writer.submit(ops) : applyBatch(this.db, this.stmt, ops);
-    return results.map((r) => (r.ok ? r : { ok: false, error: Object.assign(new Error(r.message), { code: r.code }) }));
+    return this.writer;
+  }
+
+  /** the thread is otherwise started by the first queued write, which then waits for it (100-300 ms) */
+  async warmUp(): Promise<void> {
+    await this.startWriter()?.submit([]);
   }
 
   // ---- cross-reference, meta, webhooks ---------------------------------------------------------

@@ -118,6 +118,8 @@ export interface JournalStore {
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Awaitable<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Awaitable<void>;
 
+  /** prepares the write path before the first write (SQLite: starts the writer thread and commits an empty batch) */
+  warmUp?(): Promise<void>;
   /** after the policy's last batch committed: ends connections, threads and locks */
   close(): Promise<void>;
 }

@@ -291,6 +291,12 @@ export interface Journal {
   /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;
+  /**
+   * Gets the group-committed writes ready before the first one (SQLite: starts the writer thread and commits an
+   * empty batch on it), so a server's first answers do not wait for it (the webhook receiver calls it before it
+   * listens). Optional: a journal without such a start-up cost leaves it out.
+   */
+  warmUp?(): Promise<void>;
 
   /** Figures of the group-committed writes since the journal was opened (for /metrics and benchmarks). */
   writeStats(): JournalWriteStats;

@@ -49,6 +49,20 @@ export type WebhookHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 const KINDS_TEXT = WEBHOOK_KINDS.join(', ');
 
+// the answer to every stored event, built once (it is the hot path's only answer)
+const RECEIVED_TEXT = JSON.stringify({ received: true });
+const RECEIVED_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(Buffer.byteLength(RECEIVED_TEXT)),
+  'cache-control': 'no-store',
+} as const;
+
+function sendReceived(res: ServerResponse): void {
+  if (res.headersSent || res.writableEnded) return;
+  res.writeHead(200, RECEIVED_HEADERS);
+  res.end(RECEIVED_TEXT);
+}
+
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.writableEnded) return;
   const text = JSON.stringify(body);
@@ -190,7 +204,14 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
       return refuse(res, 400, 'invalid body: a JSON object is expected');
     }
 
-    const kindHeader = KIND_HEADERS.map((h) => header(req, h)).find((v) => v !== undefined && v.trim() !== '');
+    let kindHeader: string | undefined;
+    for (const h of KIND_HEADERS) {
+      const v = header(req, h);
+      if (v !== undefined && v.trim() !== '') {
+        kindHeader = v;
+        break;
+      }
+    }
     const resolution = resolveKind({ route: routeKind, header: kindHeader, payload }, options.kindFrom, options.aliases);
     if (!resolution.ok) {
       const why = resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
@@ -226,9 +247,10 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
     }
     if (hooks?.afterStore) await hooks.afterStore({ ...ctx, ...result });
 
+    // answer first: the event is committed; the log lines are not the sender's wait
+    sendReceived(res);
     logger.info({ kind, dedupKey, id: result.id, stored: result.stored, linked: recordId !== null }, result.stored ? 'webhook received' : 'webhook resent: already stored');
     logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');
-    send(res, 200, { received: true });
   }
 
   return (req, res) => {

@@ -128,6 +128,48 @@ test('close() answers requests in flight, then flushes what is left', async () =
   await r.close(); // idempotent
 });
 
+test("the journal's writer is warmed up before the receiver accepts its first sender", async () => {
+  // a SQLite journal of its own: its writer thread is not started yet (no write so far)
+  const own = await createSqliteJournal({ path: join(tmp.dir, 'warm.db') });
+  const calls: string[] = [];
+  let server: WebhookReceiver | undefined;
+  const spy: Journal = {
+    ...own,
+    warmUp: async () => {
+      calls.push('warmUp');
+      await own.warmUp!();
+      calls.push('warm');
+    },
+    addWebhookEvent: (event) => {
+      calls.push('addWebhookEvent');
+      return own.addWebhookEvent(event);
+    },
+  };
+  try {
+    server = await createWebhookReceiver({ port: 0, outboxDir: join(tmp.dir, 'outbox-warm'), flushIntervalMs: 0 }, { journal: spy, logger: silentLogger() });
+    assert.deepEqual(calls, ['warmUp', 'warm'], 'warmed up (and finished) before the receiver was returned');
+    assert.equal((await post(`${server.url}/webhooks/stock`, JSON.stringify({ eventId: 'w-1' }))).status, 200);
+    assert.deepEqual(calls, ['warmUp', 'warm', 'addWebhookEvent']);
+    assert.equal((await own.listWebhookEvents({})).length, 1);
+  } finally {
+    await server?.close();
+    await own.close();
+  }
+  await own.warmUp!(); // a closed journal: nothing to do, no error
+});
+
+test('a journal that fails to warm up does not stop the receiver: the first event is still stored', async () => {
+  const own = await createSqliteJournal({ path: join(tmp.dir, 'warm-fail.db') });
+  const spy: Journal = { ...own, warmUp: () => Promise.reject(new Error('disk on fire')) };
+  const r = await createWebhookReceiver({ port: 0, outboxDir: join(tmp.dir, 'outbox-warm-fail'), flushIntervalMs: 0 }, { journal: spy, logger: silentLogger() });
+  try {
+    assert.equal((await post(`${r.url}/webhooks/stock`, JSON.stringify({ eventId: 'wf-1' }))).status, 200);
+  } finally {
+    await r.close();
+    await own.close();
+  }
+});
+
 test('HTTPS with a certificate and key', async (t) => {
   if (!existsSync('/usr/bin/openssl')) {
     t.skip('openssl not available to make a test certificate');
