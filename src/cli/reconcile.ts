@@ -6,7 +6,6 @@
  */
 import type { CliIo } from './types.js';
 import { COMMON_HELP, loadConfigFromFlags, loadMappingsOrThrow, parseCommandArgs, withApp } from './common.js';
-import { ConfigError } from '../shared/errors.js';
 import { pickStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
 import { createI18n, isOutageReason } from '../i18n/index.js';
 import { isWmsError } from '../wms/errors.js';

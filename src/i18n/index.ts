@@ -67,7 +67,7 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
     return f.format(n);
   };
   const fill = (template: string, params: Params | undefined): string =>
-    template.replace(/\{(\w+)\}/g, (m, name: string) => {
+    template.replace(/\{(\w+)\}/g, (_m, name: string) => {
       const v = params?.[name];
       if (v === undefined) return '';
       return typeof v === 'number' ? num(v) : v;

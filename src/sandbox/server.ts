@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ENDPOINTS, type EndpointName } from '../wms/endpoints.js';
 import { AuthorizeRequest, RefreshTokenRequest } from '../wms/schemas.js';
 import { ConfigError } from '../shared/errors.js';
-import { silentLogger, type Logger } from '../shared/logger.js';
+import { silentLogger } from '../shared/logger.js';
 import { HANDLERS, isMutating, isReply, jsonBody, type ApiContext, type ApiRequest } from './api.js';
 import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswers, type SandboxDialect } from './dialect.js';
 import { runEvent } from './events.js';
