@@ -263,5 +263,4 @@ export const ConfigSchema = z.strictObject({
     .describe('logging (JSON lines on stderr; readable on a terminal)'),
 });
 
-export type ConfigInput = z.input<typeof ConfigSchema>;
 export type Config = z.infer<typeof ConfigSchema>;

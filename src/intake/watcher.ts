@@ -170,11 +170,6 @@ export async function listInboxFolder(dir: string): Promise<FolderListing> {
   return out;
 }
 
-/** The data file candidates of a folder (see listInboxFolder). */
-export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
-  return (await listInboxFolder(dir)).files;
-}
-
 export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatcherDeps): InboxWatcher {
   const log = deps.logger.child({ component: 'intake' });
   const emitter = new EventEmitter();
