@@ -34,7 +34,8 @@ for (const sf of program.getSourceFiles()) {
     if (ts.isIdentifier(node)) mark(checker.getSymbolAtLocation(node), sf.fileName, node);
     // `import('./x.js')` not destructured (cli/main.ts's lazy commands): every export of x counts as used
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
-      const destructured = ts.isAwaitExpression(node.parent) && ts.isVariableDeclaration(node.parent.parent) && ts.isObjectBindingPattern(node.parent.parent.name);
+      const destructured =
+        ts.isAwaitExpression(node.parent) && ts.isVariableDeclaration(node.parent.parent) && ts.isObjectBindingPattern(node.parent.parent.name);
       const target = checker.getSymbolAtLocation(node.arguments[0]);
       if (!destructured && target) for (const e of checker.getExportsOfModule(target)) mark(e, sf.fileName);
     }
@@ -62,7 +63,10 @@ for (const dir of ['scripts', 'bin']) {
     if (!name.endsWith('.mjs')) continue;
     const text = readFileSync(join(root, dir, name), 'utf8');
     for (const m of text.matchAll(/(?:const\s*\{([^}]*)\}\s*=\s*await import\(|import\s*\{([^}]*)\}\s*from)[^;]*?dist\/src\/([\w/.-]+)\.js/g)) {
-      const names = (m[1] ?? m[2]).split(',').map((s) => s.trim().split(/\s*(?::|\sas\s)\s*/)[0]).filter(Boolean);
+      const names = (m[1] ?? m[2])
+        .split(',')
+        .map((s) => s.trim().split(/\s*(?::|\sas\s)\s*/)[0])
+        .filter(Boolean);
       const mod = join(root, 'src', `${m[3]}.ts`);
       byModule.set(mod, [...(byModule.get(mod) ?? []), ...names]);
     }
