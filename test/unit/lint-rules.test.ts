@@ -29,6 +29,7 @@ test('layers: an import against the direction of docs/ARCHITECTURE.md is a lint 
   assert.deepEqual(await ruleIds('src/push/probe.ts', probe('../app/context.js')), ['no-restricted-imports']);
   assert.deepEqual(await ruleIds('src/map/probe.ts', probe('../journal/types.js')), ['no-restricted-imports']);
   assert.deepEqual(await ruleIds('src/parse/probe.ts', probe('../push/refs.js')), ['no-restricted-imports']);
+  assert.deepEqual(await ruleIds('src/parse/probe.ts', probe('../map/compile.js')), ['no-restricted-imports']);
   // from a sub-folder too
   assert.deepEqual(await ruleIds('src/wms/targets/probe.ts', probe('../../app/run.js')), ['no-restricted-imports']);
   // src never imports test or bench code
