@@ -161,6 +161,7 @@ async function poll<T>(what: string, fn: () => Promise<T | undefined | false>, t
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the sandbox's inspection JSON, read field by field
 async function inspect(url: string, path: string): Promise<any> {
   const r = await request(`${url}${path}`, { headers: { 'user-agent': 'wmsbridge-chaos', accept: 'application/json' } });
   const text = await r.body.text();

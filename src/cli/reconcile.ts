@@ -7,7 +7,6 @@
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, loadMappingsOrThrow, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import { ConfigError } from '../shared/errors.js';
 import { pickStockMapping, reconcileStock, writeReconciliation } from '../reconcile/stock.js';
 import { createI18n, isOutageReason } from '../i18n/index.js';
 import { isWmsError } from '../wms/errors.js';

@@ -6,11 +6,11 @@
  */
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
-import { createLogger, type Logger } from '../shared/logger.js';
+import { createLogger } from '../shared/logger.js';
 import { findConfigFile, loadConfig, type ResolvedConfig } from '../config/load.js';
-import { openJournal, type JournalSpec } from '../journal/index.js';
+import { openJournal } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
-import { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../webhook/receiver.js';
+import { createWebhookReceiver, type WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';

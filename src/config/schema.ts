@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { CsvFormatSchema } from '../outbox/csv.js';
-import { parseSchedule } from '../pull/schedule.js';
+import { parseSchedule } from '../shared/schedule.js';
 
 const Duration = z.number().int().nonnegative();
 /** a period something waits between two polls or attempts: 0 would spin (refused here, not at run time) */
@@ -281,5 +281,4 @@ export const ConfigSchema = z.strictObject({
     .describe('logging (JSON lines on stderr; readable on a terminal)'),
 });
 
-export type ConfigInput = z.input<typeof ConfigSchema>;
 export type Config = z.infer<typeof ConfigSchema>;

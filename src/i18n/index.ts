@@ -9,7 +9,6 @@ import { en } from './en.js';
 import { ptBR } from './pt-BR.js';
 
 export type Locale = 'pt-BR' | 'en';
-export const LOCALES: readonly Locale[] = ['pt-BR', 'en'];
 export const DEFAULT_LOCALE: Locale = 'pt-BR';
 export const DEFAULT_TIME_ZONE = 'America/Sao_Paulo';
 
@@ -40,10 +39,6 @@ export interface I18n {
 
 const cache = new Map<string, I18n>();
 
-export function isLocale(s: unknown): s is Locale {
-  return s === 'pt-BR' || s === 'en';
-}
-
 export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = DEFAULT_TIME_ZONE): I18n {
   const k = `${locale}|${timeZone}`;
   const hit = cache.get(k);
@@ -67,7 +62,7 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
     return f.format(n);
   };
   const fill = (template: string, params: Params | undefined): string =>
-    template.replace(/\{(\w+)\}/g, (m, name: string) => {
+    template.replace(/\{(\w+)\}/g, (_m, name: string) => {
       const v = params?.[name];
       if (v === undefined) return '';
       return typeof v === 'number' ? num(v) : v;

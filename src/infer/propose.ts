@@ -253,7 +253,10 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
   if (!unnamed) {
     f.names.forEach((s, i) => {
       const m = nameMatch(c.name, s) - (nameMatch(c.name, s) > 0 ? i * 0.005 : 0);
-      if (m > name) (name = m), (syn = s);
+      if (m > name) {
+        name = m;
+        syn = s;
+      }
     });
   }
   // a column always empty in the sample says nothing by its values: only an exact name places it
@@ -270,14 +273,18 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
   if (unnamed && name === 0 && !f.byType?.includes(c.type.kind)) {
     // positional layouts: a few type-led guesses
     if (f.firstCode && (c.type.kind === 'code' || c.type.kind === 'integer') && c.distinct >= Math.max(2, c.values.length * 0.8)) {
-      (sc = 0.5), (why = 'the first field of distinct codes in the layout');
+      sc = 0.5;
+      why = 'the first field of distinct codes in the layout';
     } else if ((f.field === 'name' || f.field === 'socialName' || f.field === 'clientName') && c.type.kind === 'text') {
-      (sc = 0.5 + Math.min(0.04, c.maxLength / 1000)), (why = 'a text field of the layout (names are the usual text)');
+      sc = 0.5 + Math.min(0.04, c.maxLength / 1000);
+      why = 'a text field of the layout (names are the usual text)';
     } else if (f.kind === 'number' && (c.type.kind === 'implied' || c.type.kind === 'decimal')) {
-      (sc = 0.55), (why = `the numeric field of the layout`);
+      sc = 0.55;
+      why = `the numeric field of the layout`;
     } else if (f.lookup?.resource === 'Owners' && c.type.kind === 'code' && c.type.leadingZeros && c.maxLength === 3 && c.distinct === 1) {
       // one owner per file is the common case; a varying short code is more often a warehouse (Protheus local 01, 02)
-      (sc = 0.5), (why = `a 3-digit zero-padded code, the same on every line (${(c.distinctValues ?? []).join(', ')}): like an owner code`);
+      sc = 0.5;
+      why = `a 3-digit zero-padded code, the same on every line (${(c.distinctValues ?? []).join(', ')}): like an owner code`;
     }
   }
   return { score: sc, why };
@@ -469,7 +476,10 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     const p = profileColumn(n, i, rawCols[i]!, { fileDecimal: fd.decimal, fixedWidth: s.format === 'fixed-width' });
     if (s.format === 'fixed-width') {
       const f = mainRecord(s).fields.find((x) => x.name === n);
-      if (f) (p.start = f.start), (p.length = f.length);
+      if (f) {
+        p.start = f.start;
+        p.length = f.length;
+      }
     }
     return p;
   });
@@ -509,7 +519,8 @@ function documentShape(sample: Sample, def: TargetDef): DocumentShape {
     const hfields = headerRec!.fields.filter((f) => f.name !== 'tipo');
     headerCols = hfields.map((f, i) => {
       const p = profileColumn(f.name, i, hrows.map((r) => r.fields[f.name] ?? ''), { fileDecimal: fd.decimal, fixedWidth: true });
-      (p.start = f.start), (p.length = f.length);
+      p.start = f.start;
+      p.length = f.length;
       return p;
     });
     if (unnamed) renameFixedFields(s, headerCols, sample.source, 'header');
@@ -539,7 +550,9 @@ function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { 
   for (const f of def.fields) {
     if (f.sameAs) continue;
     for (const c of shape.fixedDoc && !f.item ? shape.headerCols : cols) {
-      let { score: sc, why } = score(f, c, unnamed);
+      const scored = score(f, c, unnamed);
+      const why = scored.why;
+      let sc = scored.score;
       if (groups && !f.item && c !== doc?.key && !constantWithin(c, groups)) sc -= 1; // a header field must agree within a document
       if (groups && f.item && constantWithin(c, groups) && c.distinct < c.values.length && doc && doc.key.distinct < c.values.length) sc -= 0.2;
       if (sc >= 0.5) pairs.push({ f, c, score: sc, why });
@@ -553,7 +566,10 @@ function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { 
     if (byField.has(p.f.field) || usedProfiles.has(p.c)) continue;
     // the document key may also be a header field (order = pedido)
     byField.set(p.f.field, p);
-    if (!(doc && p.c === doc.key)) (usedProfiles.add(p.c), usedCols.add(p.c.name));
+    if (!(doc && p.c === doc.key)) {
+      usedProfiles.add(p.c);
+      usedCols.add(p.c.name);
+    }
   }
   return { byField, usedCols };
 }

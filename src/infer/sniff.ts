@@ -92,10 +92,16 @@ function isUtf8(b: Buffer, truncatedOk: boolean): boolean {
     }
     let n: number;
     let min: number;
-    if (c >= 0xc2 && c <= 0xdf) (n = 1), (min = 0x80);
-    else if (c >= 0xe0 && c <= 0xef) (n = 2), (min = 0x800);
-    else if (c >= 0xf0 && c <= 0xf4) (n = 3), (min = 0x10000);
-    else return false;
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+      min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      min = 0x10000;
+    } else return false;
     let cp = c & (0x3f >> n);
     for (let k = 1; k <= n; k++) {
       const d = b[i + k];
@@ -117,7 +123,11 @@ export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
   const head = b.subarray(0, Math.min(b.length, 8192));
   let nulEven = 0;
   let nulOdd = 0;
-  for (let i = 0; i < head.length; i++) if (head[i] === 0) (i % 2 ? nulOdd++ : nulEven++);
+  for (let i = 0; i < head.length; i++) {
+    if (head[i] !== 0) continue;
+    if (i % 2) nulOdd++;
+    else nulEven++;
+  }
   if (nulEven + nulOdd > 0) {
     if (head.length > 16 && (nulOdd > head.length / 4 || nulEven > head.length / 4)) {
       throw new InputError('the sample looks like UTF-16 without a byte order mark (every other byte is NUL); convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8)');
@@ -243,7 +253,12 @@ export function dialectScore(text: string, delimiter: string, quote: string | fa
   const type = cells ? known / cells : 0;
   let columns = 0;
   let best = -1;
-  for (const [len, count] of shapes) if (count > best) (best = count), (columns = len);
+  for (const [len, count] of shapes) {
+    if (count > best) {
+      best = count;
+      columns = len;
+    }
+  }
   return { score: p * type, pattern: p, type, columns };
 }
 

@@ -113,7 +113,7 @@ export async function freeName(dir: string, name: string): Promise<string> {
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
-  await pipeline(createReadStream(path), async function* (src: AsyncIterable<Buffer>) {
+  await pipeline(createReadStream(path), async function (src: AsyncIterable<Buffer>) {
     for await (const chunk of src) hash.update(chunk);
   });
   return hash.digest('hex');

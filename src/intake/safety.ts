@@ -81,6 +81,7 @@ export function displayName(raw: Buffer | string): string {
     const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
     const piece = len > 0 && i + len <= buf.length ? buf.subarray(i, i + len) : null;
     const text = piece ? utf8Name(piece) : null;
+    // eslint-disable-next-line no-control-regex -- finding control characters is what this expression is for
     if (text !== null && !/[\u0000-\u001f\u007f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/.test(text)) {
       out += text;
       i += len;
@@ -93,6 +94,7 @@ export function displayName(raw: Buffer | string): string {
 }
 
 /** Control characters and bidi overrides make a name that logs, reports and shells show wrongly. */
+// eslint-disable-next-line no-control-regex -- finding control characters is what this expression is for
 export const CONTROL_IN_NAME = /[\u0000-\u001f\u007f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 function kindOf(st: Stats): string {

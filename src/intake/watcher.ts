@@ -170,11 +170,6 @@ export async function listInboxFolder(dir: string): Promise<FolderListing> {
   return out;
 }
 
-/** The data file candidates of a folder (see listInboxFolder). */
-export async function listFolder(dir: string): Promise<DirEntryInfo[]> {
-  return (await listInboxFolder(dir)).files;
-}
-
 /** What the watcher's parts share: its logger, its events, its options. */
 interface WatcherContext {
   log: Logger;

@@ -210,9 +210,8 @@ const typeParsers = {
  * is stored as U+FFFD, in lookups too, so a key with a NUL still finds itself. JSON columns keep it
  * (JSON.stringify writes it as the escape \u0000, which the json type accepts; jsonb would not).
  */
-const NUL = /\u0000/g;
 function cleanParam(v: unknown): unknown {
-  if (typeof v === 'string') return v.includes('\u0000') ? v.replace(NUL, '\uFFFD') : v;
+  if (typeof v === 'string') return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
   if (Array.isArray(v)) return v.map(cleanParam);
   return v;
 }

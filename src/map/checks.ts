@@ -61,5 +61,3 @@ export const WMSBRIDGE_UUID_NAMESPACE = '62fa461d-b48e-5207-aba3-6d593f0bae60';
 export function uuid5(name: string, namespace: string = WMSBRIDGE_UUID_NAMESPACE): string {
   return uuid5Of(name, namespace);
 }
-
-export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

@@ -453,7 +453,6 @@ export const GroupSchema = z
       .describe('Header fields are computed on every row and must agree; otherwise the whole document is rejected. @default true'),
   })
   .describe('Makes documents (PickingList, PurchaseOrder): `fields` are the header, `itemFields` the items.');
-export type GroupSpec = z.output<typeof GroupSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // The mapping

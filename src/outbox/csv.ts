@@ -181,8 +181,7 @@ function cp1252Set(): Set<string> {
 export function encodeWindows1252(text: string): { bytes: Buffer; replaced: number } {
   let s = text.normalize('NFC');
   let replaced = 0;
-  // eslint-disable-next-line no-control-regex
-  if (/[^\x00-\x7f]/.test(s)) {
+  if (/[\x80-\uffff]/.test(s)) {
     const ok = cp1252Set();
     let out = '';
     for (const ch of s) {
@@ -200,7 +199,7 @@ export function encodeWindows1252(text: string): { bytes: Buffer; replaced: numb
 // ---------------------------------------------------------------------------------------------------
 // writers
 
-export interface OutboxWriterOptions extends AtomicWriteOptions {}
+export type OutboxWriterOptions = AtomicWriteOptions;
 
 /** Shared part of every streaming writer. */
 interface TextSink {

@@ -111,24 +111,6 @@ export function formatReportDate(iso: string, timeZone?: string): string {
   return `${p.day}/${p.month}/${p.year} ${p.hour}:${p.minute}:${p.second} ${tzName(timeZone)}`;
 }
 
-/** "850 ms", "3.4 s", "2 min 05 s", "1 h 02 min" */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '-';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
-}
-
-/** 12 345 with a thin space, readable in every locale */
-export function formatCount(n: number): string {
-  if (!Number.isFinite(n)) return '-';
-  return Math.round(n)
-    .toString()
-    .replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f');
-}
-
 /** A run id made safe for a folder name. */
 export function safeName(s: string): string {
   const cleaned = s.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 80);

@@ -21,9 +21,6 @@ export const OUTCOMES = [
   'in-doubt',
 ] as const satisfies readonly Outcome[];
 
-/** Delivered, but worth a look: listed with the WMS's reason, never an exit 1 by themselves. */
-export const WARNING_OUTCOMES = ['no-change'] as const satisfies readonly Outcome[];
-
 /** Outcomes that need someone to look at the record (the "N records need attention" figure). */
 export const ATTENTION_OUTCOMES = ['rejected', 'failed', 'held', 'in-doubt'] as const satisfies readonly Outcome[];
 

@@ -111,7 +111,6 @@ export const FixedFieldSchema = z
     length: z.number().int().min(1).describe('Number of characters.'),
   })
   .describe('One field of a fixed-width record. Values are NOT trimmed (the mapping decides).');
-export type FixedField = z.output<typeof FixedFieldSchema>;
 
 const MatchAt = z.strictObject({
   start: z.number().int().min(1).describe('1-based position where the value must appear.'),
@@ -150,7 +149,6 @@ export const TrailerCheckSchema = z
     offset: z.number().int().default(0).describe('Added to the counted number before comparing. @default 0'),
   })
   .describe('Trailer count check: a mismatch makes the whole file fail (InputError naming the trailer line and both numbers).');
-export type TrailerCheck = z.output<typeof TrailerCheckSchema>;
 
 export const FixedWidthOptionsSchema = z
   .strictObject({
@@ -252,11 +250,8 @@ export const ParseOptionsSchema = z
 
 /** Resolved options (defaults filled in). */
 export type ParseOptions = z.output<typeof ParseOptionsSchema>;
-/** Alias of ParseOptions (the name the brief uses). */
-export type ParserOptions = ParseOptions;
 /** What a mapping file may write (defaults optional). */
 export type ParseOptionsInput = z.input<typeof ParseOptionsSchema>;
-export type ParseFormat = ParseOptions['format'];
 
 /**
  * Consistency rules across options that the schema cannot express without refinements (kept out of the
@@ -310,9 +305,4 @@ export function checkParseOptions(o: ParseOptions): string[] {
       break;
   }
   return problems;
-}
-
-/** Validate and fill defaults; throws a ZodError on bad options (callers wrap it in a ConfigError). */
-export function resolveParseOptions(input: ParseOptionsInput | ParseOptions): ParseOptions {
-  return ParseOptionsSchema.parse(input);
 }

@@ -226,9 +226,11 @@ export function encodingIssue(text: string, encoding: Encoding): RowIssue | unde
  * show as "exe.jpg"). Line breaks inside a quoted field are text. `allow` lets a mapping accept the
  * controls (never NUL).
  */
+/* eslint-disable no-control-regex -- finding control characters is what these expressions are for */
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|\t/;
 const NUL = /\u0000/;
 const CONTROL_BUT_TAB = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+/* eslint-enable no-control-regex */
 
 export function controlName(c: string): string {
   const cp = c.codePointAt(0) ?? 0;

@@ -6,7 +6,7 @@
  * (meta `pull-failed:<name>`), so a WMS outage does not turn into one failing export per minute.
  */
 import { ConfigError, errorMessage, isBridgeError } from '../shared/errors.js';
-import { isDue, nextRun, parseSchedule, type Schedule } from './schedule.js';
+import { isDue, nextRun, parseSchedule, type Schedule } from '../shared/schedule.js';
 import { runPull } from './run.js';
 import type { PullDeps, PullRequest } from './types.js';
 

@@ -6,8 +6,8 @@ export type { PullKind, PullFormat, PullRequest, PullDeps, PullResult, RefCacheR
 export { runPull, validatePullRequest, exportFileName, freeFileName, inventoryExportedKey, PULL_REF_RESOURCE } from './run.js';
 export { runDuePulls, resolveSchedules, pullLastKey, pullFailedKey } from './due.js';
 export type { ScheduledPull, RunDuePullsDeps, DuePullResult } from './due.js';
-export { parseSchedule, nextRun, isDue, SCHEDULE_GRAMMAR } from './schedule.js';
-export type { Schedule, ScheduleOptions } from './schedule.js';
+export { parseSchedule, nextRun, isDue, SCHEDULE_GRAMMAR } from '../shared/schedule.js';
+export type { Schedule, ScheduleOptions } from '../shared/schedule.js';
 export { COLUMN_SETS, inventoryRows, subWarehouseRow, pickRow } from './columns.js';
 export type { ColumnSet, Row } from './columns.js';
 export { scheduledPullFromConfig, type PullConfigEntry } from './config.js';

@@ -83,8 +83,3 @@ export function rememberOwner(client: WmsClient, owner: S.OwnerRecord): void {
   const d = directoryOf(client);
   if (d.records && !d.records.some((o) => o.id === owner.id)) d.records.push(owner);
 }
-
-/** Forgets the cached list (tests; a new run uses a new client anyway). */
-export function forgetOwners(client: WmsClient): void {
-  directories.delete(client);
-}

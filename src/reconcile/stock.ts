@@ -15,7 +15,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import { createNameFilter } from '../intake/readiness.js';
-import { isDue, parseSchedule } from '../pull/schedule.js';
+import { isDue, parseSchedule } from '../shared/schedule.js';
 import type { CompiledMapping } from '../map/index.js';
 import { isRef } from '../map/types.js';
 import { previewWith } from '../map/preview.js';

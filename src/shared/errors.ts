@@ -87,14 +87,6 @@ export interface RowIssue {
   message: string;
 }
 
-/** `file:line: field: message` in one line, the shape every user-facing row error takes. */
-export function formatRowIssue(file: string, line: number | string, issue: RowIssue): string {
-  const where = `${file}:${line}`;
-  const field = issue.field ? ` field ${issue.field}` : '';
-  const value = issue.value !== undefined ? ` (value "${truncate(issue.value, 60)}")` : '';
-  return `${where}:${field}${value}: ${issue.message}`;
-}
-
 export function truncate(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }

@@ -14,14 +14,6 @@ export interface PageOptions {
   signal?: AbortSignal;
 }
 
-export interface Page<T> {
-  data: T[];
-  pagingIndex: number;
-  totalPages: number;
-  count: number;
-  pagingLimit: number;
-}
-
 export interface AttachmentInput {
   pickingListID: string;
   userFileName: string;

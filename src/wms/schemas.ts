@@ -58,7 +58,6 @@ export const PickingStatusName = {
   '7': 'Packing complete',
 } as const;
 export const PickingItemStatus = z.enum(['0', '1', '2', '3']);
-export const PickingItemStatusName = { '0': 'Pending', '1': 'Separated', '2': 'Complete', '3': 'Divergent' } as const;
 export const ReceiptStatus = z.enum(['1', '2', '3']);
 export const ReceiptStatusName = { '1': 'Waiting / pending', '2': 'Receiving', '3': 'Received' } as const;
 
@@ -126,11 +125,6 @@ export function normalizeKeys(input: unknown, canonical: ReadonlyMap<string, str
 // Envelopes
 // ---------------------------------------------------------------------------------------------
 
-export const EnvelopeBase = z.looseObject({
-  code: z.number(),
-  message: z.string().nullish(),
-  error: z.string().nullish(),
-});
 export function singleEnvelope<T extends z.ZodType>(data: T) {
   return z.looseObject({
     code: z.number(),
@@ -151,17 +145,6 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
     error: z.string().nullish(),
   });
 }
-export type SingleEnvelope<T> = { code: number; message?: string | null; data: T; error?: string | null };
-export type ListEnvelope<T> = {
-  code: number;
-  message?: string | null;
-  count: number;
-  totalPages: number;
-  pagingLimit: number;
-  pagingIndex: number;
-  data: T[];
-  error?: string | null;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Authentication

@@ -159,7 +159,7 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.deepEqual(r.payload, { name: nul }, 'payload JSON keeps the NUL');
       assert.deepEqual(r.raw, [{ line: 4, fields: { name: nul }, text: `x;${nul}` }], 'raw JSON keeps the NUL');
       // plain text columns: the store may substitute U+FFFD for NUL, but lookups with the same key agree
-      const same = (a: string | null | undefined, b: string): boolean => (a ?? '').replace(/\u0000/g, '\uFFFD') === b.replace(/\u0000/g, '\uFFFD');
+      const same = (a: string | null | undefined, b: string): boolean => (a ?? '').replaceAll('\u0000', '\uFFFD') === b.replaceAll('\u0000', '\uFFFD');
       assert.ok(same(r.key, 'NUL\u0000KEY'));
       assert.equal(await j.countUnsettled('Product', 'NUL\u0000KEY'), 1);
       await j.markSending(r.id);

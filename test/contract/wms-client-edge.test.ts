@@ -503,7 +503,7 @@ describe('paging', () => {
 describe('auth', () => {
   test('one 401: refresh and one replay, not counted as a retry', async () => {
     let n = 0;
-    reset((req, res) => (++n === 1 ? json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' }) : json(res, 200, ok({ id: UUID(1), name: 'ms' }))));
+    reset((_req, res) => (++n === 1 ? json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' }) : json(res, 200, ok({ id: UUID(1), name: 'ms' }))));
     const c = client();
     try {
       const r = await c.getMaterialStatus(UUID(1));

@@ -32,6 +32,7 @@ async function counts(): Promise<{ records: Record<string, number>; creations: R
   return r.json;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- sandbox state rows of any resource, asserted field by field
 async function state(resource: string): Promise<Array<Record<string, any>>> {
   const r = await sandboxCall(sb, 'GET', `/__sandbox/state?resource=${resource}`);
   assert.equal(r.status, 200, `state of ${resource}`);

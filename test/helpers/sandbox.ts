@@ -21,6 +21,7 @@ export interface CallResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   /** parsed JSON body (undefined when the body is empty or not JSON) */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any reply of the interface, asserted field by field
   json: any;
 }
 

@@ -45,7 +45,7 @@ describe('progress', () => {
 
   test('line rendering without a total, and ETA format', () => {
     assert.equal(renderProgressLine('x', 50, 2000, undefined), 'x 50 rows 25.0 rows/s');
-    assert.match(renderProgressLine('x', 25, 1000, 100), /\[#+-+\] 25\/100  25% 25\.0 rows\/s ETA 00:03$/);
+    assert.match(renderProgressLine('x', 25, 1000, 100), /\[#+-+\] 25\/100 {2}25% 25\.0 rows\/s ETA 00:03$/);
     assert.equal(formatEta(3725), '1:02:05');
     assert.equal(formatEta(Number.NaN), '--:--');
   });

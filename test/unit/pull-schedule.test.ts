@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSchedule, nextRun, isDue, instantOfWallClock } from '../../src/pull/schedule.js';
+import { parseSchedule, nextRun, isDue, instantOfWallClock } from '../../src/shared/schedule.js';
 import { isBridgeError } from '../../src/shared/errors.js';
 
 const d = (iso: string) => new Date(iso);

@@ -37,6 +37,7 @@ describe('authorization', () => {
   test('a token expires after tokenTtlSeconds: 401 token expired', async () => {
     const { token } = await sandboxToken(sb);
     assert.equal((await sandboxCall(sb, 'GET', '/open/v1/company', { token })).status, 200);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a CallResult (whose json is any)
     let last: { status: number; json: any } | undefined;
     const expired = await until(async () => {
       last = await sandboxCall(sb, 'GET', '/open/v1/company', { token });

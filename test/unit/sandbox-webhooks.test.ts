@@ -7,6 +7,7 @@ import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helper
 interface Received {
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any webhook payload, asserted field by field
   body: any;
 }
 

@@ -23,8 +23,8 @@
  *   slot inside a gap runs at the jump (croner's rule: 03:00 after a jump from 02:00 to 03:00).
  */
 import { Cron } from 'croner';
-import { wallClock, zoneOffsetMs } from '../shared/time.js';
-import { ConfigError } from '../shared/errors.js';
+import { wallClock, zoneOffsetMs } from './time.js';
+import { ConfigError } from './errors.js';
 
 export type Schedule =
   | { readonly kind: 'every'; readonly intervalMs: number; readonly source: string }
