@@ -273,12 +273,3 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const outage = s.outage ? t('line.outage', { n: s.outage.waiting, since: s.outage.since ? i18n.dateTime(s.outage.since) : '?' }) : '';
   return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }
-
-
-/** "the WMS was unreachable from hh:mm; N records wait for the next run" (local time of this host) */
-export function wmsUnavailableLine(u: NonNullable<RunSummary['wmsUnavailable']>): string {
-  const at = new Date(u.since);
-  const hhmm = `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
-  const files = u.waitingFiles ? ` (and ${u.waitingFiles} file(s) not read yet)` : '';
-  return `the WMS was unreachable from ${hhmm}; ${u.waitingRecords} record(s) wait for the next run${files}`;
-}

@@ -59,9 +59,6 @@ export const QUEUED_WRITES = {
 } as const;
 
 export type QueuedWriteName = keyof typeof QUEUED_WRITES;
-type Rest<F> = F extends (stmt: StatementCache, ...args: infer A) => unknown ? A : never;
-export type QueuedWriteArgs<N extends QueuedWriteName> = Rest<(typeof QUEUED_WRITES)[N]>;
-export type QueuedWriteReturn<N extends QueuedWriteName> = ReturnType<(typeof QUEUED_WRITES)[N]>;
 
 /** One write of a batch, as data. */
 export interface QueuedWriteOp {

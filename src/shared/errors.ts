@@ -87,10 +87,6 @@ export interface RowIssue {
   message: string;
 }
 
-export function truncate(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
-}
-
 /** Narrowing helper for catch clauses. */
 export function isBridgeError(err: unknown): err is BridgeError {
   return err instanceof BridgeError;
