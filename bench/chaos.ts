@@ -251,7 +251,11 @@ export function sliceFiles(scale: Scale, slice: number, prefix: string): { files
   if (fams.length) {
     // a family's category comes from its own slice range (delivered in the same run, or before)
     const catOf = (i: number): string => `${prefix}C${Math.floor((i * scale.categories) / scale.families)}`;
-    files.push({ channel: 'cadastros', name: `FAM_${tag}.csv`, text: ['codigo;nome;categoria', ...fams.map((i) => `${prefix}F${i};Familia ${i};${catOf(i)}`)].join('\n') + '\n' });
+    files.push({
+      channel: 'cadastros',
+      name: `FAM_${tag}.csv`,
+      text: ['codigo;nome;categoria', ...fams.map((i) => `${prefix}F${i};Familia ${i};${catOf(i)}`)].join('\n') + '\n',
+    });
     e.Family.push(...fams.map((i) => `${prefix}F${i}`));
   }
   const prods = range(scale.products);
@@ -267,7 +271,11 @@ export function sliceFiles(scale: Scale, slice: number, prefix: string): { files
   }
   const provs = range(scale.providers);
   if (provs.length) {
-    files.push({ channel: 'cadastros', name: `PROV_${tag}.csv`, text: ['codigo;cnpj;nome', ...provs.map((i) => `${prefix}V${i};${cnpj(i)};Fornecedor ${i} Ltda`)].join('\n') + '\n' });
+    files.push({
+      channel: 'cadastros',
+      name: `PROV_${tag}.csv`,
+      text: ['codigo;cnpj;nome', ...provs.map((i) => `${prefix}V${i};${cnpj(i)};Fornecedor ${i} Ltda`)].join('\n') + '\n',
+    });
     e.Provider.push(...provs.map((i) => `${prefix}V${i}`));
   }
   const base = prefix.split('').reduce((s, c) => s + c.charCodeAt(0), 0) * 100_000;
@@ -400,7 +408,8 @@ export async function compare(
     return m;
   };
   for (const resource of Object.keys(expected) as Array<keyof Expected>) {
-    const made = resource === 'PickingList' || resource === 'PurchaseOrder' ? creationsByPrefix(resource) : new Map(Object.entries(counts.creations[resource] ?? {}));
+    const made =
+      resource === 'PickingList' || resource === 'PurchaseOrder' ? creationsByPrefix(resource) : new Map(Object.entries(counts.creations[resource] ?? {}));
     const noReadBack = resource === 'Category' || resource === 'Family' || resource === 'Product';
     for (const key of expected[resource]) {
       const n = made.get(key) ?? 0;
@@ -510,7 +519,13 @@ export async function scenarioKills(scale: Scale, opts: { cycles: number; seed?:
     const final = await runWmsbridge(['run', '--config', ws.config], env);
     if (final.code !== 0 && final.code !== 1) throw new Error(`chaos kills: final run exit ${final.code}: ${final.stderr.slice(-2000)}`);
     const cmp = await compare(sb.url, ws, env, expected);
-    return { scenario: 'a. kill -9 at random points', cycles: opts.cycles, ...cmp, durationMs: Date.now() - t0, notes: `${kills} run(s) killed mid-way; open after the final run: ${JSON.stringify(cmp.open)}` };
+    return {
+      scenario: 'a. kill -9 at random points',
+      cycles: opts.cycles,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `${kills} run(s) killed mid-way; open after the final run: ${JSON.stringify(cmp.open)}`,
+    };
   } finally {
     await sb.close();
     await ws.cleanup();
@@ -518,7 +533,10 @@ export async function scenarioKills(scale: Scale, opts: { cycles: number; seed?:
 }
 
 /** b. 500s, 429s, dropped connections, latency spikes and a 1-2 s token lifetime, over `cycles` runs. */
-export async function scenarioFaults(scale: Scale, opts: { cycles: number; spikeMs?: number; log?: (s: string) => void } = { cycles: 3 }): Promise<ChaosResult> {
+export async function scenarioFaults(
+  scale: Scale,
+  opts: { cycles: number; spikeMs?: number; log?: (s: string) => void } = { cycles: 3 },
+): Promise<ChaosResult> {
   const t0 = Date.now();
   const sb = await inProcessSandbox();
   const ws = await makeWorkspace(sb);
@@ -602,7 +620,10 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
 }
 
 /** c. the sandbox stopped (SIGTERM: its state file is saved) and restarted on the same port while runs go on. */
-export async function scenarioSandboxRestart(scale: Scale, opts: { restarts: number; seed?: number; log?: (s: string) => void } = { restarts: 6 }): Promise<ChaosResult> {
+export async function scenarioSandboxRestart(
+  scale: Scale,
+  opts: { restarts: number; seed?: number; log?: (s: string) => void } = { restarts: 6 },
+): Promise<ChaosResult> {
   const t0 = Date.now();
   const port = await freePort();
   const stateDir = await mkdtemp(join(tmpdir(), 'wmsbridge-chaos-sbx-'));
@@ -710,7 +731,9 @@ export async function scenarioFullDisk(scale: Scale, opts: { log?: (s: string) =
       await mkdir(outbox);
     }
     const after = await runWmsbridge(['run', '--config', ws.config], env);
-    const results = existsSync(join(outbox, 'results')) ? (await readdir(join(outbox, 'results'), { recursive: true })).filter((f) => String(f).endsWith('.result.csv')).length : 0;
+    const results = existsSync(join(outbox, 'results'))
+      ? (await readdir(join(outbox, 'results'), { recursive: true })).filter((f) => String(f).endsWith('.result.csv')).length
+      : 0;
     const cmp = await compare(sb.url, ws, env, expected);
     return {
       scenario: 'd. full outbox disk',
@@ -739,7 +762,9 @@ export async function originals(ws: Workspace): Promise<{ archived: number; work
   for (const ch of CHANNELS) {
     const base = join(ws.inbox, ch);
     if (!existsSync(base)) continue;
-    const all = (await readdir(base, { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && !e.name.endsWith('.reason.txt') && !e.name.startsWith('.'));
+    const all = (await readdir(base, { recursive: true, withFileTypes: true })).filter(
+      (e) => e.isFile() && !e.name.endsWith('.reason.txt') && !e.name.startsWith('.'),
+    );
     for (const e of all) {
       const p = e.parentPath ?? (e as unknown as { path: string }).path;
       if (p === base) r.inbox++;
@@ -752,7 +777,10 @@ export async function originals(ws: Workspace): Promise<{ archived: number; work
 }
 
 /** e. `wmsbridge watch` with polling; the inbox folder renamed away mid-watch and back; later files still taken. */
-export async function scenarioShareGone(scale: Scale, opts: { outages: number; outageMs?: number; log?: (s: string) => void } = { outages: 2 }): Promise<ChaosResult> {
+export async function scenarioShareGone(
+  scale: Scale,
+  opts: { outages: number; outageMs?: number; log?: (s: string) => void } = { outages: 2 },
+): Promise<ChaosResult> {
   const t0 = Date.now();
   const sb = await inProcessSandbox();
   const ws = await makeWorkspace(sb, { watch: true });
@@ -911,11 +939,25 @@ async function main(): Promise<void> {
     try {
       const r = await run();
       results.push(r);
-      log(`chaos: ${r.scenario}: records ${r.records}, lost ${r.lost}, duplicated ${r.duplicated} (+${r.duplicatedNoReadBack} without read-back), held ${r.held}, failed ${r.failed}, ${(r.durationMs / 1000).toFixed(1)} s`);
+      log(
+        `chaos: ${r.scenario}: records ${r.records}, lost ${r.lost}, duplicated ${r.duplicated} (+${r.duplicatedNoReadBack} without read-back), held ${r.held}, failed ${r.failed}, ${(r.durationMs / 1000).toFixed(1)} s`,
+      );
       for (const d of r.details) log(`   ${d}`);
     } catch (err) {
       log(`chaos: scenario ${id} FAILED: ${(err as Error).stack ?? String(err)}`);
-      results.push({ scenario: `${id}. FAILED`, cycles: 0, records: 0, lost: -1, duplicated: -1, duplicatedNoReadBack: -1, held: -1, failed: -1, durationMs: 0, notes: String(err).slice(0, 500), details: [] });
+      results.push({
+        scenario: `${id}. FAILED`,
+        cycles: 0,
+        records: 0,
+        lost: -1,
+        duplicated: -1,
+        duplicatedNoReadBack: -1,
+        held: -1,
+        failed: -1,
+        durationMs: 0,
+        notes: String(err).slice(0, 500),
+        details: [],
+      });
     }
   }
   const machine = `${platform()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
@@ -939,4 +981,3 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exitCode = 2;
   });
 }
-

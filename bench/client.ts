@@ -12,7 +12,6 @@ import { request } from 'undici';
 import { createWmsClient } from '../src/wms/client.js';
 import type { WmsClient } from '../src/wms/client-types.js';
 
-
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
 
@@ -101,19 +100,19 @@ export async function benchClient(options: { seconds?: number } = {}): Promise<B
       name: 'client',
       figures: {
         concurrency: CONCURRENCY,
-        'rps_0ms': fast.rps,
-        'cpu_us_per_request_0ms': fast.cpuUsPerRequest,
-        'requests_0ms': fast.requests,
-        'mean_latency_ms_0ms': fast.meanLatencyMs,
-        'rps_20ms': slow.rps,
-        'littles_law_bound_20ms': bound,
-        'ratio_to_bound_20ms': ratio,
-        'target_ratio': 0.95,
-        'meets_target': ratio >= 0.95 ? 'yes' : 'no',
-        'cpu_us_per_request_20ms': slow.cpuUsPerRequest,
-        'requests_20ms': slow.requests,
-        'mean_latency_ms_20ms': slow.meanLatencyMs,
-        'load_average_1m': round(loadavg()[0] ?? 0, 2),
+        rps_0ms: fast.rps,
+        cpu_us_per_request_0ms: fast.cpuUsPerRequest,
+        requests_0ms: fast.requests,
+        mean_latency_ms_0ms: fast.meanLatencyMs,
+        rps_20ms: slow.rps,
+        littles_law_bound_20ms: bound,
+        ratio_to_bound_20ms: ratio,
+        target_ratio: 0.95,
+        meets_target: ratio >= 0.95 ? 'yes' : 'no',
+        cpu_us_per_request_20ms: slow.cpuUsPerRequest,
+        requests_20ms: slow.requests,
+        mean_latency_ms_20ms: slow.meanLatencyMs,
+        load_average_1m: round(loadavg()[0] ?? 0, 2),
         failures: fast.failures + slow.failures,
       },
       notes:

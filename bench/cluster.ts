@@ -28,7 +28,10 @@ async function admin(sql: string): Promise<void> {
 
 function runInstance(configPath: string, secret: string): Promise<number> {
   const { cmd, args } = cliCommand();
-  const child = spawn(cmd, [...args, 'run', '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, WMS_SECRET_KEY: secret, WMSBRIDGE_LOG_LEVEL: 'warn' } });
+  const child = spawn(cmd, [...args, 'run', '--config', configPath], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, WMS_SECRET_KEY: secret, WMSBRIDGE_LOG_LEVEL: 'warn' },
+  });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
   return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(0) : reject(new Error(`instance exited ${code}: ${err}`)))));
@@ -38,7 +41,12 @@ export async function benchCluster(options: { records?: number; instances?: numb
   const records = options.records ?? 6000;
   const counts = options.instances ?? [1, 2, 3];
   const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
-  const figures: Record<string, number | string> = { records, latency_ms: LATENCY_MS, concurrency_per_instance: CONCURRENCY, bound_per_instance_rps: CONCURRENCY / (LATENCY_MS / 1000) };
+  const figures: Record<string, number | string> = {
+    records,
+    latency_ms: LATENCY_MS,
+    concurrency_per_instance: CONCURRENCY,
+    bound_per_instance_rps: CONCURRENCY / (LATENCY_MS / 1000),
+  };
   const dirs: string[] = [];
   let base = 0;
   try {
@@ -51,7 +59,10 @@ export async function benchCluster(options: { records?: number; instances?: numb
       const inbox = join(dir, 'inbox', 'cadastros');
       await mkdir(inbox, { recursive: true });
       await mkdir(join(dir, 'mappings'));
-      await writeFile(join(dir, 'mappings', 'cat.yaml'), `name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ';' }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`);
+      await writeFile(
+        join(dir, 'mappings', 'cat.yaml'),
+        `name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ';' }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`,
+      );
       const per = Math.ceil(records / FILES);
       for (let f = 0; f < FILES; f++) {
         const rows = Array.from({ length: Math.min(per, records - f * per) }, (_, i) => `N${n}_${f}_${i};Categoria ${f} ${i}`);

@@ -141,9 +141,7 @@ async function childNaive(dir: string, limit: number, url: string, accessKeyID: 
   const token = ((await auth.body.json()) as { data: { token: string } }).data.token;
   const t0 = performance.now();
   let n = 0;
-  const parser = createReadStream(join(dir, 'source.csv')).pipe(
-    parse({ delimiter: ';', columns: true }),
-  );
+  const parser = createReadStream(join(dir, 'source.csv')).pipe(parse({ delimiter: ';', columns: true }));
   for await (const row of parser as AsyncIterable<Record<string, string>>) {
     if (n >= limit) break;
     const res = await request(`${url}/open/v1/category`, {
@@ -346,7 +344,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         peaks.push(f.peakRssMb);
         await rm(dir, { recursive: true, force: true });
       }
-      if (peaks.length > 1) figures[`peak_rss_ratio_${memorySizes[memorySizes.length - 1]}_vs_${memorySizes[0]}`] = round(peaks[peaks.length - 1]! / peaks[0]!, 2);
+      if (peaks.length > 1)
+        figures[`peak_rss_ratio_${memorySizes[memorySizes.length - 1]}_vs_${memorySizes[0]}`] = round(peaks[peaks.length - 1]! / peaks[0]!, 2);
       await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
     }
     return {
@@ -358,8 +357,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'from the first to the last settled record; whole_run_rps includes start-up, scanning, mapping and the report. ' +
         `The naive script (csv-parse + one request at a time) sends the first ${naiveRows} rows of the same file. ` +
         `trivial_pusher_*: a zero-dependency concurrent pusher (node:http keep-alive, ${CONCURRENCY} workers, no journal) posting ` +
-        'the same file to the same sandbox in the same run; whole_run_ratio_to_pusher is wmsbridge\'s whole run (scan, claim, ' +
-        'map, journal, send, results, report) over the pusher\'s whole run; cpu_bound_* is the same pair with no added latency. ' +
+        "the same file to the same sandbox in the same run; whole_run_ratio_to_pusher is wmsbridge's whole run (scan, claim, " +
+        "map, journal, send, results, report) over the pusher's whole run; cpu_bound_* is the same pair with no added latency. " +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
@@ -426,7 +425,13 @@ async function profileRun(rows: number, outDir: string): Promise<Record<string, 
       byThread[name] = round((byThread[name] ?? 0) + t.cpuS, 2);
       cpuS += t.cpuS;
     }
-    return { exitCode: code ?? -1, wallS: round((performance.now() - t0) / 1000, 2), cpuS: round(cpuS, 2), cpuSByThread: byThread, peakRssMb: round(peakKb / 1024, 1) };
+    return {
+      exitCode: code ?? -1,
+      wallS: round((performance.now() - t0) / 1000, 2),
+      cpuS: round(cpuS, 2),
+      cpuSByThread: byThread,
+      peakRssMb: round(peakKb / 1024, 1),
+    };
   };
   await mkdir(join(outDir, 'sandbox'), { recursive: true });
   const sbChild = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', join(outDir, 'sandbox'), main, 'sandbox', '--port', '0'], {

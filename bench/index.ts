@@ -20,7 +20,11 @@ interface BenchDef {
 }
 
 const BENCHES: BenchDef[] = [
-  { name: 'client', what: 'WMS client requests/s at concurrency 32, 0 and 20 ms latency (issue 2)', run: async (q) => (await import('./client.js')).benchClient({ seconds: q ? 2 : 5 }) },
+  {
+    name: 'client',
+    what: 'WMS client requests/s at concurrency 32, 0 and 20 ms latency (issue 2)',
+    run: async (q) => (await import('./client.js')).benchClient({ seconds: q ? 2 : 5 }),
+  },
   {
     name: 'parse',
     what: 'parse + map rows/s vs csv-parse raw on the same file, peak memory (issue 4)',
@@ -28,7 +32,7 @@ const BENCHES: BenchDef[] = [
   },
   {
     name: 'e2e',
-    what: 'end-to-end records/s vs the Little\'s-law bound and a naive script (issue 5)',
+    what: "end-to-end records/s vs the Little's-law bound and a naive script (issue 5)",
     run: async (q) => (await import('./e2e.js')).benchEndToEnd(q ? { sizes: [1000], naiveRows: 100, memorySizes: [] } : { sizes: [2000, 20000] }),
   },
   {
@@ -54,8 +58,20 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
   { bench: 'parse', figure: 'parse+map / csv-parse-arrays', op: '>=', target: 0.5, what: 'parse+map rows/s / csv-parse raw rows/s (1M rows)' },
   { bench: 'parse', figure: 'peak RSS ratio (10x file / 1x file), target <= 1.2', op: '<=', target: 1.2, what: 'parse+map peak RSS, 1 GB file / 100 MB file' },
   { bench: 'e2e', figure: 'ratio_to_bound_20000', op: '>=', target: 0.9, what: 'end-to-end records/s at 20 ms, concurrency 32, / Little bound' },
-  { bench: 'e2e', figure: 'whole_run_ratio_to_pusher_20000', op: '>=', target: 0.9, what: 'whole run at 20 ms, concurrency 32, / a trivial concurrent pusher (issue 19)' },
-  { bench: 'e2e', figure: 'cpu_bound_whole_run_ratio_to_pusher_20000', op: '>=', target: 0.6, what: 'whole run with no added latency / the trivial pusher (issue 19)' },
+  {
+    bench: 'e2e',
+    figure: 'whole_run_ratio_to_pusher_20000',
+    op: '>=',
+    target: 0.9,
+    what: 'whole run at 20 ms, concurrency 32, / a trivial concurrent pusher (issue 19)',
+  },
+  {
+    bench: 'e2e',
+    figure: 'cpu_bound_whole_run_ratio_to_pusher_20000',
+    op: '>=',
+    target: 0.6,
+    what: 'whole run with no added latency / the trivial pusher (issue 19)',
+  },
   { bench: 'e2e', figure: 'peak_rss_ratio_200000_vs_20000', op: '<=', target: 1.2, what: 'end-to-end peak RSS, 200k records / 20k records' },
   { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
   { bench: 'webhook', figure: 'durable webhooks/s', op: '>=', target: 5000, what: 'webhooks stored durably per second, 32 senders on loopback (issue 19)' },
@@ -97,7 +113,13 @@ async function main(): Promise<void> {
       process.stderr.write(`bench ${b.name} failed: ${String(err)}\n`);
     }
   }
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+  };
   const perfDir = join(PROJECT_ROOT, 'docs', 'perf');
   const stamp = quick ? 'results-quick.json' : 'results.json';
   // `--only` runs replace their own entries and keep the others' (each entry says when it was measured)
@@ -113,7 +135,14 @@ async function main(): Promise<void> {
       // no earlier results: this run's only
     }
   }
-  const doc = { date: now, version: VERSION, quick, machine, command: `npm run bench${values.only ? ` -- --only ${values.only}` : ''}${quick ? ' -- --quick' : ''}`, results: merged };
+  const doc = {
+    date: now,
+    version: VERSION,
+    quick,
+    machine,
+    command: `npm run bench${values.only ? ` -- --only ${values.only}` : ''}${quick ? ' -- --quick' : ''}`,
+    results: merged,
+  };
   await mkdir(perfDir, { recursive: true });
   await writeFile(join(perfDir, stamp), `${JSON.stringify(doc, null, 2)}\n`);
   if (!quick) {
@@ -128,7 +157,16 @@ async function main(): Promise<void> {
       '',
       targetsTable(merged),
       '',
-      ...merged.flatMap((r) => [`## ${r.name}`, '', r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r), '', r.notes ? `${r.notes}` : '', '', `(measured ${r.date?.slice(0, 16).replace('T', ' ') ?? '?'} UTC in ${r.durationS} s)`, '']),
+      ...merged.flatMap((r) => [
+        `## ${r.name}`,
+        '',
+        r.error ? `**failed:** \`${r.error.split('\n')[0]}\`` : table(r),
+        '',
+        r.notes ? `${r.notes}` : '',
+        '',
+        `(measured ${r.date?.slice(0, 16).replace('T', ' ') ?? '?'} UTC in ${r.durationS} s)`,
+        '',
+      ]),
     ].join('\n');
     await writeFile(join(PROJECT_ROOT, 'docs', 'PERFORMANCE.md'), md);
   }

@@ -45,7 +45,14 @@ function sampleRecord(i: number): NewRecord {
       status: 1,
     },
     payloadHash: `${i.toString(16).padStart(64, '0')}`,
-    raw: [{ line: i + 2, fields: {}, cells: [key, `Produto ${i}`, `CAT-${i % 50}`, 'UN', '7891234567895', '1,25'], text: `${key};Produto ${i};CAT-${i % 50};UN;7891234567895;1,25` }],
+    raw: [
+      {
+        line: i + 2,
+        fields: {},
+        cells: [key, `Produto ${i}`, `CAT-${i % 50}`, 'UN', '7891234567895', '1,25'],
+        text: `${key};Produto ${i};CAT-${i % 50};UN;7891234567895;1,25`,
+      },
+    ],
   };
 }
 

@@ -43,7 +43,6 @@ fields:
   logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
 `;
 
-
 const PHASE_FLAG = '--wmsbridge-bench-parse-phase';
 const PHASES = ['decode-only', 'csv-parse-arrays', 'csv-parse-columns', 'openParser', 'parse+map'] as const;
 type Phase = (typeof PHASES)[number];
@@ -180,7 +179,9 @@ export async function benchParse(opts: { rows: number; memoryFileMB?: number }):
         figures[`parse+map ${Math.round(size / 1024 / 1024)} MB file rows/s`] = Math.round(r.rows / (r.ms / 1000));
         await rm(big, { force: true });
       }
-      const peaks = Object.entries(figures).filter(([k]) => k.endsWith('file peak RSS MB')).map(([, v]) => Number(v));
+      const peaks = Object.entries(figures)
+        .filter(([k]) => k.endsWith('file peak RSS MB'))
+        .map(([, v]) => Number(v));
       if (peaks.length === 2) figures['peak RSS ratio (10x file / 1x file), target <= 1.2'] = Number((peaks[1]! / peaks[0]!).toFixed(2));
     }
     return {

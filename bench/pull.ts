@@ -19,7 +19,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runPullCommand } from '../src/cli/pull.js';
 import { silentLogger } from '../src/shared/logger.js';
 
-
 export interface BenchPullOptions {
   /** record counts to export, each from its own sandbox. @default [100000, 1000000] */
   sizes?: number[];

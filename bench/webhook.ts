@@ -131,7 +131,15 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
     if (o.senders === 'in-process') sent = await runSenders(receiver.url, events, concurrency, duplicates, deadline);
     else {
       const { cmd, args } = benchModuleCommand('webhook');
-      sent = await runJsonChild<SendersResult>(cmd, [...args, '--senders', receiver.url, String(events), String(concurrency), String(duplicates), String(deadline)]);
+      sent = await runJsonChild<SendersResult>(cmd, [
+        ...args,
+        '--senders',
+        receiver.url,
+        String(events),
+        String(concurrency),
+        String(duplicates),
+        String(deadline),
+      ]);
     }
     // the receiver process's CPU (every thread: event loop, journal writer) per event answered, both passes
     const cpu = process.cpuUsage(cpu0);
@@ -172,9 +180,20 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
   const load = loadavg()[0] ?? 0;
   const durable = await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL' });
   const normal = await runOnce({ events: options.events ?? 20_000, concurrency, duplicates, maxDurationMs, synchronous: 'NORMAL' });
-  const inProcess = await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL', senders: 'in-process' });
+  const inProcess = await runOnce({
+    events: options.durableEvents ?? 4_000,
+    concurrency,
+    duplicates,
+    maxDurationMs,
+    synchronous: 'FULL',
+    senders: 'in-process',
+  });
   const figures: Record<string, number | string> = { concurrency, 'load average (1 min) at start': round(load, 1) };
-  for (const [prefix, run] of [['durable', durable], ['normal', normal], ['in-process durable', inProcess]] as const) {
+  for (const [prefix, run] of [
+    ['durable', durable],
+    ['normal', normal],
+    ['in-process durable', inProcess],
+  ] as const) {
     for (const [k, v] of Object.entries(run.figures)) figures[`${prefix} ${k}`] = v;
   }
   // the bench process: the receiver, its journal and (for the in-process run) the senders
@@ -186,13 +205,13 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
     notes:
       (load > cpus().length
         ? `**Measured on a busy machine** (load average ${round(load, 1)} on ${cpus().length} cores when it started): every rate is low and every ` +
-          'latency high for that reason alone; compare the runs of this table with each other, not with a quiet machine\'s figures. '
+          "latency high for that reason alone; compare the runs of this table with each other, not with a quiet machine's figures. "
         : '') +
       'receiver on 127.0.0.1 in the bench process; 32 senders (one undici Pool) in a child process on the same cores, as the WMS ' +
       'would be; answer latency as the senders see it. durable = journal synchronous=FULL (the default: ' +
-      'concurrent events share one commit and fsync, on the journal\'s writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). ' +
-      'in-process durable = the durable run with the senders on the receiver\'s own event loop (how this bench measured before ' +
-      'issue 19). receiver CPU us/event = the bench process\'s CPU (all threads) per request answered, senders excluded except in-process. ' +
+      "concurrent events share one commit and fsync, on the journal's writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). " +
+      "in-process durable = the durable run with the senders on the receiver's own event loop (how this bench measured before " +
+      "issue 19). receiver CPU us/event = the bench process's CPU (all threads) per request answered, senders excluded except in-process. " +
       `${stopped.length ? `${stopped.join(', ')} run stopped at ${maxDurationMs} ms; ` : ''}flush = JSONL + CSV per kind, atomic.`,
   };
 }

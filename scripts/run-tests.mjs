@@ -18,7 +18,11 @@ function walk(dir) {
   return out;
 }
 let files;
-try { files = walk(root).sort(); } catch { files = []; }
+try {
+  files = walk(root).sort();
+} catch {
+  files = [];
+}
 if (filters.length) files = files.filter((f) => filters.some((s) => f.includes(s)));
 if (files.length === 0) {
   console.error(`run-tests: no test files found under ${root} (did the build run?)`);
@@ -29,7 +33,10 @@ const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test
   env: { ...process.env, WMSBRIDGE_LOG_LEVEL: process.env.WMSBRIDGE_LOG_LEVEL ?? 'silent' },
 });
 let tail = '';
-child.stdout.on('data', (d) => { process.stdout.write(d); tail = (tail + d.toString()).slice(-4000); });
+child.stdout.on('data', (d) => {
+  process.stdout.write(d);
+  tail = (tail + d.toString()).slice(-4000);
+});
 child.on('exit', (code) => {
   const m = /ℹ tests (\d+)/.exec(tail);
   const ran = m ? Number(m[1]) : 0;

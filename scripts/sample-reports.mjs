@@ -9,7 +9,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { locale: { type: 'string', default: 'pt-BR' }, screenshots: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { locale: { type: 'string', default: 'pt-BR' }, screenshots: { type: 'string' } },
+});
 const out = resolve(positionals[0] ?? 'sample-reports');
 const { writeRunReport } = await import(pathToFileURL(join(root, 'dist/src/outbox/report.js')).href);
 const { sampleRunSummary } = await import(pathToFileURL(join(root, 'dist/test/helpers/sample-summary.js')).href);
@@ -18,7 +21,11 @@ for (const scenario of ['clean', 'rejects', 'outage']) {
   console.log(p.html);
   if (values.screenshots) {
     const png = join(resolve(values.screenshots), `report-${scenario}.png`);
-    const r = spawnSync(process.execPath, [join(root, 'scripts/screenshot-report.mjs'), p.html, png, '--width', '1280', '--height', scenario === 'rejects' ? '1500' : '1100'], { stdio: 'inherit' });
+    const r = spawnSync(
+      process.execPath,
+      [join(root, 'scripts/screenshot-report.mjs'), p.html, png, '--width', '1280', '--height', scenario === 'rejects' ? '1500' : '1100'],
+      { stdio: 'inherit' },
+    );
     if (r.status !== 0) process.exit(r.status ?? 1);
   }
 }

@@ -31,14 +31,25 @@ const html = resolve(input);
 const out = resolve(outArg ?? html.replace(/\.html?$/i, '') + '.png');
 const profile = mkdtempSync(join(tmpdir(), 'wmsbridge-chromium-'));
 const args = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--hide-scrollbars', `--user-data-dir=${profile}`, `--screenshot=${out}`,
-  `--window-size=${values.width},${values.height}`, pathToFileURL(html).href,
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--hide-scrollbars',
+  `--user-data-dir=${profile}`,
+  `--screenshot=${out}`,
+  `--window-size=${values.width},${values.height}`,
+  pathToFileURL(html).href,
 ];
 const child = spawn(values.chromium, args, { stdio: ['ignore', 'ignore', 'pipe'] });
 let stderr = '';
-child.stderr.on('data', (d) => { stderr = (stderr + d.toString()).slice(-4000); });
+child.stderr.on('data', (d) => {
+  stderr = (stderr + d.toString()).slice(-4000);
+});
 const timer = setTimeout(() => child.kill('SIGKILL'), Number(values.timeout));
 child.on('close', (code) => {
   clearTimeout(timer);

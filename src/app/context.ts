@@ -66,7 +66,9 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
   const shared = isSharedJournal(config);
   if (!options.offline && !config.wms.url && !options.sandboxByDefault) throw new ConfigError(NO_WMS_CONFIGURED);
   if (shared && (!config.wms.url || config.wms.url === SANDBOX_URL) && !options.offline) {
-    throw new ConfigError('journal.kind postgres: several instances share the work, so they must talk to one WMS: set wms.url (each instance would otherwise start its own sandbox)');
+    throw new ConfigError(
+      'journal.kind postgres: several instances share the work, so they must talk to one WMS: set wms.url (each instance would otherwise start its own sandbox)',
+    );
   }
   const journalSpec = options.memoryJournal ? { kind: 'sqlite' as const, path: ':memory:' } : journalSpecOf(config);
   const journal = await openJournal(journalSpec);
@@ -170,7 +172,8 @@ function offlineWmsClient(): WmsClient {
     get(_t, prop) {
       if (prop === 'close') return async () => {};
       if (prop === 'availability') return () => ({ circuitOpen: false, unavailableSince: null, consecutiveFailures: 0 });
-      if (prop === 'stats') return () => ({ requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 });
+      if (prop === 'stats')
+        return () => ({ requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 });
       if (prop === 'then') return undefined;
       return () => {
         throw new Error(`offline: WmsClient.${String(prop)} called by a command that does not talk to the WMS`);

@@ -94,7 +94,11 @@ function emptyReport(base: string): DoctorReport {
   };
 }
 
-export async function runDoctor(target: DoctorTarget, config: DoctorConfigView, opts: { probeWrites?: boolean; now?: () => number } = {}): Promise<DoctorReport> {
+export async function runDoctor(
+  target: DoctorTarget,
+  config: DoctorConfigView,
+  opts: { probeWrites?: boolean; now?: () => number } = {},
+): Promise<DoctorReport> {
   const now = opts.now ?? Date.now;
   const base = target.url.replace(/\/+$/, '');
   const report = emptyReport(base);
@@ -283,7 +287,9 @@ async function probeReferenceCounts(probe: Probe, report: DoctorReport, pb: numb
 /** CNPJ format, and what GET /Owners/codeerp/{code} matches. */
 async function probeIdentifiers(probe: Probe, report: DoctorReport, got: Record<string, Array<Record<string, unknown>>>): Promise<void> {
   const call = probe.call;
-  const cnpjs = [...(got['Company'] ?? []), ...(got['Branch'] ?? [])].map((r) => r['cnpj']).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  const cnpjs = [...(got['Company'] ?? []), ...(got['Branch'] ?? [])]
+    .map((r) => r['cnpj'])
+    .filter((v): v is string => typeof v === 'string' && v.trim() !== '');
   if (cnpjs.length) {
     const masked = cnpjs.filter((c) => CNPJ_MASKED.test(c.trim())).length;
     report.cnpjFormat =
@@ -296,7 +302,8 @@ async function probeIdentifiers(probe: Probe, report: DoctorReport, got: Record<
   const owners = got['Owners'] ?? [];
   const distinct = owners.find((o) => typeof o['code'] === 'string' && typeof o['codeERP'] === 'string' && o['code'] !== o['codeERP']);
   if (owners.length === 0) report.ownersCodeerpMatches = { value: null, how: 'no owners listed' };
-  else if (!distinct) report.ownersCodeerpMatches = { value: null, how: 'every owner has code = codeERP: the endpoint semantics cannot be told (and do not matter here)' };
+  else if (!distinct)
+    report.ownersCodeerpMatches = { value: null, how: 'every owner has code = codeERP: the endpoint semantics cannot be told (and do not matter here)' };
   else {
     const byCode = await call('getOwnerByCode', { params: { code: String(distinct['code']) } });
     const found = byCode.status === 200 && (byCode.json?.['data'] as Record<string, unknown> | null)?.['id'] === distinct['id'];
@@ -310,17 +317,24 @@ async function probeIdentifiers(probe: Probe, report: DoctorReport, got: Record<
 async function probeDateTimes(probe: Probe, report: DoctorReport, pb: number): Promise<void> {
   const call = probe.call;
   const stock = await call('listStock', { query: { [PAGING_INDEX]: pb, [PAGING_LIMIT]: 20 } });
-  let dates = recs(stock).flatMap((r) => [r['manufacturingDate'], r['expirationDate']]).filter((v): v is string => typeof v === 'string' && NAIVE_DT.test(v));
+  let dates = recs(stock)
+    .flatMap((r) => [r['manufacturingDate'], r['expirationDate']])
+    .filter((v): v is string => typeof v === 'string' && NAIVE_DT.test(v));
   if (dates.length === 0) {
     const inv = await call('listInventories', { query: { [PAGING_INDEX]: pb, [PAGING_LIMIT]: 5 } });
-    dates = recs(inv).flatMap((r) => [r['startDate'], r['endDate']]).filter((v): v is string => typeof v === 'string' && NAIVE_DT.test(v));
+    dates = recs(inv)
+      .flatMap((r) => [r['startDate'], r['endDate']])
+      .filter((v): v is string => typeof v === 'string' && NAIVE_DT.test(v));
   }
   if (dates.length) {
     const zoned = dates.filter((d) => UTC_OR_OFFSET.test(d)).length;
     report.dateTimes =
       zoned === dates.length
         ? { value: 'utc', how: `${dates.length} DateTimes answered with a zone (e.g. ${dates[0]!})` }
-        : { value: 'local', how: `${dates.length - zoned} of ${dates.length} DateTimes answered without a zone (e.g. ${dates.find((d) => !UTC_OR_OFFSET.test(d))!}): local time` };
+        : {
+            value: 'local',
+            how: `${dates.length - zoned} of ${dates.length} DateTimes answered without a zone (e.g. ${dates.find((d) => !UTC_OR_OFFSET.test(d))!}): local time`,
+          };
   } else report.dateTimes = { value: null, how: 'no Stock or Inventory DateTime to look at' };
 }
 
@@ -342,7 +356,17 @@ async function probeWrites(probe: Probe, report: DoctorReport): Promise<void> {
   // a PickingList the WMS must refuse (nonexistent ids), without type/separationType: is their absence named?
   const nil = '00000000-0000-4000-8000-000000000000';
   const pl = await call('createPickingList', {
-    body: { companyID: nil, branchID: nil, warehouseID: nil, ownerID: nil, order: code, codeERP: nil, status: 1, finishCallBack: false, pickingItens: [{ productID: nil, quantity: 1, status: 1 }] },
+    body: {
+      companyID: nil,
+      branchID: nil,
+      warehouseID: nil,
+      ownerID: nil,
+      order: code,
+      codeERP: nil,
+      status: 1,
+      finishCallBack: false,
+      pickingItens: [{ productID: nil, quantity: 1, status: 1 }],
+    },
   });
   const err = String(pl.json?.['error'] ?? '');
   if (pl.status === 200) {
@@ -361,19 +385,30 @@ function finishReport(report: DoctorReport, config: DoctorConfigView): DoctorRep
   const pbv = report.pagingBase.value;
   if (pbv !== null) {
     report.configLines.push(`wms.pagingBase: auto   # found ${pbv}; or pin it: wms.pagingBase: ${pbv}`);
-    if (config.pagingBase !== 'auto' && config.pagingBase !== pbv) report.problems.push(`wms.pagingBase is ${config.pagingBase} but the WMS numbers pages from ${pbv}: set wms.pagingBase: auto (or ${pbv})`);
+    if (config.pagingBase !== 'auto' && config.pagingBase !== pbv)
+      report.problems.push(`wms.pagingBase is ${config.pagingBase} but the WMS numbers pages from ${pbv}: set wms.pagingBase: auto (or ${pbv})`);
   }
   if (report.dateTimes.value === 'local') {
-    report.configLines.push("wms.dateTimes: local   # the WMS answers local time without a zone (or local-offset if it takes offsets); wms.timeZone: America/Sao_Paulo");
-    if (config.dateTimes === 'utc') report.problems.push('wms.dateTimes is utc but the WMS answers local DateTimes: set wms.dateTimes: local (and wms.timeZone)');
+    report.configLines.push(
+      'wms.dateTimes: local   # the WMS answers local time without a zone (or local-offset if it takes offsets); wms.timeZone: America/Sao_Paulo',
+    );
+    if (config.dateTimes === 'utc')
+      report.problems.push('wms.dateTimes is utc but the WMS answers local DateTimes: set wms.dateTimes: local (and wms.timeZone)');
   } else if (report.dateTimes.value === 'utc') report.configLines.push('wms.dateTimes: utc');
   if (report.rateLimit.answered429 > 0) {
-    report.configLines.push(`wms.requestsPerSecond: 5   # the WMS answered 429 ${report.rateLimit.answered429} time(s)${report.rateLimit.retryAfter ? ` (Retry-After ${report.rateLimit.retryAfter})` : ''}`);
-    if (config.requestsPerSecond === 0) report.problems.push(`rate limit: the WMS answered 429 to ${report.rateLimit.answered429} of ${report.rateLimit.requests} requests; set wms.requestsPerSecond`);
+    report.configLines.push(
+      `wms.requestsPerSecond: 5   # the WMS answered 429 ${report.rateLimit.answered429} time(s)${report.rateLimit.retryAfter ? ` (Retry-After ${report.rateLimit.retryAfter})` : ''}`,
+    );
+    if (config.requestsPerSecond === 0)
+      report.problems.push(
+        `rate limit: the WMS answered 429 to ${report.rateLimit.answered429} of ${report.rateLimit.requests} requests; set wms.requestsPerSecond`,
+      );
   }
   if (report.cnpjFormat.value === 'masked') report.notes.push('CNPJs are masked: lookups and read-backs compare them by digits, nothing to set');
-  if (report.ownersCodeerpMatches.value === 'codeERP') report.notes.push('Owners/codeerp matches codeERP only: wmsbridge resolves owners from the Owners list by the field the mapping names, nothing to set');
-  if (report.pickingListTypeRequired.value === true) report.notes.push('PickingList type/separationType are required: wmsbridge sends 0 (Sales, Standard) unless mapped, nothing to set');
+  if (report.ownersCodeerpMatches.value === 'codeERP')
+    report.notes.push('Owners/codeerp matches codeERP only: wmsbridge resolves owners from the Owners list by the field the mapping names, nothing to set');
+  if (report.pickingListTypeRequired.value === true)
+    report.notes.push('PickingList type/separationType are required: wmsbridge sends 0 (Sales, Standard) unless mapped, nothing to set');
   if (report.duplicates.value === 'refuse') report.notes.push('a second create of a natural key is refused (409)');
   const knobs: Array<[string, unknown, unknown]> = [
     ['pagingBase', report.pagingBase.value, 1],
@@ -419,9 +454,15 @@ export function formatDoctorReport(r: DoctorReport): string {
     knob('DateTimes', r.dateTimes);
     knob('PickingList type required', r.pickingListTypeRequired);
     knob('duplicates', r.duplicates);
-    L.push(`  reference data             ${Object.entries(r.counts).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+    L.push(
+      `  reference data             ${Object.entries(r.counts)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', ')}`,
+    );
     if (r.latencyMs) L.push(`  round trip                 median ${r.latencyMs.median} ms, max ${r.latencyMs.max} ms (${r.latencyMs.samples} reads)`);
-    L.push(`  rate limit                 ${r.rateLimit.answered429 ? `429 answered ${r.rateLimit.answered429} time(s)${r.rateLimit.retryAfter ? `, Retry-After ${r.rateLimit.retryAfter}` : ''}` : 'none answered'} in ${r.rateLimit.requests} requests`);
+    L.push(
+      `  rate limit                 ${r.rateLimit.answered429 ? `429 answered ${r.rateLimit.answered429} time(s)${r.rateLimit.retryAfter ? `, Retry-After ${r.rateLimit.retryAfter}` : ''}` : 'none answered'} in ${r.rateLimit.requests} requests`,
+    );
     L.push(`  as a sandbox dialect       ${r.dialect}   (wmsbridge sandbox --dialect ${r.dialect})`);
   }
   if (r.notes.length) L.push('', 'notes:', ...r.notes.map((n) => `  - ${n}`));

@@ -21,7 +21,10 @@ export interface FileFigures {
   outcomes: Partial<Record<Outcome, number>>;
   resources: Map<string, Partial<Record<Outcome, number>>>;
   /** key -> group; `text` is the English message's shape (values replaced), code/params the stable reason */
-  reasons: Map<string, { count: number; example: { file: string; line: number }; text: string; outcome: Outcome; code?: string; params?: Record<string, string | number> }>;
+  reasons: Map<
+    string,
+    { count: number; example: { file: string; line: number }; text: string; outcome: Outcome; code?: string; params?: Record<string, string | number> }
+  >;
   attention: AttentionItem[];
   resultFile: string | null;
   rejectsFile: string | null;
@@ -78,7 +81,11 @@ export async function finishFile(opts: {
   let rejects: ReturnType<typeof createRejectsWriter> | null = null;
   let rejectCount = 0;
   try {
-    for await (const row of iterate(journal, { fileIds: [file.id], statuses: ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] }, 1000)) {
+    for await (const row of iterate(
+      journal,
+      { fileIds: [file.id], statuses: ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] },
+      1000,
+    )) {
       const outcome = outcomeOf(row);
       figures.records++;
       figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
@@ -87,7 +94,19 @@ export async function finishFile(opts: {
       res[outcome] = (res[outcome] ?? 0) + 1;
       const line = row.source.line;
       const key = (await opts.keyLabel?.(row)) ?? row.key;
-      if (!result.write({ line, ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}), target: row.target, key, outcome, wmsId: row.wmsId, error: row.error, mapping: row.mapping })) await result.drain();
+      if (
+        !result.write({
+          line,
+          ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}),
+          target: row.target,
+          key,
+          outcome,
+          wmsId: row.wmsId,
+          error: row.error,
+          mapping: row.mapping,
+        })
+      )
+        await result.drain();
       // no-change is listed with the WMS's reason (a warning), not counted as needing attention
       const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt' || outcome === 'no-change';
       if (needsAttention) {
@@ -99,10 +118,32 @@ export async function finishFile(opts: {
           : `${outcome}: ${reasonKey(reason)}`;
         const r = figures.reasons.get(k);
         if (r) r.count++;
-        else figures.reasons.set(k, { count: 1, example: { file: file.name, line }, text: reasonKey(reason), outcome, ...(code ? { code: code.code, params: code.params ?? {} } : {}) });
+        else
+          figures.reasons.set(k, {
+            count: 1,
+            example: { file: file.name, line },
+            text: reasonKey(reason),
+            outcome,
+            ...(code ? { code: code.code, params: code.params ?? {} } : {}),
+          });
         if (figures.attention.length < ATTENTION_CAP) {
-          const original = row.raw?.[0] ? (row.raw[0].cells ? [...row.raw[0].cells] : row.raw[0].text !== undefined ? [row.raw[0].text] : undefined) : undefined;
-          figures.attention.push({ file: file.name, line, target: row.target, key, outcome, reason, ...(code ? { code: code.code, params: code.params ?? {} } : {}), ...(original ? { original } : {}) });
+          const original = row.raw?.[0]
+            ? row.raw[0].cells
+              ? [...row.raw[0].cells]
+              : row.raw[0].text !== undefined
+                ? [row.raw[0].text]
+                : undefined
+            : undefined;
+          figures.attention.push({
+            file: file.name,
+            line,
+            target: row.target,
+            key,
+            outcome,
+            reason,
+            ...(code ? { code: code.code, params: code.params ?? {} } : {}),
+            ...(original ? { original } : {}),
+          });
         }
       }
       // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
@@ -116,19 +157,29 @@ export async function finishFile(opts: {
         // xml/json rejects are a listing only: one line per rejected document, with its line range, not
         // the same reason once per item
         const listingOnly = opts.mapping.source.format === 'xml' || opts.mapping.source.format === 'json';
-        const raws = listingOnly ? [{ ...row.raw[0]!, ...(row.raw.length > 1 ? { lineEnd: row.raw[row.raw.length - 1]!.lineEnd ?? row.raw[row.raw.length - 1]!.line } : {}) }] : row.raw;
+        const raws = listingOnly
+          ? [{ ...row.raw[0]!, ...(row.raw.length > 1 ? { lineEnd: row.raw[row.raw.length - 1]!.lineEnd ?? row.raw[row.raw.length - 1]!.line } : {}) }]
+          : row.raw;
         for (const raw of raws) {
           const reason = row.error ?? outcome;
           const bytes = hasCode(row.reason, 'invalid_encoding') ? await originalLine(file.path, raw.line) : undefined;
           // map-time messages start with "line N: field F:"; send-time ones get the same shape
           const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
-          rejects.write({ line: raw.line, ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}), ...(raw.cells ? { cells: raw.cells } : {}), ...(raw.text !== undefined ? { text: raw.text } : {}), ...(bytes ? { bytes } : {}), reasons: located });
+          rejects.write({
+            line: raw.line,
+            ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}),
+            ...(raw.cells ? { cells: raw.cells } : {}),
+            ...(raw.text !== undefined ? { text: raw.text } : {}),
+            ...(bytes ? { bytes } : {}),
+            reasons: located,
+          });
           rejectCount++;
         }
       }
     }
     const closed = await result.close();
-    if (closed.replacedChars > 0) opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
+    if (closed.replacedChars > 0)
+      opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
     figures.resultFile = relative(opts.outboxDir, resultPath);
     if (rejects) {
       const closed = await rejects.close();

@@ -76,14 +76,23 @@ export function summarizeIssues(messages: readonly string[]): string {
     if (g) g.count++;
     else groups.set(key, { first: m, count: 1 });
   }
-  const parts = [...groups.values()].slice(0, MAX_PROBLEMS).map((g) => (g.count > 1 ? `${g.first} (the same in ${(g.count - 1).toLocaleString('en-US')} more item(s))` : g.first));
+  const parts = [...groups.values()]
+    .slice(0, MAX_PROBLEMS)
+    .map((g) => (g.count > 1 ? `${g.first} (the same in ${(g.count - 1).toLocaleString('en-US')} more item(s))` : g.first));
   if (groups.size > MAX_PROBLEMS) parts.push(`and ${groups.size - MAX_PROBLEMS} more problem(s)`);
   return parts.join(' | ');
 }
 
-export async function mapFileToJournal(
-  opts: { fileId: number; path: string; fileName: string; mapping: CompiledMapping; journal: Journal; ctx: MapContext; batchSize?: number; onRow?: () => void },
-): Promise<MapFileResult> {
+export async function mapFileToJournal(opts: {
+  fileId: number;
+  path: string;
+  fileName: string;
+  mapping: CompiledMapping;
+  journal: Journal;
+  ctx: MapContext;
+  batchSize?: number;
+  onRow?: () => void;
+}): Promise<MapFileResult> {
   const batchSize = opts.batchSize ?? 1000;
   const items = openParser(opts.path, opts.mapping.source);
   const checked = checkHeader(items, opts.mapping, opts.fileName);

@@ -33,7 +33,11 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
   // the state of the scrape being rendered: sourced counters and histograms read it
   let current: MetricsState | null = null;
   const settled = reg.counter('wmsbridge_records_settled_total', 'Records settled by this process, by target and outcome', ['target', 'outcome']);
-  const refused = reg.counter('wmsbridge_intake_refused_total', 'Inbox entries not taken, by why (name-encoding, name-control, symlink, hardlink, not-regular, folder, no-mapping)', ['kind']);
+  const refused = reg.counter(
+    'wmsbridge_intake_refused_total',
+    'Inbox entries not taken, by why (name-encoding, name-control, symlink, hardlink, not-regular, folder, no-mapping)',
+    ['kind'],
+  );
   const runs = reg.counter('wmsbridge_runs_total', 'Batches processed by this process, by exit status', ['status']);
   const lastRun = reg.gauge('wmsbridge_last_run_timestamp_seconds', 'End of the last batch (unix time)');
   const filesG = reg.gauge('wmsbridge_files', 'Files in the journal by status', ['status']);
@@ -49,8 +53,16 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
     return c && { bucketsMs: c.latencyBucketsMs, counts: c.latencyCounts, sumMs: c.latencySumMs, count: c.latencyCounts.reduce((a, b) => a + b, 0), maxMs: 0 };
   });
   reg.sourcedCounter('wmsbridge_journal_write_batches_total', "Group commits of the send loop's journal writes", () => current?.journal?.batches);
-  reg.sourcedCounter('wmsbridge_journal_writes_total', 'Journal writes of the send loop (marks, settles, cross-references), committed in batches', () => current?.journal?.writes);
-  reg.latencyHistogram('wmsbridge_journal_commit_duration_seconds', 'Commit latency of a batch of journal writes in seconds (submitted to committed)', () => current?.journal?.commit);
+  reg.sourcedCounter(
+    'wmsbridge_journal_writes_total',
+    'Journal writes of the send loop (marks, settles, cross-references), committed in batches',
+    () => current?.journal?.writes,
+  );
+  reg.latencyHistogram(
+    'wmsbridge_journal_commit_duration_seconds',
+    'Commit latency of a batch of journal writes in seconds (submitted to committed)',
+    () => current?.journal?.commit,
+  );
   if (options.processMetrics !== false) reg.processMetrics();
   return {
     contentType: reg.contentType,
@@ -69,7 +81,8 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
       const byStatus: Record<string, number> = { claimed: 0, mapped: 0, done: 0, error: 0, duplicate: 0 };
       for (const f of state.files) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
       for (const [status, n] of Object.entries(byStatus)) filesG.set(n, { status });
-      for (const status of ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] as const) recordsG.set(state.recordsByStatus[status] ?? 0, { status });
+      for (const status of ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] as const)
+        recordsG.set(state.recordsByStatus[status] ?? 0, { status });
       queuedG.set(state.queued);
       if (state.inboxAvailable !== undefined) inboxG.set(state.inboxAvailable ? 1 : 0);
       current = state;

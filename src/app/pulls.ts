@@ -29,12 +29,12 @@ export async function runScheduledPulls(ctx: AppContext, deps: { logger: Logger;
   let results: DuePullResult[];
   try {
     results = await runDuePulls(pulls, {
-    client: ctx.client,
-    journal: ctx.journal,
-    logger: deps.logger,
-    refCache: ctx.refCache,
-    outDir: join(ctx.config.outboxDir, 'exports'),
-    ...(deps.now ? { now: deps.now } : {}),
+      client: ctx.client,
+      journal: ctx.journal,
+      logger: deps.logger,
+      refCache: ctx.refCache,
+      outDir: join(ctx.config.outboxDir, 'exports'),
+      ...(deps.now ? { now: deps.now } : {}),
     });
   } finally {
     await leader.release();
@@ -57,7 +57,11 @@ async function scheduledReconciliation(ctx: AppContext, deps: { logger: Logger; 
     const { mappings } = await loadMappingsDir(ctx.config.mappingsDir);
     const r = await runScheduledReconciliation(ctx, spec, mappings, deps.logger, deps.now ? deps.now() : new Date());
     if (r.status === 'ran') out.done.push({ name: 'reconcile-stock', file: r.file ?? null, records: r.products ?? 0 });
-    else if (r.status === 'failed' || r.status === 'no-file') out.failed.push({ name: 'reconcile-stock', error: r.status === 'no-file' ? `no file matching ${spec.files} under ${spec.dir}` : `reconciliation of ${r.file} failed (see the log)` });
+    else if (r.status === 'failed' || r.status === 'no-file')
+      out.failed.push({
+        name: 'reconcile-stock',
+        error: r.status === 'no-file' ? `no file matching ${spec.files} under ${spec.dir}` : `reconciliation of ${r.file} failed (see the log)`,
+      });
   } catch (err) {
     out.failed.push({ name: 'reconcile-stock', error: (err as Error).message });
   } finally {

@@ -62,9 +62,13 @@ function dayOf(name: string): number | null {
   return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])).getTime() : null;
 }
 
-export async function applyRetention(
-  a: { config: ResolvedConfig; journal: Journal; logger: Logger; now?: Date; force?: boolean },
-): Promise<RetentionResult | null> {
+export async function applyRetention(a: {
+  config: ResolvedConfig;
+  journal: Journal;
+  logger: Logger;
+  now?: Date;
+  force?: boolean;
+}): Promise<RetentionResult | null> {
   const now = a.now ?? new Date();
   if (!a.force) {
     const last = Date.parse((await a.journal.getMeta(LAST_KEY)) ?? '');
@@ -101,7 +105,10 @@ export async function applyRetention(
     return res;
   }
   if (res.files || res.outboxFiles || res.archiveDays) {
-    a.logger.info({ ...res, journalRetainDays: journalDays, outboxRetainDays: outboxDays }, 'retention: old settled journal rows, outbox files and archive days removed');
+    a.logger.info(
+      { ...res, journalRetainDays: journalDays, outboxRetainDays: outboxDays },
+      'retention: old settled journal rows, outbox files and archive days removed',
+    );
   }
   return res;
 }

@@ -53,12 +53,24 @@ async function finishMapped(run: RunState, w: Working, keyLabel: ReturnType<type
   const { journal, config } = ctx;
   const counts = await journal.countRecords({ fileIds: [w.row.id] });
   const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : (counts.in_doubt ?? 0));
-  w.figures = await finishFile({ file: w.row, mapping: w.mapping, journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: run.started, dryRun: opts.dryRun ?? false, logger: log, keyLabel });
+  w.figures = await finishFile({
+    file: w.row,
+    mapping: w.mapping,
+    journal,
+    outboxDir: config.outboxDir,
+    csv: config.outbox.csv,
+    now: run.started,
+    dryRun: opts.dryRun ?? false,
+    logger: log,
+    keyLabel,
+  });
   if (unfinished > 0 || opts.dryRun || w.archived) return;
   // sending began from what was parsed; a file that changed since cannot be withdrawn: say so
   const changed = await changedSinceClaim(w.claimed);
   if (changed) {
-    run.problems.push(`${w.row.name}: the file changed after it was read (${changed}); only what was read at claim was sent. The archived file holds more than was processed: drop the rest as a new file`);
+    run.problems.push(
+      `${w.row.name}: the file changed after it was read (${changed}); only what was read at claim was sent. The archived file holds more than was processed: drop the rest as a new file`,
+    );
     log.error({ file: w.row.name, change: changed }, 'file changed while its records were being sent');
   }
   const archived = await archiveFile(w.claimed, run.started, { logger: log });

@@ -49,8 +49,26 @@ export async function intake(run: RunState): Promise<void> {
 
 /** A dry run reads the file where it is: journaled under a dry-run hash, never claimed. */
 async function readInPlace(run: RunState, ready: ReadyFile, channel: ResolvedChannel): Promise<void> {
-  const row = await run.ctx.journal.addFile({ channel: channel.name, name: ready.name, path: ready.path, size: ready.size, sha256: `dry-run:${ready.path}`, runId: run.runId, force: true });
-  const claimed: ClaimedFile = { channel: channel.name, name: ready.name, originalPath: ready.path, workPath: ready.path, size: ready.size, sha256: '', markers: [], claimedAt: run.started.toISOString(), folders: resolveChannelFolders(channel.dir) };
+  const row = await run.ctx.journal.addFile({
+    channel: channel.name,
+    name: ready.name,
+    path: ready.path,
+    size: ready.size,
+    sha256: `dry-run:${ready.path}`,
+    runId: run.runId,
+    force: true,
+  });
+  const claimed: ClaimedFile = {
+    channel: channel.name,
+    name: ready.name,
+    originalPath: ready.path,
+    workPath: ready.path,
+    size: ready.size,
+    sha256: '',
+    markers: [],
+    claimedAt: run.started.toISOString(),
+    folders: resolveChannelFolders(channel.dir),
+  };
   run.working.push({ row, claimed, channel, mapping: pickMapping(run.opts.mappings, channel, ready.name), startedMs: performance.now(), rows: 0 });
 }
 
@@ -60,7 +78,17 @@ export async function registerClaimed(run: RunState, c: ClaimedFile, channel: Re
   const mapping = pickMapping(run.opts.mappings, channel, c.name);
   // the channel's duplicate-file policy: operations files (locks, unlocks, syncs) dropped again are meant
   const force = (run.opts.force ?? false) || duplicatePolicy(channel, mapping) === 'process';
-  const row = await journal.addFile({ channel: channel.name, name: c.name, path: c.workPath, size: c.size, sha256: c.sha256, runId: run.runId, force, owner: run.owner, leaseTtlMs: run.ttl });
+  const row = await journal.addFile({
+    channel: channel.name,
+    name: c.name,
+    path: c.workPath,
+    size: c.size,
+    sha256: c.sha256,
+    runId: run.runId,
+    force,
+    owner: run.owner,
+    leaseTtlMs: run.ttl,
+  });
   const w: Working = { row, claimed: c, channel, mapping, startedMs: performance.now(), rows: 0 };
   if (row.status === 'duplicate') {
     const first = row.duplicateOf !== null ? await journal.getFile(row.duplicateOf) : undefined;

@@ -67,12 +67,24 @@ export async function report(run: RunState): Promise<RunResult> {
   const { ctx, opts, log, problems } = run;
   const { journal, config } = ctx;
   const finished = new Date();
-  const summary = buildSummary({ runId: run.runId, opts, ctx, started: run.started, finished, working: run.working, timeline: run.timeline, wmsAtStart: run.wmsAtStart });
+  const summary = buildSummary({
+    runId: run.runId,
+    opts,
+    ctx,
+    started: run.started,
+    finished,
+    working: run.working,
+    timeline: run.timeline,
+    wmsAtStart: run.wmsAtStart,
+  });
   if (!opts.dryRun) {
     const webhooks = await webhooksSinceLastReport(journal);
     if (webhooks.length) summary.webhooks = webhooks;
   }
-  const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce((n, o) => n + (summary.totals[o] ?? 0), 0);
+  const attention = OUTCOMES.filter((o) => o === 'rejected' || o === 'failed' || o === 'held' || o === 'in-doubt').reduce(
+    (n, o) => n + (summary.totals[o] ?? 0),
+    0,
+  );
   // records left for a person by this run or an earlier one (held, in doubt, failed): the nightly job keeps
   // saying so (exit 1) until someone runs `wmsbridge resolve`
   const waitingHeld = opts.dryRun ? 0 : (await listWaitingForWms(journal)).length;
@@ -158,7 +170,8 @@ function buildSummary(a: {
   const attention: RunSummary['attention'] = [];
   for (const w of a.working) {
     const f = w.figures;
-    const status: FileSummary['status'] = w.row.status === 'duplicate' ? 'duplicate' : w.error ? 'error' : f && (f.outcomes.skipped ?? 0) > 0 && !a.opts.dryRun ? 'partial' : 'done';
+    const status: FileSummary['status'] =
+      w.row.status === 'duplicate' ? 'duplicate' : w.error ? 'error' : f && (f.outcomes.skipped ?? 0) > 0 && !a.opts.dryRun ? 'partial' : 'done';
     files.push({
       channel: w.channel.name,
       name: w.row.name,
@@ -170,7 +183,11 @@ function buildSummary(a: {
       ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
       ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
       ...(w.errorPath ? { archivedTo: w.errorPath } : {}),
-      ...(w.error ? { error: w.error } : w.duplicateOf ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` } : {}),
+      ...(w.error
+        ? { error: w.error }
+        : w.duplicateOf
+          ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` }
+          : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
     });
     if (!f) continue;
@@ -217,7 +234,13 @@ function buildSummary(a: {
     files,
     resources: [...resources].map(([target, outcomes]) => ({ target, outcomes })),
     errorReasons: [...reasons]
-      .map(([, v]) => ({ reason: `${v.outcome}: ${v.text}`, count: v.count, example: v.example, outcome: v.outcome, ...(v.code ? { code: v.code, params: v.params ?? {} } : {}) }))
+      .map(([, v]) => ({
+        reason: `${v.outcome}: ${v.text}`,
+        count: v.count,
+        example: v.example,
+        outcome: v.outcome,
+        ...(v.code ? { code: v.code, params: v.params ?? {} } : {}),
+      }))
       .sort((x, y) => y.count - x.count),
     timeline: a.timeline,
     attention,
@@ -263,7 +286,13 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const head = `${t('line.files', { n: s.totals.files })}${errors ? t('line.inError', { n: errors }) : ''}${dups ? t('line.duplicate', { n: dups }) : ''}, ${t('line.records', { n: s.totals.records })}`;
   const dupFiles = s.files.filter((f) => f.status === 'duplicate');
   const skipped = dupFiles.length
-    ? t('line.skipped', { n: dupFiles.length, list: `${dupFiles.slice(0, 3).map((f) => f.name).join(', ')}${dupFiles.length > 3 ? ', ...' : ''}` })
+    ? t('line.skipped', {
+        n: dupFiles.length,
+        list: `${dupFiles
+          .slice(0, 3)
+          .map((f) => f.name)
+          .join(', ')}${dupFiles.length > 3 ? ', ...' : ''}`,
+      })
     : '';
   const tail = reportPath ? t('line.report', { path: reportPath }) : '';
   const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';

@@ -77,7 +77,15 @@ async function requeueRetries(run: RunState): Promise<void> {
     ids.push(...retry.filter((r) => r.fileId === fileId).map((r) => r.id));
     if (inRun.has(fileId)) continue;
     run.take(row.id);
-    run.working.push({ row: { ...row, status: 'mapped' }, archived: true, claimed: claimedFromRow(row, channel), channel, mapping: pickMapping(opts.mappings, channel, row.name), startedMs: performance.now(), rows: 0 });
+    run.working.push({
+      row: { ...row, status: 'mapped' },
+      archived: true,
+      claimed: claimedFromRow(row, channel),
+      channel,
+      mapping: pickMapping(opts.mappings, channel, row.name),
+      startedMs: performance.now(),
+      rows: 0,
+    });
   }
   const n = await journal.requeue(ids);
   if (n > 0) log.info({ count: n }, 'records that failed or waited for a dependency in an earlier run are sent again');

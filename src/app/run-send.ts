@@ -17,7 +17,8 @@ export async function sendFiles(run: RunState): Promise<void> {
   // a file not read because the WMS did not answer may define what the others refer to: sending them now
   // would reject records for references the next run will have, so everything waits for that run
   const unread = run.working.filter((w) => w.waitingForWms).length;
-  if (unread > 0 && toSend.length > 0) log.warn({ files: unread }, 'the WMS did not answer while files were read: nothing is sent this run, every record waits for the next one');
+  if (unread > 0 && toSend.length > 0)
+    log.warn({ files: unread }, 'the WMS did not answer while files were read: nothing is sent this run, every record waits for the next one');
   if (!opts.dryRun && toSend.length > 0 && unread === 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     let lastTick = 0;

@@ -95,9 +95,12 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
   const ttl = ctx.leaseTtlMs;
   // the files this run works on, marked busy for the process's other runs the moment they are taken
   const taken = new Set<number>();
-  const renew = setInterval(() => {
-    ctx.journal.renewLeases(owner, ttl).catch((err: unknown) => log.warn({ err }, 'could not renew file leases'));
-  }, Math.max(500, Math.floor(ttl / 3)));
+  const renew = setInterval(
+    () => {
+      ctx.journal.renewLeases(owner, ttl).catch((err: unknown) => log.warn({ err }, 'could not renew file leases'));
+    },
+    Math.max(500, Math.floor(ttl / 3)),
+  );
   renew.unref();
   return {
     ctx,

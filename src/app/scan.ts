@@ -32,7 +32,13 @@ export function watchSpecOf(channel: ResolvedChannel, mappings?: readonly Compil
  * a channel (its files are not touched).
  */
 export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatcherOptions> = {}, mappings?: readonly CompiledMapping[]): InboxWatcherOptions {
-  checkInboxSafety({ inboxDir: config.inboxDir, stateDir: config.stateDir, outboxDir: config.outboxDir, channelDirs: config.channels.map((c) => c.dir), file: config.file });
+  checkInboxSafety({
+    inboxDir: config.inboxDir,
+    stateDir: config.stateDir,
+    outboxDir: config.outboxDir,
+    channelDirs: config.channels.map((c) => c.dir),
+    file: config.file,
+  });
   const channels = mappings && config.channelsDiscovered ? config.channels.filter((c) => mappingsOf(c, mappings).length > 0) : config.channels;
   return {
     channels: channels.map((c) => watchSpecOf(c, mappings)),
@@ -50,7 +56,11 @@ export function watcherOptions(config: ResolvedConfig, extra: Partial<InboxWatch
  */
 export async function missingInboxFolders(config: ResolvedConfig): Promise<string[]> {
   const { stat } = await import('node:fs/promises');
-  const isDir = (p: string) => stat(p).then((s) => s.isDirectory(), () => false);
+  const isDir = (p: string) =>
+    stat(p).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
   if (!(await isDir(config.inboxDir))) return [config.inboxDir];
   const missing: string[] = [];
   for (const c of config.channels) if (!(await isDir(c.dir))) missing.push(c.dir);
@@ -63,8 +73,13 @@ export interface InboxScan {
   refused: RefusedEntry[];
 }
 
-export async function scanInbox(config: ResolvedConfig, opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] }): Promise<InboxScan> {
-  const watcher = createInboxWatcher(watcherOptions(config, opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}, opts.mappings), { logger: opts.logger });
+export async function scanInbox(
+  config: ResolvedConfig,
+  opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] },
+): Promise<InboxScan> {
+  const watcher = createInboxWatcher(watcherOptions(config, opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}, opts.mappings), {
+    logger: opts.logger,
+  });
   try {
     const report = await watcher.scan();
     for (const w of report.waiting) opts.logger.warn({ file: w.name, channel: w.channel }, `not taken this run: ${w.reason}`);
@@ -76,6 +91,9 @@ export async function scanInbox(config: ResolvedConfig, opts: { logger: Logger; 
   }
 }
 
-export async function scanReadyFiles(config: ResolvedConfig, opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] }): Promise<ReadyFile[]> {
+export async function scanReadyFiles(
+  config: ResolvedConfig,
+  opts: { logger: Logger; maxWaitMs?: number; mappings?: readonly CompiledMapping[] },
+): Promise<ReadyFile[]> {
   return (await scanInbox(config, opts)).ready;
 }

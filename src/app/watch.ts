@@ -115,7 +115,13 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
       await drain(true);
       return;
     }
-    const result = await runOnce(ctx, { command: 'watch', ready: [], mappings, signal: abort.signal, onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome) });
+    const result = await runOnce(ctx, {
+      command: 'watch',
+      ready: [],
+      mappings,
+      signal: abort.signal,
+      onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
+    });
     metrics.recordRun(result.summary);
     logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
   });
@@ -148,7 +154,8 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     checkingInbox = true;
     void (async () => {
       const now = await missingInboxFolders(config);
-      if (now.length > 0 && st.inboxMissing.length === 0) logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
+      if (now.length > 0 && st.inboxMissing.length === 0)
+        logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
       if (now.length === 0 && st.inboxMissing.length > 0) logger.info('inbox folder back');
       st.inboxMissing = now;
       if (now.length === 0 && !watching && !st.stopping) await startWatching();
@@ -252,7 +259,15 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
     }
     if (path === '/healthz') {
       const ok = !st.stopping && st.inboxMissing.length === 0;
-      const body = JSON.stringify({ ok, stopping: st.stopping, lastRunOk: st.lastRunOk, lastRunAt: st.lastRunAt, queued: st.queue.size, busy: st.running !== null, ...(st.inboxMissing.length ? { inboxMissing: st.inboxMissing } : {}) });
+      const body = JSON.stringify({
+        ok,
+        stopping: st.stopping,
+        lastRunOk: st.lastRunOk,
+        lastRunAt: st.lastRunAt,
+        queued: st.queue.size,
+        busy: st.running !== null,
+        ...(st.inboxMissing.length ? { inboxMissing: st.inboxMissing } : {}),
+      });
       res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
       return;
     }
@@ -261,7 +276,14 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
         .countRecords({})
         .then(async (counts) => {
           const files = await ctx.journal.listFiles();
-          const text = await metrics.render({ recordsByStatus: counts, files, client: ctx.client.stats(), queued: st.queue.size, journal: ctx.journal.writeStats(), inboxAvailable: st.inboxMissing.length === 0 });
+          const text = await metrics.render({
+            recordsByStatus: counts,
+            files,
+            client: ctx.client.stats(),
+            queued: st.queue.size,
+            journal: ctx.journal.writeStats(),
+            inboxAvailable: st.inboxMissing.length === 0,
+          });
           res.writeHead(200, { 'content-type': metrics.contentType }).end(text);
         })
         .catch((err: unknown) => {
@@ -287,18 +309,21 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
  */
 function startResuming(ctx: AppContext, st: DaemonState, resume: () => Promise<void>): { clear(): void; settled(): Promise<void> } {
   let resuming: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    if (st.stopping || resuming || st.inboxMissing.length > 0) return;
-    resuming = (async () => {
-      const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
-      if (files.length === 0 || st.stopping) return;
-      await resume();
-    })()
-      .catch((err: unknown) => ctx.logger.warn({ err }, 'could not resume files'))
-      .finally(() => {
-        resuming = null;
-      });
-  }, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
+  const timer = setInterval(
+    () => {
+      if (st.stopping || resuming || st.inboxMissing.length > 0) return;
+      resuming = (async () => {
+        const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
+        if (files.length === 0 || st.stopping) return;
+        await resume();
+      })()
+        .catch((err: unknown) => ctx.logger.warn({ err }, 'could not resume files'))
+        .finally(() => {
+          resuming = null;
+        });
+    },
+    Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)),
+  );
   return {
     clear: () => clearInterval(timer),
     settled: async () => {

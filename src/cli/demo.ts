@@ -30,7 +30,8 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const config = await loadConfigFromFlags(values);
-  if (config.wms.url && config.wms.url !== SANDBOX_URL) throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
+  if (config.wms.url && config.wms.url !== SANDBOX_URL)
+    throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
   // a demo is read by a person: warnings only, unless asked otherwise
   if (!values['log-level'] && !process.env['WMSBRIDGE_LOG_LEVEL']) config.log.level = 'warn';
   const mappings = await loadMappingsOrThrow(config);
@@ -47,11 +48,15 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   config.stateDir = demoState;
   config.journal = { kind: 'sqlite', synchronous: 'FULL' };
   config.sandbox = { ...config.sandbox, stateFile: join(demoState, 'sandbox-state.json') };
-  config.channels = config.channelsDiscovered ? await discoverChannels(inbox) : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
+  config.channels = config.channelsDiscovered
+    ? await discoverChannels(inbox)
+    : config.channels.map((c) => ({ ...c, dir: join(inbox, relative(sampleInbox, c.dir)) }));
   const rel = (p: string) => relative(process.cwd(), p) || '.';
   config.wms.url = SANDBOX_URL; // the demo is the one command (with `sandbox`) that uses the embedded sandbox unasked
   return withApp(config, 'demo', async (ctx, logger) => {
-    io.stdout.write(`wmsbridge demo\n  WMS      ${ctx.wmsUrl} (embedded sandbox)\n  inbox    ${rel(sampleInbox)} copied to ${rel(inbox)} (your inbox is not touched)\n  mappings ${rel(config.mappingsDir)} (${mappings.length})\n  channels ${config.channels.map((c) => c.name).join(', ')}\n\n`);
+    io.stdout.write(
+      `wmsbridge demo\n  WMS      ${ctx.wmsUrl} (embedded sandbox)\n  inbox    ${rel(sampleInbox)} copied to ${rel(inbox)} (your inbox is not touched)\n  mappings ${rel(config.mappingsDir)} (${mappings.length})\n  channels ${config.channels.map((c) => c.name).join(', ')}\n\n`,
+    );
     const ready = await scanReadyFiles(config, { logger, maxWaitMs: 10_000 });
     // the samples are complete already: no need to wait for the stability checks' full period
     const result = await runOnce(ctx, { command: 'demo', ready, mappings, progress: process.stderr.isTTY === true });
@@ -68,7 +73,9 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
     }
     io.stdout.write(`\n  ${result.line}\n`);
     if (result.report) {
-      io.stdout.write(`\n  report   ${rel(result.report.html)}\n  excel    ${rel(join(dirname(result.report.html), 'report.xlsx'))}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`);
+      io.stdout.write(
+        `\n  report   ${rel(result.report.html)}\n  excel    ${rel(join(dirname(result.report.html), 'report.xlsx'))}\n  figures  ${rel(result.report.csv)}\n  results  ${rel(join(config.outboxDir, 'results'))}/\n`,
+      );
       if (s.files.some((f) => f.rejectsFile)) io.stdout.write(`  rejects  ${rel(join(config.outboxDir, 'rejects'))}/\n`);
     }
     io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoState)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);

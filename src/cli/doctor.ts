@@ -44,7 +44,9 @@ export default async function doctor(args: string[], io: CliIo): Promise<number>
     'doctor',
     async (ctx) => {
       embedded = ctx.sandbox !== null;
-      const creds = ctx.sandbox ? { url: ctx.sandbox.url, accessKeyID: ctx.sandbox.accessKeyID, secretKey: ctx.sandbox.secretKey } : resolveWmsCredentials(config)!;
+      const creds = ctx.sandbox
+        ? { url: ctx.sandbox.url, accessKeyID: ctx.sandbox.accessKeyID, secretKey: ctx.sandbox.secretKey }
+        : resolveWmsCredentials(config)!;
       const ca = config.wms.tls.caFile ? await readFile(config.wms.tls.caFile, 'utf8') : undefined;
       return runDoctor(
         {

@@ -54,7 +54,9 @@ function packageRoot(): string {
 function schemaPathFor(out: string): string {
   const local = resolve('schemas', 'mapping.schema.json');
   const target = existsSync(local) ? local : join(packageRoot(), 'schemas', 'mapping.schema.json');
-  return relative(dirname(resolve(out)), target).split(sep).join('/');
+  return relative(dirname(resolve(out)), target)
+    .split(sep)
+    .join('/');
 }
 
 export default async function infer(args: string[], io: CliIo): Promise<number> {
@@ -109,7 +111,9 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
   try {
     mapping = await loadMappingFile(out);
   } catch (err) {
-    io.stderr.write(`wmsbridge infer: ${out} was written but does not validate yet; fix what it names (the TODOs first), then run wmsbridge check:\n${errorMessage(err)}\n`);
+    io.stderr.write(
+      `wmsbridge infer: ${out} was written but does not validate yet; fix what it names (the TODOs first), then run wmsbridge check:\n${errorMessage(err)}\n`,
+    );
     return 2;
   }
   const problems: string[] = [];
@@ -118,9 +122,11 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
   for (const m of others) {
     if (resolve(m.file) === resolve(out)) continue;
     if (m.name === mapping.name) problems.push(`mapping name '${m.name}' is already used by ${m.file}: rename it (--name)`);
-    if (m.matches(mapping.match.channel ?? '', basename(sample))) problems.push(`${m.file} (${m.name}) matches ${basename(sample)} too: one file should match one mapping`);
+    if (m.matches(mapping.match.channel ?? '', basename(sample)))
+      problems.push(`${m.file} (${m.name}) matches ${basename(sample)} too: one file should match one mapping`);
   }
-  if (!mapping.matches(mapping.match.channel ?? '', basename(sample))) problems.push(`match.files ${mapping.match.files.join(', ')} does not match ${basename(sample)}`);
+  if (!mapping.matches(mapping.match.channel ?? '', basename(sample)))
+    problems.push(`match.files ${mapping.match.files.join(', ')} does not match ${basename(sample)}`);
   w.write(`check: ${out} is valid${problems.length ? `, with ${problems.length} warning(s):` : ''}\n`);
   for (const pr of problems) w.write(`  - ${pr}\n`);
 
@@ -138,4 +144,3 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
   w.write(`${todos ? `${todos} TODO(s) to review in ${out}` : `review ${out}`}, then: wmsbridge preview ${out} ${sample}\n`);
   return r.rejects.length > 0 ? 1 : 0;
 }
-

@@ -9,16 +9,22 @@ import { nearest } from './options.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   demo: { summary: 'start the embedded sandbox, run the sample inbox, print where the results are (npm start)', load: () => import('./demo.js') },
-  run: { summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 attention, 2 configuration, 75 WMS unavailable, 130/143 interrupted', load: () => import('./run.js') },
+  run: {
+    summary: 'process everything in the inbox now and exit (cron); exit 0 ok, 1 attention, 2 configuration, 75 WMS unavailable, 130/143 interrupted',
+    load: () => import('./run.js'),
+  },
   watch: { summary: 'daemon: process files as they arrive, run scheduled pulls, serve webhooks and /metrics', load: () => import('./watch.js') },
   status: { summary: 'show the journal: files by status, held and in-doubt records', load: () => import('./status.js') },
   resolve: { summary: 'resolve held or in-doubt records (resend, mark delivered, or drop)', load: () => import('./resolve.js') },
   check: { summary: 'validate the config and every mapping', load: () => import('./check.js') },
-  doctor: { summary: "probe the WMS (page base, identifier formats, clock, rate limit) and print the config lines to use", load: () => import('./doctor.js') },
+  doctor: { summary: 'probe the WMS (page base, identifier formats, clock, rate limit) and print the config lines to use', load: () => import('./doctor.js') },
   preview: { summary: 'preview <mapping> <file>: print the records a file would produce, and its rejects', load: () => import('./preview.js') },
   pull: { summary: 'pull <what>: export stock, inventories or reference data from the WMS to outbox', load: () => import('./pull.js') },
   pedidos: { summary: 'the orders follow-up: documents sent and what the WMS reported by webhook (outbox/pedidos/<date>)', load: () => import('./pedidos.js') },
-  reconcile: { summary: 'reconcile stock <erp-stock-file>: compare the ERP stock file with the WMS stock (outbox/reconciliation); exit 1 on differences', load: () => import('./reconcile.js') },
+  reconcile: {
+    summary: 'reconcile stock <erp-stock-file>: compare the ERP stock file with the WMS stock (outbox/reconciliation); exit 1 on differences',
+    load: () => import('./reconcile.js'),
+  },
   webhooks: { summary: 'serve the webhook receiver alone', load: () => import('./webhooks.js') },
   sandbox: { summary: 'run the local sandbox WMS; prints one JSON line {url,accessKeyID,secretKey} when ready', load: () => import('./sandbox.js') },
   schema: { summary: 'print the JSON Schema of mapping files (for editors)', load: () => import('./schema.js') },
@@ -54,7 +60,10 @@ export async function main(argv: string[]): Promise<number> {
     return await mod.default(rest, { stdout: process.stdout, stderr: process.stderr });
   } catch (err) {
     // one line; the stack only at debug level (--log-level debug|trace, $WMSBRIDGE_LOG_LEVEL, or WMSBRIDGE_DEBUG=1)
-    const debug = process.env['WMSBRIDGE_DEBUG'] === '1' || /^(debug|trace)$/.test(process.env['WMSBRIDGE_LOG_LEVEL'] ?? '') || rest.some((a, i) => /^--log-level=(debug|trace)$/.test(a) || (a === '--log-level' && /^(debug|trace)$/.test(rest[i + 1] ?? '')));
+    const debug =
+      process.env['WMSBRIDGE_DEBUG'] === '1' ||
+      /^(debug|trace)$/.test(process.env['WMSBRIDGE_LOG_LEVEL'] ?? '') ||
+      rest.some((a, i) => /^--log-level=(debug|trace)$/.test(a) || (a === '--log-level' && /^(debug|trace)$/.test(rest[i + 1] ?? '')));
     if (isBridgeError(err)) {
       process.stderr.write(`wmsbridge ${name}: ${err.code}: ${err.message}\n`);
     } else {

@@ -44,7 +44,17 @@ export const COMMON = {
 export type CommonName = keyof typeof COMMON;
 
 /** What the commands that read the configuration and the journal all take. */
-export const APP_OPTIONS = ['config', 'inbox', 'outbox', 'state-dir', 'mappings', 'wms-url', 'sandbox', 'wms-changed', 'log-level'] as const satisfies readonly CommonName[];
+export const APP_OPTIONS = [
+  'config',
+  'inbox',
+  'outbox',
+  'state-dir',
+  'mappings',
+  'wms-url',
+  'sandbox',
+  'wms-changed',
+  'log-level',
+] as const satisfies readonly CommonName[];
 
 export interface CommandSpec<C extends readonly CommonName[] = readonly CommonName[], O extends Record<string, OptionSpec> = Record<string, OptionSpec>> {
   /** the command name (wmsbridge <name>) */
@@ -66,12 +76,15 @@ export interface CommandSpec<C extends readonly CommonName[] = readonly CommonNa
 
 /** Declares a command's options (keeps the literal types for parseCommand). */
 export function defineCommand<const C extends readonly CommonName[], const O extends Record<string, OptionSpec>>(spec: CommandSpec<C, O>): CommandSpec<C, O> {
-  for (const name of Object.keys(spec.options)) if (name in COMMON) throw new Error(`cli: ${spec.name} redefines the common option --${name}: list it in common`);
+  for (const name of Object.keys(spec.options))
+    if (name in COMMON) throw new Error(`cli: ${spec.name} redefines the common option --${name}: list it in common`);
   return spec;
 }
 
 type ValueOf<S> = S extends { readonly type: 'string' } ? string : boolean;
-export type ValuesOf<C extends readonly CommonName[], O extends Record<string, OptionSpec>> = { -readonly [K in C[number] | 'help']?: ValueOf<(typeof COMMON)[K]> } & {
+export type ValuesOf<C extends readonly CommonName[], O extends Record<string, OptionSpec>> = {
+  -readonly [K in C[number] | 'help']?: ValueOf<(typeof COMMON)[K]>;
+} & {
   -readonly [K in keyof O]?: ValueOf<O[K]>;
 };
 

@@ -29,7 +29,8 @@ export default async function pedidos(args: string[], io: CliIo): Promise<number
     io.stdout.write(commandHelp(PEDIDOS_COMMAND));
     return 0;
   }
-  if (values.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(values.date))) throw new ConfigError(`pedidos: --date must be YYYY-MM-DD, not '${values.date}'`);
+  if (values.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(values.date)))
+    throw new ConfigError(`pedidos: --date must be YYYY-MM-DD, not '${values.date}'`);
   const config = await loadConfigFromFlags(values);
   const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
   const day = typeof values.date === 'string' ? values.date : dayIn(i18n);
@@ -39,7 +40,11 @@ export default async function pedidos(args: string[], io: CliIo): Promise<number
     async (ctx) => {
       const all = await buildOrders(ctx.journal);
       const lines = values.all ? all : ordersOfDay(all, day, i18n);
-      const p = await writeOrdersView(config.outboxDir, lines, day, { locale: config.outbox.locale, timeZone: config.outbox.timeZone, csvFormat: config.outbox.csv });
+      const p = await writeOrdersView(config.outboxDir, lines, day, {
+        locale: config.outbox.locale,
+        timeZone: config.outbox.timeZone,
+        csvFormat: config.outbox.csv,
+      });
       io.stdout.write(`wmsbridge pedidos: ${i18n.t('orders.intro', { n: p.rows, zone: i18n.timeZone })} ${p.html}\n`);
       return 0;
     },

@@ -95,7 +95,8 @@ async function wmsReferences(values: Record<string, unknown>, resources: string[
     if (!creds) return undefined;
     return loadReferences(creds.url, creds.accessKeyID, creds.secretKey, resources);
   }
-  if (!url || !key || !secret) throw new ConfigError('preview: resolving lookups needs the WMS URL, access key id and secret key (flags or WMS_URL, WMS_ACCESS_KEY_ID, WMS_SECRET_KEY)');
+  if (!url || !key || !secret)
+    throw new ConfigError('preview: resolving lookups needs the WMS URL, access key id and secret key (flags or WMS_URL, WMS_ACCESS_KEY_ID, WMS_SECRET_KEY)');
   return loadReferences(url, key, secret, resources);
 }
 

@@ -169,15 +169,22 @@ export const PULL_COMMAND = defineCommand({
     'secret-key-env': str('VAR', 'NAME of the env variable holding the secret (default WMS_SECRET_KEY)'),
     'sandbox-seed': str('S', 'seed of that sandbox (default 1)'),
     'sandbox-state-file': str('PATH', 'state file of that sandbox (loaded, and saved on exit)'),
-    ...Object.fromEntries(FILTER_FLAGS.map(([flag]): [string, OptionSpec] => [flag, str(flag === 'lot-number' ? 'LOT' : flag === 'container-code' ? 'CODE' : flag.endsWith('-date') ? 'DATE' : 'ID', 'stock-search filter')])),
+    ...Object.fromEntries(
+      FILTER_FLAGS.map(([flag]): [string, OptionSpec] => [
+        flag,
+        str(flag === 'lot-number' ? 'LOT' : flag === 'container-code' ? 'CODE' : flag.endsWith('-date') ? 'DATE' : 'ID', 'stock-search filter'),
+      ]),
+    ),
   },
   allowPositionals: true,
-  footer: 'WMS: the config file\'s wms settings, else --wms-url (or --sandbox); without a WMS the command stops with exit 2.',
+  footer: "WMS: the config file's wms settings, else --wms-url (or --sandbox); without a WMS the command stops with exit 2.",
 });
 
-
 /** argv (+ env) to PullCommandOptions; throws ConfigError on a bad flag. Exported for tests. */
-export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } {
+export function parsePullArgs(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } {
   const parsed = parseCommand(PULL_COMMAND, args);
   const v = parsed.values as Record<string, string | boolean | undefined>;
   const s = (k: string): string | undefined => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
@@ -191,7 +198,8 @@ export function parsePullArgs(args: string[], env: NodeJS.ProcessEnv): PullComma
   const out: PullCommandOptions & { json: boolean; help: boolean; sandbox?: boolean; configFile?: string } = { what, json: v['json'] === true, help: false };
   const format = s('format');
   if (format !== undefined) {
-    if (!(PULL_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`pull: --format must be one of ${PULL_FORMATS.join(', ')}, got "${format}"`);
+    if (!(PULL_FORMATS as readonly string[]).includes(format))
+      throw new ConfigError(`pull: --format must be one of ${PULL_FORMATS.join(', ')}, got "${format}"`);
     out.format = format as PullFormat;
   }
   const csv: Record<string, unknown> = {};
@@ -274,7 +282,13 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
     const config = await loadConfig(configFile ? { file: configFile } : {});
     setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
     const creds = resolveWmsCredentials(config);
-    if (creds) options.wms = { url: creds.url, accessKeyID: creds.accessKeyID, secretKey: creds.secretKey, ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}) };
+    if (creds)
+      options.wms = {
+        url: creds.url,
+        accessKeyID: creds.accessKeyID,
+        secretKey: creds.secretKey,
+        ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}),
+      };
     else if (config.wms.url !== SANDBOX_URL) {
       io.stderr.write(`wmsbridge pull: ${NO_WMS_CONFIGURED}\n`);
       return 2;

@@ -54,8 +54,15 @@ export default async function reconcile(args: string[], io: CliIo): Promise<numb
         }
         throw err;
       }
-      const paths = await writeReconciliation(config.outboxDir, r, { locale: config.outbox.locale, timeZone: config.outbox.timeZone, csvFormat: config.outbox.csv });
-      logger.info({ file, mapping: mapping.name, products: r.lines.length, differences: r.differences, unreadable: r.unreadable.length, html: paths.html }, 'stock reconciled');
+      const paths = await writeReconciliation(config.outboxDir, r, {
+        locale: config.outbox.locale,
+        timeZone: config.outbox.timeZone,
+        csvFormat: config.outbox.csv,
+      });
+      logger.info(
+        { file, mapping: mapping.name, products: r.lines.length, differences: r.differences, unreadable: r.unreadable.length, html: paths.html },
+        'stock reconciled',
+      );
       const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
       const said = r.differences === 0 ? i18n.t('recon.allEqual', { n: r.lines.length }) : i18n.t('recon.differences', { n: r.differences });
       io.stdout.write(`wmsbridge reconcile stock: ${said}; ${paths.html}\n`);

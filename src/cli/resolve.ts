@@ -63,7 +63,16 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
           const file = await ctx.journal.getFile(id);
           if (!file) continue;
           try {
-            await finishFile({ file, mapping: null, journal: ctx.journal, outboxDir: config.outboxDir, csv: config.outbox.csv, now: new Date(), logger, keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal) });
+            await finishFile({
+              file,
+              mapping: null,
+              journal: ctx.journal,
+              outboxDir: config.outboxDir,
+              csv: config.outbox.csv,
+              now: new Date(),
+              logger,
+              keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal),
+            });
           } catch (err) {
             io.stderr.write(`the result of ${file.name} could not be written again: ${err instanceof Error ? err.message : String(err)}\n`);
           }
@@ -88,14 +97,22 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
         // stock rows by warehouse code and status name: read them when the WMS answers (ids otherwise)
         if (open.some((r) => r.target.startsWith('Stock'))) await ctx.refCache.load(['Warehouse', 'MaterialStatus']).catch(() => undefined);
         const label = stockKeyLabeler(ctx.refCache, ctx.journal);
-        for (const r of open) io.stdout.write(`#${r.id} ${r.status.replace('_', '-')} ${r.target} ${(await label(r)) ?? r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`);
+        for (const r of open)
+          io.stdout.write(
+            `#${r.id} ${r.status.replace('_', '-')} ${r.target} ${(await label(r)) ?? r.key} (file #${r.fileId}, line ${r.source.line}): ${r.error ?? ''}\n`,
+          );
         return 0;
       }
       if (action === 'mark-sent') {
         for (const r of chosen) {
           const wmsId = values['wms-id'] ?? r.wmsId;
           const conflict = r.status === 'rejected' || r.outcome === 'already-existed';
-          await ctx.journal.settle(r.id, { status: 'sent', outcome: conflict ? 'already-existed' : 'created', wmsId, error: 'marked delivered by an operator' });
+          await ctx.journal.settle(r.id, {
+            status: 'sent',
+            outcome: conflict ? 'already-existed' : 'created',
+            wmsId,
+            error: 'marked delivered by an operator',
+          });
           // with its WMS id, the records that refer to it can be sent (the next run takes them up again)
           const xref = TARGET_INFO[r.target].xref;
           if (xref && wmsId) await ctx.journal.putXref(xref, r.key, wmsId, r.payloadHash);
@@ -105,7 +122,12 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
         return 0;
       }
       if (action === 'drop') {
-        for (const r of chosen) await ctx.journal.settle(r.id, { status: 'rejected', outcome: 'rejected', error: `dropped by an operator${values.reason ? `: ${values.reason}` : ''}` });
+        for (const r of chosen)
+          await ctx.journal.settle(r.id, {
+            status: 'rejected',
+            outcome: 'rejected',
+            error: `dropped by an operator${values.reason ? `: ${values.reason}` : ''}`,
+          });
         await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) dropped\n`);
         return 0;
@@ -116,13 +138,29 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       for (const id of fileIds) {
         const f = await ctx.journal.getFile(id);
         const ch = config.channels.find((c) => c.name === f?.channel);
-        if (f && ch) files.push({ id, name: f.name, sha256: f.sha256, policy: { inboxDir: ch.dir, inDoubt: { masterData: 'resend' as const, documents: 'resend' as const }, stockSyncChunkSize: ch.stockSyncChunkSize } });
+        if (f && ch)
+          files.push({
+            id,
+            name: f.name,
+            sha256: f.sha256,
+            policy: { inboxDir: ch.dir, inDoubt: { masterData: 'resend' as const, documents: 'resend' as const }, stockSyncChunkSize: ch.stockSyncChunkSize },
+          });
       }
       const before = await ctx.journal.countRecords({ fileIds });
-      const pushed = await pushFiles({ journal: ctx.journal, client: ctx.client, refCache: ctx.refCache, logger, files, concurrency: config.sending.concurrency, batchSize: config.sending.batchSize });
+      const pushed = await pushFiles({
+        journal: ctx.journal,
+        client: ctx.client,
+        refCache: ctx.refCache,
+        logger,
+        files,
+        concurrency: config.sending.concurrency,
+        batchSize: config.sending.batchSize,
+      });
       const after = await ctx.journal.countRecords({ fileIds });
       await rewriteResults(chosen);
-      io.stdout.write(`${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`);
+      io.stdout.write(
+        `${n} record(s) requeued; sent now: ${(after.sent ?? 0) - (before.sent ?? 0)}; still open: ${(after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0)}\n`,
+      );
       if (pushed.wmsUnavailable) {
         io.stdout.write(`the WMS was unavailable (${pushed.wmsUnavailable.lastError}): ${after.pending ?? 0} record(s) wait, pending, for the next run\n`);
         return 75;

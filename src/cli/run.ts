@@ -73,7 +73,9 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
   const dryRun = values['dry-run'] === true;
   const missing = await missingInboxFolders(config);
   if (missing.length > 0) {
-    io.stderr.write(`wmsbridge run: inbox folder ${missing.join(', ')} does not exist (share not mounted?): nothing was done; mount it (wmsbridge never creates it) and run again\n`);
+    io.stderr.write(
+      `wmsbridge run: inbox folder ${missing.join(', ')} does not exist (share not mounted?): nothing was done; mount it (wmsbridge never creates it) and run again\n`,
+    );
     return 2;
   }
   return withApp(
@@ -103,29 +105,31 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-      const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
-      const { ready, refused } = await scanInbox(config, { logger, mappings, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
-      const result = await runOnce(ctx, {
-        command: 'run',
-        ready,
-        refused,
-        problems: loadProblems,
-        mappings,
-        dryRun,
-        force: values.force === true,
-        progress: process.stderr.isTTY === true,
-        signal: stop.signal,
-      });
-      let code = result.exitCode;
-      if (loadProblems.length > 0 && code < 2) code = 2;
-      if (values.pulls && !dryRun && !stop.signal.aborted) {
-        const pulls = await runScheduledPulls(ctx, { logger });
-        for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);
-        for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
-        if (pulls.failed.length && code === 0) code = 1;
-      }
-      io.stdout.write(`wmsbridge run: ${stop.signal.aborted ? createI18n(config.outbox.locale, config.outbox.timeZone).t('line.interrupted', { signal: String(stop.signal.reason) }) : ''}${result.line} (exit ${code})\n`);
-      return code;
+        const maxWait = values['max-wait-ms'] ? Number(values['max-wait-ms']) : undefined;
+        const { ready, refused } = await scanInbox(config, { logger, mappings, ...(maxWait !== undefined ? { maxWaitMs: maxWait } : {}) });
+        const result = await runOnce(ctx, {
+          command: 'run',
+          ready,
+          refused,
+          problems: loadProblems,
+          mappings,
+          dryRun,
+          force: values.force === true,
+          progress: process.stderr.isTTY === true,
+          signal: stop.signal,
+        });
+        let code = result.exitCode;
+        if (loadProblems.length > 0 && code < 2) code = 2;
+        if (values.pulls && !dryRun && !stop.signal.aborted) {
+          const pulls = await runScheduledPulls(ctx, { logger });
+          for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);
+          for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
+          if (pulls.failed.length && code === 0) code = 1;
+        }
+        io.stdout.write(
+          `wmsbridge run: ${stop.signal.aborted ? createI18n(config.outbox.locale, config.outbox.timeZone).t('line.interrupted', { signal: String(stop.signal.reason) }) : ''}${result.line} (exit ${code})\n`,
+        );
+        return code;
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

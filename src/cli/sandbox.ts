@@ -46,7 +46,13 @@ duplicates=accept|refuse), e.g. "alt" or "pagingBase=0,cnpjFormat=masked"`,
 function num(name: string, v: string | undefined, opts: { min?: number; max?: number; int?: boolean } = {}): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max)) {
+  if (
+    v.trim() === '' ||
+    !Number.isFinite(n) ||
+    (opts.int && !Number.isInteger(n)) ||
+    (opts.min !== undefined && n < opts.min) ||
+    (opts.max !== undefined && n > opts.max)
+  ) {
     const range = opts.max !== undefined ? ` between ${opts.min ?? '-inf'} and ${opts.max}` : opts.min !== undefined ? ` >= ${opts.min}` : '';
     throw new ConfigError(`--${name}: expected a${opts.int ? 'n integer' : ' number'}${range}, got "${v}"`);
   }

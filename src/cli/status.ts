@@ -47,9 +47,23 @@ export default async function status(args: string[], io: CliIo): Promise<number>
       out.push(`journal: ${ctx.journal.location}`);
       const keep = retention(config);
       const days = (n: number) => (n > 0 ? `${n} days` : 'forever');
-      out.push(`keeps:   journal rows of settled files ${days(keep.journalDays)} (journal.retainDays), outbox results/reports and archive ${days(keep.outboxDays)} (outbox.retainDays)`);
-      out.push(`files:   ${Object.entries(byStatus).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}`);
-      out.push(`records: ${RECORD_STATUSES.filter((s) => counts[s]).map((s) => `${counts[s]} ${s.replace('_', '-')}`).join(', ') || 'none'}`);
+      out.push(
+        `keeps:   journal rows of settled files ${days(keep.journalDays)} (journal.retainDays), outbox results/reports and archive ${days(keep.outboxDays)} (outbox.retainDays)`,
+      );
+      out.push(
+        `files:   ${
+          Object.entries(byStatus)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(', ') || 'none'
+        }`,
+      );
+      out.push(
+        `records: ${
+          RECORD_STATUSES.filter((s) => counts[s])
+            .map((s) => `${counts[s]} ${s.replace('_', '-')}`)
+            .join(', ') || 'none'
+        }`,
+      );
       const inWork = files.filter((f) => f.status === 'claimed' || f.status === 'mapped');
       if (inWork.length) {
         out.push('', 'files in progress (resumed by the next run):');
@@ -62,7 +76,10 @@ export default async function status(args: string[], io: CliIo): Promise<number>
       }
       if (attention.length) {
         out.push('', `records needing attention (first ${attention.length}; resolve with \`wmsbridge resolve\`):`);
-        for (const r of attention) out.push(`  #${r.id} ${r.status.replace('_', '-')}  ${fileById.get(r.fileId)?.name ?? '?'}:${r.source.line}  ${r.target} ${r.key}\n      ${r.error ?? ''}`);
+        for (const r of attention)
+          out.push(
+            `  #${r.id} ${r.status.replace('_', '-')}  ${fileById.get(r.fileId)?.name ?? '?'}:${r.source.line}  ${r.target} ${r.key}\n      ${r.error ?? ''}`,
+          );
       }
       io.stdout.write(`${out.join('\n')}\n`);
       return 0;

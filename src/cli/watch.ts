@@ -53,7 +53,9 @@ export default async function watch(args: string[], io: CliIo): Promise<number> 
           logger.info({ signal: stopAsked }, 'signal received during start-up');
           h.stop(stopAsked);
         }
-        io.stderr.write(`wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${h.metricsUrl ? `; metrics ${h.metricsUrl}/metrics` : ''}${h.webhooksUrl ? `; webhooks ${h.webhooksUrl}` : ''}\n`);
+        io.stderr.write(
+          `wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${h.metricsUrl ? `; metrics ${h.metricsUrl}/metrics` : ''}${h.webhooksUrl ? `; webhooks ${h.webhooksUrl}` : ''}\n`,
+        );
         await h.done;
         return 0;
       },

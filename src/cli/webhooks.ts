@@ -105,7 +105,10 @@ function intOption(name: string, value: string | undefined, min: number, max: nu
   return n;
 }
 
-export function parseWebhooksArgs(args: string[], env: NodeJS.ProcessEnv): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] }) | 'help' {
+export function parseWebhooksArgs(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): (WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] }) | 'help' {
   const { values } = parseCommand(WEBHOOKS_COMMAND, args);
   if (values.help) return 'help';
   const options: WebhooksCommandOptions & { configFile?: string; insecure?: boolean; logLevel?: ResolvedConfig['log']['level'] } = {};

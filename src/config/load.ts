@@ -79,7 +79,10 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Resol
     raw = parseConfigText(file, text);
   }
   const parsed = ConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`invalid configuration\n${formatZodIssues(parsed.error, { file: file ?? '(defaults)', max: Infinity, layout: 'lines', index: 'brackets' })}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `invalid configuration\n${formatZodIssues(parsed.error, { file: file ?? '(defaults)', max: Infinity, layout: 'lines', index: 'brackets' })}`,
+    );
   const config = parsed.data;
   const baseDir = file ? dirname(file) : cwd;
   const abs = (p: string, base = baseDir) => (isAbsolute(p) ? p : resolve(base, p));
@@ -170,7 +173,8 @@ export function resolveWmsCredentials(config: ResolvedConfig, env: NodeJS.Proces
   } catch {
     throw new ConfigError(`${where}: wms.url: "${config.wms.url}" is not a URL`);
   }
-  if (url.username || url.password) throw new ConfigError(`${where}: wms.url: credentials in the URL are refused; use wms.accessKeyId and ${config.wms.secretKeyEnv}`);
+  if (url.username || url.password)
+    throw new ConfigError(`${where}: wms.url: credentials in the URL are refused; use wms.accessKeyId and ${config.wms.secretKeyEnv}`);
   const accessKeyID = config.wms.accessKeyId;
   if (!accessKeyID) throw new ConfigError(`${where}: wms.accessKeyId: required when wms.url is set (or set WMS_ACCESS_KEY_ID)`);
   let secretKey = env[config.wms.secretKeyEnv];
@@ -182,7 +186,8 @@ export function resolveWmsCredentials(config: ResolvedConfig, env: NodeJS.Proces
       throw new ConfigError(`${where}: wms.secretKeyFile: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? ''}`);
     }
   }
-  if (!secretKey) throw new ConfigError(`${where}: the WMS secret key is missing: set the environment variable ${config.wms.secretKeyEnv} or wms.secretKeyFile`);
+  if (!secretKey)
+    throw new ConfigError(`${where}: the WMS secret key is missing: set the environment variable ${config.wms.secretKeyEnv} or wms.secretKeyFile`);
   return { url: url.toString().replace(/\/$/, ''), accessKeyID, secretKey };
 }
 
@@ -204,7 +209,8 @@ export function journalSpecOf(
   }
   if (url.password) throw new ConfigError(`${config.file ?? '(defaults)'}: journal.url: a password in the URL is refused; use journal.passwordEnv`);
   const password = j.passwordEnv ? env[j.passwordEnv] : undefined;
-  if (j.passwordEnv && !password) throw new ConfigError(`${config.file ?? '(defaults)'}: journal.passwordEnv: the environment variable ${j.passwordEnv} is not set`);
+  if (j.passwordEnv && !password)
+    throw new ConfigError(`${config.file ?? '(defaults)'}: journal.passwordEnv: the environment variable ${j.passwordEnv} is not set`);
   return { kind: 'postgres', url: j.url, ...(password ? { password } : {}), schema: j.schema };
 }
 

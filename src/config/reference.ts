@@ -50,7 +50,10 @@ function typeText(s: JsonSchema): string {
 function rows(prefix: string, s: JsonSchema, out: string[]): void {
   for (const [key, child] of Object.entries(s.properties ?? {})) {
     const path = prefix ? `${prefix}.${key}` : key;
-    const def = child.default !== undefined && (typeof child.default !== 'object' || Array.isArray(child.default)) ? `\`${JSON.stringify(child.default).replace(/\|/g, '\\|')}\`` : '';
+    const def =
+      child.default !== undefined && (typeof child.default !== 'object' || Array.isArray(child.default))
+        ? `\`${JSON.stringify(child.default).replace(/\|/g, '\\|')}\``
+        : '';
     const desc = (child.description ?? '').replace(/\|/g, '\\|');
     const alts = child.oneOf ?? child.anyOf;
     const isObj = child.properties !== undefined;

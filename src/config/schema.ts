@@ -18,7 +18,9 @@ export const ReadinessSchema = z
       /** @default 3 */
       checks: z.number().int().min(1).default(3).describe('polls that must see the same size and mtime'),
       /** @default 2000 */
-      intervalMs: Interval.default(2000).describe('time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)'),
+      intervalMs: Interval.default(2000).describe(
+        'time between polls (the window is checks x intervalMs: longer than the longest pause of the ERP while writing)',
+      ),
       /** @default 60000 */
       emptyFileGraceMs: Duration.default(60_000).describe('a 0-byte file waits this long, then goes to the error folder'),
     }),
@@ -42,7 +44,10 @@ export const ReadinessSchema = z
   .describe('how wmsbridge decides a dropped file is completely written');
 
 export const ChannelSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').describe('channel name; mappings match on it'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+    .describe('channel name; mappings match on it'),
   /** @default '<inboxDir>/<name>' */
   dir: z.string().optional().describe('inbox folder of the channel (default: <inboxDir>/<name>)'),
   readiness: ReadinessSchema.default({ mode: 'stable', checks: 3, intervalMs: 2000, emptyFileGraceMs: 60_000 }),
@@ -67,12 +72,16 @@ export const ChannelSchema = z.strictObject({
   noChange: z
     .enum(['warning', 'attention'])
     .default('warning')
-    .describe("a stock lock/unlock the WMS applied to nothing (stocksLocked 0: already in that status, or nothing matched) is outcome no-change: 'warning' lists it with the reason; 'attention' also makes the run exit 1 (for ERPs where a lot typo must stop the night)"),
+    .describe(
+      "a stock lock/unlock the WMS applied to nothing (stocksLocked 0: already in that status, or nothing matched) is outcome no-change: 'warning' lists it with the reason; 'attention' also makes the run exit 1 (for ERPs where a lot typo must stop the night)",
+    ),
   /** @default by target: 'process' for stock locks, unlocks and syncs, 'skip' for everything else */
   duplicates: z
     .enum(['skip', 'process'])
     .optional()
-    .describe("a file with the same content as one already delivered: 'skip' (archived, said in the summary, exit 0) or 'process' (sent again: operations files). Default: process for stock lock/unlock/sync files, skip for master data and documents"),
+    .describe(
+      "a file with the same content as one already delivered: 'skip' (archived, said in the summary, exit 0) or 'process' (sent again: operations files). Default: process for stock lock/unlock/sync files, skip for master data and documents",
+    ),
 });
 export type ChannelConfig = z.infer<typeof ChannelSchema>;
 
@@ -81,7 +90,10 @@ export const CsvFormatConfig = CsvFormatSchema;
 
 export const WmsConfigSchema = z.strictObject({
   /** @default '' (embedded sandbox) */
-  url: z.string().default('').describe('base URL of the WMS, or `sandbox` for the embedded sandbox; empty: every command but demo and sandbox stops (exit 2) asking for one'),
+  url: z
+    .string()
+    .default('')
+    .describe('base URL of the WMS, or `sandbox` for the embedded sandbox; empty: every command but demo and sandbox stops (exit 2) asking for one'),
   accessKeyId: z.string().optional().describe('access key id (not a secret); or env WMS_ACCESS_KEY_ID'),
   /** @default 'WMS_SECRET_KEY' */
   secretKeyEnv: z.string().default('WMS_SECRET_KEY').describe('NAME of the environment variable holding the secret key'),
@@ -94,31 +106,48 @@ export const WmsConfigSchema = z.strictObject({
   /** @default 30000 */
   timeoutMs: Interval.default(30_000).describe('per attempt: headers and body'),
   /** @default 5 */
-  retries: z.number().int().min(0).max(20).default(5).describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(5)
+    .describe('retries of a failed call (network, timeout, 429, 5xx; never a validation error; a POST only when it provably did not take effect)'),
   /** @default { failures: 5, cooldownMs: 30000 } */
   circuitBreaker: z
     .strictObject({
-      failures: z.number().int().min(1).max(1000).default(5).describe('consecutive connection failures (refused, reset, timeout) after which no request is sent'),
+      failures: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .default(5)
+        .describe('consecutive connection failures (refused, reset, timeout) after which no request is sent'),
       cooldownMs: Interval.default(30_000).describe('then one probe request after this long: an answer closes the circuit'),
     })
     .default({ failures: 5, cooldownMs: 30_000 })
-    .describe('stop sending while the WMS does not answer, instead of burning every record\'s retries (what was not sent waits, exit 75)'),
+    .describe("stop sending while the WMS does not answer, instead of burning every record's retries (what was not sent waits, exit 75)"),
   /** @default 100 */
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PagingLimit asked of list endpoints'),
   /** @default 'auto' */
   pagingBase: z
     .union([z.literal('auto'), z.literal(0), z.literal(1)])
     .default('auto')
-    .describe("PagingIndex of the first page; auto: found from the WMS's answer to PagingIndex 0 (a read short of the WMS's count is an error, never a short result)"),
+    .describe(
+      "PagingIndex of the first page; auto: found from the WMS's answer to PagingIndex 0 (a read short of the WMS's count is an error, never a short result)",
+    ),
   /** @default 'utc' */
   dateTimes: z
     .enum(['utc', 'local-offset', 'local'])
     .default('utc')
-    .describe("DateTimes sent: utc (…Z), local-offset (wall time of wms.timeZone with its offset, …-03:00) or local (wall time, no offset)"),
+    .describe('DateTimes sent: utc (…Z), local-offset (wall time of wms.timeZone with its offset, …-03:00) or local (wall time, no offset)'),
   /** @default 'America/Sao_Paulo' */
   timeZone: z.string().default('America/Sao_Paulo').describe('IANA time zone of the WMS, for dateTimes local / local-offset'),
   tls: z
-    .strictObject({ rejectUnauthorized: z.boolean().default(true).describe('verify the WMS certificate (keep true)'), caFile: z.string().optional().describe('PEM file of a private CA') })
+    .strictObject({
+      rejectUnauthorized: z.boolean().default(true).describe('verify the WMS certificate (keep true)'),
+      caFile: z.string().optional().describe('PEM file of a private CA'),
+    })
     .default({ rejectUnauthorized: true }),
 });
 
@@ -144,7 +173,9 @@ export const SandboxConfigSchema = z.strictObject({
       }),
     ])
     .optional()
-    .describe("the sandbox's choices where the interface leaves them open: a preset (default, alt), 'alt,duplicates=accept' or an object (docs/SANDBOX.md Dialects)"),
+    .describe(
+      "the sandbox's choices where the interface leaves them open: a preset (default, alt), 'alt,duplicates=accept' or an object (docs/SANDBOX.md Dialects)",
+    ),
 });
 
 /**
@@ -167,7 +198,9 @@ const ScheduleString = (what: string) =>
 export const PullConfigSchema = z.strictObject({
   name: z.string().min(1).describe('unique name; its last run is remembered in the journal'),
   what: z.string().min(1).describe('stock, stock-search, inventory, inventory-finished, company, ...'),
-  schedule: ScheduleString("'every 30m', 'every 2h', 'daily 02:00', 'weekdays 06:30', or a 5-field cron expression like '30 1 * * *' (zone: the one named after it, else the machine's)"),
+  schedule: ScheduleString(
+    "'every 30m', 'every 2h', 'daily 02:00', 'weekdays 06:30', or a 5-field cron expression like '30 1 * * *' (zone: the one named after it, else the machine's)",
+  ),
   format: z.enum(['csv', 'jsonl', 'json']).default('csv').describe('file format of the export'),
   csv: CsvFormatConfig.optional(),
   doneFile: z.boolean().default(false).describe('write <file>.done after the export'),
@@ -182,7 +215,12 @@ export const WebhooksConfigSchema = z.strictObject({
   basePath: z.string().default('/webhooks').describe('webhooks arrive at <basePath>/<kind>'),
   secretEnv: z.string().optional().describe('NAME of the environment variable holding the shared secret'),
   tls: z.strictObject({ certFile: z.string(), keyFile: z.string() }).optional().describe('serve HTTPS with these PEM files'),
-  maxBodyBytes: z.number().int().min(1024).default(1024 * 1024).describe('larger bodies are answered 413'),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024)
+    .describe('larger bodies are answered 413'),
 });
 
 export const ConfigSchema = z.strictObject({
@@ -199,17 +237,43 @@ export const ConfigSchema = z.strictObject({
       z.strictObject({
         kind: z.literal('sqlite').describe('embedded SQLite journal (one instance per state folder)'),
         path: z.string().optional().describe('default <stateDir>/journal.db'),
-        synchronous: z.enum(['FULL', 'NORMAL']).default('FULL').describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
-        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
+        synchronous: z
+          .enum(['FULL', 'NORMAL'])
+          .default('FULL')
+          .describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
+        retainDays: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
+          ),
       }),
       z.strictObject({
         kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances (docs/SCALING.md)'),
         url: z.string().describe('postgres://user@host:5432/db (no password here)'),
         passwordEnv: z.string().optional().describe('NAME of the environment variable holding the password'),
-        schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'lower-case letters, digits and _').default('wmsbridge').describe('schema holding the tables (created when missing)'),
-        leaseTtlMs: z.number().int().min(1000).default(30_000).describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
+        schema: z
+          .string()
+          .regex(/^[a-z_][a-z0-9_]*$/, 'lower-case letters, digits and _')
+          .default('wmsbridge')
+          .describe('schema holding the tables (created when missing)'),
+        leaseTtlMs: z
+          .number()
+          .int()
+          .min(1000)
+          .default(30_000)
+          .describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
         dependencyWaitMs: z.number().int().min(0).default(120_000).describe('how long a record waits for a dependency another instance is still sending'),
-        retainDays: z.number().int().min(0).optional().describe('(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything'),
+        retainDays: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
+          ),
       }),
     ])
     .default({ kind: 'sqlite', synchronous: 'FULL' })
@@ -217,13 +281,27 @@ export const ConfigSchema = z.strictObject({
   /** @default auto: one channel per sub-folder of inboxDir */
   channels: z.array(ChannelSchema).optional().describe('inbox channels; default: every sub-folder of inboxDir is a channel with stable readiness'),
   wms: WmsConfigSchema.default(WmsConfigSchema.parse({})).describe('the WMS to talk to'),
-  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe('the embedded sandbox, used when wms.url is `sandbox` (or with --sandbox, and by demo)'),
+  sandbox: SandboxConfigSchema.default(SandboxConfigSchema.parse({})).describe(
+    'the embedded sandbox, used when wms.url is `sandbox` (or with --sandbox, and by demo)',
+  ),
   sending: z
     .strictObject({
       /** @default 16 */
-      concurrency: z.number().int().min(1).max(512).default(16).describe('WMS requests in flight at once (p-limit); a quarter more records (at least 2) are prepared meanwhile'),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(512)
+        .default(16)
+        .describe('WMS requests in flight at once (p-limit); a quarter more records (at least 2) are prepared meanwhile'),
       /** @default 1000 */
-      batchSize: z.number().int().min(1).max(100_000).default(1000).describe('records per journal insert while mapping, and queued in memory at most while sending (read in pages of up to 200)'),
+      batchSize: z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .default(1000)
+        .describe('records per journal insert while mapping, and queued in memory at most while sending (read in pages of up to 200)'),
     })
     .default({ concurrency: 16, batchSize: 1000 })
     .describe('how records are sent'),
@@ -231,8 +309,17 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       csv: CsvFormatConfig.default(CsvFormatConfig.parse({})).describe('format of every outbox CSV (results, rejects of CSV inputs keep their own format)'),
       doneFiles: z.boolean().default(false).describe('write <file>.done beside each outbox file'),
-      fileMode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode like 0640').default('0640').describe('mode of new outbox files (octal; the umask still applies): 0640 owner and group read, 0664 for a share whose group imports and deletes'),
-      locale: z.enum(['pt-BR', 'en']).default('pt-BR').describe('language of what people read in the outbox: report, CSV/XLSX headers, outcome names, reasons, the summary printed by run (logs stay English)'),
+      fileMode: z
+        .string()
+        .regex(/^0?[0-7]{3}$/, 'an octal mode like 0640')
+        .default('0640')
+        .describe('mode of new outbox files (octal; the umask still applies): 0640 owner and group read, 0664 for a share whose group imports and deletes'),
+      locale: z
+        .enum(['pt-BR', 'en'])
+        .default('pt-BR')
+        .describe(
+          'language of what people read in the outbox: report, CSV/XLSX headers, outcome names, reasons, the summary printed by run (logs stay English)',
+        ),
       timeZone: z
         .string()
         .refine((tz) => {
@@ -248,7 +335,9 @@ export const ConfigSchema = z.strictObject({
       reconcileStock: z
         .boolean()
         .default(false)
-        .describe('after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)'),
+        .describe(
+          'after each stock file is delivered (run and watch), compare it with the WMS stock: outbox/reconciliation/<date>/stock-<file>.{html,csv,xlsx} (a difference is logged, the exit code does not change)',
+        ),
       reconcileSchedule: z
         .strictObject({
           schedule: ScheduleString("'every 2h', 'daily 06:00', 'weekdays 06:30', or a 5-field cron expression like '0 6 * * 1-5' (zone: outbox.timeZone)"),
@@ -258,7 +347,14 @@ export const ConfigSchema = z.strictObject({
         })
         .optional()
         .describe('reconcile the newest ERP stock file with the WMS on a schedule (watch, run --pulls)'),
-      retainDays: z.number().int().min(0).optional().describe('(default 90) results and run reports in the outbox, and the day folders of each channel\'s archive, older than this are deleted; rejects and the error folders are kept (a person must act on them); 0 keeps everything'),
+      retainDays: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe(
+          "(default 90) results and run reports in the outbox, and the day folders of each channel's archive, older than this are deleted; rejects and the error folders are kept (a person must act on them); 0 keeps everything",
+        ),
     })
     .default({ csv: CsvFormatConfig.parse({}), doneFiles: false, fileMode: '0640', locale: 'pt-BR', timeZone: 'America/Sao_Paulo', reconcileStock: false })
     .describe('outbox files'),

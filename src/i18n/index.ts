@@ -47,7 +47,16 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
   const plural = new Intl.PluralRules(locale);
   const intFmt = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
   const decFmts = new Map<number, Intl.NumberFormat>();
-  const dtf = new Intl.DateTimeFormat('en-GB', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+  const dtf = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  });
   const parts = (d: Date): Record<string, string> => {
     const p: Record<string, string> = {};
     for (const x of dtf.formatToParts(d)) p[x.type] = x.value;

@@ -45,8 +45,10 @@ export const ptBR: Record<string, string> = {
   'reason.dependency_pending.plain': 'depende de um cadastro que ainda não foi concluído (campo {field})',
   'reason.dependency_waiting': 'aguarda {resource}, que o WMS ainda não recebeu porque estava indisponível; a próxima execução envia os dois (campo {field})',
   'reason.dependency_waiting.plain': 'aguarda um cadastro que o WMS ainda não recebeu porque estava indisponível; a próxima execução envia os dois',
-  'reason.sequence_waiting': 'aguarda uma operação anterior sobre o mesmo estoque ou cadastro, que o WMS ainda não recebeu porque estava indisponível; a próxima execução envia as duas, na ordem',
-  'reason.sequence_not_delivered': 'não enviado, para manter a ordem do arquivo: uma operação anterior sobre o mesmo estoque ou cadastro não foi entregue; a próxima execução envia as duas, na ordem',
+  'reason.sequence_waiting':
+    'aguarda uma operação anterior sobre o mesmo estoque ou cadastro, que o WMS ainda não recebeu porque estava indisponível; a próxima execução envia as duas, na ordem',
+  'reason.sequence_not_delivered':
+    'não enviado, para manter a ordem do arquivo: uma operação anterior sobre o mesmo estoque ou cadastro não foi entregue; a próxima execução envia as duas, na ordem',
   'reason.refused': 'campo {field} recusado antes do envio',
   'reason.already_created': '{resource} já foi criado com outros dados e a interface não permite alterá-lo',
   'reason.in_doubt': 'um envio estava em andamento quando o wmsbridge parou: não se sabe se o WMS o recebeu',
@@ -167,7 +169,8 @@ export const ptBR: Record<string, string> = {
   'report.link.rejects': 'Recusas',
   'report.link.xlsx': 'Planilha Excel (report.xlsx)',
   'report.duplicateOf': 'duplicado de {of}: não foi processado de novo (use --force para processá-lo mesmo assim)',
-  'report.footer': 'Gerado pelo wmsbridge {version} em {host} · execução {runId} · os números também estão em report.xlsx, summary.csv, files.csv, resources.csv, reasons.csv, attention.csv e summary.json ao lado deste relatório.',
+  'report.footer':
+    'Gerado pelo wmsbridge {version} em {host} · execução {runId} · os números também estão em report.xlsx, summary.csv, files.csv, resources.csv, reasons.csv, attention.csv e summary.json ao lado deste relatório.',
 
   'col.metric': 'indicador',
   'col.value': 'valor',
@@ -219,8 +222,8 @@ export const ptBR: Record<string, string> = {
   'sheet.resources': 'Recursos',
   'sheet.reasons': 'Motivos',
   'sheet.reconciliation': 'Conciliação',
-  'yes': 'sim',
-  'no': 'não',
+  yes: 'sim',
+  no: 'não',
 
   'line.dry': '[simulação] ',
   'line.interrupted': 'interrompida ({signal}): ',

@@ -8,22 +8,7 @@ import type { Target } from '../wms/targets.js';
 import type { ValueKind } from './types.js';
 
 export type FieldKind =
-  | 'code'
-  | 'text'
-  | 'number'
-  | 'integer'
-  | 'date'
-  | 'datetime'
-  | 'cnpj'
-  | 'document'
-  | 'ean'
-  | 'ncm'
-  | 'cep'
-  | 'uf'
-  | 'boolean'
-  | 'ref'
-  | 'lookup'
-  | 'map';
+  'code' | 'text' | 'number' | 'integer' | 'date' | 'datetime' | 'cnpj' | 'document' | 'ean' | 'ncm' | 'cep' | 'uf' | 'boolean' | 'ref' | 'lookup' | 'map';
 
 export interface FieldDef {
   field: string;
@@ -93,27 +78,70 @@ export const TARGETS_DICT: TargetDef[] = [
     prefixes: ['b1'],
     channel: 'cadastros',
     fields: [
-      { field: 'code', kind: 'code', names: ['codigo', 'cod', 'b1_cod', 'cod_produto', 'codigo_produto', 'produto', 'sku', 'cod_item'], types: CODE, firstCode: true },
+      {
+        field: 'code',
+        kind: 'code',
+        names: ['codigo', 'cod', 'b1_cod', 'cod_produto', 'codigo_produto', 'produto', 'sku', 'cod_item'],
+        types: CODE,
+        firstCode: true,
+      },
       { field: 'codeERP', kind: 'code', names: [], sameAs: 'code' },
       { field: 'name', kind: 'text', names: ['descricao', 'desc', 'b1_desc', 'nome', 'descricao_produto', 'desc_produto'], types: TEXT },
       {
-        field: 'categoryID', kind: 'ref', ref: 'Category', names: ['categoria', 'grupo', 'b1_grupo', 'cod_categoria', 'grupo_produto'], types: CODE,
-        placeholder: { expr: { ref: 'Category', from: todoConst('GERAL') }, todo: 'no category column: every product goes to category GERAL (send it, or map a column)' },
+        field: 'categoryID',
+        kind: 'ref',
+        ref: 'Category',
+        names: ['categoria', 'grupo', 'b1_grupo', 'cod_categoria', 'grupo_produto'],
+        types: CODE,
+        placeholder: {
+          expr: { ref: 'Category', from: todoConst('GERAL') },
+          todo: 'no category column: every product goes to category GERAL (send it, or map a column)',
+        },
       },
       {
-        field: 'familyID', kind: 'ref', ref: 'Family', names: ['familia', 'subgrupo', 'b1_xfamil', 'b1_familia', 'cod_familia', 'linha'], types: CODE,
-        placeholder: { expr: { ref: 'Family', from: todoConst('GERAL') }, todo: 'no family column: every product goes to family GERAL (send it, or map a column)' },
+        field: 'familyID',
+        kind: 'ref',
+        ref: 'Family',
+        names: ['familia', 'subgrupo', 'b1_xfamil', 'b1_familia', 'cod_familia', 'linha'],
+        types: CODE,
+        placeholder: {
+          expr: { ref: 'Family', from: todoConst('GERAL') },
+          todo: 'no family column: every product goes to family GERAL (send it, or map a column)',
+        },
       },
       {
-        field: 'logisticsProfileID', kind: 'lookup', lookup: { resource: 'LogisticsProfile', by: 'mnemonic' }, names: ['perfil_logistico', 'perfil', 'perfil_log'], types: CODE, default: 'PADRAO',
-        placeholder: { expr: { lookup: 'LogisticsProfile', by: 'mnemonic', from: todoConst('PADRAO') }, todo: "no logistics profile column: every product gets the profile PADRAO (its mnemonic in the WMS)" },
+        field: 'logisticsProfileID',
+        kind: 'lookup',
+        lookup: { resource: 'LogisticsProfile', by: 'mnemonic' },
+        names: ['perfil_logistico', 'perfil', 'perfil_log'],
+        types: CODE,
+        default: 'PADRAO',
+        placeholder: {
+          expr: { lookup: 'LogisticsProfile', by: 'mnemonic', from: todoConst('PADRAO') },
+          todo: 'no logistics profile column: every product gets the profile PADRAO (its mnemonic in the WMS)',
+        },
       },
       {
-        field: 'unitmeasurement', kind: 'code', names: ['unidade', 'um', 'b1_um', 'unid', 'unidade_medida', 'und'], types: CODE,
+        field: 'unitmeasurement',
+        kind: 'code',
+        names: ['unidade', 'um', 'b1_um', 'unid', 'unidade_medida', 'und'],
+        types: CODE,
         placeholder: { expr: todoConst('UN'), todo: "no unit column: every product is in 'UN'" },
       },
-      { field: 'ncm', kind: 'ncm', names: ['ncm', 'b1_posipi', 'posipi', 'pos_ipi', 'classificacao_fiscal', 'cod_ncm'], types: ['ncm', 'code', 'integer', 'empty'], byType: ['ncm'] },
-      { field: 'barCode', kind: 'ean', names: ['ean', 'codbar', 'b1_codbar', 'gtin', 'cod_barras', 'codigo_barras', 'ean13', 'cod_ean', 'codigo_ean'], types: ['gtin', 'code', 'integer', 'empty'], byType: ['gtin'] },
+      {
+        field: 'ncm',
+        kind: 'ncm',
+        names: ['ncm', 'b1_posipi', 'posipi', 'pos_ipi', 'classificacao_fiscal', 'cod_ncm'],
+        types: ['ncm', 'code', 'integer', 'empty'],
+        byType: ['ncm'],
+      },
+      {
+        field: 'barCode',
+        kind: 'ean',
+        names: ['ean', 'codbar', 'b1_codbar', 'gtin', 'cod_barras', 'codigo_barras', 'ean13', 'cod_ean', 'codigo_ean'],
+        types: ['gtin', 'code', 'integer', 'empty'],
+        byType: ['gtin'],
+      },
       { field: 'weight', kind: 'number', names: ['peso_bruto', 'b1_pesbru', 'peso', 'pesbru', 'b1_peso', 'peso_liquido', 'peso_kg'], types: NUM },
       { field: 'brand', kind: 'text', names: ['marca', 'b1_xmarca', 'b1_marca', 'fabricante', 'b1_fabric'], types: TEXT },
       { field: 'description', kind: 'text', names: ['observacao', 'obs', 'b1_especif', 'descricao_completa', 'descricao_detalhada'], types: TEXT },
@@ -125,7 +153,13 @@ export const TARGETS_DICT: TargetDef[] = [
     prefixes: ['a2'],
     channel: 'cadastros',
     fields: [
-      { field: 'cnpj', kind: 'cnpj', names: ['cnpj', 'cgc', 'a2_cgc', 'cnpj_cpf', 'cpf_cnpj', 'cnpj_fornecedor'], types: ['cnpj', 'cpf', 'code', 'integer'], byType: ['cnpj'] },
+      {
+        field: 'cnpj',
+        kind: 'cnpj',
+        names: ['cnpj', 'cgc', 'a2_cgc', 'cnpj_cpf', 'cpf_cnpj', 'cnpj_fornecedor'],
+        types: ['cnpj', 'cpf', 'code', 'integer'],
+        byType: ['cnpj'],
+      },
       { field: 'codeERP', kind: 'cnpj', names: [], sameAs: 'cnpj' },
       { field: 'socialName', kind: 'text', names: ['razao_social', 'nome', 'a2_nome', 'razao', 'nome_fornecedor', 'fornecedor'], types: TEXT },
       { field: 'fantasyName', kind: 'text', names: ['nome_fantasia', 'fantasia', 'a2_nreduz', 'nreduz', 'nome_reduzido'], types: TEXT },
@@ -180,7 +214,11 @@ export const TARGETS_DICT: TargetDef[] = [
       { field: 'codeERP', kind: 'code', names: ['codigo', 'cod', 'familia'], types: CODE, firstCode: true },
       { field: 'name', kind: 'text', names: ['descricao', 'nome', 'desc'], types: TEXT },
       {
-        field: 'categoryID', kind: 'ref', ref: 'Category', names: ['categoria', 'grupo', 'cod_categoria'], types: CODE,
+        field: 'categoryID',
+        kind: 'ref',
+        ref: 'Category',
+        names: ['categoria', 'grupo', 'cod_categoria'],
+        types: CODE,
         placeholder: { expr: { ref: 'Category', from: todoConst('GERAL') }, todo: 'no category column: every family goes to category GERAL' },
       },
       { field: 'description', kind: 'text', names: ['observacao', 'obs'], types: TEXT },
@@ -196,7 +234,11 @@ export const TARGETS_DICT: TargetDef[] = [
       { field: 'codeERP', kind: 'code', names: [], sameAs: 'code' },
       { field: 'name', kind: 'text', names: ['nome', 'razao_social', 'descricao'], types: TEXT },
       {
-        field: 'companyID', kind: 'lookup', lookup: { resource: 'Company', by: 'name' }, names: ['empresa', 'companhia', 'nome_empresa'], types: TEXT,
+        field: 'companyID',
+        kind: 'lookup',
+        lookup: { resource: 'Company', by: 'name' },
+        names: ['empresa', 'companhia', 'nome_empresa'],
+        types: TEXT,
         placeholder: { expr: { lookup: 'Company', by: 'name', from: todoConst('TODO') }, todo: 'the name of the company as the WMS knows it' },
       },
     ],
@@ -209,10 +251,33 @@ export const TARGETS_DICT: TargetDef[] = [
     fields: [
       { field: 'codeERP', kind: 'code', names: ['codigo', 'cod'], types: CODE, firstCode: true },
       { field: 'productID', kind: 'ref', ref: 'Product', names: ['produto', 'cod_produto', 'codigo_produto', 'b1_cod'], types: CODE },
-      { field: 'unitMeasurementInputID', kind: 'lookup', lookup: { resource: 'UnitMeasurement', by: 'symbol' }, names: ['unidade_embalagem', 'um_embalagem', 'b1_segum', 'segum', 'unidade_entrada', 'embalagem'], types: CODE },
-      { field: 'unitMeasurementInputCount', kind: 'integer', names: ['quantidade', 'fator', 'b1_conv', 'conv', 'qtd', 'qtde', 'qtd_embalagem'], types: ['integer', 'code'] },
-      { field: 'unitMeasurementOutputID', kind: 'lookup', lookup: { resource: 'UnitMeasurement', by: 'symbol' }, names: ['unidade_base', 'um_base', 'b1_um', 'unidade_saida', 'unidade'], types: CODE },
-      { field: 'ean', kind: 'ean', names: ['dun14', 'dun', 'ean', 'gtin', 'ean14', 'cod_barras'], types: ['gtin', 'code', 'integer', 'empty'], byType: ['gtin'] },
+      {
+        field: 'unitMeasurementInputID',
+        kind: 'lookup',
+        lookup: { resource: 'UnitMeasurement', by: 'symbol' },
+        names: ['unidade_embalagem', 'um_embalagem', 'b1_segum', 'segum', 'unidade_entrada', 'embalagem'],
+        types: CODE,
+      },
+      {
+        field: 'unitMeasurementInputCount',
+        kind: 'integer',
+        names: ['quantidade', 'fator', 'b1_conv', 'conv', 'qtd', 'qtde', 'qtd_embalagem'],
+        types: ['integer', 'code'],
+      },
+      {
+        field: 'unitMeasurementOutputID',
+        kind: 'lookup',
+        lookup: { resource: 'UnitMeasurement', by: 'symbol' },
+        names: ['unidade_base', 'um_base', 'b1_um', 'unidade_saida', 'unidade'],
+        types: CODE,
+      },
+      {
+        field: 'ean',
+        kind: 'ean',
+        names: ['dun14', 'dun', 'ean', 'gtin', 'ean14', 'cod_barras'],
+        types: ['gtin', 'code', 'integer', 'empty'],
+        byType: ['gtin'],
+      },
       { field: 'description', kind: 'text', names: ['descricao', 'obs', 'observacao'], types: TEXT },
     ],
   },
@@ -223,11 +288,34 @@ export const TARGETS_DICT: TargetDef[] = [
     channel: 'pedidos',
     document: { items: 'pickingItens', key: 'order' },
     fields: [
-      { field: 'order', kind: 'code', firstCode: true, names: ['pedido', 'c5_num', 'num_pedido', 'numero_pedido', 'nr_pedido', 'c6_num', 'pedido_venda', 'num'], types: CODE },
-      { field: 'registrationDate', kind: 'datetime', names: ['emissao', 'c5_emissao', 'data_emissao', 'dt_emissao', 'data_pedido', 'data'], types: ['date', 'datetime', 'empty'], byType: ['datetime', 'date'] },
-      { field: 'pickingDate', kind: 'date', names: ['data_separacao', 'data_entrega', 'c5_fecent', 'c6_entreg', 'entrega', 'dt_entrega', 'previsao_entrega'], types: ['date', 'datetime', 'empty'] },
+      {
+        field: 'order',
+        kind: 'code',
+        firstCode: true,
+        names: ['pedido', 'c5_num', 'num_pedido', 'numero_pedido', 'nr_pedido', 'c6_num', 'pedido_venda', 'num'],
+        types: CODE,
+      },
+      {
+        field: 'registrationDate',
+        kind: 'datetime',
+        names: ['emissao', 'c5_emissao', 'data_emissao', 'dt_emissao', 'data_pedido', 'data'],
+        types: ['date', 'datetime', 'empty'],
+        byType: ['datetime', 'date'],
+      },
+      {
+        field: 'pickingDate',
+        kind: 'date',
+        names: ['data_separacao', 'data_entrega', 'c5_fecent', 'c6_entreg', 'entrega', 'dt_entrega', 'previsao_entrega'],
+        types: ['date', 'datetime', 'empty'],
+      },
       { field: 'clientName', kind: 'text', names: ['cliente', 'nome_cliente', 'a1_nome', 'razao_social', 'destinatario', 'nome'], types: TEXT },
-      { field: 'document', kind: 'document', names: ['cnpj_cliente', 'cpf_cnpj', 'a1_cgc', 'cnpj', 'cpf', 'cgc', 'documento', 'cnpj_cpf'], types: ['cnpj', 'cpf', 'code', 'integer'], byType: ['cnpj', 'cpf'] },
+      {
+        field: 'document',
+        kind: 'document',
+        names: ['cnpj_cliente', 'cpf_cnpj', 'a1_cgc', 'cnpj', 'cpf', 'cgc', 'documento', 'cnpj_cpf'],
+        types: ['cnpj', 'cpf', 'code', 'integer'],
+        byType: ['cnpj', 'cpf'],
+      },
       { field: 'street', kind: 'text', names: ['logradouro', 'endereco', 'a1_end', 'rua', 'end'], types: TEXT },
       { field: 'number', kind: 'text', names: ['numero', 'nro', 'a1_nr_end', 'numero_endereco'], types: TEXT },
       { field: 'complement', kind: 'text', names: ['complemento', 'a1_complem', 'compl'], types: TEXT },
@@ -235,17 +323,54 @@ export const TARGETS_DICT: TargetDef[] = [
       { field: 'city', kind: 'text', names: ['cidade', 'municipio', 'a1_mun', 'mun'], types: TEXT },
       { field: 'state', kind: 'uf', names: ['uf', 'estado', 'a1_est', 'est'], types: ['uf', 'empty'], byType: ['uf'] },
       {
-        field: 'warehouseID', kind: 'lookup', lookup: { resource: 'Warehouse', by: 'codeERP' }, names: ['cd', 'deposito', 'armazem', 'c6_local', 'local', 'centro_distribuicao', 'almoxarifado'], types: CODE,
-        placeholder: { expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') }, todo: 'the warehouse codeERP in the WMS (no warehouse column found)' },
+        field: 'warehouseID',
+        kind: 'lookup',
+        lookup: { resource: 'Warehouse', by: 'codeERP' },
+        names: ['cd', 'deposito', 'armazem', 'c6_local', 'local', 'centro_distribuicao', 'almoxarifado'],
+        types: CODE,
+        placeholder: {
+          expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') },
+          todo: 'the warehouse codeERP in the WMS (no warehouse column found)',
+        },
       },
       {
-        field: 'shippingCompanyID', kind: 'lookup', lookup: { resource: 'ShippingCompany', by: 'codeERP' }, names: ['transportadora', 'c5_transp', 'transp', 'cod_transportadora'], types: CODE,
+        field: 'shippingCompanyID',
+        kind: 'lookup',
+        lookup: { resource: 'ShippingCompany', by: 'codeERP' },
+        names: ['transportadora', 'c5_transp', 'transp', 'cod_transportadora'],
+        types: CODE,
       },
-      { field: 'priority', kind: 'map', names: ['prioridade', 'c5_xprior', 'urgencia'], types: CODE, map: { BAIXA: 0, NORMAL: 1, ALTA: 2, URGENTE: 3, B: 0, N: 1, A: 2, U: 3 } },
-      { field: 'shippingType', kind: 'map', names: ['frete', 'tipo_frete', 'c5_tpfrete', 'tpfrete', 'modalidade_frete'], types: CODE, map: { CIF: 0, FOB: 1, C: 0, F: 1 } },
-      { field: 'productID', item: true, kind: 'ref', ref: 'Product', firstCode: true, names: ['produto', 'c6_produto', 'cod_produto', 'codigo_produto', 'sku', 'item_produto'], types: CODE },
+      {
+        field: 'priority',
+        kind: 'map',
+        names: ['prioridade', 'c5_xprior', 'urgencia'],
+        types: CODE,
+        map: { BAIXA: 0, NORMAL: 1, ALTA: 2, URGENTE: 3, B: 0, N: 1, A: 2, U: 3 },
+      },
+      {
+        field: 'shippingType',
+        kind: 'map',
+        names: ['frete', 'tipo_frete', 'c5_tpfrete', 'tpfrete', 'modalidade_frete'],
+        types: CODE,
+        map: { CIF: 0, FOB: 1, C: 0, F: 1 },
+      },
+      {
+        field: 'productID',
+        item: true,
+        kind: 'ref',
+        ref: 'Product',
+        firstCode: true,
+        names: ['produto', 'c6_produto', 'cod_produto', 'codigo_produto', 'sku', 'item_produto'],
+        types: CODE,
+      },
       { field: 'quantity', item: true, kind: 'number', names: ['quantidade', 'c6_qtdven', 'qtd', 'qtde', 'qtdven', 'quant', 'qtd_pedida'], types: NUM },
-      { field: 'saleValue', item: true, kind: 'number', names: ['preco_unitario', 'c6_prcven', 'preco', 'valor_unitario', 'prcven', 'vl_unitario'], types: NUM },
+      {
+        field: 'saleValue',
+        item: true,
+        kind: 'number',
+        names: ['preco_unitario', 'c6_prcven', 'preco', 'valor_unitario', 'prcven', 'vl_unitario'],
+        types: NUM,
+      },
       { field: 'lotNumber', item: true, kind: 'text', names: ['lote', 'c6_lotectl', 'lotectl', 'numero_lote'], types: TEXT },
       { field: 'aux01', item: true, kind: 'text', names: ['item', 'c6_item', 'seq', 'sequencia', 'linha'], types: CODE },
     ],
@@ -256,10 +381,27 @@ export const TARGETS_DICT: TargetDef[] = [
     prefixes: ['b2', 'b8'],
     channel: 'estoque',
     fields: [
-      { field: 'productId', kind: 'ref', ref: 'Product', names: ['produto', 'b2_cod', 'b8_produto', 'cod_produto', 'codigo', 'codigo_produto', 'cod'], types: CODE, firstCode: true },
-      { field: 'quantity', kind: 'number', names: ['quantidade', 'saldo', 'b2_qatu', 'b8_saldo', 'qatu', 'qtd', 'qtde', 'estoque', 'saldo_atual'], types: NUM, byType: ['implied'] },
       {
-        field: 'ownerId', kind: 'lookup', lookup: { resource: 'Owners', by: 'code' }, names: ['depositante', 'owner', 'cod_depositante', 'proprietario'], types: CODE,
+        field: 'productId',
+        kind: 'ref',
+        ref: 'Product',
+        names: ['produto', 'b2_cod', 'b8_produto', 'cod_produto', 'codigo', 'codigo_produto', 'cod'],
+        types: CODE,
+        firstCode: true,
+      },
+      {
+        field: 'quantity',
+        kind: 'number',
+        names: ['quantidade', 'saldo', 'b2_qatu', 'b8_saldo', 'qatu', 'qtd', 'qtde', 'estoque', 'saldo_atual'],
+        types: NUM,
+        byType: ['implied'],
+      },
+      {
+        field: 'ownerId',
+        kind: 'lookup',
+        lookup: { resource: 'Owners', by: 'code' },
+        names: ['depositante', 'owner', 'cod_depositante', 'proprietario'],
+        types: CODE,
         placeholder: OWNER_PLACEHOLDER,
       },
     ],
@@ -270,10 +412,31 @@ export const TARGETS_DICT: TargetDef[] = [
     prefixes: [],
     channel: 'estoque',
     fields: [
-      { field: 'warehouseId', kind: 'lookup', lookup: { resource: 'Warehouse', by: 'codeERP' }, names: ['cd', 'deposito', 'armazem', 'local', 'b2_local'], types: CODE, placeholder: { expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') }, todo: 'the warehouse codeERP' } },
-      { field: 'materialStatusId', kind: 'lookup', lookup: { resource: 'MaterialStatus', by: 'name' }, names: ['situacao', 'status', 'motivo_bloqueio', 'situacao_destino'], types: TEXT, placeholder: { expr: { lookup: 'MaterialStatus', by: 'name', from: todoConst('Bloqueado') }, todo: 'the material status name in the WMS' } },
+      {
+        field: 'warehouseId',
+        kind: 'lookup',
+        lookup: { resource: 'Warehouse', by: 'codeERP' },
+        names: ['cd', 'deposito', 'armazem', 'local', 'b2_local'],
+        types: CODE,
+        placeholder: { expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') }, todo: 'the warehouse codeERP' },
+      },
+      {
+        field: 'materialStatusId',
+        kind: 'lookup',
+        lookup: { resource: 'MaterialStatus', by: 'name' },
+        names: ['situacao', 'status', 'motivo_bloqueio', 'situacao_destino'],
+        types: TEXT,
+        placeholder: { expr: { lookup: 'MaterialStatus', by: 'name', from: todoConst('Bloqueado') }, todo: 'the material status name in the WMS' },
+      },
       { field: 'productId', kind: 'ref', ref: 'Product', names: ['produto', 'cod_produto', 'codigo', 'b8_produto'], types: CODE },
-      { field: 'ownerId', kind: 'lookup', lookup: { resource: 'Owners', by: 'code' }, names: ['depositante', 'owner'], types: CODE, placeholder: OWNER_PLACEHOLDER },
+      {
+        field: 'ownerId',
+        kind: 'lookup',
+        lookup: { resource: 'Owners', by: 'code' },
+        names: ['depositante', 'owner'],
+        types: CODE,
+        placeholder: OWNER_PLACEHOLDER,
+      },
       { field: 'lotNumber', kind: 'text', names: ['lote', 'b8_lotectl', 'lotectl'], types: TEXT },
     ],
   },
@@ -283,10 +446,31 @@ export const TARGETS_DICT: TargetDef[] = [
     prefixes: [],
     channel: 'estoque',
     fields: [
-      { field: 'warehouseId', kind: 'lookup', lookup: { resource: 'Warehouse', by: 'codeERP' }, names: ['cd', 'deposito', 'armazem', 'local'], types: CODE, placeholder: { expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') }, todo: 'the warehouse codeERP' } },
-      { field: 'materialStatusId', kind: 'lookup', lookup: { resource: 'MaterialStatus', by: 'name' }, names: ['situacao_destino', 'situacao', 'status', 'status_destino'], types: TEXT, placeholder: { expr: { lookup: 'MaterialStatus', by: 'name', from: todoConst('Disponível') }, todo: 'the released material status name in the WMS' } },
+      {
+        field: 'warehouseId',
+        kind: 'lookup',
+        lookup: { resource: 'Warehouse', by: 'codeERP' },
+        names: ['cd', 'deposito', 'armazem', 'local'],
+        types: CODE,
+        placeholder: { expr: { lookup: 'Warehouse', by: 'codeERP', from: todoConst('TODO') }, todo: 'the warehouse codeERP' },
+      },
+      {
+        field: 'materialStatusId',
+        kind: 'lookup',
+        lookup: { resource: 'MaterialStatus', by: 'name' },
+        names: ['situacao_destino', 'situacao', 'status', 'status_destino'],
+        types: TEXT,
+        placeholder: { expr: { lookup: 'MaterialStatus', by: 'name', from: todoConst('Disponível') }, todo: 'the released material status name in the WMS' },
+      },
       { field: 'productId', kind: 'ref', ref: 'Product', names: ['produto', 'cod_produto', 'codigo'], types: CODE },
-      { field: 'ownerId', kind: 'lookup', lookup: { resource: 'Owners', by: 'code' }, names: ['depositante', 'owner'], types: CODE, placeholder: OWNER_PLACEHOLDER },
+      {
+        field: 'ownerId',
+        kind: 'lookup',
+        lookup: { resource: 'Owners', by: 'code' },
+        names: ['depositante', 'owner'],
+        types: CODE,
+        placeholder: OWNER_PLACEHOLDER,
+      },
       { field: 'lotNumber', kind: 'text', names: ['lote', 'lotectl'], types: TEXT },
     ],
   },
@@ -297,13 +481,35 @@ export const TARGETS_DICT: TargetDef[] = [
     channel: 'pedidos',
     fields: [
       { field: 'UserFileName', kind: 'text', names: ['descricao', 'nome_arquivo', 'titulo', 'nome'], types: TEXT },
-      { field: 'IsPrintCheckout', kind: 'boolean', names: ['imprimir_no_checkout', 'imprimir', 'imprime', 'print'], types: ['flag', 'empty'], byType: ['flag'] },
+      {
+        field: 'IsPrintCheckout',
+        kind: 'boolean',
+        names: ['imprimir_no_checkout', 'imprimir', 'imprime', 'print'],
+        types: ['flag', 'empty'],
+        byType: ['flag'],
+      },
     ],
   },
 ];
 
 /** Words so common they say little about the target (they count a fifth). */
-export const GENERIC_NAMES = new Set(['codigo', 'cod', 'descricao', 'desc', 'nome', 'observacao', 'obs', 'quantidade', 'qtd', 'data', 'item', 'numero', 'status', 'situacao', 'tipo']);
+export const GENERIC_NAMES = new Set([
+  'codigo',
+  'cod',
+  'descricao',
+  'desc',
+  'nome',
+  'observacao',
+  'obs',
+  'quantidade',
+  'qtd',
+  'data',
+  'item',
+  'numero',
+  'status',
+  'situacao',
+  'tipo',
+]);
 
 /** Normalised name: lower case, no accents, non-alphanumerics as '_'. */
 export function normName(s: string): string {

@@ -128,7 +128,10 @@ function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | 
     const t = TARGETS.find((x) => x.toLowerCase() === forced.toLowerCase());
     if (!t) throw new ConfigError(`infer: --target '${forced}' is not a target; expected one of ${TARGETS.join(', ')}`);
     const def = TARGETS_DICT.find((d) => d.target === t);
-    if (!def) throw new ConfigError(`infer: --target ${t} is not supported by infer yet (supported: ${TARGETS_DICT.map((d) => d.target).join(', ')}, PurchaseOrder from NF-e XML)`);
+    if (!def)
+      throw new ConfigError(
+        `infer: --target ${t} is not supported by infer yet (supported: ${TARGETS_DICT.map((d) => d.target).join(', ')}, PurchaseOrder from NF-e XML)`,
+      );
     return { def, confidence: 1, evidence: `--target ${t}` };
   }
   const words = fileNameWords(fileName);
@@ -153,7 +156,9 @@ function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | 
   const best = scored[0]!;
   const second = scored[1]!;
   if (best.score <= 0.5) {
-    throw new ConfigError(`infer: cannot tell what ${fileName} holds (no known file-name word or column name); say it with --target (${TARGETS_DICT.map((d) => d.target).join(', ')})`);
+    throw new ConfigError(
+      `infer: cannot tell what ${fileName} holds (no known file-name word or column name); say it with --target (${TARGETS_DICT.map((d) => d.target).join(', ')})`,
+    );
   }
   const margin = best.score - second.score;
   const confidence = Math.min(0.99, 0.5 + margin / (best.score + 1));
@@ -190,7 +195,11 @@ function buildExpr(f: FieldDef, c: ColumnProfile, reader: Reader, fileDecimal: '
     case 'text':
       return { expr: withT(['trim']) };
     case 'number':
-      if (c.type.kind === 'implied' && !c.type.scale) return { expr: withT([numberTransform(c, fileDecimal)]), todo: 'implied decimals not visible in the sample (no trailing zeros shared): set scale from the layout' };
+      if (c.type.kind === 'implied' && !c.type.scale)
+        return {
+          expr: withT([numberTransform(c, fileDecimal)]),
+          todo: 'implied decimals not visible in the sample (no trailing zeros shared): set scale from the layout',
+        };
       return { expr: withT([numberTransform(c, fileDecimal)]) };
     case 'integer':
       return { expr: withT(['integer']) };
@@ -298,7 +307,8 @@ function evidenceOf(why: string, c: ColumnProfile): string {
   const empty = c.emptyShare > 0 ? `; empty in ${pct(c.emptyShare)} of rows` : '';
   // sample values only for short codes: names, CPFs and addresses of people do not belong in a mapping file
   const codeLike = ['code', 'flag', 'uf', 'integer'].includes(c.type.kind) && c.maxLength <= 12;
-  const few = codeLike && c.distinctValues && c.distinct <= 6 && c.values.length > c.distinct ? `; ${c.distinct} distinct value(s): ${c.distinctValues.join(', ')}` : '';
+  const few =
+    codeLike && c.distinctValues && c.distinct <= 6 && c.values.length > c.distinct ? `; ${c.distinct} distinct value(s): ${c.distinctValues.join(', ')}` : '';
   return `${why}; ${c.type.evidence}${empty}${few}`;
 }
 
@@ -323,7 +333,10 @@ function constantWithin(c: ColumnProfile, groups: Map<string, number[]>): boolea
   return true;
 }
 
-function findDocumentKey(cols: ColumnProfile[], preferred: ColumnProfile | undefined): { key: ColumnProfile; contiguous: boolean; evidence: string } | undefined {
+function findDocumentKey(
+  cols: ColumnProfile[],
+  preferred: ColumnProfile | undefined,
+): { key: ColumnProfile; contiguous: boolean; evidence: string } | undefined {
   const rows = cols[0]?.values.length ?? 0;
   if (rows < 2) return preferred ? { key: preferred, contiguous: true, evidence: `one row: documents keyed by '${preferred.name}'` } : undefined;
   const candidates = cols.filter((c) => c.emptyShare === 0 && c.distinct > 1 && c.distinct < rows);
@@ -341,7 +354,7 @@ function findDocumentKey(cols: ColumnProfile[], preferred: ColumnProfile | undef
   return {
     key,
     contiguous,
-    evidence: `'${key.name}' repeats: ${key.distinct} document(s) over ${rows} rows, ${header} other column(s) constant within each (the header)${contiguous ? '; the rows of a document are consecutive' : '; a document\'s rows are not consecutive: contiguous false'}`,
+    evidence: `'${key.name}' repeats: ${key.distinct} document(s) over ${rows} rows, ${header} other column(s) constant within each (the header)${contiguous ? '; the rows of a document are consecutive' : "; a document's rows are not consecutive: contiguous false"}`,
   };
 }
 
@@ -360,15 +373,37 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
       const o = e as Record<string, unknown>;
       const own = typeof o['path'] === 'string' ? [o['path']] : [];
       const tpl = typeof o['template'] === 'string' ? [...o['template'].matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!) : [];
-      return [...own, ...tpl, ...Object.entries(o).filter(([k]) => k !== 'transforms').flatMap(([, v]) => paths(v))];
+      return [
+        ...own,
+        ...tpl,
+        ...Object.entries(o)
+          .filter(([k]) => k !== 'transforms')
+          .flatMap(([, v]) => paths(v)),
+      ];
     }
     return [];
   };
-  const f = (field: string, expr: unknown, evidence = nfe, confidence = 0.95, todo?: string): FieldProposal => ({ field, expr, evidence, confidence, columns: paths(expr), ...(todo ? { todo } : {}) });
+  const f = (field: string, expr: unknown, evidence = nfe, confidence = 0.95, todo?: string): FieldProposal => ({
+    field,
+    expr,
+    evidence,
+    confidence,
+    columns: paths(expr),
+    ...(todo ? { todo } : {}),
+  });
   const items: FieldProposal[] = [
-    f('productID', { ref: 'Product', from: { path: 'prod/cProd' } }, `${nfe}: prod/cProd is the issuer's product code (the same as yours only when the issuer is your own ERP)`, 0.7),
+    f(
+      'productID',
+      { ref: 'Product', from: { path: 'prod/cProd' } },
+      `${nfe}: prod/cProd is the issuer's product code (the same as yours only when the issuer is your own ERP)`,
+      0.7,
+    ),
     lots
-      ? f('quantity', { coalesce: [{ path: 'prod/rastro/qLote' }, { path: 'prod/qCom' }], transforms: [{ number: { decimal: '.' } }] }, `${nfe}: lots (rastro) carry their own quantity, else prod/qCom; NF-e numbers use '.'`)
+      ? f(
+          'quantity',
+          { coalesce: [{ path: 'prod/rastro/qLote' }, { path: 'prod/qCom' }], transforms: [{ number: { decimal: '.' } }] },
+          `${nfe}: lots (rastro) carry their own quantity, else prod/qCom; NF-e numbers use '.'`,
+        )
       : f('quantity', { path: 'prod/qCom', transforms: [{ number: { decimal: '.' } }] }, `${nfe}: prod/qCom, NF-e numbers use '.'`),
   ];
   if (lots) {
@@ -381,16 +416,30 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
   if (has('prod/cEAN')) items.push(f('aux03', { path: 'prod/cEAN' }, `${nfe}: the EAN, kept for reference`, 0.6));
   const fields: FieldProposal[] = [
     f('nf', { path: '/NFe/infNFe/ide/nNF' }),
-    f('codeERP', { path: '/NFe/infNFe/@Id', transforms: [{ replace: { pattern: '^NFe', with: 'PurchaseOrder:' } }, 'uuid5'] }, 'codeERP is typed Guid: a stable UUID v5 from the access key (decision D-CODEERP)'),
+    f(
+      'codeERP',
+      { path: '/NFe/infNFe/@Id', transforms: [{ replace: { pattern: '^NFe', with: 'PurchaseOrder:' } }, 'uuid5'] },
+      'codeERP is typed Guid: a stable UUID v5 from the access key (decision D-CODEERP)',
+    ),
     f('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the receiving company', 0.2, 'the name of your company as the WMS knows it'),
     f('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the receiving branch', 0.2, 'the name of the receiving branch in the WMS'),
     f('warehouseID', { lookup: 'Warehouse', by: 'codeERP', from: { const: 'TODO' } }, 'the receiving warehouse', 0.2, 'the codeERP of the receiving warehouse'),
-    f('providerID', { ref: 'Provider', from: { path: '/NFe/infNFe/emit/CNPJ' } }, `${nfe}: the issuer's CNPJ (send providers with codeERP = CNPJ, decision D-MAP-PROVIDER)`, 0.8),
+    f(
+      'providerID',
+      { ref: 'Provider', from: { path: '/NFe/infNFe/emit/CNPJ' } },
+      `${nfe}: the issuer's CNPJ (send providers with codeERP = CNPJ, decision D-MAP-PROVIDER)`,
+      0.8,
+    ),
     f('ownersID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, 'the owner of the goods', 0.2, "the owner (depositante) code, e.g. '001'"),
     dateIso
       ? f('registrationDate', { path: '/NFe/infNFe/ide/dhEmi', transforms: [{ date: { format: 'iso' } }] }, `${nfe}: dhEmi is ISO 8601 with its offset`)
       : f('registrationDate', { path: '/NFe/infNFe/ide/dEmi', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }, `${nfe}: dEmi (layouts before 3.10)`),
-    f('description', { template: 'NF-e {/NFe/infNFe/ide/nNF} série {/NFe/infNFe/ide/serie} de {/NFe/infNFe/emit/xNome}' }, 'number, series and issuer of the invoice', 0.8),
+    f(
+      'description',
+      { template: 'NF-e {/NFe/infNFe/ide/nNF} série {/NFe/infNFe/ide/serie} de {/NFe/infNFe/emit/xNome}' },
+      'number, series and issuer of the invoice',
+      0.8,
+    ),
     f('receiptType', { const: 0 }, '0 = standard receiving (1 = return)', 0.7),
   ];
   return {
@@ -458,7 +507,8 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     const main = mainRecord(s);
     rows = allRows.filter((r) => r.recordType === main.type);
   }
-  if (rows.length === 0) throw new ConfigError(`infer: ${fileName} gave no data rows with the sniffed options (${JSON.stringify(source)}); ${errors} parse error(s)`);
+  if (rows.length === 0)
+    throw new ConfigError(`infer: ${fileName} gave no data rows with the sniffed options (${JSON.stringify(source)}); ${errors} parse error(s)`);
   // columns in file order
   const colNames: string[] = [];
   const seen = new Set<string>();
@@ -486,7 +536,9 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
   // unnamed fixed-width fields get names from their type, so the mapping reads well
   const unnamed = (s.format === 'fixed-width' && !s.fixed!.titleLine) || (s.format === 'delimited' && !s.delimited!.header);
   if (unnamed && s.format === 'fixed-width') renameFixedFields(s, cols, source);
-  sourceNotes.push(`numbers: decimal separator '${fd.decimal}'${fd.comma + fd.dot ? ` (${fd.comma} value(s) with a decimal comma, ${fd.dot} with a decimal point)` : ' (no decimal values seen)'}`);
+  sourceNotes.push(
+    `numbers: decimal separator '${fd.decimal}'${fd.comma + fd.dot ? ` (${fd.comma} value(s) with a decimal comma, ${fd.dot} with a decimal point)` : ' (no decimal values seen)'}`,
+  );
   const base = {
     name: opts.name ?? names.name,
     match: { channel: opts.channel ?? '', files: names.glob },
@@ -518,7 +570,12 @@ function documentShape(sample: Sample, def: TargetDef): DocumentShape {
     const hrows = allRows.filter((r) => r.recordType === 'header');
     const hfields = headerRec!.fields.filter((f) => f.name !== 'tipo');
     headerCols = hfields.map((f, i) => {
-      const p = profileColumn(f.name, i, hrows.map((r) => r.fields[f.name] ?? ''), { fileDecimal: fd.decimal, fixedWidth: true });
+      const p = profileColumn(
+        f.name,
+        i,
+        hrows.map((r) => r.fields[f.name] ?? ''),
+        { fileDecimal: fd.decimal, fixedWidth: true },
+      );
       p.start = f.start;
       p.length = f.length;
       return p;
@@ -584,8 +641,17 @@ function fieldProposals(sample: Sample, def: TargetDef, byField: Assignment): { 
     const src = f.sameAs ? byField.get(f.sameAs) : byField.get(f.field);
     if (src) {
       const built = buildExpr(f.sameAs ? { ...def.fields.find((x) => x.field === f.sameAs)!, field: f.field } : f, src.c, sample.reader, sample.fd.decimal);
-      const evidence = f.sameAs ? `the same column as ${f.sameAs} ('${src.c.name}')${def.target === 'Provider' ? ': NF-e name their issuer by CNPJ, so providers are keyed by it (D-MAP-PROVIDER)' : ''}` : evidenceOf(src.why, src.c);
-      list.push({ field: f.field, expr: built.expr, confidence: conf(src.score), evidence, columns: [src.c.name], ...(built.todo ? { todo: built.todo } : {}) });
+      const evidence = f.sameAs
+        ? `the same column as ${f.sameAs} ('${src.c.name}')${def.target === 'Provider' ? ': NF-e name their issuer by CNPJ, so providers are keyed by it (D-MAP-PROVIDER)' : ''}`
+        : evidenceOf(src.why, src.c);
+      list.push({
+        field: f.field,
+        expr: built.expr,
+        confidence: conf(src.score),
+        evidence,
+        columns: [src.c.name],
+        ...(built.todo ? { todo: built.todo } : {}),
+      });
     } else if (f.placeholder) {
       list.push({ field: f.field, expr: f.placeholder.expr, confidence: 0.1, evidence: 'no column found', todo: f.placeholder.todo, columns: [] });
     }
@@ -593,11 +659,24 @@ function fieldProposals(sample: Sample, def: TargetDef, byField: Assignment): { 
   // text fields the WMS requires that no column gives: a TODO constant, so the mapping validates and says so
   for (const field of requiredTextFields(def.target)) {
     if (header.some((h) => h.field === field)) continue;
-    header.push({ field, expr: { const: 'TODO' }, confidence: 0.05, evidence: 'no column found', todo: `${def.target} requires ${field}: map the column that holds it`, columns: [] });
+    header.push({
+      field,
+      expr: { const: 'TODO' },
+      confidence: 0.05,
+      evidence: 'no column found',
+      todo: `${def.target} requires ${field}: map the column that holds it`,
+      columns: [],
+    });
   }
   // fields derived from others
   if (['Provider', 'ShippingCompany', 'PickingList'].includes(def.target) && (hasColumn(header, 'state') || hasColumn(header, 'city'))) {
-    header.push({ field: 'country', expr: { const: 'Brasil' }, confidence: 0.6, evidence: 'Brazilian states (UF) and cities: the country is Brasil', columns: [] });
+    header.push({
+      field: 'country',
+      expr: { const: 'Brasil' },
+      confidence: 0.6,
+      evidence: 'Brazilian states (UF) and cities: the country is Brasil',
+      columns: [],
+    });
   }
   return { header, items };
 }
@@ -609,7 +688,13 @@ function documentHeader(reader: Reader, header: FieldProposal[], keyCol: ColumnP
   const order = header.find((h) => h.field === 'order');
   if (!order || order.columns[0] !== keyCol.name) {
     const i = header.findIndex((h) => h.field === 'order');
-    const o = { field: 'order', expr: { [reader]: keyCol.name, transforms: ['trim'] }, confidence: 0.6, evidence: `the document key '${keyCol.name}'`, columns: [keyCol.name] };
+    const o = {
+      field: 'order',
+      expr: { [reader]: keyCol.name, transforms: ['trim'] },
+      confidence: 0.6,
+      evidence: `the document key '${keyCol.name}'`,
+      columns: [keyCol.name],
+    };
     if (i >= 0) header[i] = o;
     else header.unshift(o);
   }
@@ -624,14 +709,24 @@ function documentHeader(reader: Reader, header: FieldProposal[], keyCol: ColumnP
     if (!header.some((h) => h.field === field)) header.push({ field, expr, confidence: 0.1, evidence: 'no column found', todo, columns: [] });
   };
   place('companyID', { lookup: 'Company', by: 'name', from: { const: 'TODO' } }, 'the name of your company as the WMS knows it');
-  place('branchID', { lookup: 'Branch', by: 'name', from: { const: 'TODO' } }, 'the name of the shipping branch in the WMS (a table by warehouse when there are several)');
+  place(
+    'branchID',
+    { lookup: 'Branch', by: 'name', from: { const: 'TODO' } },
+    'the name of the shipping branch in the WMS (a table by warehouse when there are several)',
+  );
   place('ownerID', { lookup: 'Owners', by: 'code', from: { const: 'TODO' } }, "the owner (depositante) code, e.g. '001'");
   const street = header.find((h) => h.field === 'street');
   if (street && hasColumn(header, 'city')) {
     const parts = ['street', 'number', 'district', 'city', 'state'].map((n) => header.find((h) => h.field === n)?.columns[0]);
     if (parts[0] && parts[3]) {
       const tpl = `{${parts[0]}}${parts[1] ? `, {${parts[1]}}` : ''}${parts[2] ? ` - {${parts[2]}}` : ''} - {${parts[3]}}${parts[4] ? `/{${parts[4]}}` : ''}`;
-      header.push({ field: 'clientAddress', expr: { template: tpl }, confidence: 0.6, evidence: 'the address in one line, from its parts', columns: parts.filter((x): x is string => !!x) });
+      header.push({
+        field: 'clientAddress',
+        expr: { template: tpl },
+        confidence: 0.6,
+        evidence: 'the address in one line, from its parts',
+        columns: parts.filter((x): x is string => !!x),
+      });
     }
   }
   header.push({ field: 'type', expr: { const: 0 }, confidence: 0.6, evidence: '0 = sales order', columns: [] });
@@ -644,10 +739,13 @@ function proposeGroup(sample: Sample, def: TargetDef, shape: DocumentShape, head
   const { fixedDoc, doc, headerRec } = shape;
   const order = header.find((h) => h.field === 'order');
   const keyCol = doc?.key ?? (order?.columns[0] ? (fixedDoc ? shape.headerCols : sample.cols).find((c) => c.name === order.columns[0]) : undefined);
-  if (!keyCol) throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
+  if (!keyCol)
+    throw new ConfigError(`infer: ${def.target} is a document, but no column repeats like an order number; say which rows form a document by editing group.by`);
   documentHeader(sample.reader, header, keyCol);
-  if (!items.some((i) => i.field === 'productID')) throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
-  if (!items.some((i) => i.field === 'quantity')) throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
+  if (!items.some((i) => i.field === 'productID'))
+    throw new ConfigError(`infer: no column looks like the product of an order item; use a column named produto (or C6_PRODUTO)`);
+  if (!items.some((i) => i.field === 'quantity'))
+    throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
   const s = sample.s;
   return fixedDoc
     ? {
@@ -683,14 +781,28 @@ function proposeAttachment(sample: Sample, header: FieldProposal[], usedCols: Se
   });
   usedCols.add(file.name);
   if (ped) usedCols.add(ped.name);
-  return { field: 'attachmentPath', expr: { [reader]: file.name, transforms: ['trim'] }, confidence: 0.8, evidence: `column '${file.name}': the file to upload, relative to the channel folder`, columns: [file.name] };
+  return {
+    field: 'attachmentPath',
+    expr: { [reader]: file.name, transforms: ['trim'] },
+    confidence: 0.8,
+    evidence: `column '${file.name}': the file to upload, relative to the channel folder`,
+    columns: [file.name],
+  };
 }
 
 /** Columns no field reads, and among them small sets of codes (what a `map` to an interface code or a `table` could start from). */
 function unreadColumns(cols: ColumnProfile[], headerCols: ColumnProfile[], readCols: Set<string>): { unused: string[]; smallSets: string[] } {
   const unusedCols = [...cols, ...headerCols].filter((c) => !readCols.has(c.name) && c.type.kind !== 'empty');
   const smallSets = unusedCols
-    .filter((c) => c.distinctValues && c.distinct >= 2 && c.distinct <= 6 && c.values.length > c.distinct && ['code', 'flag', 'integer'].includes(c.type.kind) && c.maxLength <= 4)
+    .filter(
+      (c) =>
+        c.distinctValues &&
+        c.distinct >= 2 &&
+        c.distinct <= 6 &&
+        c.values.length > c.distinct &&
+        ['code', 'flag', 'integer'].includes(c.type.kind) &&
+        c.maxLength <= 4,
+    )
     .map((c) => `${c.name} (${c.distinctValues!.join(', ')})`);
   return { unused: unusedCols.map((c) => c.name), smallSets };
 }
@@ -751,11 +863,17 @@ function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed): Propo
   if (s.format === 'fixed-width' && s.fixed!.tagLength > 0) {
     const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
     const others = s.fixed!.records.filter((r) => r !== main).map((r) => `'${r.tag}' ${r.type}`);
-    return { expr: { field: 'tipo', equals: main.tag }, evidence: `keeps the '${main.tag}' ${main.type} records${others.length ? `; ${others.join(', ')} are skipped (counted, not rejected)` : ''}` };
+    return {
+      expr: { field: 'tipo', equals: main.tag },
+      evidence: `keeps the '${main.tag}' ${main.type} records${others.length ? `; ${others.join(', ')} are skipped (counted, not rejected)` : ''}`,
+    };
   }
   if (s.format === 'fixed-width' && s.fixed!.titleLine) {
     const first = s.fixed!.records[0]!.fields[0]!;
-    return { expr: { field: first.name, transforms: ['trim'], notEquals: first.name }, evidence: 'the first line holds the column titles: this filter skips it' };
+    return {
+      expr: { field: first.name, transforms: ['trim'], notEquals: first.name },
+      evidence: 'the first line holds the column titles: this filter skips it',
+    };
   }
   for (const c of cols) {
     const n = normName(c.name);
@@ -784,8 +902,21 @@ function defaultChannel(path: string, fallback: string): string {
 function renameFixedFields(s: Sniffed, cols: ColumnProfile[], source: ParseOptionsInput, type?: string): void {
   const taken = new Set<string>(['tipo', 'registros']);
   const word: Partial<Record<ValueKind, string>> = {
-    cnpj: 'cnpj', cpf: 'cpf', gtin: 'ean', ncm: 'ncm', cep: 'cep', uf: 'uf', date: 'data', datetime: 'data_hora', flag: 'indicador',
-    integer: 'numero', decimal: 'valor', implied: 'quantidade', code: 'codigo', text: 'texto', empty: 'vazio',
+    cnpj: 'cnpj',
+    cpf: 'cpf',
+    gtin: 'ean',
+    ncm: 'ncm',
+    cep: 'cep',
+    uf: 'uf',
+    date: 'data',
+    datetime: 'data_hora',
+    flag: 'indicador',
+    integer: 'numero',
+    decimal: 'valor',
+    implied: 'quantidade',
+    code: 'codigo',
+    text: 'texto',
+    empty: 'vazio',
   };
   const renames = new Map<string, string>();
   for (const c of cols) {

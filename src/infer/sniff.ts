@@ -118,7 +118,9 @@ function isUtf8(b: Buffer, truncatedOk: boolean): boolean {
 /** Encoding of a byte sample: BOMs, UTF-16, strict UTF-8, else Windows-1252 versus ISO-8859-1 from 0x80-0x9F. */
 export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
   if (b.length >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff))) {
-    throw new InputError('the sample is UTF-16 (byte order mark FF FE / FE FF); the parsers read UTF-8, Windows-1252 and ISO-8859-1: convert it first (iconv -f UTF-16 -t UTF-8)');
+    throw new InputError(
+      'the sample is UTF-16 (byte order mark FF FE / FE FF); the parsers read UTF-8, Windows-1252 and ISO-8859-1: convert it first (iconv -f UTF-16 -t UTF-8)',
+    );
   }
   const head = b.subarray(0, Math.min(b.length, 8192));
   let nulEven = 0;
@@ -130,7 +132,9 @@ export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
   }
   if (nulEven + nulOdd > 0) {
     if (head.length > 16 && (nulOdd > head.length / 4 || nulEven > head.length / 4)) {
-      throw new InputError('the sample looks like UTF-16 without a byte order mark (every other byte is NUL); convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8)');
+      throw new InputError(
+        'the sample looks like UTF-16 without a byte order mark (every other byte is NUL); convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8)',
+      );
     }
     throw new InputError(`the sample looks binary (NUL byte in the first 8 KB); infer reads delimited or fixed-width text, XML and JSON`);
   }
@@ -149,10 +153,20 @@ export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
   if (high === 0) return { encoding: 'utf-8', bom: false, ascii: true, evidence: 'only ASCII bytes (every supported encoding reads it alike)' };
   if (isUtf8(b, truncated)) return { encoding: 'utf-8', bom: false, ascii: false, evidence: `${high} bytes above 0x7F, all in valid UTF-8 sequences` };
   if (c1 > 0 && undefinedCp1252 === 0) {
-    return { encoding: 'windows-1252', bom: false, ascii: false, evidence: `not UTF-8; ${c1} byte(s) in 0x80-0x9F, printable in Windows-1252 (– “ ” €...), control codes in ISO-8859-1` };
+    return {
+      encoding: 'windows-1252',
+      bom: false,
+      ascii: false,
+      evidence: `not UTF-8; ${c1} byte(s) in 0x80-0x9F, printable in Windows-1252 (– “ ” €...), control codes in ISO-8859-1`,
+    };
   }
   if (undefinedCp1252 > 0) {
-    return { encoding: 'iso-8859-1', bom: false, ascii: false, evidence: `not UTF-8; byte(s) 0x81/0x8D/0x8F/0x90/0x9D are undefined in Windows-1252: ISO-8859-1` };
+    return {
+      encoding: 'iso-8859-1',
+      bom: false,
+      ascii: false,
+      evidence: `not UTF-8; byte(s) 0x81/0x8D/0x8F/0x90/0x9D are undefined in Windows-1252: ISO-8859-1`,
+    };
   }
   return {
     encoding: 'windows-1252',
@@ -442,7 +456,12 @@ export function sniffFixedWidth(text: string): FixedLayoutGuess {
       const counts = new Map<string, number>();
       for (const t of tag1) counts.set(t, (counts.get(t) ?? 0) + 1);
       const major = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
-      if (counts.size >= 2 && counts.size <= 6 && (tag1[0] !== major || tag1[tag1.length - 1] !== major) && [...counts.keys()].every((k) => /[A-Z0-9]/.test(k))) {
+      if (
+        counts.size >= 2 &&
+        counts.size <= 6 &&
+        (tag1[0] !== major || tag1[tag1.length - 1] !== major) &&
+        [...counts.keys()].every((k) => /[A-Z0-9]/.test(k))
+      ) {
         tagLength = 1;
       }
     }
@@ -478,14 +497,18 @@ export function sniffFixedWidth(text: string): FixedLayoutGuess {
       const first = data[0]!.slice(0, tagLength);
       const last = data[data.length - 1]!.slice(0, tagLength);
       if (tag === detailTag) type = 'detail';
-      else if (tag === first) type = 'header'; // one file header, or one header per document (H/D orders)
+      else if (tag === first)
+        type = 'header'; // one file header, or one header per document (H/D orders)
       else if (tag === last && ls.length === 1) type = 'trailer';
       else type = `registro_${tag}`;
     }
     records.push({ type, ...(tagLength ? { tag } : {}), fields, lines: ls.length });
   }
   if (titles) evidence.push(`first line holds ${titles.length} column titles aligned with the fields`);
-  if (tagLength) evidence.push(`record types from the first ${tagLength === 1 ? 'character' : '3 characters'}: ${records.map((r) => `'${r.tag}' ${r.type} (${r.lines})`).join(', ')}`);
+  if (tagLength)
+    evidence.push(
+      `record types from the first ${tagLength === 1 ? 'character' : '3 characters'}: ${records.map((r) => `'${r.tag}' ${r.type} (${r.lines})`).join(', ')}`,
+    );
   evidence.push('field boundaries from columns blank on every line, digits turning into letters and zero-padded numbers starting');
   const guess: FixedLayoutGuess = { tagLength, records, titleLine: !!titles, lineLength: rawWidth, evidence: evidence.join('; ') };
   // trailer count: a digits-only field of the trailer equal to the number of lines (or of details)
@@ -525,7 +548,11 @@ export function sniffXmlItemPath(text: string): { itemPath: string; nfe: boolean
   if (!root) throw new InputError('the sample XML has no root element');
   const nfe = /^(nfeProc|NFe|enviNFe)$/.test(root) && /<infNFe[\s>]/.test(text) && /<det[\s>]/.test(text);
   if (nfe) {
-    return { itemPath: 'nfeProc/NFe/infNFe/det', nfe: true, evidence: `NF-e recognised (root <${root}>, <infNFe> with <det> items): item path nfeProc/NFe/infNFe/det (the nfeProc envelope is optional)` };
+    return {
+      itemPath: 'nfeProc/NFe/infNFe/det',
+      nfe: true,
+      evidence: `NF-e recognised (root <${root}>, <infNFe> with <det> items): item path nfeProc/NFe/infNFe/det (the nfeProc envelope is optional)`,
+    };
   }
   let best: { path: string; count: number; depth: number } = { path: root, count: 1, depth: 0 };
   const walk = (node: unknown, path: string, depth: number) => {
@@ -613,7 +640,11 @@ export async function sniffFile(path: string): Promise<Sniffed> {
     // the XML declaration names its encoding; the parser follows it
     const declared = /^\s*<\?xml[^>]*encoding=["']([^"']+)["']/i.exec(text)?.[1]?.toLowerCase();
     if (declared && /^(iso-8859-1|latin1|windows-1252|cp1252)$/.test(declared)) {
-      s.encoding = { ...s.encoding, encoding: declared.startsWith('iso') || declared === 'latin1' ? 'iso-8859-1' : 'windows-1252', evidence: `XML declaration says ${declared}` };
+      s.encoding = {
+        ...s.encoding,
+        encoding: declared.startsWith('iso') || declared === 'latin1' ? 'iso-8859-1' : 'windows-1252',
+        evidence: `XML declaration says ${declared}`,
+      };
     }
     s.xml = sniffXmlItemPath(text);
     s.formatEvidence = `XML; ${s.xml.evidence}`;
@@ -635,7 +666,12 @@ export async function sniffFile(path: string): Promise<Sniffed> {
   for (const l of lines) lengths.set(l.length, (lengths.get(l.length) ?? 0) + 1);
   const sameLength = Math.max(...lengths.values()) / lines.length >= 0.9 && (lines[0]?.length ?? 0) >= 20;
   const headerWithout = d.header === false && !(lines[0] ?? '').includes(d.delimiter) && lines.length > 2;
-  if (d.columns <= 1 || withDelim / Math.max(1, lines.length) < 0.5 || headerWithout || (sameLength && d.columns <= 3 && !(lines[0] ?? '').includes(d.delimiter))) {
+  if (
+    d.columns <= 1 ||
+    withDelim / Math.max(1, lines.length) < 0.5 ||
+    headerWithout ||
+    (sameLength && d.columns <= 3 && !(lines[0] ?? '').includes(d.delimiter))
+  ) {
     s.format = 'fixed-width';
     s.fixed = sniffFixedWidth(text);
     s.formatEvidence = `fixed-width: ${s.fixed.evidence}`;

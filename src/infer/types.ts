@@ -8,21 +8,7 @@
 import { isValidCnpj, isValidGtin } from '../map/checks.js';
 
 export type ValueKind =
-  | 'empty'
-  | 'cnpj'
-  | 'cpf'
-  | 'gtin'
-  | 'ncm'
-  | 'cep'
-  | 'uf'
-  | 'date'
-  | 'datetime'
-  | 'flag'
-  | 'integer'
-  | 'decimal'
-  | 'implied'
-  | 'code'
-  | 'text';
+  'empty' | 'cnpj' | 'cpf' | 'gtin' | 'ncm' | 'cep' | 'uf' | 'date' | 'datetime' | 'flag' | 'integer' | 'decimal' | 'implied' | 'code' | 'text';
 
 export interface ColumnType {
   kind: ValueKind;
@@ -64,8 +50,33 @@ export interface ColumnProfile {
 }
 
 export const UFS = new Set([
-  'AC', 'AL', 'AP', 'AM', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MT', 'MS', 'MG', 'PA', 'PB', 'PR', 'PE', 'PI', 'RJ', 'RN', 'RS', 'RO', 'RR', 'SC',
-  'SP', 'SE', 'TO',
+  'AC',
+  'AL',
+  'AP',
+  'AM',
+  'BA',
+  'CE',
+  'DF',
+  'ES',
+  'GO',
+  'MA',
+  'MT',
+  'MS',
+  'MG',
+  'PA',
+  'PB',
+  'PR',
+  'PE',
+  'PI',
+  'RJ',
+  'RN',
+  'RS',
+  'RO',
+  'RR',
+  'SC',
+  'SP',
+  'SE',
+  'TO',
 ]);
 
 const FLAG_WORDS = new Set(['s', 'n', 'sim', 'nao', 'não', 'y', 'yes', 'no', 't', 'f', 'true', 'false', 'v']);
@@ -216,7 +227,12 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
   if (gtinOk / n >= 0.8 && long / n >= 0.5 && !/ncm|cep|cgc|cnpj/.test(lname)) {
     const lengths = [...new Set(vals.filter((v) => isValidGtin(v)).map((v) => v.length))].sort();
     const what = lengths.includes(14) && !lengths.includes(13) ? 'DUN-14/GTIN-14' : `GTIN-${lengths.join('/')}`;
-    return { kind: 'gtin', share: gtinOk / n, lengths, evidence: `${lengths.join('/')} digits, valid ${what} check digit in ${pct(gtinOk / n)} of ${n} values` };
+    return {
+      kind: 'gtin',
+      share: gtinOk / n,
+      lengths,
+      evidence: `${lengths.join('/')} digits, valid ${what} check digit in ${pct(gtinOk / n)} of ${n} values`,
+    };
   }
 
   // dates (most values must fit one format)
@@ -240,15 +256,26 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
   const cepMasked = count((v) => /^\d{5}-\d{3}$/.test(v));
   const eight = count((v) => /^\d{8}$/.test(v));
   if ((ncmMasked + eight) / n >= 0.9 && (ncmMasked > 0 || /ncm|posipi|pos_ipi|classif/.test(lname))) {
-    return { kind: 'ncm', share: (ncmMasked + eight) / n, masked: ncmMasked > 0, evidence: `NCM: 8 digits${ncmMasked ? ' (masked 9999.99.99)' : ''} in ${pct((ncmMasked + eight) / n)} of ${n} values` };
+    return {
+      kind: 'ncm',
+      share: (ncmMasked + eight) / n,
+      masked: ncmMasked > 0,
+      evidence: `NCM: 8 digits${ncmMasked ? ' (masked 9999.99.99)' : ''} in ${pct((ncmMasked + eight) / n)} of ${n} values`,
+    };
   }
   if ((cepMasked + eight) / n >= 0.9 && (cepMasked > 0 || /cep/.test(lname))) {
-    return { kind: 'cep', share: (cepMasked + eight) / n, masked: cepMasked > 0, evidence: `CEP: 8 digits${cepMasked ? ' (masked 99999-999)' : ''} in ${pct((cepMasked + eight) / n)} of ${n} values` };
+    return {
+      kind: 'cep',
+      share: (cepMasked + eight) / n,
+      masked: cepMasked > 0,
+      evidence: `CEP: 8 digits${cepMasked ? ' (masked 99999-999)' : ''} in ${pct((cepMasked + eight) / n)} of ${n} values`,
+    };
   }
 
   // UF
   const uf = count((v) => UFS.has(v.toUpperCase()));
-  if (uf / n >= 0.9 && count((v) => v.length === 2) === n) return { kind: 'uf', share: uf / n, evidence: `Brazilian state (UF) in ${pct(uf / n)} of ${n} values` };
+  if (uf / n >= 0.9 && count((v) => v.length === 2) === n)
+    return { kind: 'uf', share: uf / n, evidence: `Brazilian state (UF) in ${pct(uf / n)} of ${n} values` };
 
   // S/N flags
   const flags = count((v) => FLAG_WORDS.has(v.toLowerCase()));
@@ -275,14 +302,21 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
         scale,
         evidence:
           `${rawDigits[0]?.length}-digit zero-padded numbers; ` +
-          (scale > 0 ? `the last ${scale} digits are zero in ${pct(share)} of ${n} values: read as ${scale} implied decimals` : 'no trailing zeros shared: read without implied decimals'),
+          (scale > 0
+            ? `the last ${scale} digits are zero in ${pct(share)} of ${n} values: read as ${scale} implied decimals`
+            : 'no trailing zeros shared: read without implied decimals'),
       };
     }
   }
   if (ints === n) {
     if (lead / n >= 0.2) {
       const lens = [...new Set(vals.map((v) => v.length))];
-      return { kind: 'code', share: 1, leadingZeros: true, evidence: `digits with leading zeros in ${pct(lead / n)} of ${n} values (${lens.length === 1 ? `${lens[0]} characters, ` : ''}kept as text)` };
+      return {
+        kind: 'code',
+        share: 1,
+        leadingZeros: true,
+        evidence: `digits with leading zeros in ${pct(lead / n)} of ${n} values (${lens.length === 1 ? `${lens[0]} characters, ` : ''}kept as text)`,
+      };
     }
     return { kind: 'integer', share: 1, evidence: `integers in all ${n} values` };
   }
@@ -313,7 +347,11 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
   // codes: short tokens without spaces (CD-SP01, T001, MERC)
   const tokens = count((v) => /^[A-Za-z0-9][A-Za-z0-9._\-/]*$/.test(v) && v.length <= 20);
   if (tokens / n >= 0.9 && count((v) => /[A-Za-z]/.test(v)) > 0) {
-    return { kind: 'code', share: tokens / n, evidence: `codes without spaces (${[...new Set(vals)].slice(0, 3).join(', ')}${new Set(vals).size > 3 ? '...' : ''})` };
+    return {
+      kind: 'code',
+      share: tokens / n,
+      evidence: `codes without spaces (${[...new Set(vals)].slice(0, 3).join(', ')}${new Set(vals).size > 3 ? '...' : ''})`,
+    };
   }
   return { kind: 'text', share: 1, evidence: `text, up to ${Math.max(...vals.map((v) => v.length))} characters` };
 }

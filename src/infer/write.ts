@@ -115,7 +115,9 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   const L: string[] = [];
   L.push(`# yaml-language-server: $schema=${meta.schemaPath}`);
   L.push('#');
-  L.push(`# Inferred by \`wmsbridge infer\` from ${meta.sampleName} (${p.rowsRead} row(s) read${p.parseErrors ? `, ${p.parseErrors} parse error(s)` : ''}) on ${meta.now.toISOString().slice(0, 10)}.`);
+  L.push(
+    `# Inferred by \`wmsbridge infer\` from ${meta.sampleName} (${p.rowsRead} row(s) read${p.parseErrors ? `, ${p.parseErrors} parse error(s)` : ''}) on ${meta.now.toISOString().slice(0, 10)}.`,
+  );
   L.push('# Review it before use: every field says its confidence (high >= 0.8, medium >= 0.5, low) and the evidence;');
   L.push('# TODO marks what infer could not decide. Then: wmsbridge check, and wmsbridge preview <this file> <sample>.');
   L.push('#');
@@ -151,7 +153,9 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   // the text must read back to exactly the mapping object (a quoting slip would change a value silently)
   const back = parseYaml(text) as unknown;
   if (!isDeepStrictEqual(back, toMappingObject(p))) {
-    throw new Error(`infer: internal error: the YAML written does not read back to the proposal (${JSON.stringify(back)} versus ${JSON.stringify(toMappingObject(p))})`);
+    throw new Error(
+      `infer: internal error: the YAML written does not read back to the proposal (${JSON.stringify(back)} versus ${JSON.stringify(toMappingObject(p))})`,
+    );
   }
   return text;
 }

@@ -170,7 +170,10 @@ export async function mkdirUnderShareRoot(destDir: string): Promise<void> {
   const i = parts.lastIndexOf(STATE_SUBDIR);
   const root = i > 0 ? parts.slice(0, i).join(sep) || sep : null;
   if (root !== null && !(await exists(root))) {
-    throw new BridgeError(ErrorCode.INTAKE, `folder ${root} is gone (share unmounted?): ${destDir} is not created; the file is taken up again when the folder is back`);
+    throw new BridgeError(
+      ErrorCode.INTAKE,
+      `folder ${root} is gone (share unmounted?): ${destDir} is not created; the file is taken up again when the folder is back`,
+    );
   }
   await fsp.mkdir(destDir, { recursive: true });
 }
@@ -196,7 +199,10 @@ async function moveFile(src: string, destDir: string, name: string, o: MoveOptio
   } catch (err) {
     if (code(err) !== 'ENOENT') throw err;
     if (!(await exists(dirname(src)))) {
-      throw new BridgeError(ErrorCode.INTAKE, `folder ${dirname(src)} is gone (share unmounted?): ${basename(src)} stays where it is and is taken up again when the folder is back`);
+      throw new BridgeError(
+        ErrorCode.INTAKE,
+        `folder ${dirname(src)} is gone (share unmounted?): ${basename(src)} stays where it is and is taken up again when the folder is back`,
+      );
     }
     return { ok: false, reason: 'gone', message: `${src} is gone (claimed by another instance or removed)` };
   }
@@ -240,7 +246,8 @@ async function moveAcross(src: string, dest: string, o: MoveOptions): Promise<Mo
     // another claimer removed the source first: it owns the file, drop our copy
     await fsp.rm(dest, { force: true });
     if (c === 'ENOENT') return { ok: false, reason: 'gone', message: `${src} is gone (claimed by another instance or removed)` };
-    if (c === 'EBUSY' || c === 'EPERM' || c === 'EACCES') return { ok: false, reason: 'busy', message: `${src} cannot be removed after copying (${c}); left for the next scan` };
+    if (c === 'EBUSY' || c === 'EPERM' || c === 'EACCES')
+      return { ok: false, reason: 'busy', message: `${src} cannot be removed after copying (${c}); left for the next scan` };
     throw err;
   }
   o.logger.info({ file: src, to: dest }, 'moved across filesystems (copy, fsync, verify, unlink)');
@@ -276,7 +283,11 @@ export async function claimFile(ready: ReadyFile, options: ClaimOptions = {}): P
   const markers: string[] = [];
   for (const m of ready.markers) {
     const suffix = basename(m).slice(ready.name.length);
-    const r = await moveFile(m, folders.work, `${basename(workPath)}${suffix}`, o).catch((err: unknown) => ({ ok: false as const, reason: 'busy' as const, message: errorMessage(err) }));
+    const r = await moveFile(m, folders.work, `${basename(workPath)}${suffix}`, o).catch((err: unknown) => ({
+      ok: false as const,
+      reason: 'busy' as const,
+      message: errorMessage(err),
+    }));
     if (r.ok) markers.push(r.path);
     else o.logger.warn({ file: m, reason: r.message }, 'marker file not moved with its data file');
   }
@@ -310,7 +321,8 @@ export async function changedSinceClaim(claimed: ClaimedFile): Promise<string | 
   }
   if (st.size !== claimed.size) return `its size went from ${claimed.size} to ${st.size} bytes`;
   // mtime compared to the millisecond (what every filesystem and share keeps); closer, the hash decides
-  if (claimed.mtimeMs !== undefined && Math.abs(st.mtimeMs - claimed.mtimeMs) >= 1) return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
+  if (claimed.mtimeMs !== undefined && Math.abs(st.mtimeMs - claimed.mtimeMs) >= 1)
+    return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
   if (!claimed.sha256) return null;
   const sha = await sha256File(claimed.workPath);
   return sha === claimed.sha256 ? null : 'its content changed (same size, different sha256)';
@@ -324,7 +336,11 @@ async function moveWithMarkers(claimed: ClaimedFile, destDir: string, options: C
   const workBase = basename(claimed.workPath);
   for (const m of claimed.markers) {
     const suffix = basename(m).startsWith(workBase) ? basename(m).slice(workBase.length) : `.${basename(m)}`;
-    const mr = await moveFile(m, destDir, `${basename(r.path)}${suffix}`, o).catch((err: unknown) => ({ ok: false as const, reason: 'busy' as const, message: errorMessage(err) }));
+    const mr = await moveFile(m, destDir, `${basename(r.path)}${suffix}`, o).catch((err: unknown) => ({
+      ok: false as const,
+      reason: 'busy' as const,
+      message: errorMessage(err),
+    }));
     if (mr.ok) markers.push(mr.path);
     else o.logger.warn({ file: m, reason: mr.message }, 'marker file not moved with its data file');
   }

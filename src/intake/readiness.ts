@@ -158,7 +158,11 @@ export function createReadinessTracker(spec: ReadinessSpec | undefined, isData: 
       const since = t.zeroSince ?? nowMs;
       const emptyForMs = nowMs - (t.polls >= 1 && e.mtimeMs <= nowMs ? Math.min(since, e.mtimeMs) : since);
       if (emptyForMs >= r.emptyFileGraceMs) return { kind: 'empty', entry: e, emptyForMs };
-      return { kind: 'waiting', entry: e, reason: `empty file (0 bytes for ${Math.round(emptyForMs / 1000)} s, grace ${Math.round(r.emptyFileGraceMs / 1000)} s)` };
+      return {
+        kind: 'waiting',
+        entry: e,
+        reason: `empty file (0 bytes for ${Math.round(emptyForMs / 1000)} s, grace ${Math.round(r.emptyFileGraceMs / 1000)} s)`,
+      };
     }
     if (t.polls >= checks && nowMs - t.since >= checks * r.intervalMs) return { kind: 'ready', entry: e, markers: [] };
     return { kind: 'waiting', entry: e, reason: t.polls === 0 ? 'first seen, checking that it is complete' : 'still being written (size or time changed)' };

@@ -11,8 +11,30 @@ import { ConfigError } from '../shared/errors.js';
 
 /** Folders an inbox must never be: listing and moving files there would take what is not ours. */
 const SYSTEM_FOLDERS = [
-  '/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/media', '/mnt', '/opt', '/proc', '/root', '/run', '/sbin',
-  '/srv', '/sys', '/tmp', '/usr', '/var', '/var/tmp', '/var/lib', '/var/log',
+  '/',
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/home',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/media',
+  '/mnt',
+  '/opt',
+  '/proc',
+  '/root',
+  '/run',
+  '/sbin',
+  '/srv',
+  '/sys',
+  '/tmp',
+  '/usr',
+  '/var',
+  '/var/tmp',
+  '/var/lib',
+  '/var/log',
 ];
 
 const isInside = (child: string, parent: string): boolean => {
@@ -47,7 +69,8 @@ export function checkInboxSafety(a: { inboxDir: string; stateDir: string; outbox
       [a.outboxDir, 'outboxDir'],
     ] as const) {
       const o = resolve(other);
-      if (isInside(d, o)) throw new ConfigError(`${where}: ${what} (${d}) is ${d === o ? '' : 'inside '}the ${name} folder (${o}): wmsbridge would take its own files as input`);
+      if (isInside(d, o))
+        throw new ConfigError(`${where}: ${what} (${d}) is ${d === o ? '' : 'inside '}the ${name} folder (${o}): wmsbridge would take its own files as input`);
     }
   };
   check(inbox, 'inboxDir');
@@ -111,12 +134,18 @@ function kindOf(st: Stats): string {
  */
 export function refusalOf(st: Stats): { kind: RefusedEntry['kind']; reason: string } | null {
   if (st.isSymbolicLink()) {
-    return { kind: 'symlink', reason: 'a symbolic link: only regular files placed in the inbox are taken (it may point outside the inbox); copy the file in instead' };
+    return {
+      kind: 'symlink',
+      reason: 'a symbolic link: only regular files placed in the inbox are taken (it may point outside the inbox); copy the file in instead',
+    };
   }
   if (st.isDirectory()) return { kind: 'folder', reason: 'a folder: sub-folders of a channel are not read (one channel per folder)' };
   if (!st.isFile()) return { kind: 'not-regular', reason: `${kindOf(st)}: only regular files are taken` };
   if (st.nlink > 1) {
-    return { kind: 'hardlink', reason: `a hard link (${st.nlink} names for the same data, possibly outside the inbox): only files with one name are taken; copy the file in instead` };
+    return {
+      kind: 'hardlink',
+      reason: `a hard link (${st.nlink} names for the same data, possibly outside the inbox): only files with one name are taken; copy the file in instead`,
+    };
   }
   return null;
 }

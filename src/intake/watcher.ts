@@ -155,7 +155,12 @@ export async function listInboxFolder(dir: string): Promise<FolderListing> {
       continue;
     }
     if (CONTROL_IN_NAME.test(name)) {
-      out.refused.push({ name: shown, path: join(dir, shown), kind: 'name-control', reason: 'the name holds a control character (newline, tab, bidi override): rename it' });
+      out.refused.push({
+        name: shown,
+        path: join(dir, shown),
+        kind: 'name-control',
+        reason: 'the name holds a control character (newline, tab, bidi override): rename it',
+      });
       continue;
     }
     try {
@@ -219,7 +224,13 @@ async function listChannel(ch: ChannelState, wc: WatcherContext): Promise<{ file
     };
     for (const f of listing.files) {
       if (ch.isData(f.name) && !companion(f.name) && !accepts(f.name)) {
-        refused.push({ channel: ch.spec.name, name: f.name, path: join(ch.dir, f.name), kind: 'no-mapping', reason: `no mapping matches this file name in channel ${ch.spec.name}: left where it is` });
+        refused.push({
+          channel: ch.spec.name,
+          name: f.name,
+          path: join(ch.dir, f.name),
+          kind: 'no-mapping',
+          reason: `no mapping matches this file name in channel ${ch.spec.name}: left where it is`,
+        });
       }
     }
   }

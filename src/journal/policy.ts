@@ -35,7 +35,14 @@ export const WAITING_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 
 export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`];
 
 /** The columns of an updateFile patch (keys given as undefined are left alone). */
-const FILE_PATCH_COLUMNS: Record<string, string> = { status: 'status', path: 'path', error: 'error', runId: 'run_id', owner: 'owner', leaseUntil: 'lease_until' };
+const FILE_PATCH_COLUMNS: Record<string, string> = {
+  status: 'status',
+  path: 'path',
+  error: 'error',
+  runId: 'run_id',
+  owner: 'owner',
+  leaseUntil: 'lease_until',
+};
 
 /** The journal's state, shared by its sections. */
 interface Ctx {
@@ -181,12 +188,20 @@ function fileSection(ctx: Ctx): FileMethods {
 
 type RecordMethods = Pick<
   Journal,
-  'countUnsettled' | 'addRecords' | 'deleteRecords' | 'pruneSettled' | 'listRecords' | 'countRecords' | 'requeue' | 'recoverInFlight' | 'findLatest' | 'findRecordByWmsId'
+  | 'countUnsettled'
+  | 'addRecords'
+  | 'deleteRecords'
+  | 'pruneSettled'
+  | 'listRecords'
+  | 'countRecords'
+  | 'requeue'
+  | 'recoverInFlight'
+  | 'findLatest'
+  | 'findRecordByWmsId'
 >;
 
 /** A query with an empty list matches nothing: the store is not asked. */
-const matchesNothing = (q: Omit<RecordQuery, 'afterId' | 'limit'>): boolean =>
-  q.fileIds?.length === 0 || q.targets?.length === 0 || q.statuses?.length === 0;
+const matchesNothing = (q: Omit<RecordQuery, 'afterId' | 'limit'>): boolean => q.fileIds?.length === 0 || q.targets?.length === 0 || q.statuses?.length === 0;
 
 /** Records: batches, transitions, retention and the questions of the send loop. */
 function recordSection(ctx: Ctx): RecordMethods {
@@ -223,10 +238,7 @@ function recordSection(ctx: Ctx): RecordMethods {
   };
 }
 
-type LookupMethods = Pick<
-  Journal,
-  'getXref' | 'findXrefByField' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'
->;
+type LookupMethods = Pick<Journal, 'getXref' | 'findXrefByField' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'>;
 
 /** Cross-reference reads, meta, webhook events. */
 function lookupSection(ctx: Ctx): LookupMethods {

@@ -27,7 +27,6 @@ export type PgWrite = Exclude<JournalWrite, { kind: 'addWebhookEvent' }>;
  */
 export const PG_MAX_BATCHES_IN_FLIGHT = 4;
 
-
 /** the identity of a write's target row: a run never holds two writes to the same row */
 const rowOf = (w: PgWrite): string =>
   w.kind === 'markSending' || w.kind === 'settle'

@@ -185,14 +185,6 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 type PgRecordRow = RecordDbRow<unknown>;
 const fromPg = (r: PgRecordRow): RecordRow => toRecordRow(r, (v) => v);
 
-
-
-
-
-
-
-
-
 /** bigint (int8) as a JS number (ids and counts stay far below 2^53); timestamptz as an ISO string. */
 const OID_INT8 = 20;
 const OID_TIMESTAMPTZ = 1184;
@@ -215,7 +207,6 @@ function cleanParam(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(cleanParam);
   return v;
 }
-
 
 /** 'ttl ms from now' on the server clock */
 const LEASE_EXPR = (param: string): string => `now() + ${param}::bigint * interval '1 millisecond'`;
@@ -336,9 +327,10 @@ class PostgresStore implements JournalStore {
       await c('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey('wmsbridge:file', this.schema, f.sha256)]);
       let duplicateOf: number | null = null;
       if (insert.duplicateAmong) {
-        const earlier = await c<{ id: number }>(`SELECT id FROM ${S}.files WHERE sha256 = $1 AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`, [
-          f.sha256,
-        ]);
+        const earlier = await c<{ id: number }>(
+          `SELECT id FROM ${S}.files WHERE sha256 = $1 AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`,
+          [f.sha256],
+        );
         duplicateOf = earlier.rows[0]?.id ?? null;
       }
       const r = await c<FileDbRow>(

@@ -134,7 +134,9 @@ export function toWebhook(r: WebhookDbRow): WebhookEventRow {
  * A new record's column values, in the order both stores insert them: target, op, key, source, mapping,
  * payload, payload_hash, attachment_path, raw, status, error, reason (JSON columns as text).
  */
-export function recordColumns(r: NewRecord): [
+export function recordColumns(
+  r: NewRecord,
+): [
   target: string | null,
   op: string | null,
   key: string | null,

@@ -27,9 +27,7 @@ export interface WriterThreadOptions {
  */
 export type WriterRequest = { type: 'batch'; id: number; ops: string } | { type: 'close' };
 export type WriterResponse =
-  | { type: 'batch'; id: number; results: string; error?: undefined }
-  | { type: 'batch'; id: number; error: string; results?: undefined }
-  | { type: 'closed' };
+  { type: 'batch'; id: number; results: string; error?: undefined } | { type: 'batch'; id: number; error: string; results?: undefined } | { type: 'closed' };
 
 export interface WriterThread {
   /** Applies the batch in one transaction on the thread; rejects if the transaction failed as a whole. */

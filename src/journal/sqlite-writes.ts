@@ -23,7 +23,15 @@ export const QUEUED_WRITES = {
   settle(stmt: StatementCache, recordId: number, result: RecordResult): void {
     const keepWmsId = result.wmsId === undefined;
     const info = stmt(`UPDATE records SET status = ?, outcome = ?, error = ?, reason = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`).run(
-      ...[result.status, result.outcome, result.error ?? null, result.reason ? JSON.stringify(result.reason) : null, now(), ...(keepWmsId ? [] : [result.wmsId ?? null]), recordId],
+      ...[
+        result.status,
+        result.outcome,
+        result.error ?? null,
+        result.reason ? JSON.stringify(result.reason) : null,
+        now(),
+        ...(keepWmsId ? [] : [result.wmsId ?? null]),
+        recordId,
+      ],
     );
     if (info.changes === 0) throw new Error(`record ${recordId} not found`);
   },
@@ -41,7 +49,8 @@ export const QUEUED_WRITES = {
     // a scan of every row of the resource per record: 20,000 categories took 42 s of writer-thread CPU
     stmt('DELETE FROM xref_field INDEXED BY xref_field_by_key WHERE resource = ? AND key = ?').run(resource, key);
     const at = now();
-    for (const [field, value] of fields) stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
+    for (const [field, value] of fields)
+      stmt('INSERT OR REPLACE INTO xref_field (resource, field, value, key, updated_at) VALUES (?, ?, ?, ?, ?)').run(resource, field, value, key, at);
   },
 
   deleteXref(stmt: StatementCache, resource: RefResource, key: string): void {

@@ -217,7 +217,6 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   return createJournal(store);
 }
 
-
 /** A queued write as the writer thread's table names it (sqlite-writes.ts). */
 function toQueuedOp(w: JournalWrite): QueuedWriteOp {
   switch (w.kind) {
@@ -264,23 +263,25 @@ class SqliteStore implements JournalStore {
   // ---- files and leases ------------------------------------------------------------------------
 
   insertFile(insert: FileInsert): FileRow {
-    return this.db.transaction((): FileRow => {
-      const f = insert.file;
-      let duplicateOf: number | null = null;
-      if (insert.duplicateAmong) {
-        const earlier = this.stmt(`SELECT id FROM files WHERE sha256 = ? AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`).get(f.sha256) as
-          | { id: number }
-          | undefined;
-        if (earlier) duplicateOf = earlier.id;
-      }
-      const ts = now();
-      const leaseUntil = insert.leaseTtlMs !== null ? later(insert.leaseTtlMs) : null;
-      const info = this.stmt(
-        `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
+    return this.db
+      .transaction((): FileRow => {
+        const f = insert.file;
+        let duplicateOf: number | null = null;
+        if (insert.duplicateAmong) {
+          const earlier = this.stmt(`SELECT id FROM files WHERE sha256 = ? AND status IN ${inList(insert.duplicateAmong)} ORDER BY id LIMIT 1`).get(
+            f.sha256,
+          ) as { id: number } | undefined;
+          if (earlier) duplicateOf = earlier.id;
+        }
+        const ts = now();
+        const leaseUntil = insert.leaseTtlMs !== null ? later(insert.leaseTtlMs) : null;
+        const info = this.stmt(
+          `INSERT INTO files (channel, name, path, size, sha256, status, duplicate_of, run_id, owner, lease_until, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(f.channel, f.name, f.path, f.size, f.sha256, insert.statusFor(duplicateOf), duplicateOf, f.runId, f.owner ?? null, leaseUntil, ts, ts);
-      return toFileRow(this.stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
-    }).immediate();
+        ).run(f.channel, f.name, f.path, f.size, f.sha256, insert.statusFor(duplicateOf), duplicateOf, f.runId, f.owner ?? null, leaseUntil, ts, ts);
+        return toFileRow(this.stmt('SELECT * FROM files WHERE id = ?').get(info.lastInsertRowid) as FileDbRow);
+      })
+      .immediate();
   }
 
   getFile(id: number): FileRow | undefined {
@@ -327,7 +328,8 @@ class SqliteStore implements JournalStore {
   }
 
   renewLeases(owner: string, ttlMs: number, statuses: readonly FileStatus[]): number {
-    return this.stmt(`UPDATE files SET lease_until = ?, updated_at = ? WHERE owner = ? AND status IN ${inList(statuses)}`).run(later(ttlMs), now(), owner).changes;
+    return this.stmt(`UPDATE files SET lease_until = ?, updated_at = ? WHERE owner = ? AND status IN ${inList(statuses)}`).run(later(ttlMs), now(), owner)
+      .changes;
   }
 
   releaseLease(fileId: number, owner: string): void {
@@ -366,44 +368,52 @@ class SqliteStore implements JournalStore {
   }
 
   insertRecords(fileId: number, records: NewRecord[]): void {
-    this.db.transaction(() => {
-      const insert = this.stmt(
-        `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+    this.db
+      .transaction(() => {
+        const insert = this.stmt(
+          `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-      );
-      const ts = now();
-      for (const r of records) insert.run(fileId, ...recordColumns(r), ts);
-    }).immediate();
+        );
+        const ts = now();
+        for (const r of records) insert.run(fileId, ...recordColumns(r), ts);
+      })
+      .immediate();
   }
 
   deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): number {
-    return this.db.transaction((): number => {
-      const touched = this.stmt(`SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ${inList(untouched)} OR attempts > 0)`).get(fileId) as {
-        n: number;
-      };
-      if (touched.n === 0) this.stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
-      return touched.n;
-    }).immediate();
+    return this.db
+      .transaction((): number => {
+        const touched = this.stmt(`SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ${inList(untouched)} OR attempts > 0)`).get(
+          fileId,
+        ) as {
+          n: number;
+        };
+        if (touched.n === 0) this.stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
+        return touched.n;
+      })
+      .immediate();
   }
 
   prune(rule: PruneRule): { files: number; records: number } {
-    return this.db.transaction((): { files: number; records: number } => {
-      const ids = (
-        this.stmt(
-          `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
+    return this.db
+      .transaction((): { files: number; records: number } => {
+        const ids = (
+          this.stmt(
+            `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
              AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`,
-        ).all(rule.before.toISOString()) as Array<{ id: number }>
-      ).map((r) => r.id);
-      let records = 0;
-      for (const id of ids) {
-        this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
-        records += this.stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
-        this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
-        for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
-        this.stmt('DELETE FROM files WHERE id = ?').run(id);
-      }
-      return { files: ids.length, records };
-    }).immediate();
+          ).all(rule.before.toISOString()) as Array<{ id: number }>
+        ).map((r) => r.id);
+        let records = 0;
+        for (const id of ids) {
+          this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
+          records += this.stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
+          this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
+          for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
+          this.stmt('DELETE FROM files WHERE id = ?').run(id);
+        }
+        return { files: ids.length, records };
+      })
+      .immediate();
   }
 
   listRecords(query: StoreRecordQuery): RecordRow[] {
@@ -429,7 +439,12 @@ class SqliteStore implements JournalStore {
   moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): number {
     const ts = now();
     const info = fileIds
-      ? this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ? AND file_id IN (SELECT value FROM json_each(?))`).run(to, ts, from, JSON.stringify(fileIds))
+      ? this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ? AND file_id IN (SELECT value FROM json_each(?))`).run(
+          to,
+          ts,
+          from,
+          JSON.stringify(fileIds),
+        )
       : this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ?`).run(to, ts, from);
     return info.changes;
   }
@@ -523,7 +538,10 @@ class SqliteStore implements JournalStore {
   }
 
   markWebhookDelivered(ids: number[]): void {
-    this.stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
+    this.stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(
+      now(),
+      JSON.stringify(ids),
+    );
   }
 
   async close(): Promise<void> {

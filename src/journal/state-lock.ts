@@ -59,7 +59,10 @@ function readLock(path: string): { info: LockInfo | null; mtimeMs: number } | nu
     try {
       const v = JSON.parse(text) as Partial<LockInfo>;
       if (typeof v.pid === 'number' && typeof v.host === 'string') {
-        return { info: { pid: v.pid, host: v.host, command: String(v.command ?? '?'), startedAt: String(v.startedAt ?? '?'), token: String(v.token ?? '') }, mtimeMs };
+        return {
+          info: { pid: v.pid, host: v.host, command: String(v.command ?? '?'), startedAt: String(v.startedAt ?? '?'), token: String(v.token ?? '') },
+          mtimeMs,
+        };
       }
     } catch {
       // fall through: unreadable
@@ -108,7 +111,13 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
   } catch (err) {
     throw new JournalError(`state folder ${dir}: cannot create: ${(err as Error).message}`, { cause: err });
   }
-  const info: LockInfo = { pid: process.pid, host: hostname(), command: options.command, startedAt: new Date().toISOString(), token: randomBytes(8).toString('hex') };
+  const info: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    command: options.command,
+    startedAt: new Date().toISOString(),
+    token: randomBytes(8).toString('hex'),
+  };
 
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(path, info)) return makeLock(path, info);
@@ -123,7 +132,9 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
     } else if (Date.now() - current.mtimeMs > unreadableStaleMs) {
       staleReason = 'the lock file is unreadable and old (a crash while writing it)';
     } else {
-      throw new LockedError(`state folder ${dir} is being locked by another process (lock file ${path} is being written); try again`, { details: { lockFile: path } });
+      throw new LockedError(`state folder ${dir} is being locked by another process (lock file ${path} is being written); try again`, {
+        details: { lockFile: path },
+      });
     }
     // take over under a second exclusive file, re-checking that the lock is the same stale one
     const guard: LockInfo = { ...info };

@@ -86,7 +86,8 @@ function checkGroup(cc: CompileCtx, spec: MappingSpec): void {
 
 function compileAttachment(cc: CompileCtx, spec: MappingSpec): Eval | undefined {
   if (spec.target === 'PickingListAttachment') {
-    if (spec.attachmentPath === undefined) problem(cc, ['attachmentPath'], 'PickingListAttachment needs attachmentPath: the file to attach, relative to the channel folder');
+    if (spec.attachmentPath === undefined)
+      problem(cc, ['attachmentPath'], 'PickingListAttachment needs attachmentPath: the file to attach, relative to the channel folder');
     else return compileExpr(cc, spec.attachmentPath as ExprSpec, ['attachmentPath'], true, 'the file to attach');
   } else if (spec.attachmentPath !== undefined) problem(cc, ['attachmentPath'], 'attachmentPath is for PickingListAttachment only');
   return undefined;
@@ -110,7 +111,8 @@ function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
   if (itemSchema) {
     parts.itemInfo = shapeInfo(itemSchema);
     if (group.explode) {
-      if (source.format !== 'xml' && source.format !== 'json' && source.format !== 'jsonl') problem(cc, ['group', 'explode'], 'explode reads repeating elements of XML/JSON items');
+      if (source.format !== 'xml' && source.format !== 'json' && source.format !== 'jsonl')
+        problem(cc, ['group', 'explode'], 'explode reads repeating elements of XML/JSON items');
       cc.explodePrefix = group.explode;
     }
     parts.itemFields = compileFields(cc, group.itemFields as Record<string, ExprSpec>, parts.itemInfo, ['group', 'itemFields'], `${target} item`);
@@ -124,8 +126,10 @@ function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
     parts.itemRecords = itemRecords;
     if (source.format === 'fixed-width') {
       const types = new Set(source.records.map((r) => r.type));
-      if (group.headerRecord !== undefined && !types.has(group.headerRecord)) problem(cc, ['group', 'headerRecord'], `'${group.headerRecord}' is not a record type of source.records (${[...types].join(', ')})`);
-      for (const t of itemRecords) if (!types.has(t)) problem(cc, ['group', 'itemRecord'], `'${t}' is not a record type of source.records (${[...types].join(', ')})`);
+      if (group.headerRecord !== undefined && !types.has(group.headerRecord))
+        problem(cc, ['group', 'headerRecord'], `'${group.headerRecord}' is not a record type of source.records (${[...types].join(', ')})`);
+      for (const t of itemRecords)
+        if (!types.has(t)) problem(cc, ['group', 'itemRecord'], `'${t}' is not a record type of source.records (${[...types].join(', ')})`);
     }
   } else if (group.by === undefined) problem(cc, ['group', 'by'], 'group needs by (the document key) or headerRecord/itemRecord');
   if (group.by !== undefined) parts.groupByEval = compileExpr(cc, group.by as ExprSpec, ['group', 'by'], true, 'the document key');

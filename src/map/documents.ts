@@ -119,7 +119,8 @@ function flush(plan: MappingPlan, doc: Doc, st: EvalState): MapOutput {
   st.line = savedLine;
   if (doc.issues.list === undefined) {
     const headerLine = doc.headerRow?.line ?? first.line;
-    const lineOf = (path: ReadonlyArray<PropertyKey>): number => (path[0] === itemsKey && typeof path[1] === 'number' ? (doc.itemLines[path[1]] ?? headerLine) : headerLine);
+    const lineOf = (path: ReadonlyArray<PropertyKey>): number =>
+      path[0] === itemsKey && typeof path[1] === 'number' ? (doc.itemLines[path[1]] ?? headerLine) : headerLine;
     const v = validate(plan.schema, plan.fastCheck, payload, lineOf, plan.target);
     if (v) doc.issues.list = v;
   }
@@ -133,7 +134,10 @@ function flush(plan: MappingPlan, doc: Doc, st: EvalState): MapOutput {
 function poison(doc: Doc, item: ParsedErrorItem): void {
   doc.rows.push(errorRaw(item));
   const base = errorIssue(item);
-  doc.issues.push({ ...base, message: `${base.message} (the line could not be read and may belong to document ${q(doc.groupKey)}, so the whole document is held back)` });
+  doc.issues.push({
+    ...base,
+    message: `${base.message} (the line could not be read and may belong to document ${q(doc.groupKey)}, so the whole document is held back)`,
+  });
 }
 
 /** A header record opens a document (or, filtered out, skips its details). */
@@ -198,7 +202,14 @@ export async function* mapRecordTypes(run: MapRun, items: Items): AsyncGenerator
       continue;
     }
     if (!cur) {
-      yield run.out(makeReject(plan, [row], [{ code: 'orphan_item', message: `line ${row.line}: ${type} record before any ${headerType} record: it belongs to no document` }], undefined));
+      yield run.out(
+        makeReject(
+          plan,
+          [row],
+          [{ code: 'orphan_item', message: `line ${row.line}: ${type} record before any ${headerType} record: it belongs to no document` }],
+          undefined,
+        ),
+      );
       continue;
     }
     const keep = run.passes(row);
@@ -267,7 +278,8 @@ export async function* mapGroupedByKey(run: MapRun, items: Items): AsyncGenerato
       if (contiguous && cur) {
         // most likely a damaged line of the open document: hold the document back with it
         cur.rows.push(row);
-        for (const i of k.issues) cur.issues.push({ ...i, message: `${i.message} (the line may belong to document ${q(cur.groupKey)}, so the whole document is held back)` });
+        for (const i of k.issues)
+          cur.issues.push({ ...i, message: `${i.message} (the line may belong to document ${q(cur.groupKey)}, so the whole document is held back)` });
       } else yield run.out(makeReject(plan, [row], k.issues, undefined));
       continue;
     }

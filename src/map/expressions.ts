@@ -17,9 +17,12 @@ function fieldReader(name: string): Eval {
 
 function compileSourceName(cc: CompileCtx, kind: 'col' | 'path' | 'field' | 'short', name: string | number, path: Array<string | number>): Eval {
   const fmt = cc.format;
-  if (kind === 'col' && fmt !== 'delimited') problem(cc, path, `'col' reads delimited files; this source is ${fmt}: use ${fmt === 'fixed-width' ? "'field'" : "'path'"}`);
-  if (kind === 'field' && fmt !== 'fixed-width') problem(cc, path, `'field' reads fixed-width files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'path'"}`);
-  if (kind === 'path' && fmt !== 'xml' && fmt !== 'json' && fmt !== 'jsonl') problem(cc, path, `'path' reads XML/JSON files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'field'"}`);
+  if (kind === 'col' && fmt !== 'delimited')
+    problem(cc, path, `'col' reads delimited files; this source is ${fmt}: use ${fmt === 'fixed-width' ? "'field'" : "'path'"}`);
+  if (kind === 'field' && fmt !== 'fixed-width')
+    problem(cc, path, `'field' reads fixed-width files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'path'"}`);
+  if (kind === 'path' && fmt !== 'xml' && fmt !== 'json' && fmt !== 'jsonl')
+    problem(cc, path, `'path' reads XML/JSON files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'field'"}`);
   if (typeof name === 'number') {
     const key = String(name);
     return (row) => (row.cells !== undefined ? row.cells[name] : row.fields[key]);
@@ -266,7 +269,8 @@ function compileLookup(cc: CompileCtx, s: Record<string, unknown>, path: Array<s
       }
     }
     if (recs.length === 0) throw new RowFail('lookup_not_found', `${resource} with ${by} ${q(value)}${whereText} not found`, value);
-    if (recs.length > 1) throw new RowFail('lookup_ambiguous', `${recs.length} ${resource} records have ${by} ${q(value)}${whereText}: narrow it with where`, value);
+    if (recs.length > 1)
+      throw new RowFail('lookup_ambiguous', `${recs.length} ${resource} records have ${by} ${q(value)}${whereText}: narrow it with where`, value);
     const rec = recs[0] as Readonly<Record<string, unknown>>;
     const out = rec[select ?? 'id'];
     if (isMissing(out)) throw new RowFail('lookup_not_found', `${resource} with ${by} ${q(value)} has no ${select ?? 'id'}`, value);

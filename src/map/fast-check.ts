@@ -59,7 +59,12 @@ function steps(def: Def): Step[] | undefined {
       case 'string_format': {
         if (d['format'] !== 'regex' || !(d['pattern'] instanceof RegExp)) return undefined;
         const re = d['pattern'];
-        out.push({ test: (x) => { re.lastIndex = 0; return re.test(x as string); } });
+        out.push({
+          test: (x) => {
+            re.lastIndex = 0;
+            return re.test(x as string);
+          },
+        });
         break;
       }
       case 'greater_than': {

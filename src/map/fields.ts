@@ -11,7 +11,6 @@ import type { ExprSpec } from './model.js';
 import { RowFail } from './transforms.js';
 import type { RawRow } from '../parse/types.js';
 
-
 export interface ShapeInfo {
   keys: Set<string>;
   /** keys the schema requires (no default) */
@@ -52,7 +51,6 @@ export function itemSchemaOf(target: Target): z.ZodType | undefined {
   const arr = shapeOf(TARGET_INFO[target].schema)[key] as unknown as { element?: z.ZodType };
   return arr.element;
 }
-
 
 export interface CompiledField {
   name: string;
@@ -130,7 +128,14 @@ export class Issues {
   }
 }
 
-export function evalFields(fields: CompiledField[], implicit: Map<string, unknown>, row: RawRow, st: EvalState, issues: Issues, fieldPrefix = ''): Record<string, unknown> {
+export function evalFields(
+  fields: CompiledField[],
+  implicit: Map<string, unknown>,
+  row: RawRow,
+  st: EvalState,
+  issues: Issues,
+  fieldPrefix = '',
+): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
   for (const [k, v] of implicit) payload[k] = v;
   for (let i = 0; i < fields.length; i++) {

@@ -3,7 +3,6 @@
  */
 import { problem, type CompileCtx } from './evaluation.js';
 
-
 /** Case-insensitive file-name glob: * ? [abc] [!abc] {a,b}. */
 export function globToRegExp(glob: string): RegExp {
   let re = '';

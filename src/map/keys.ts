@@ -59,6 +59,7 @@ export function recordKey(
   const k = defaultKey(target, payload);
   const label = TARGET_INFO[target].key.label;
   // a key part that failed is already reported by its field
-  if (k === undefined && issues.list === undefined) issues.push({ code: 'key_missing', field: label, message: `line ${st.line}: no natural key: ${label} is empty` });
+  if (k === undefined && issues.list === undefined)
+    issues.push({ code: 'key_missing', field: label, message: `line ${st.line}: no natural key: ${label} is empty` });
   return k;
 }

@@ -182,7 +182,16 @@ export async function loadMappingsDir(dir: string): Promise<{ mappings: Compiled
       .map((d) => d.name)
       .sort();
   } catch (err) {
-    return { mappings: [], errors: [mappingError(dir, [{ path: '(folder)', message: `cannot read the mappings folder: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }], err)] };
+    return {
+      mappings: [],
+      errors: [
+        mappingError(
+          dir,
+          [{ path: '(folder)', message: `cannot read the mappings folder: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }],
+          err,
+        ),
+      ],
+    };
   }
   const mappings: CompiledMapping[] = [];
   const errors: MappingError[] = [];
@@ -200,7 +209,11 @@ export async function loadMappingsDir(dir: string): Promise<{ mappings: Compiled
       mappings.push(m);
     } catch (err) {
       // whatever went wrong is this file's error: the other mappings still load
-      errors.push(err instanceof MappingError ? err : mappingError(path, [{ path: '(file)', message: `cannot be loaded: ${(err as Error)?.message ?? String(err)}` }], err));
+      errors.push(
+        err instanceof MappingError
+          ? err
+          : mappingError(path, [{ path: '(file)', message: `cannot be loaded: ${(err as Error)?.message ?? String(err)}` }], err),
+      );
     }
   }
   return { mappings, errors };

@@ -19,9 +19,10 @@ export const READ_ONLY_RESOURCES = ['Company', 'Branch', 'Warehouse', 'Dock', 'L
 export type ReadOnlyResource = (typeof READ_ONLY_RESOURCES)[number];
 
 /** Resources wmsbridge sends: a `ref`/`lookup` to them is resolved at send time (RefValue). */
-export const SENDABLE_RESOURCES = REF_RESOURCES.filter(
-  (r) => !(READ_ONLY_RESOURCES as readonly string[]).includes(r),
-) as Exclude<(typeof REF_RESOURCES)[number], ReadOnlyResource>[];
+export const SENDABLE_RESOURCES = REF_RESOURCES.filter((r) => !(READ_ONLY_RESOURCES as readonly string[]).includes(r)) as Exclude<
+  (typeof REF_RESOURCES)[number],
+  ReadOnlyResource
+>[];
 
 /** The `by` fields a lookup may use, per resource. */
 export const LOOKUP_BY: Readonly<Record<(typeof REF_RESOURCES)[number], readonly string[]>> = {
@@ -118,10 +119,7 @@ const Substring = z
 
 const NumberOptions = z.strictObject({
   decimal: z.enum([',', '.']).default(',').describe("Decimal separator. @default ','"),
-  thousands: z
-    .enum(['.', ',', '', ' '])
-    .optional()
-    .describe("Thousands separator ('' for none). @default '.' when decimal is ',', '' when decimal is '.'"),
+  thousands: z.enum(['.', ',', '', ' ']).optional().describe("Thousands separator ('' for none). @default '.' when decimal is ',', '' when decimal is '.'"),
   scale: z
     .number()
     .int()
@@ -153,10 +151,7 @@ const DateT = z
           "Pattern with tokens yyyy yy MM dd HH mm ss (other characters are literal), or 'iso' for ISO 8601 with an " +
             "offset. yy is 20yy. Examples: 'dd/MM/yyyy', 'yyyyMMdd', 'ddMMyy', 'dd/MM/yyyy HH:mm'. @default 'dd/MM/yyyy'",
         ),
-      timeZone: z
-        .string()
-        .optional()
-        .describe('IANA time zone of date-times without an offset. @default the mapping\'s timeZone'),
+      timeZone: z.string().optional().describe("IANA time zone of date-times without an offset. @default the mapping's timeZone"),
       output: z
         .enum(['auto', 'date', 'datetime'])
         .default('auto')
@@ -182,10 +177,7 @@ const MapT = z
     map: z.strictObject({
       values: z.record(z.string(), JsonValue).describe('Source value -> output value (e.g. {A: 0, B: 2}).'),
       default: JsonValue.optional().describe('Output for a value not in `values` (then strict does not apply).'),
-      strict: z
-        .boolean()
-        .default(true)
-        .describe('Without a default: true rejects an unknown value, false passes it through unchanged. @default true'),
+      strict: z.boolean().default(true).describe('Without a default: true rejects an unknown value, false passes it through unchanged. @default true'),
       ignoreCase: z.boolean().default(false).describe('Match source values case-insensitively. @default false'),
     }),
   })
@@ -220,26 +212,18 @@ export type TransformSpec = z.output<typeof TransformSchema>;
 const common = {
   transforms: z.array(TransformSchema).optional().describe('Transforms applied in order to the value.'),
   default: Scalar.optional().describe('Value used when the result is empty (missing column, empty cell, all-blank).'),
-  required: z
-    .boolean()
-    .optional()
-    .describe('An empty result rejects the row (fields the WMS requires are required automatically). @default false'),
+  required: z.boolean().optional().describe('An empty result rejects the row (fields the WMS requires are required automatically). @default false'),
 };
 
 const ColExpr = z
   .strictObject({
-    col: z
-      .union([z.string().min(1), z.number().int().min(0)])
-      .describe('Column name (from the header or `source.columns`) or 0-based column index.'),
+    col: z.union([z.string().min(1), z.number().int().min(0)]).describe('Column name (from the header or `source.columns`) or 0-based column index.'),
     ...common,
   })
   .describe('A column of a delimited file.');
 const PathExpr = z
   .strictObject({
-    path: z
-      .string()
-      .min(1)
-      .describe("Flat path of an XML/JSON item ('prod/cProd', '@nItem'); '/...' reads the document level ('/NFe/infNFe/ide/nNF')."),
+    path: z.string().min(1).describe("Flat path of an XML/JSON item ('prod/cProd', '@nItem'); '/...' reads the document level ('/NFe/infNFe/ide/nNF')."),
     ...common,
   })
   .describe('A value of an XML or JSON item.');
@@ -253,16 +237,14 @@ const TemplateExpr = z
       .string()
       .min(1)
       .describe(
-        "Text with {name} placeholders (column, field or path names); {$file}, {$line}, {$now} are the file name, line and " +
+        'Text with {name} placeholders (column, field or path names); {$file}, {$line}, {$now} are the file name, line and ' +
           'run time. An empty placeholder makes the whole template empty. "{{" and "}}" are literal braces.',
       ),
     ...common,
   })
   .describe('Builds text from several source values.');
 
-type ExprInput =
-  | string
-  | { [k: string]: unknown };
+type ExprInput = string | { [k: string]: unknown };
 
 const ExprRef: z.ZodType<ExprInput> = z.lazy(() => ExpressionSchema) as unknown as z.ZodType<ExprInput>;
 
@@ -273,9 +255,7 @@ const ConcatExpr = z
     ...common,
   })
   .describe('Joins the non-empty values of several expressions.');
-const CoalesceExpr = z
-  .strictObject({ coalesce: z.array(ExprRef).min(1).describe('Candidates, in order.'), ...common })
-  .describe('The first non-empty value.');
+const CoalesceExpr = z.strictObject({ coalesce: z.array(ExprRef).min(1).describe('Candidates, in order.'), ...common }).describe('The first non-empty value.');
 const RefExpr = z
   .strictObject({
     ref: z.enum(SENDABLE_RESOURCES as [string, ...string[]]).describe('Resource wmsbridge sends (Category, Family, Product...).'),
@@ -294,7 +274,7 @@ const LookupExpr = z
     where: z
       .record(z.string(), ExprRef)
       .optional()
-      .describe("Read-only resources: more equalities to narrow the match (Dock: {warehouseID: {lookup: Warehouse, ...}})."),
+      .describe('Read-only resources: more equalities to narrow the match (Dock: {warehouseID: {lookup: Warehouse, ...}}).'),
     select: z
       .string()
       .min(1)
@@ -352,7 +332,13 @@ export type ExprSpec =
   | (CommonSpec & { concat: ExprSpec[]; sep: string })
   | (CommonSpec & { coalesce: ExprSpec[] })
   | (CommonSpec & { ref: string; from: ExprSpec })
-  | (CommonSpec & { lookup: (typeof REF_RESOURCES)[number]; by: string; from: ExprSpec; where?: Record<string, ExprSpec> | undefined; select?: string | undefined })
+  | (CommonSpec & {
+      lookup: (typeof REF_RESOURCES)[number];
+      by: string;
+      from: ExprSpec;
+      where?: Record<string, ExprSpec> | undefined;
+      select?: string | undefined;
+    })
   | (CommonSpec & { table: Record<string, unknown>; from: ExprSpec; ignoreCase: boolean });
 
 // ---------------------------------------------------------------------------------------------
@@ -360,7 +346,10 @@ export type ExprSpec =
 // ---------------------------------------------------------------------------------------------
 
 const TestSchema = {
-  col: z.union([z.string().min(1), z.number().int().min(0)]).optional().describe('Column tested (delimited).'),
+  col: z
+    .union([z.string().min(1), z.number().int().min(0)])
+    .optional()
+    .describe('Column tested (delimited).'),
   path: z.string().min(1).optional().describe('Path tested (XML/JSON).'),
   field: z.string().min(1).optional().describe('Field tested (fixed-width), or any source name.'),
   value: ExprRef.optional().describe('Any expression tested (instead of col/path/field).'),
@@ -384,7 +373,10 @@ const TestCondition = z
   .superRefine((c, ctx) => {
     const sources = SOURCES.filter((k) => (c as Record<string, unknown>)[k] !== undefined);
     if (sources.length !== 1) {
-      ctx.addIssue({ code: 'custom', message: `a condition names exactly one of col, path, field, value (found ${sources.length ? sources.join(', ') : 'none'})` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a condition names exactly one of col, path, field, value (found ${sources.length ? sources.join(', ') : 'none'})`,
+      });
     }
     const ops = TEST_OPS.filter((k) => (c as Record<string, unknown>)[k] !== undefined);
     if (ops.length !== 1) {
@@ -421,11 +413,7 @@ export const GroupSchema = z
     by: ExpressionSchema.optional().describe(
       "Document key: rows with the same value form one document (e.g. the order number, or '/NFe/infNFe/@Id'). Not needed with headerRecord/itemRecord.",
     ),
-    headerRecord: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Fixed-width: record type of the header line that starts a document (header fields are read from it).'),
+    headerRecord: z.string().min(1).optional().describe('Fixed-width: record type of the header line that starts a document (header fields are read from it).'),
     itemRecord: z
       .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
       .optional()

@@ -51,7 +51,13 @@ export type Items = AsyncIterable<ParsedItem>;
 
 export function makeReject(plan: MappingPlan, rows: RawRow[], issues: RowIssue[], key: string | undefined): MapOutput {
   const first = rows[0] as RawRow;
-  const reject: RejectedRow = { source: location(first, rows[rows.length - 1] as RawRow, plan.xml), raw: rows, issues, mapping: plan.name, target: plan.target };
+  const reject: RejectedRow = {
+    source: location(first, rows[rows.length - 1] as RawRow, plan.xml),
+    raw: rows,
+    issues,
+    mapping: plan.name,
+    target: plan.target,
+  };
   if (key !== undefined) reject.key = key;
   return { ok: false, reject };
 }
@@ -65,7 +71,9 @@ export function checkReferenceNeeds(run: MapRun): void {
   if (st.symbolic) return;
   for (const need of plan.referenceNeeds) {
     if (!st.ctx.refs.has(need.resource)) {
-      throw new MappingError(`${plan.file}: mapping ${plan.name} looks up ${need.resource} by ${need.by}, but ${need.resource} was not loaded into the reference cache`);
+      throw new MappingError(
+        `${plan.file}: mapping ${plan.name} looks up ${need.resource} by ${need.by}, but ${need.resource} was not loaded into the reference cache`,
+      );
     }
   }
 }
@@ -74,7 +82,6 @@ export function checkReferenceNeeds(run: MapRun): void {
 export function parseErrorReject(plan: MappingPlan, item: ParsedErrorItem): MapOutput {
   return makeReject(plan, [errorRaw(item)], [errorIssue(item)], undefined);
 }
-
 
 export function errorRaw(item: ParsedErrorItem): RawRow {
   const raw: RawRow = { line: item.line, fields: {} };

@@ -128,7 +128,11 @@ export function compileTransform(spec: TransformSpec, options: TransformCompileO
 }
 
 /** Compiles a transform list to one function (identity when empty). Stops at an empty value. */
-export function compileTransforms(specs: readonly TransformSpec[] | undefined, options: TransformCompileOptions, basePath: Array<string | number>): TransformFn[] {
+export function compileTransforms(
+  specs: readonly TransformSpec[] | undefined,
+  options: TransformCompileOptions,
+  basePath: Array<string | number>,
+): TransformFn[] {
   const out: TransformFn[] = [];
   (specs ?? []).forEach((s, i) => {
     try {
@@ -206,7 +210,12 @@ export function compileNumber(o: { decimal: ',' | '.'; thousands?: '.' | ',' | '
     if (!Number.isFinite(n)) throw new RowFail('invalid_number', `${q(v)} is not a finite number`, v);
     // a number keeps 15 significant digits exactly: more would reach the WMS rounded (1e+23)
     const significant = `${digits}${frac}`.replace(/^0+/, '').replace(/0+$/, '').length;
-    if (significant > 15) throw new RowFail('imprecise_number', `${q(v)} has ${significant} significant digits, more than a number keeps exactly (15): it would be sent as ${n}`, v);
+    if (significant > 15)
+      throw new RowFail(
+        'imprecise_number',
+        `${q(v)} has ${significant} significant digits, more than a number keeps exactly (15): it would be sent as ${n}`,
+        v,
+      );
     return m[1] === '-' || m[4] === '-' ? -n : n;
   };
 }
@@ -323,9 +332,13 @@ export function compileDate(
     return (v) => {
       const m = ISO_RE.exec(str(v).trim());
       if (m === null) throw new RowFail('invalid_date', `${q(v)} is not an ISO 8601 date`, v);
-      const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]);
+      const y = Number(m[1]),
+        mo = Number(m[2]),
+        d = Number(m[3]);
       const hasTime = m[4] !== undefined;
-      const h = Number(m[4] ?? 0), mi = Number(m[5] ?? 0), s = Number(m[6] ?? 0);
+      const h = Number(m[4] ?? 0),
+        mi = Number(m[5] ?? 0),
+        s = Number(m[6] ?? 0);
       check(v, y, mo, d, h, mi, s);
       let off: number | undefined;
       const z = m[8];
@@ -350,7 +363,12 @@ export function compileDate(
   return (v) => {
     const s0 = str(v).trim();
     if (s0.length !== total) throw new RowFail('invalid_date', `${q(v)} is not a date in the format ${fmtLabel}`, v);
-    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    let y = 0,
+      mo = 0,
+      d = 0,
+      h = 0,
+      mi = 0,
+      s = 0;
     for (const p of parts) {
       if (p.token === null) {
         if (s0[p.start] !== p.literal) throw new RowFail('invalid_date', `${q(v)} is not a date in the format ${fmtLabel}`, v);
@@ -363,13 +381,27 @@ export function compileDate(
         n = n * 10 + c;
       }
       switch (p.token) {
-        case 'yyyy': y = n; break;
-        case 'yy': y = 2000 + n; break;
-        case 'MM': mo = n; break;
-        case 'dd': d = n; break;
-        case 'HH': h = n; break;
-        case 'mm': mi = n; break;
-        case 'ss': s = n; break;
+        case 'yyyy':
+          y = n;
+          break;
+        case 'yy':
+          y = 2000 + n;
+          break;
+        case 'MM':
+          mo = n;
+          break;
+        case 'dd':
+          d = n;
+          break;
+        case 'HH':
+          h = n;
+          break;
+        case 'mm':
+          mi = n;
+          break;
+        case 'ss':
+          s = n;
+          break;
       }
     }
     check(v, y, mo, d, h, mi, s);

@@ -10,7 +10,6 @@ import { formatPath } from './problems.js';
 import { q } from './transforms.js';
 import { isRef } from './types.js';
 
-
 /**
  * The payload as validation sees it: RefValues and lookup placeholders replaced by PLACEHOLDER_UUID.
  * Copies only the objects and arrays that hold a placeholder; returns the input itself otherwise.

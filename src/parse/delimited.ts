@@ -154,8 +154,7 @@ function recordReader(path: string, o: DelimitedOptions, stats: SourceStats): ()
     pending = pendingAt < pending.length ? [...lines, ...pending.slice(pendingAt)] : lines;
     pendingAt = 0;
   };
-  const mayClose = (t: string): boolean =>
-    o.quote !== false && (t.indexOf(o.quote) !== -1 || (o.escape !== undefined && t.indexOf(o.escape) !== -1));
+  const mayClose = (t: string): boolean => o.quote !== false && (t.indexOf(o.quote) !== -1 || (o.escape !== undefined && t.indexOf(o.escape) !== -1));
   let skipped = 0;
   /** the physical lines of the record being assembled */
   let rec: PhysicalLine[] = [];
@@ -175,8 +174,7 @@ function recordReader(path: string, o: DelimitedOptions, stats: SourceStats): ()
     recSize = 0;
     return { kind: 'error', item: { kind: 'error', line: first.line, text: first.text, issue: { code: ParseIssueCode.BAD_QUOTE, message: why } } };
   };
-  const unbalanced = (): Assembled =>
-    brokenQuote(`quote opened at line ${rec[0]!.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`);
+  const unbalanced = (): Assembled => brokenQuote(`quote opened at line ${rec[0]!.line} is not closed within ${o.maxLineLength} characters (unbalanced quote)`);
 
   return async function read(): Promise<Assembled | undefined> {
     for (;;) {
@@ -226,7 +224,13 @@ function recordReader(path: string, o: DelimitedOptions, stats: SourceStats): ()
 }
 
 /** A complete record after the header as a row, or the reason it is not one. */
-function recordItem(r: Extract<Assembled, { kind: 'record' }>, o: DelimitedOptions, facts: ParseFacts, columns: string[] | undefined, expected: number): ParsedItem {
+function recordItem(
+  r: Extract<Assembled, { kind: 'record' }>,
+  o: DelimitedOptions,
+  facts: ParseFacts,
+  columns: string[] | undefined,
+  expected: number,
+): ParsedItem {
   const { lines, text, cells } = r;
   const first = lines[0]!;
   const last = lines[lines.length - 1]!;
@@ -238,8 +242,18 @@ function recordItem(r: Extract<Assembled, { kind: 'record' }>, o: DelimitedOptio
   if (encodingProblem) return { kind: 'error', ...loc, text, cells, issue: encodingProblem };
   // a row equal to the header (the reason column a rejects file adds aside: a re-dropped rejects file
   // holding such a row must be refused again, not read as data)
-  if (facts.header && cells.length === facts.header.length && cells.every((c, i) => c.trim() === facts.header![i] || facts.header![i] === REJECT_REASON_COLUMN)) {
-    return { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.REPEATED_HEADER, message: 'the row repeats the header line (two exports joined into one file?)' } };
+  if (
+    facts.header &&
+    cells.length === facts.header.length &&
+    cells.every((c, i) => c.trim() === facts.header![i] || facts.header![i] === REJECT_REASON_COLUMN)
+  ) {
+    return {
+      kind: 'error',
+      ...loc,
+      text,
+      cells,
+      issue: { code: ParseIssueCode.REPEATED_HEADER, message: 'the row repeats the header line (two exports joined into one file?)' },
+    };
   }
   // in a tab-separated file a tab inside a field was quoted on purpose, like a ';' in a ';' file
   const control = controlIssue(cells, columns ?? [], o.allowControlCharacters, o.delimiter === '\t');
@@ -256,12 +270,7 @@ function recordItem(r: Extract<Assembled, { kind: 'record' }>, o: DelimitedOptio
 }
 
 /** Streams a delimited file as ParsedItems. `facts` is filled while reading (header, columns, newline). */
-export async function* parseDelimited(
-  path: string,
-  o: DelimitedOptions,
-  facts: ParseFacts,
-  stats: SourceStats,
-): AsyncGenerator<ParsedItem> {
+export async function* parseDelimited(path: string, o: DelimitedOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
   const read = recordReader(path, o, stats);
   let columns: string[] | undefined = o.header ? undefined : o.columns;
   let expected: number | undefined = columns?.length;

@@ -17,7 +17,8 @@ export function jsonTooDeep(text: string, max = MAX_NESTING, firstLine = 1): { l
     const c = text.charCodeAt(i);
     if (c === 10) line++;
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
       continue;
     }

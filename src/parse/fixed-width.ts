@@ -36,12 +36,7 @@ export function cutFields(line: string, record: FixedRecord): Record<string, str
   return fields;
 }
 
-export async function* parseFixedWidth(
-  path: string,
-  o: FixedWidthOptions,
-  facts: ParseFacts,
-  stats: SourceStats,
-): AsyncGenerator<ParsedItem> {
+export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
   const ordered = orderRecords(o.records);
   const trailer = o.trailer;
   // layout consistency (trailer type and field declared...) is checked by checkParseOptions in openParser
@@ -99,10 +94,9 @@ export async function* parseFixedWidth(
       const rawCount = fields[trailer.countField] ?? '';
       const t = rawCount.trim();
       if (!/^\d+$/.test(t)) {
-        throw new InputError(
-          `${path}:${pl.line}: trailer field ${trailer.countField} is not a count (value "${rawCount}")`,
-          { details: { file: path, line: pl.line } },
-        );
+        throw new InputError(`${path}:${pl.line}: trailer field ${trailer.countField} is not a count (value "${rawCount}")`, {
+          details: { file: path, line: pl.line },
+        });
       }
       const declared = Number(t);
       let counted: number;
@@ -131,7 +125,11 @@ export async function* parseFixedWidth(
       continue;
     }
     const names = Object.keys(fields);
-    const control = controlIssue(names.map((n) => String(fields[n] ?? '')), names, o.allowControlCharacters);
+    const control = controlIssue(
+      names.map((n) => String(fields[n] ?? '')),
+      names,
+      o.allowControlCharacters,
+    );
     if (control) {
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: control };
       continue;

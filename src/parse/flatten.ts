@@ -59,8 +59,7 @@ export function flattenInto(out: Flat, prefix: string, value: unknown, decode?: 
     for (const [k, v] of Object.entries(value)) {
       if (k === TEXT_KEY || k === CDATA_KEY) {
         const key = prefix === '' ? TEXT_KEY : prefix;
-        const text =
-          k === CDATA_KEY ? (Array.isArray(v) ? v.map(scalar).join('') : scalar(v)) : decode ? decode(scalar(v)) : scalar(v);
+        const text = k === CDATA_KEY ? (Array.isArray(v) ? v.map(scalar).join('') : scalar(v)) : decode ? decode(scalar(v)) : scalar(v);
         // text and CDATA of one element are joined (text first: their interleaving is not kept)
         out[key] = key in out ? (k === CDATA_KEY ? out[key] + text : text + out[key]) : text;
         continue;

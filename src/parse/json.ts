@@ -127,10 +127,9 @@ export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts
     node = node[s];
   }
   if (!Array.isArray(node)) {
-    throw new InputError(
-      `${path}: ${o.itemPath ? `"${o.itemPath}"` : 'the top level'} of the JSON document is not an array of items`,
-      { details: { file: path } },
-    );
+    throw new InputError(`${path}: ${o.itemPath ? `"${o.itemPath}"` : 'the top level'} of the JSON document is not an array of items`, {
+      details: { file: path },
+    });
   }
   facts.itemPath = o.itemPath ?? '';
   const lines = locateArrayElements(text, segs);
@@ -163,7 +162,12 @@ export async function* parseJsonl(path: string, o: JsonlOptions, facts: ParseFac
     }
     if (pl.text.trim() === '' && o.skipEmptyLines) continue;
     if (jsonTooDeep(pl.text)) {
-      yield { kind: 'error', line: pl.line, text: pl.text, issue: { code: ParseIssueCode.BAD_JSON, message: `nests deeper than ${MAX_NESTING} arrays/objects: refused` } };
+      yield {
+        kind: 'error',
+        line: pl.line,
+        text: pl.text,
+        issue: { code: ParseIssueCode.BAD_JSON, message: `nests deeper than ${MAX_NESTING} arrays/objects: refused` },
+      };
       continue;
     }
     let value: unknown;
@@ -178,7 +182,10 @@ export async function* parseJsonl(path: string, o: JsonlOptions, facts: ParseFac
         kind: 'error',
         line: pl.line,
         text: pl.text,
-        issue: { code: ParseIssueCode.NOT_AN_OBJECT, message: `the line holds ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'null' : `a ${typeof value}`}, not an object` },
+        issue: {
+          code: ParseIssueCode.NOT_AN_OBJECT,
+          message: `the line holds ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'null' : `a ${typeof value}`}, not an object`,
+        },
       };
       continue;
     }

@@ -51,17 +51,12 @@ const SlashPath = z
 export const DelimitedOptionsSchema = z
   .strictObject({
     format: z.literal('delimited'),
-    delimiter: z
-      .enum([';', ',', '|', '\t'])
-      .default(';')
-      .describe('Field separator: ";" "," "|" or TAB ("\\t"). @default ";"'),
+    delimiter: z.enum([';', ',', '|', '\t']).default(';').describe('Field separator: ";" "," "|" or TAB ("\\t"). @default ";"'),
     quote: z
       .union([SingleChar, z.literal(false)])
       .default('"')
       .describe('Quote character, or false when the file never quotes (e.g. SPED: a " is then plain text). @default "\\""'),
-    escape: SingleChar.optional().describe(
-      'Escape character inside quoted fields. @default the quote character (a doubled quote "" is a literal quote)',
-    ),
+    escape: SingleChar.optional().describe('Escape character inside quoted fields. @default the quote character (a doubled quote "" is a literal quote)'),
     header: z
       .boolean()
       .default(true)
@@ -94,7 +89,9 @@ export const DelimitedOptionsSchema = z
     allowControlCharacters: z
       .boolean()
       .default(false)
-      .describe('Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a row is a control_character error item naming the field. @default false'),
+      .describe(
+        'Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a row is a control_character error item naming the field. @default false',
+      ),
     maxLineLength: MaxLineLength,
   })
   .describe('Delimited text (CSV / TXT), streamed line by line.');
@@ -106,7 +103,7 @@ export type DelimitedOptions = z.output<typeof DelimitedOptionsSchema>;
 
 export const FixedFieldSchema = z
   .strictObject({
-    name: z.string().min(1).describe('Field name (the key in the row\'s fields).'),
+    name: z.string().min(1).describe("Field name (the key in the row's fields)."),
     start: z.number().int().min(1).describe('1-based first character position.'),
     length: z.number().int().min(1).describe('Number of characters.'),
   })
@@ -166,7 +163,9 @@ export const FixedWidthOptionsSchema = z
     allowControlCharacters: z
       .boolean()
       .default(false)
-      .describe('Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a line is a control_character error item naming the field. @default false'),
+      .describe(
+        'Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a line is a control_character error item naming the field. @default false',
+      ),
     maxLineLength: MaxLineLength,
   })
   .describe('Fixed-width text (CNAB, mainframe layouts), read line by line.');
@@ -239,13 +238,7 @@ export type JsonlOptions = z.output<typeof JsonlOptionsSchema>;
 // ---------------------------------------------------------------------------------------------
 
 export const ParseOptionsSchema = z
-  .discriminatedUnion('format', [
-    DelimitedOptionsSchema,
-    FixedWidthOptionsSchema,
-    XmlOptionsSchema,
-    JsonOptionsSchema,
-    JsonlOptionsSchema,
-  ])
+  .discriminatedUnion('format', [DelimitedOptionsSchema, FixedWidthOptionsSchema, XmlOptionsSchema, JsonOptionsSchema, JsonlOptionsSchema])
   .describe('How a source file is read: format and its options.');
 
 /** Resolved options (defaults filled in). */

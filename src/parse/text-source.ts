@@ -52,10 +52,9 @@ export function assertNotBinary(path: string, head: Buffer, what: string): void 
   const n = Math.min(head.length, BINARY_SNIFF_BYTES);
   const at = head.subarray(0, n).indexOf(0);
   if (at !== -1) {
-    throw new InputError(
-      `${path} looks binary (NUL byte at offset ${at} in the first 8 KB); expected ${what} text (UTF-16 files are not supported)`,
-      { details: { file: path, offset: at } },
-    );
+    throw new InputError(`${path} looks binary (NUL byte at offset ${at} in the first 8 KB); expected ${what} text (UTF-16 files are not supported)`, {
+      details: { file: path, offset: at },
+    });
   }
 }
 
@@ -72,12 +71,7 @@ function openError(path: string, err: unknown): InputError {
  * Streams the decoded text of a file in chunks, after the binary check and BOM strip.
  * `stats.bytes` counts raw bytes read (BOM included).
  */
-export async function* readDecodedChunks(
-  path: string,
-  encoding: Encoding,
-  stats: SourceStats,
-  what: string,
-): AsyncGenerator<string> {
+export async function* readDecodedChunks(path: string, encoding: Encoding, stats: SourceStats, what: string): AsyncGenerator<string> {
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   const decoder = iconv.getDecoder(iconvName(encoding), { stripBOM: false });
   let head: Buffer | undefined = Buffer.alloc(0);
@@ -189,7 +183,8 @@ export async function* readLines(
 }
 
 /** a UTF-8 lead byte (0xC2-0xDF) read as Windows-1252/ISO-8859-1, followed by a continuation byte */
-const MOJIBAKE = /[\u00C2-\u00DF][\u0080-\u00BF\u20AC\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u017D\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u017E\u0178]/;
+const MOJIBAKE =
+  /[\u00C2-\u00DF][\u0080-\u00BF\u20AC\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u017D\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u017E\u0178]/;
 
 /**
  * Text that cannot be what the file meant, so a wrong encoding never reaches the WMS silently:
@@ -203,19 +198,29 @@ export function encodingIssue(text: string, encoding: Encoding): RowIssue | unde
     // iconv-lite decodes the five bytes windows-1252 leaves undefined to U+FFFD
     const at = text.indexOf('\uFFFD');
     if (at >= 0) {
-      return { code: 'invalid_encoding', message: `a byte windows-1252 does not define (0x81, 0x8D, 0x8F, 0x90 or 0x9D) at column ${at + 1}: not windows-1252 text (is the file UTF-8 or binary?)` };
+      return {
+        code: 'invalid_encoding',
+        message: `a byte windows-1252 does not define (0x81, 0x8D, 0x8F, 0x90 or 0x9D) at column ${at + 1}: not windows-1252 text (is the file UTF-8 or binary?)`,
+      };
     }
   }
   if (encoding === 'utf-8') {
     const at = text.indexOf('\uFFFD');
     if (at >= 0) {
-      return { code: 'invalid_encoding', message: `bytes that are not UTF-8 at column ${at + 1}: is the file Windows-1252? (set source.encoding in the mapping)` };
+      return {
+        code: 'invalid_encoding',
+        message: `bytes that are not UTF-8 at column ${at + 1}: is the file Windows-1252? (set source.encoding in the mapping)`,
+      };
     }
     return undefined;
   }
   const m = MOJIBAKE.exec(text);
   if (m) {
-    return { code: 'suspect_encoding', value: m[0], message: `"${m[0]}" at column ${m.index + 1} looks like UTF-8 read as ${encoding}: is the file UTF-8? (set source.encoding in the mapping)` };
+    return {
+      code: 'suspect_encoding',
+      value: m[0],
+      message: `"${m[0]}" at column ${m.index + 1} looks like UTF-8 read as ${encoding}: is the file UTF-8? (set source.encoding in the mapping)`,
+    };
   }
   return undefined;
 }
@@ -234,7 +239,15 @@ const CONTROL_BUT_TAB = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2
 
 export function controlName(c: string): string {
   const cp = c.codePointAt(0) ?? 0;
-  const names: Record<number, string> = { 0: 'NUL', 9: 'tab', 0x1b: 'escape', 0x202e: 'right-to-left override', 0x202d: 'left-to-right override', 0x2066: 'left-to-right isolate', 0x2067: 'right-to-left isolate' };
+  const names: Record<number, string> = {
+    0: 'NUL',
+    9: 'tab',
+    0x1b: 'escape',
+    0x202e: 'right-to-left override',
+    0x202d: 'left-to-right override',
+    0x2066: 'left-to-right isolate',
+    0x2067: 'right-to-left isolate',
+  };
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}${names[cp] ? ` (${names[cp]})` : ''}`;
 }
 

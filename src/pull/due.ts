@@ -97,7 +97,7 @@ export async function runDuePulls(pulls: readonly ScheduledPull[], deps: RunDueP
       results.push(entry);
     } catch (err) {
       await deps.journal.setMeta(pullFailedKey(p.name), now.toISOString());
-      const code = isBridgeError(err) ? err.code : ((err as { code?: unknown } | null)?.code as string | undefined) ?? 'E_UNKNOWN';
+      const code = isBridgeError(err) ? err.code : (((err as { code?: unknown } | null)?.code as string | undefined) ?? 'E_UNKNOWN');
       log.error({ err, what: p.request.what }, 'scheduled pull failed; will retry');
       results.push({
         name: p.name,

@@ -30,7 +30,6 @@ export type ErrorClass =
   /** anything else: failed, retried by the next runs */
   | 'failed';
 
-
 /**
  * The WMS did not take the request and said nothing about the data: no answer (connection refused or
  * reset, timeout before the request was sent completely, circuit open, aborted), a 5xx, a 408 or a 429
@@ -135,7 +134,8 @@ export function decideOnError(
     if (cls === 'conflict') return { act: 'already-existed' };
     if (cls === 'rejection') return { act: 'settle', result: rejected(err) };
     if (cls === 'unavailable' && at.readBack === 'absent') return { act: 'wait-for-wms' };
-    if (isWmsError(err) && err.mayHaveReachedServer) return { act: 'settle', result: { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err), reason: reasonOf(err) } };
+    if (isWmsError(err) && err.mayHaveReachedServer)
+      return { act: 'settle', result: { status: 'in_doubt', outcome: 'in-doubt', error: describeError(err), reason: reasonOf(err) } };
     return { act: 'settle', result: failed(err) };
   }
   switch (cls) {
@@ -170,10 +170,7 @@ export type InDoubtPolicy = 'resend' | 'hold';
 /** What a read-back found: the record, 'absent' (known not there), or null (the interface cannot tell). */
 export type ReadBack = SendOutput | 'absent' | null;
 
-export type AfterReadBack =
-  | { act: 'delivered'; out: SendOutput }
-  | { act: 'send' }
-  | { act: 'settle'; result: RecordResult };
+export type AfterReadBack = { act: 'delivered'; out: SendOutput } | { act: 'send' } | { act: 'settle'; result: RecordResult };
 
 /**
  * After reading back a record whose send may have taken effect. `why`: 'crash' (found in doubt when the
@@ -188,7 +185,8 @@ export function decideAfterReadBack(rb: ReadBack, policy: InDoubtPolicy, why: { 
       result: {
         status: 'held',
         outcome: 'in-doubt',
-        error: 'in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect; check the WMS, then `wmsbridge resolve`',
+        error:
+          'in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect; check the WMS, then `wmsbridge resolve`',
         reason: { code: PushReason.IN_DOUBT },
       },
     };
@@ -206,15 +204,30 @@ export function decideAfterReadBack(rb: ReadBack, policy: InDoubtPolicy, why: { 
 
 /** A read-back of a record found in doubt at start-up that itself failed. */
 export function decideReadBackFailed(err: unknown): RecordResult {
-  if (isWmsUnavailable(err)) return { status: 'in_doubt', outcome: 'in-doubt', error: `in doubt, the WMS was unavailable for the read-back: ${describeError(err)}`, reason: reasonOf(err) };
-  return { status: 'failed', outcome: 'failed', error: `in doubt, read-back failed: ${describeError(err)}`, reason: { code: PushReason.IN_DOUBT_READBACK_FAILED, params: reasonOf(err).params ?? {} } };
+  if (isWmsUnavailable(err))
+    return {
+      status: 'in_doubt',
+      outcome: 'in-doubt',
+      error: `in doubt, the WMS was unavailable for the read-back: ${describeError(err)}`,
+      reason: reasonOf(err),
+    };
+  return {
+    status: 'failed',
+    outcome: 'failed',
+    error: `in doubt, read-back failed: ${describeError(err)}`,
+    reason: { code: PushReason.IN_DOUBT_READBACK_FAILED, params: reasonOf(err).params ?? {} },
+  };
 }
 
 /**
  * Before a send, from the cross-reference: the same payload already delivered for this key is not sent
  * again; a create whose key was created with other data cannot be sent (the interface has no update).
  */
-export function decideBeforeSend(row: Pick<RecordRow, 'key' | 'op' | 'payloadHash'>, known: XrefEntry | undefined, label: string): { act: 'send' } | { act: 'settle'; result: RecordResult } {
+export function decideBeforeSend(
+  row: Pick<RecordRow, 'key' | 'op' | 'payloadHash'>,
+  known: XrefEntry | undefined,
+  label: string,
+): { act: 'send' } | { act: 'settle'; result: RecordResult } {
   if (!known) return { act: 'send' };
   if (known.payloadHash === row.payloadHash) return { act: 'settle', result: { status: 'sent', outcome: 'unchanged', wmsId: known.wmsId } };
   if (row.op === 'create') {

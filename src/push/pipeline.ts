@@ -124,7 +124,9 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
       await journal.settle(row.id, result);
       state.settled++;
       const xref = TARGET_INFO[row.target].xref;
-      const dep = xref ? dependencyStateOf({ ...row, ...result, error: result.error ?? null, reason: result.reason ?? undefined, wmsId: result.wmsId ?? null }) : null;
+      const dep = xref
+        ? dependencyStateOf({ ...row, ...result, error: result.error ?? null, reason: result.reason ?? undefined, wmsId: result.wmsId ?? null })
+        : null;
       if (xref && dep) failures.set(failureKey(xref, row.key), dep);
       onSettledRow(row, result);
     },
@@ -214,7 +216,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
  * batch of records queued in memory. A counter and one waiter: a Promise.race over the queued tasks would add
  * a reaction to each of them at every turn (quadratic work and memory: found with --cpu-prof on 20,000 records).
  */
-async function sendTier(opts: PushOptions, fileIds: number[], targets: Target[], runInOrder: (row: RecordRow) => Promise<void>, stopping: () => boolean): Promise<void> {
+async function sendTier(
+  opts: PushOptions,
+  fileIds: number[],
+  targets: Target[],
+  runInOrder: (row: RecordRow) => Promise<void>,
+  stopping: () => boolean,
+): Promise<void> {
   let queued = 0;
   let slotFree: (() => void) | null = null;
   let allDone: (() => void) | null = null;
@@ -237,14 +245,21 @@ async function sendTier(opts: PushOptions, fileIds: number[], targets: Target[],
 }
 
 /** Dependencies still being sent elsewhere (another instance): try again until they settle or the wait is over. */
-async function retryDeferred(opts: PushOptions, state: { deferred: RecordRow[]; final: boolean }, runRecord: (row: RecordRow) => Promise<void>, stopping: () => boolean): Promise<void> {
+async function retryDeferred(
+  opts: PushOptions,
+  state: { deferred: RecordRow[]; final: boolean },
+  runRecord: (row: RecordRow) => Promise<void>,
+  stopping: () => boolean,
+): Promise<void> {
   const waitUntil = Date.now() + (opts.dependencyWaitMs ?? 0);
   while (state.deferred.length > 0 && !stopping()) {
     state.final = Date.now() >= waitUntil;
     if (!state.final) await new Promise((r) => setTimeout(r, 250));
     const again = state.deferred;
     state.deferred = [];
-    await Promise.all(again.map((row) => runRecord(row).catch((err: unknown) => opts.logger.error({ err, recordKey: row.key }, 'unexpected error while sending'))));
+    await Promise.all(
+      again.map((row) => runRecord(row).catch((err: unknown) => opts.logger.error({ err, recordKey: row.key }, 'unexpected error while sending'))),
+    );
   }
   state.final = false;
 }

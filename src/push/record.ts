@@ -13,7 +13,17 @@ import { PushReason, type Reason } from '../shared/reason.js';
 import { matchKey } from '../map/identifiers.js';
 import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
 import { findExisting, readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
-import { decideAfterReadBack, decideBeforeSend, decideOnError, decideReadBackFailed, describeError, idInMessage, isWmsUnavailable, type InDoubtPolicy, type ReadBack } from './decide.js';
+import {
+  decideAfterReadBack,
+  decideBeforeSend,
+  decideOnError,
+  decideReadBackFailed,
+  describeError,
+  idInMessage,
+  isWmsUnavailable,
+  type InDoubtPolicy,
+  type ReadBack,
+} from './decide.js';
 
 /** What every record of a push shares: the journal, the client, the run's failures, the request slots. */
 export interface PushRun {
@@ -104,7 +114,12 @@ class RecordSender {
       if (resolved.status === 'deferred') {
         if (this.run.defer(row)) return null;
         const waited = Math.round(this.run.dependencyWaitMs / 1000);
-        await this.run.settle(row, { status: 'held', outcome: 'held', error: `${resolved.field}: ${resolved.message}; still not settled after ${waited} s`, reason: refReason(resolved) });
+        await this.run.settle(row, {
+          status: 'held',
+          outcome: 'held',
+          error: `${resolved.field}: ${resolved.message}; still not settled after ${waited} s`,
+          reason: refReason(resolved),
+        });
         return null;
       }
       const error = resolved.code === 'dependency_waiting' ? resolved.message : `${resolved.field}: ${resolved.message}`;
@@ -222,7 +237,13 @@ class RecordSender {
     await this.apply(row, input, err, action, true);
   }
 
-  private async apply(row: RecordRow, input: SendInput, err: unknown, action: Exclude<ReturnType<typeof decideOnError>, { act: 'read-back' }>, marked: boolean): Promise<void> {
+  private async apply(
+    row: RecordRow,
+    input: SendInput,
+    err: unknown,
+    action: Exclude<ReturnType<typeof decideOnError>, { act: 'read-back' }>,
+    marked: boolean,
+  ): Promise<void> {
     switch (action.act) {
       case 'settle':
         await this.run.settle(row, action.result);
@@ -302,5 +323,4 @@ class RecordSender {
     }
     return undefined;
   }
-
 }

@@ -20,7 +20,15 @@ import type { RefResource } from '../wms/targets.js';
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; status: 'held' | 'rejected'; code: 'dependency_failed' | 'dependency_waiting' | 'lookup_not_found'; field: string; message: string; resource?: string; value?: string }
+  | {
+      ok: false;
+      status: 'held' | 'rejected';
+      code: 'dependency_failed' | 'dependency_waiting' | 'lookup_not_found';
+      field: string;
+      message: string;
+      resource?: string;
+      value?: string;
+    }
   /** a dependency is not settled yet (another instance is still sending it): try again later */
   | { ok: false; status: 'deferred'; code: 'dependency_pending'; field: string; message: string; resource?: string; value?: string };
 
@@ -49,12 +57,7 @@ export interface RefResolver {
   resolve(payload: Record<string, unknown>): Promise<ResolveResult>;
 }
 
-export function createRefResolver(deps: {
-  journal: Journal;
-  client: WmsClient | null;
-  refCache: LoadableReferenceCache;
-  failures: RunFailures;
-}): RefResolver {
+export function createRefResolver(deps: { journal: Journal; client: WmsClient | null; refCache: LoadableReferenceCache; failures: RunFailures }): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
   /** productCode (matchKey) -> productId of every stock record read this run (the interface has no product read) */
@@ -118,13 +121,29 @@ export function createRefResolver(deps: {
       await refCache.load([resource]);
       const id = refCache.find(resource, by ?? 'codeERP', value) ?? refCache.find(resource, 'name', value);
       if (id) return { id };
-      return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS` };
+      return {
+        ok: false,
+        status: 'rejected',
+        code: 'lookup_not_found',
+        field,
+        resource,
+        value,
+        message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS`,
+      };
     }
     const x = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
     if (x) return { id: x.wmsId };
     const failed = failures.get(failureKey(resource, value));
     if (failed?.kind === 'waiting-for-wms') {
-      return { ok: false, status: 'held', code: 'dependency_waiting', field, resource, value, message: `waiting for ${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${failed.why}); the next run sends both` };
+      return {
+        ok: false,
+        status: 'held',
+        code: 'dependency_waiting',
+        field,
+        resource,
+        value,
+        message: `waiting for ${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${failed.why}); the next run sends both`,
+      };
     }
     if (failed) {
       // delivered earlier but its id is unknown (a conflict whose answer named no id): say so, not "not delivered"
@@ -133,7 +152,15 @@ export function createRefResolver(deps: {
     }
     if (isTarget(resource)) {
       if ((await journal.countUnsettled(resource, value)) > 0) {
-        return { ok: false, status: 'deferred', code: 'dependency_pending', field, resource, value, message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)` };
+        return {
+          ok: false,
+          status: 'deferred',
+          code: 'dependency_pending',
+          field,
+          resource,
+          value,
+          message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)`,
+        };
       }
       // another instance may have settled it between the two reads above: its cross-reference is committed
       // with (never after) its settle, so a second look now finds it
@@ -152,7 +179,15 @@ export function createRefResolver(deps: {
     // say exactly what was tried
     const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
     tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
-    return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource, value, message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}` };
+    return {
+      ok: false,
+      status: 'rejected',
+      code: 'lookup_not_found',
+      field,
+      resource,
+      value,
+      message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}`,
+    };
   }
 
   async function walk(node: unknown, path: string, out: { fail?: Extract<ResolveResult, { ok: false }> }): Promise<unknown> {

@@ -61,7 +61,8 @@ const ATTACHMENT_TYPES: Record<string, string> = {
 /** Resolves an attachment path strictly inside the inbox folder (no .., no absolute, no symlink escape, no hard link). */
 export async function resolveAttachmentPath(inboxDir: string, p: string): Promise<string> {
   if (!p || p.includes('\0')) throw new SendRefused('attachment path is empty or invalid', 'file');
-  if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\')) throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file');
+  if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\'))
+    throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file');
   const root = await realpath(inboxDir);
   const candidate = resolve(root, p.replace(/\\/g, '/'));
   const rel = relative(root, candidate);
@@ -72,11 +73,16 @@ export async function resolveAttachmentPath(inboxDir: string, p: string): Promis
   } catch {
     throw new SendRefused(`attachment file '${p}' not found in the inbox folder`, 'file');
   }
-  if (real !== root && !real.startsWith(root + sep)) throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file');
+  if (real !== root && !real.startsWith(root + sep))
+    throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file');
   const st = await stat(real);
   if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file');
   // a hard link has other names, possibly outside the inbox (a link to /etc/shadow): refused like a symlink
-  if (st.nlink > 1) throw new SendRefused(`attachment '${p}' is a hard link (${st.nlink} names for the same data, possibly outside the inbox): refused; copy the file in instead`, 'file');
+  if (st.nlink > 1)
+    throw new SendRefused(
+      `attachment '${p}' is a hard link (${st.nlink} names for the same data, possibly outside the inbox): refused; copy the file in instead`,
+      'file',
+    );
   return real;
 }
 
@@ -95,7 +101,8 @@ interface RuleContext extends SendContext {
 type Sender<K extends SendRule['kind']> = (rule: SendRuleOf<K>, input: SendInput, ctx: RuleContext) => Promise<SendOutput>;
 
 // the client methods named by a rule (src/wms/targets/spec.ts types them from WmsClient), called with the payload
-const callCreate = (client: WmsClient, method: SendRuleOf<'create'>['create'], body: Payload, opts?: CallOptions): Promise<Created> => client[method](body as never, opts);
+const callCreate = (client: WmsClient, method: SendRuleOf<'create'>['create'], body: Payload, opts?: CallOptions): Promise<Created> =>
+  client[method](body as never, opts);
 const callFind = (client: WmsClient, method: SendRuleOf<'upsert-by-codeERP'>['find'], code: string): Promise<Created> => client[method](code);
 
 /** One send function per kind of send rule (src/wms/targets/spec.ts SendRule). */
@@ -162,7 +169,8 @@ async function sendAttachment(rule: SendRuleOf<'attachment'>, input: SendInput, 
   // list is not uploaded again, whatever else changed in the re-exported attachments file
   const memo = attachmentMemoKey(body.PickingListID, content);
   const earlier = await ctx.journal.getMeta(memo);
-  if (earlier) return { outcome: 'unchanged', wmsId: body.PickingListID, note: `the same file was attached to this picking list on ${earlier}: not uploaded again` };
+  if (earlier)
+    return { outcome: 'unchanged', wmsId: body.PickingListID, note: `the same file was attached to this picking list on ${earlier}: not uploaded again` };
   try {
     const r = await ctx.client[rule.upload]({
       pickingListID: body.PickingListID,
@@ -231,7 +239,12 @@ export async function readBack(input: SendInput, ctx: SendContext): Promise<Send
       if (!codeERP) return null;
       for await (const cf of client.listConversionFactors()) {
         // codes trimmed and case-folded, ids case-insensitive (src/map/identifiers.ts)
-        if (typeof cf.codeERP === 'string' && sameIdentifier('codeERP', cf.codeERP, codeERP) && String(cf.productID).toLowerCase() === String(p['productID']).toLowerCase()) return { outcome: 'created', wmsId: cf.id, note: SETTLED_BY_READ_BACK };
+        if (
+          typeof cf.codeERP === 'string' &&
+          sameIdentifier('codeERP', cf.codeERP, codeERP) &&
+          String(cf.productID).toLowerCase() === String(p['productID']).toLowerCase()
+        )
+          return { outcome: 'created', wmsId: cf.id, note: SETTLED_BY_READ_BACK };
       }
       return 'absent';
     }

@@ -75,13 +75,25 @@ export async function pushStockSync(
       chunk = [];
       if (broken) {
         // an earlier chunk failed: sending the rest (and the last chunk) would apply a partial session
-        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'held', outcome: 'held', error: `stock sync session ${sessionId} stopped: ${broken}`, reason: { code: PushReason.STOCK_SYNC_STOPPED } })));
+        await Promise.all(
+          rows.map((c) =>
+            d.settle(c.row, {
+              status: 'held',
+              outcome: 'held',
+              error: `stock sync session ${sessionId} stopped: ${broken}`,
+              reason: { code: PushReason.STOCK_SYNC_STOPPED },
+            }),
+          ),
+        );
         return;
       }
       // issued together: one commit for the whole chunk, not one per row
       await Promise.all(rows.map((c) => d.journal.markSending(c.row.id)));
       try {
-        await d.client.syncStock({ sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) }, { idempotent: true });
+        await d.client.syncStock(
+          { sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) },
+          { idempotent: true },
+        );
         await Promise.all(rows.map((c) => d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null })));
       } catch (err) {
         if (isWmsUnavailable(err)) {
@@ -91,7 +103,9 @@ export async function pushStockSync(
         }
         const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
         broken = `a chunk failed: ${describeError(err)}`;
-        await Promise.all(rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) })));
+        await Promise.all(
+          rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) })),
+        );
       }
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent

@@ -126,7 +126,17 @@ export async function reconcileStock(opts: {
     const erpQty = e ? e.qty : null;
     const wmsQty = w ? w.total : null;
     const difference = (wmsQty ?? 0) - (erpQty ?? 0);
-    const status: ReconStatus = !w ? (Math.abs(erpQty ?? 0) < EPS ? 'equal' : 'only-erp') : !e ? (Math.abs(wmsQty ?? 0) < EPS ? 'equal' : 'only-wms') : Math.abs(difference) < EPS ? 'equal' : 'differs';
+    const status: ReconStatus = !w
+      ? Math.abs(erpQty ?? 0) < EPS
+        ? 'equal'
+        : 'only-erp'
+      : !e
+        ? Math.abs(wmsQty ?? 0) < EPS
+          ? 'equal'
+          : 'only-wms'
+        : Math.abs(difference) < EPS
+          ? 'equal'
+          : 'differs';
     lines.push({
       product: e?.code ?? w?.code ?? key,
       name: w?.name ?? null,
@@ -234,7 +244,10 @@ export async function writeReconciliation(
   const paths = { html: join(dir, `${stem}.html`), csv: join(dir, `${stem}.csv`), xlsx: join(dir, `${stem}.xlsx`) };
   const cols = columns(i18n);
   const data = rows(r, i18n);
-  const w = createCsvWriter(paths.csv, { columns: cols.map((c) => c.header), format: { ...(options.csvFormat ?? {}), timeZone: options.csvFormat?.timeZone ?? i18n.timeZone } });
+  const w = createCsvWriter(paths.csv, {
+    columns: cols.map((c) => c.header),
+    format: { ...(options.csvFormat ?? {}), timeZone: options.csvFormat?.timeZone ?? i18n.timeZone },
+  });
   try {
     for (const row of data) w.write(Object.fromEntries(cols.map((c) => [c.header, row[c.key]])));
     await w.close();
@@ -252,7 +265,12 @@ export async function writeReconciliation(
  * files. Never fails the run: a problem or a difference is logged (English, for operators).
  */
 export async function reconcileAfterSync(
-  ctx: { client: WmsClient; refCache: LoadableReferenceCache; journal: Journal; config: { outboxDir: string; outbox: { locale: Locale; timeZone: string; csv: CsvFormatOptions } } },
+  ctx: {
+    client: WmsClient;
+    refCache: LoadableReferenceCache;
+    journal: Journal;
+    config: { outboxDir: string; outbox: { locale: Locale; timeZone: string; csv: CsvFormatOptions } };
+  },
   mapping: CompiledMapping,
   file: string,
   log: { info(o: object, m: string): void; warn(o: object, m: string): void },
@@ -290,7 +308,6 @@ export function pickStockMapping(mappings: CompiledMapping[], file: string, name
     `reconcile stock: no stock mapping matches ${basename(file)}${stock.length ? ` (stock mappings: ${stock.map((m) => m.name).join(', ')}; pass --mapping NAME)` : ' (no StockSync mapping in the mappings folder)'}`,
   );
 }
-
 
 /** The newest file (by modification time) under `dir` (recursively) whose name matches `files`. */
 export async function newestFile(dir: string, files: string): Promise<string | null> {

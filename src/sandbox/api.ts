@@ -84,7 +84,15 @@ function validateBody<T extends z.ZodType>(ctx: ApiContext, raw: Record<string, 
 }
 
 /** Checks that raw[field] (when it is a Guid string not already failing) names an existing record. */
-function fkField(ctx: ApiContext, raw: Record<string, unknown>, field: string, path: string, resource: Resource, problems: FieldProblem[], bad: Set<string>): void {
+function fkField(
+  ctx: ApiContext,
+  raw: Record<string, unknown>,
+  field: string,
+  path: string,
+  resource: Resource,
+  problems: FieldProblem[],
+  bad: Set<string>,
+): void {
   const v = raw[field];
   if (typeof v !== 'string' || !GUID_RE.test(v) || bad.has(path)) return;
   if (!ctx.index.has(resource, v)) problems.push({ field: path, reason: `${resource} ${v} does not exist` });
@@ -162,7 +170,8 @@ interface ResourceDef {
 
 /** The natural key as counted in /__sandbox/counts: the natural fields' values joined with `|`. */
 function naturalKey(def: ResourceDef, d: Record<string, unknown>): string {
-  return def.natural(d)
+  return def
+    .natural(d)
     .map(([, v]) => String(v))
     .join('|');
 }
@@ -185,7 +194,10 @@ function createHandler(def: ResourceDef): Handler {
       for (let i = all.length - 1; i >= 0; i--) {
         const existing = all[i]!;
         if (naturalKey(def, existing) === key) {
-          const what = def.natural(d).map(([f, x]) => `${f}=${String(x)}`).join(', ');
+          const what = def
+            .natural(d)
+            .map(([f, x]) => `${f}=${String(x)}`)
+            .join(', ');
           return fail(409, `duplicate ${def.resource}: ${what} already exists (id ${existing.id})`, { id: existing.id });
         }
       }
@@ -256,7 +268,10 @@ function childrenOfWarehouse(resource: Resource, param: string): Handler {
     const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
     if (isReply(paging)) return paging;
     const lower = wid.toLowerCase();
-    return pageOf(ctx.state.collections[resource].filter((r) => String(r['warehouseID']).toLowerCase() === lower), paging);
+    return pageOf(
+      ctx.state.collections[resource].filter((r) => String(r['warehouseID']).toLowerCase() === lower),
+      paging,
+    );
   };
 }
 
@@ -493,7 +508,10 @@ function lockHandler(): Handler {
     });
     // a valid request that changes nothing is answered 200 with stocksLocked 0 and the reason (SPEC-NOTES)
     if (n === 0) {
-      const reason = already > 0 ? `no available stock record matched: the ${already} matching record(s) are already in status '${String(status['name'])}'` : 'no available stock record matched the filters';
+      const reason =
+        already > 0
+          ? `no available stock record matched: the ${already} matching record(s) are already in status '${String(status['name'])}'`
+          : 'no available stock record matched the filters';
       return ok({ materialStatusId: d.materialStatusId, stocksLocked: 0, error: reason });
     }
     ctx.changed();
@@ -510,7 +528,8 @@ const syncStock: Handler = (ctx, req) => {
   const sid = d.sessionId.toLowerCase();
   const sessions = ctx.state.syncSessions;
   const existing = sessions[sid];
-  if (existing?.completed) return fail(409, `sessionId: session ${d.sessionId} already completed (its last chunk was applied at ${existing.completedAt ?? '?'})`);
+  if (existing?.completed)
+    return fail(409, `sessionId: session ${d.sessionId} already completed (its last chunk was applied at ${existing.completedAt ?? '?'})`);
   if (existing && existing.ownerId.toLowerCase() !== d.ownerId.toLowerCase()) return fail(409, `sessionId: session ${d.sessionId} belongs to another owner`);
   const session = existing ?? { ownerId: d.ownerId, chunks: 0, products: {}, completed: false, completedAt: null };
   sessions[sid] = session;

@@ -157,7 +157,13 @@ export function runEvent(name: string, body: unknown, ctx: ApiContext, hooks: We
         document: pl['document'] ?? null,
         shippingCompanyID: pl['shippingCompanyID'] ?? null,
         shippedAt: now,
-        items: items.map((it) => ({ id: it['id'], productID: it['productID'], lotNumber: it['lotNumber'] ?? null, quantity: it['quantity'], separateQuantity: it['separateQuantity'] })),
+        items: items.map((it) => ({
+          id: it['id'],
+          productID: it['productID'],
+          lotNumber: it['lotNumber'] ?? null,
+          quantity: it['quantity'],
+          separateQuantity: it['separateQuantity'],
+        })),
       });
     }
     if (status === '7') emit('packing', packingPayload(ctx, pl, items, now));

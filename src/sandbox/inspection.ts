@@ -62,7 +62,15 @@ function counts(state: SandboxState, concurrency: { current: number; peak: numbe
       .map(([k]) => k);
     if (d.length) duplicates[res] = d;
   }
-  return { records, creations: state.creations, duplicates, updates: state.updates, deletes: state.deletes, stats: state.stats, concurrency: { ...concurrency } };
+  return {
+    records,
+    creations: state.creations,
+    duplicates,
+    updates: state.updates,
+    deletes: state.deletes,
+    stats: state.stats,
+    concurrency: { ...concurrency },
+  };
 }
 
 /**
@@ -152,7 +160,8 @@ export function createInspection(deps: InspectionDeps): Inspection {
     async handle(req, res, method, path, query) {
       const read = await inspectionBody(req, method);
       if (read === 'aborted') return;
-      const answer = (status: number, data: unknown): void => send(res, { status, body: data, ...(status === 413 ? { headers: { connection: 'close' } } : {}) });
+      const answer = (status: number, data: unknown): void =>
+        send(res, { status, body: data, ...(status === 413 ? { headers: { connection: 'close' } } : {}) });
       if (Array.isArray(read)) return answer(...read);
       const route = routes[`${method} ${path}`];
       if (route) return answer(...route(query, read.body));

@@ -119,11 +119,25 @@ function seedOrganisation(s: Seeding): Rec {
     };
     c.Warehouse.push(wh);
     w.subs.forEach((sub, i) =>
-      c.SubWarehouse.push({ id: id(`sub:${w.code}:${i}`), warehouseID: wh.id, name: sub, description: `${sub} (${w.code})`, allowGenerateResponsible: i === 0, status: 1 }),
+      c.SubWarehouse.push({
+        id: id(`sub:${w.code}:${i}`),
+        warehouseID: wh.id,
+        name: sub,
+        description: `${sub} (${w.code})`,
+        allowGenerateResponsible: i === 0,
+        status: 1,
+      }),
     );
     for (let d = 1; d <= w.docks; d++) {
       // operation: 0 inbound, 1 outbound, 2 both (values not shown in the spec: sandbox choice)
-      c.Dock.push({ id: id(`dock:${w.code}:${d}`), warehouseID: wh.id, positionID: null, name: `DOCA ${String(d).padStart(2, '0')}`, operation: d === 1 ? 0 : d === 2 ? 1 : 2, description: `Doca ${d} de ${w.code}` });
+      c.Dock.push({
+        id: id(`dock:${w.code}:${d}`),
+        warehouseID: wh.id,
+        positionID: null,
+        name: `DOCA ${String(d).padStart(2, '0')}`,
+        operation: d === 1 ? 0 : d === 2 ? 1 : 2,
+        description: `Doca ${d} de ${w.code}`,
+      });
     }
   }
   return company;
@@ -132,7 +146,15 @@ function seedOrganisation(s: Seeding): Rec {
 /** Logistics profiles, material statuses, the owner, units, categories, families and products. */
 function seedCatalog(s: Seeding, company: Rec): { owner: Rec; statuses: Rec[]; units: Rec[]; prods: Rec[] } {
   const { c, id } = s;
-  const profiles: Rec[] = PROFILES.map(([mnemonic, name, input, output, isDefault]) => ({ id: id(`lp:${mnemonic}`), name, input, output, mnemonic, isDefault, status: 1 }));
+  const profiles: Rec[] = PROFILES.map(([mnemonic, name, input, output, isDefault]) => ({
+    id: id(`lp:${mnemonic}`),
+    name,
+    input,
+    output,
+    mnemonic,
+    isDefault,
+    status: 1,
+  }));
   c.LogisticsProfile.push(...profiles);
   const statuses: Rec[] = MATERIAL_STATUSES.map(([name, description, allowStore, allowPicking, allowMove, allowShipping, allowInventory]) => ({
     id: id(`ms:${name}`),
@@ -151,7 +173,14 @@ function seedCatalog(s: Seeding, company: Rec): { owner: Rec; statuses: Rec[]; u
   c.UnitMeasurement.push(...units);
   const cats: Rec[] = CATEGORIES.map(([code, name]) => ({ id: id(`cat:${code}`), name, codeERP: code, description: name, status: 1 }));
   c.Category.push(...cats);
-  const fams: Rec[] = FAMILIES.map(([code, name, cat]) => ({ id: id(`fam:${code}`), categoryID: cats[cat]!.id, name, codeERP: code, description: name, status: 1 }));
+  const fams: Rec[] = FAMILIES.map(([code, name, cat]) => ({
+    id: id(`fam:${code}`),
+    categoryID: cats[cat]!.id,
+    name,
+    codeERP: code,
+    description: name,
+    status: 1,
+  }));
   c.Family.push(...fams);
   const prods: Rec[] = PRODUCTS.map(([code, name, fam, lp, unit, weight, ncm]) => {
     const famRec = fams[fam]!;

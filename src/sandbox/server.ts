@@ -133,7 +133,12 @@ function createApiHandler(deps: ApiDeps) {
 type Handler = (req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null) => Promise<void>;
 
 /** The node:http server, listening; its URL and its open sockets (closed on close). */
-async function listen(options: SandboxOptions, api: Handler, inspection: Handler, log: Logger): Promise<{ server: ReturnType<typeof createServer>; sockets: Set<Socket>; url: string }> {
+async function listen(
+  options: SandboxOptions,
+  api: Handler,
+  inspection: Handler,
+  log: Logger,
+): Promise<{ server: ReturnType<typeof createServer>; sockets: Set<Socket>; url: string }> {
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
@@ -212,7 +217,12 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   };
 
   const hooks = createWebhookEmitter({ url: options.webhookUrl, retryDelaysMs: options.webhookRetryDelaysMs ?? [1000, 5000, 15000], logger: log });
-  const auth = createSandboxAuth(accessKeyID, secretKey, () => faults.settings.tokenTtlSeconds, () => state);
+  const auth = createSandboxAuth(
+    accessKeyID,
+    secretKey,
+    () => faults.settings.tokenTtlSeconds,
+    () => state,
+  );
   const inspection = createInspection({ state: () => state, ctx, faults, hooks, reset: () => replaceState(seedData()) });
   const api = createApiHandler({ state: () => state, ctx, dialect, faults, auth, inspection, log });
   const { server, sockets, url } = await listen(options, api, inspection.handle, log);

@@ -11,7 +11,9 @@ const REFERENCE_COLLECTIONS = ['Company', 'Branch', 'Warehouse', 'SubWarehouse',
 
 /** Where targets are stored (the target registry's `sandbox`), but for stock and sync sessions, kept apart. */
 type TargetCollection = Exclude<SandboxStore, 'Stock' | 'SyncSession'>;
-const TARGET_COLLECTIONS = [...new Set(Object.values(TARGET_INFO).map((t) => t.sandbox))].filter((s): s is TargetCollection => s !== 'Stock' && s !== 'SyncSession');
+const TARGET_COLLECTIONS = [...new Set(Object.values(TARGET_INFO).map((t) => t.sandbox))].filter(
+  (s): s is TargetCollection => s !== 'Stock' && s !== 'SyncSession',
+);
 
 /** Collections by resource name (the names used by /__sandbox/state?resource=X and /__sandbox/counts). */
 export type Resource = (typeof REFERENCE_COLLECTIONS)[number] | TargetCollection | 'Inventory';

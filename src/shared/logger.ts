@@ -37,10 +37,11 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = (options.level ?? (process.env['WMSBRIDGE_LOG_LEVEL'] as LevelWithSilent | undefined) ?? 'info');
+  const level = options.level ?? (process.env['WMSBRIDGE_LOG_LEVEL'] as LevelWithSilent | undefined) ?? 'info';
   const fd = options.fd ?? 2;
   const pretty =
-    options.pretty ?? (process.env['WMSBRIDGE_LOG_PRETTY'] === '1' || (process.env['WMSBRIDGE_LOG_PRETTY'] !== '0' && fd === 2 && process.stderr.isTTY === true));
+    options.pretty ??
+    (process.env['WMSBRIDGE_LOG_PRETTY'] === '1' || (process.env['WMSBRIDGE_LOG_PRETTY'] !== '0' && fd === 2 && process.stderr.isTTY === true));
   const base = {
     level,
     name: options.name ?? 'wmsbridge',

@@ -128,7 +128,12 @@ export function createMetricsRegistry(): MetricsRegistry {
       // prom-client's totals of active handles, requests and resources are gauges named _total, which
       // promtool refuses; the same figures by type stay (nodejs_active_handles{type=...}, ...)
       for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
-      const info = new PromGauge({ name: 'wmsbridge_build_info', help: 'Always 1; the version of wmsbridge and of Node.js in labels', labelNames: ['version', 'node'], registers: [registry] });
+      const info = new PromGauge({
+        name: 'wmsbridge_build_info',
+        help: 'Always 1; the version of wmsbridge and of Node.js in labels',
+        labelNames: ['version', 'node'],
+        registers: [registry],
+      });
       info.set({ version: VERSION, node: process.versions.node }, 1);
     },
     async render() {

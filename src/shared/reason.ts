@@ -55,7 +55,8 @@ export function reasonOfRecord(r: { reason?: Reason | null | undefined; error?: 
   const e = r.error ?? '';
   if (e.startsWith('waiting for ')) return { code: PushReason.DEPENDENCY_WAITING };
   const dep = /depends on (\w+) '([^']*)'/.exec(e);
-  if (dep) return { code: /not settled yet/.test(e) ? PushReason.DEPENDENCY_PENDING : PushReason.DEPENDENCY_FAILED, params: { resource: dep[1]!, value: dep[2]! } };
+  if (dep)
+    return { code: /not settled yet/.test(e) ? PushReason.DEPENDENCY_PENDING : PushReason.DEPENDENCY_FAILED, params: { resource: dep[1]!, value: dep[2]! } };
   return undefined;
 }
 
@@ -69,7 +70,12 @@ export function isWaitingForWms(r: { status: string; reason?: Reason | null | un
  * not in doubt (those wait for a person). Its row can be fixed and dropped again, and every run looks at
  * it again.
  */
-export function isHeldOnDependency(r: { status: string; outcome: string | null; reason?: Reason | null | undefined; error?: string | null | undefined }): boolean {
+export function isHeldOnDependency(r: {
+  status: string;
+  outcome: string | null;
+  reason?: Reason | null | undefined;
+  error?: string | null | undefined;
+}): boolean {
   const code = reasonOfRecord(r)?.code;
   return r.status === 'held' && r.outcome === 'held' && (code === PushReason.DEPENDENCY_FAILED || code === PushReason.DEPENDENCY_PENDING);
 }

@@ -50,7 +50,8 @@ export interface ScheduleOptions {
   timeZone?: string;
 }
 
-export const SCHEDULE_GRAMMAR = "'every <N>m' | 'every <N>h' | 'daily HH:MM [Zone/Name]' | 'weekdays HH:MM [Zone/Name]' | a 5-field cron 'M H DOM MON DOW [Zone/Name]'";
+export const SCHEDULE_GRAMMAR =
+  "'every <N>m' | 'every <N>h' | 'daily HH:MM [Zone/Name]' | 'weekdays HH:MM [Zone/Name]' | a 5-field cron 'M H DOM MON DOW [Zone/Name]'";
 
 const CRON_NICKNAMES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
@@ -94,15 +95,27 @@ export function parseSchedule(s: string, options: ScheduleOptions = {}): Schedul
 }
 
 /** A 5-field cron expression (or an @nickname), optionally followed by a zone; null: not cron-shaped. */
-function parseCron(tokens: string[], options: ScheduleOptions, fail: (why: string) => never): { kind: 'cron'; expression: string; timeZone: string | undefined } | null {
+function parseCron(
+  tokens: string[],
+  options: ScheduleOptions,
+  fail: (why: string) => never,
+): { kind: 'cron'; expression: string; timeZone: string | undefined } | null {
   const nickname = tokens[0] !== undefined && CRON_NICKNAMES.has(tokens[0].toLowerCase());
   const fields = nickname ? 1 : 5;
   // cron-shaped: digits, * / , - ? L W # and month or day names in the first field
   if (!nickname && (tokens.length < 5 || !/^[\d*/,?-]+$/.test(tokens[0] ?? ''))) return null;
-  if (tokens.length > fields + 1) fail(`a cron expression has ${fields === 1 ? 'one nickname' : '5 fields'} (minute hour day-of-month month day-of-week) and optionally a time zone, got ${tokens.length} tokens`);
+  if (tokens.length > fields + 1)
+    fail(
+      `a cron expression has ${fields === 1 ? 'one nickname' : '5 fields'} (minute hour day-of-month month day-of-week) and optionally a time zone, got ${tokens.length} tokens`,
+    );
   const expression = tokens.slice(0, fields).join(' ');
   const timeZone = tokens[fields] ?? options.timeZone;
-  if (timeZone !== undefined && !isValidTimeZone(timeZone)) fail(tokens[fields] !== undefined && /^[\d*/,?-]+$/.test(tokens[fields]!) ? 'a cron expression has 5 fields (seconds are not supported)' : `unknown time zone "${timeZone}"`);
+  if (timeZone !== undefined && !isValidTimeZone(timeZone))
+    fail(
+      tokens[fields] !== undefined && /^[\d*/,?-]+$/.test(tokens[fields]!)
+        ? 'a cron expression has 5 fields (seconds are not supported)'
+        : `unknown time zone "${timeZone}"`,
+    );
   try {
     cronOf(expression, timeZone);
   } catch (err) {

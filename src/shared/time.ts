@@ -54,14 +54,29 @@ export function wallClock(instant: number, timeZone: string | undefined): WallCl
   const w: WallClock = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, weekday: 0 };
   for (const p of formatter(timeZone).formatToParts(new Date(instant))) {
     switch (p.type) {
-      case 'year': w.year = Number(p.value); break;
-      case 'month': w.month = Number(p.value); break;
-      case 'day': w.day = Number(p.value); break;
-      case 'hour': w.hour = Number(p.value) % 24; break;
-      case 'minute': w.minute = Number(p.value); break;
-      case 'second': w.second = Number(p.value); break;
-      case 'weekday': w.weekday = WEEKDAYS[p.value] ?? 0; break;
-      default: break;
+      case 'year':
+        w.year = Number(p.value);
+        break;
+      case 'month':
+        w.month = Number(p.value);
+        break;
+      case 'day':
+        w.day = Number(p.value);
+        break;
+      case 'hour':
+        w.hour = Number(p.value) % 24;
+        break;
+      case 'minute':
+        w.minute = Number(p.value);
+        break;
+      case 'second':
+        w.second = Number(p.value);
+        break;
+      case 'weekday':
+        w.weekday = WEEKDAYS[p.value] ?? 0;
+        break;
+      default:
+        break;
     }
   }
   return w;

@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
  * the namespace for ERP keys) and a resumed stock sync keeps its session id.
  */
 export function uuid5(name: string, namespace: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x50;
   hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
   const h = hash.subarray(0, 16).toString('hex');

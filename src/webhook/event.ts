@@ -55,14 +55,7 @@ export function computeDedupKey(kind: string, rawBody: Buffer | string, eventId:
 }
 
 /** Field names that hold the WMS id of a document wmsbridge sent, most specific first. */
-export const LINK_FIELDS = [
-  'purchaseOrderId',
-  'purchaseOrderID',
-  'PurchaseOrderID',
-  'pickingListId',
-  'pickingListID',
-  'PickingListID',
-] as const;
+export const LINK_FIELDS = ['purchaseOrderId', 'purchaseOrderID', 'PurchaseOrderID', 'pickingListId', 'pickingListID', 'PickingListID'] as const;
 
 /**
  * The WMS id of the document (purchase order or picking list) the event concerns, looked up at the

@@ -93,13 +93,7 @@ const SPECS: Record<string, KindCsvSpec> = {
     items: { arrays: ['items'], fields: [PRODUCT, LOT, QTY] },
   },
   stock: {
-    doc: [
-      OCCURRED,
-      ['position_at', 'positionAt'],
-      ['filter_product_id', 'productId'],
-      ['position_count', 'count'],
-      ['truncated', 'truncated'],
-    ],
+    doc: [OCCURRED, ['position_at', 'positionAt'], ['filter_product_id', 'productId'], ['position_count', 'count'], ['truncated', 'truncated']],
     items: {
       arrays: ['positions', 'stocks', 'items'],
       fields: [

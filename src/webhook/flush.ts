@@ -120,11 +120,7 @@ function createLinkResolver(journal: Journal, logger: Logger): (wmsId: string | 
  * Writes one kind's batch (events sorted by id) to its JSONL file and, when the kind's shape is
  * known, its CSV. Resolves when both files are in place.
  */
-export async function writeWebhookBatch(
-  options: FlushOptions,
-  kind: string,
-  events: readonly PreparedWebhookEvent[],
-): Promise<BatchFiles> {
+export async function writeWebhookBatch(options: FlushOptions, kind: string, events: readonly PreparedWebhookEvent[]): Promise<BatchFiles> {
   const first = events[0];
   if (!first) throw new RangeError('writeWebhookBatch: empty batch');
   const dir = join(options.outboxDir, 'webhooks', kind);
@@ -135,7 +131,10 @@ export async function writeWebhookBatch(
   const csvPath = csvColumns ? join(dir, `${base}.csv`) : null;
 
   const jsonl = createJsonlWriter(jsonlPath);
-  const csv = csvColumns && csvPath ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: csvDateColumns(csvColumns) }) : undefined;
+  const csv =
+    csvColumns && csvPath
+      ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: csvDateColumns(csvColumns) })
+      : undefined;
   try {
     for (const e of events) {
       const line: WebhookOutboxLine = {

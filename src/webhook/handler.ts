@@ -214,7 +214,8 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
     }
     const resolution = resolveKind({ route: routeKind, header: kindHeader, payload }, options.kindFrom, options.aliases);
     if (!resolution.ok) {
-      const why = resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
+      const why =
+        resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
       return refuse(res, 404, `${why}; kinds: ${KINDS_TEXT}`);
     }
     const kind = resolution.kind;
@@ -249,7 +250,10 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
 
     // answer first: the event is committed; the log lines are not the sender's wait
     sendReceived(res);
-    logger.info({ kind, dedupKey, id: result.id, stored: result.stored, linked: recordId !== null }, result.stored ? 'webhook received' : 'webhook resent: already stored');
+    logger.info(
+      { kind, dedupKey, id: result.id, stored: result.stored, linked: recordId !== null },
+      result.stored ? 'webhook received' : 'webhook resent: already stored',
+    );
     logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');
   }
 

@@ -107,11 +107,7 @@ export function payloadKindField(payload: unknown): string | undefined {
  * kind is 'unknown' (answered 404), it does not fall through to the next source, so a misrouted
  * sender is told instead of silently reclassified.
  */
-export function resolveKind(
-  candidates: KindCandidates,
-  order: readonly KindSource[],
-  aliases: ReadonlyMap<string, WebhookKind>,
-): KindResolution {
+export function resolveKind(candidates: KindCandidates, order: readonly KindSource[], aliases: ReadonlyMap<string, WebhookKind>): KindResolution {
   for (const source of order) {
     const given = source === 'route' ? candidates.route : source === 'header' ? candidates.header : payloadKindField(candidates.payload);
     if (given === undefined || given.trim() === '') continue;

@@ -27,7 +27,10 @@ export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'ou
 
 /** 127.0.0.0/8, ::1, localhost */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
@@ -67,4 +70,3 @@ export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.Pr
   else if (config.journal.path) options.journalSpec = { kind: 'sqlite', path: config.journal.path };
   return options;
 }
-

@@ -114,7 +114,8 @@ function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Thr
       healthyAnswers = 0;
       const before = slots.limit;
       slots.setLimit(Math.ceil(before / 2));
-      if (slots.limit !== before) log.info({ concurrency: slots.limit, retryAfterMs }, 'wms: throttled by the WMS: pausing every request and lowering the concurrency');
+      if (slots.limit !== before)
+        log.info({ concurrency: slots.limit, retryAfterMs }, 'wms: throttled by the WMS: pausing every request and lowering the concurrency');
     },
     answeredHealthy() {
       if (slots.limit >= concurrency) return;
@@ -332,7 +333,10 @@ export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
   /** After a failed attempt: waits the retry's delay, or throws the error when it is not retried. */
   const retryOrThrow = async (req: Prepared, error: WmsError, attempt: number): Promise<void> => {
     const { spec, idempotent } = req;
-    const delay = spec.noRetry || closed || breaker.state().circuitOpen ? undefined : decideRetry(error, attempt, o.retry, req.method, { idempotent, retryPostOn5xx: o.retryPostOn5xx });
+    const delay =
+      spec.noRetry || closed || breaker.state().circuitOpen
+        ? undefined
+        : decideRetry(error, attempt, o.retry, req.method, { idempotent, retryPostOn5xx: o.retryPostOn5xx });
     if (delay === undefined) {
       if (error.mayHaveReachedServer && !idempotent) log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
       fail(error);

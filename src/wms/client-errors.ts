@@ -27,7 +27,13 @@ export function parseBody(res: RawResponse): Record<string, unknown> | undefined
 }
 
 export function isSuccess(res: RawResponse, env: Record<string, unknown> | undefined): env is Envelope {
-  return res.status >= 200 && res.status < 300 && env !== undefined && env['code'] === 200 && (env['error'] === undefined || env['error'] === null || env['error'] === '');
+  return (
+    res.status >= 200 &&
+    res.status < 300 &&
+    env !== undefined &&
+    env['code'] === 200 &&
+    (env['error'] === undefined || env['error'] === null || env['error'] === '')
+  );
 }
 
 export function isUnauthorized(res: RawResponse, env: Record<string, unknown> | undefined): boolean {
@@ -44,7 +50,7 @@ function sanitizeCause(err: Error, scrub: Scrub): Error {
 /** The error of an attempt that got no answer (timeout, reset, refused connection, answer too large). */
 export function networkError(scrub: Scrub, method: string, path: string, f: AttemptFailure, attempts: number, idempotent: boolean): WmsError {
   const cause = f.failure as { code?: string; message?: string } | undefined;
-  const netCode = f.aborted ? 'ABORTED' : cause?.code ?? 'UNKNOWN';
+  const netCode = f.aborted ? 'ABORTED' : (cause?.code ?? 'UNKNOWN');
   if (netCode === 'WMS_RESPONSE_TOO_LARGE') {
     return new WmsError(WmsErrorCode.RESPONSE, formatWmsMessage(method, path, cause?.message ?? 'answer too large'), {
       method,
@@ -138,6 +144,13 @@ export function authFailure(scrub: Scrub, err: unknown, method: string, path: st
 }
 
 /** A call given up before it was sent (aborted, closed, circuit open, ...): E_WMS_NETWORK with that code. */
-export function notSent(method: string, path: string, attempts: number, networkCode: string, what: string, extra: { mayHaveReachedServer?: boolean } = {}): WmsError {
+export function notSent(
+  method: string,
+  path: string,
+  attempts: number,
+  networkCode: string,
+  what: string,
+  extra: { mayHaveReachedServer?: boolean } = {},
+): WmsError {
   return new WmsError(WmsErrorCode.NETWORK, formatWmsMessage(method, path, what), { method, path, attempts, networkCode, ...extra });
 }

@@ -101,7 +101,9 @@ type Sends = typeof SEND_METHODS;
 type Out<T> = T extends { record: infer R extends z.ZodType } ? z.output<R> : never;
 
 export type GeneratedMethods = {
-  [K in keyof Lists]: HasParam<K> extends true ? (value: string, opts?: PageOptions) => AsyncIterable<Out<Lists[K]>> : (opts?: PageOptions) => AsyncIterable<Out<Lists[K]>>;
+  [K in keyof Lists]: HasParam<K> extends true
+    ? (value: string, opts?: PageOptions) => AsyncIterable<Out<Lists[K]>>
+    : (opts?: PageOptions) => AsyncIterable<Out<Lists[K]>>;
 } & {
   [K in keyof Gets]: (value: string, opts?: CallOptions) => Promise<Out<Gets[K]> | null>;
 } & {

@@ -46,7 +46,13 @@ export function createShapes(core: CallPolicy, validateRequests: boolean): Shape
     });
   };
 
-  const responseError = (name: EndpointName, params: Record<string, string> | undefined, label: string, what: string, details?: Record<string, unknown>): WmsError => {
+  const responseError = (
+    name: EndpointName,
+    params: Record<string, string> | undefined,
+    label: string,
+    what: string,
+    details?: Record<string, unknown>,
+  ): WmsError => {
     const ep = ENDPOINTS[name];
     const path = buildPath(ep.path, params);
     return new WmsError(WmsErrorCode.RESPONSE, formatWmsMessage(ep.method, path, `answer does not fit ${label} - ${what}`), {
@@ -58,7 +64,13 @@ export function createShapes(core: CallPolicy, validateRequests: boolean): Shape
     });
   };
 
-  const record = <T extends z.ZodType>(name: EndpointName, params: Record<string, string> | undefined, schema: T, label: string, data: unknown): z.output<T> => {
+  const record = <T extends z.ZodType>(
+    name: EndpointName,
+    params: Record<string, string> | undefined,
+    schema: T,
+    label: string,
+    data: unknown,
+  ): z.output<T> => {
     const parsed = schema.safeParse(data);
     if (parsed.success) return parsed.data;
     counters.failures++;
@@ -69,7 +81,13 @@ export function createShapes(core: CallPolicy, validateRequests: boolean): Shape
     core.call({ ...spec, signal: opts?.signal, ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}) });
 
   /** A read of one record: null when the WMS answers 404 (or data is null). */
-  const getOne = async <T extends z.ZodType>(name: EndpointName, params: Record<string, string>, schema: T, label: string, opts?: CallOptions): Promise<z.output<T> | null> => {
+  const getOne = async <T extends z.ZodType>(
+    name: EndpointName,
+    params: Record<string, string>,
+    schema: T,
+    label: string,
+    opts?: CallOptions,
+  ): Promise<z.output<T> | null> => {
     let env: Envelope;
     try {
       env = await callWith({ name, params }, opts);

@@ -92,7 +92,8 @@ function settle(options: WmsClientOptions) {
   const pageSize = options.pageSize ?? 100;
   const dateTimes: DateTimesMode = options.dateTimes ?? 'utc';
   const timeZone = options.timeZone ?? 'America/Sao_Paulo';
-  if (!(DATE_TIMES_MODES as readonly string[]).includes(dateTimes)) throw new ConfigError(`WMS client: dateTimes must be one of ${DATE_TIMES_MODES.join(', ')}`);
+  if (!(DATE_TIMES_MODES as readonly string[]).includes(dateTimes))
+    throw new ConfigError(`WMS client: dateTimes must be one of ${DATE_TIMES_MODES.join(', ')}`);
   if (!isValidTimeZone(timeZone)) throw new ConfigError(`WMS client: timeZone "${timeZone}" is not an IANA time zone`);
   if (!Number.isInteger(pageSize) || pageSize < 1) throw new ConfigError(`WMS client: pageSize must be an integer >= 1`);
   if (!(timeoutMs > 0)) throw new ConfigError(`WMS client: timeoutMs must be > 0`);
@@ -120,7 +121,13 @@ function settle(options: WmsClientOptions) {
 
 export function createWmsClient(options: WmsClientOptions): WmsClient {
   const o = settle(options);
-  const transport = createTransport({ origin: o.origin, connections: o.concurrency, timeoutMs: o.timeoutMs, maxResponseBytes: o.maxResponseBytes, tls: options.tls });
+  const transport = createTransport({
+    origin: o.origin,
+    connections: o.concurrency,
+    timeoutMs: o.timeoutMs,
+    maxResponseBytes: o.maxResponseBytes,
+    tls: options.tls,
+  });
   const core = createCallPolicy({
     transport,
     prefix: o.prefix,
@@ -208,7 +215,9 @@ function handWritten(core: CallPolicy, shapes: Shapes, pager: Pager) {
     },
 
     searchStock: (filters: S.StockSearchFilters, opts?: PageOptions) =>
-      pager.paged('searchStock', S.StockRecord, 'Stock', opts, undefined, () => requestBody('searchStock', S.StockSearchFilters, filters, 'stock search filters')),
+      pager.paged('searchStock', S.StockRecord, 'Stock', opts, undefined, () =>
+        requestBody('searchStock', S.StockSearchFilters, filters, 'stock search filters'),
+      ),
     lockStock: async (body: S.StockLockRequest, opts?: CallOptions) => lockCall('lockStock', body, opts),
     unlockStock: async (body: S.StockLockRequest, opts?: CallOptions) => lockCall('unlockStock', body, opts),
 
@@ -226,7 +235,11 @@ function handWritten(core: CallPolicy, shapes: Shapes, pager: Pager) {
       const fields = requestBody(
         'attachToPickingList',
         S.AttachmentRequest,
-        { PickingListID: input.pickingListID, UserFileName: input.userFileName, ...(input.isPrintCheckout !== undefined ? { IsPrintCheckout: input.isPrintCheckout } : {}) },
+        {
+          PickingListID: input.pickingListID,
+          UserFileName: input.userFileName,
+          ...(input.isPrintCheckout !== undefined ? { IsPrintCheckout: input.isPrintCheckout } : {}),
+        },
         'attachment',
       );
       if (!Buffer.isBuffer(input.content)) {

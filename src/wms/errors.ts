@@ -114,7 +114,7 @@ export function formatWmsMessage(method: string, path: string, what: string): st
  * HTTP status is 2xx (a failure reported only in the envelope).
  */
 export function codeForStatus(httpStatus: number, envelopeCode: number | undefined): WmsErrorCode {
-  const effective = httpStatus >= 200 && httpStatus < 300 ? envelopeCode ?? httpStatus : httpStatus;
+  const effective = httpStatus >= 200 && httpStatus < 300 ? (envelopeCode ?? httpStatus) : httpStatus;
   if (effective === 400 || effective === 422) return WmsErrorCode.VALIDATION;
   if (effective === 401 || effective === 403) return WmsErrorCode.AUTH;
   if (effective === 429) return WmsErrorCode.RATE_LIMIT;

@@ -71,7 +71,11 @@ export function createPager(core: CallPolicy, shapes: Shapes, defaultPageSize: n
       return true;
     }
     if (r.pageNo === 1 && r.index === 0 && pagingBase === 0 && err instanceof WmsError && err.code === WmsErrorCode.VALIDATION) {
-      throw pagingError(name, params, `the WMS refuses PagingIndex 0 (${err.envelopeError ?? err.message}): its pages are 1-based; set wms.pagingBase to auto or 1`);
+      throw pagingError(
+        name,
+        params,
+        `the WMS refuses PagingIndex 0 (${err.envelopeError ?? err.message}): its pages are 1-based; set wms.pagingBase to auto or 1`,
+      );
     }
     return false;
   };
@@ -109,7 +113,9 @@ export function createPager(core: CallPolicy, shapes: Shapes, defaultPageSize: n
       return true;
     }
     counters.failures++;
-    throw shapes.responseError(name, params, `a list of ${label}`, `page ${r.index} repeats the previous page (server ignores ${PAGING_INDEX}?)`, { page: r.index });
+    throw shapes.responseError(name, params, `a list of ${label}`, `page ${r.index} repeats the previous page (server ignores ${PAGING_INDEX}?)`, {
+      page: r.index,
+    });
   };
 
   async function* paged<T extends z.ZodType>(
@@ -122,7 +128,15 @@ export function createPager(core: CallPolicy, shapes: Shapes, defaultPageSize: n
   ): AsyncGenerator<z.output<T>> {
     const json = jsonBody ? jsonBody() : undefined;
     const size = opts?.pageSize ?? defaultPageSize;
-    const r: Read = { probing: knownBase === undefined, tentative: knownBase === 0 && zeroUnconfirmed, index: knownBase ?? 0, pageNo: 1, previous: undefined, expected: undefined, collected: 0 };
+    const r: Read = {
+      probing: knownBase === undefined,
+      tentative: knownBase === 0 && zeroUnconfirmed,
+      index: knownBase ?? 0,
+      pageNo: 1,
+      previous: undefined,
+      expected: undefined,
+      collected: 0,
+    };
     const finish = (): void => {
       if (r.expected !== undefined && r.collected < r.expected) {
         throw pagingError(

@@ -78,13 +78,7 @@ function effectiveStatus(err: WmsError): number | undefined {
  * Decides whether the failed attempt number `attempt` (1-based) of a call should be retried, and after
  * how long. Returns the delay in ms, or undefined to give up. Pure (apart from `opts.random`).
  */
-export function decideRetry(
-  err: unknown,
-  attempt: number,
-  policy: RetryPolicy,
-  method: string,
-  opts: RetryDecisionOptions = {},
-): number | undefined {
+export function decideRetry(err: unknown, attempt: number, policy: RetryPolicy, method: string, opts: RetryDecisionOptions = {}): number | undefined {
   if (!(err instanceof WmsError)) return undefined;
   if (attempt > policy.retries) return undefined;
   const random = opts.random ?? Math.random;

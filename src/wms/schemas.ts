@@ -19,9 +19,7 @@ import { z } from 'zod';
 // ---------------------------------------------------------------------------------------------
 
 /** Guid: a UUID string (any version; the spec only says "UUID string"). */
-export const Guid = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID (Guid)');
+export const Guid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID (Guid)');
 export type Guid = z.infer<typeof Guid>;
 
 /**

@@ -5,7 +5,16 @@
  */
 import { REGISTRY, type TargetSpec } from './targets/index.js';
 
-export { REF_RESOURCES, type RefResource, type TargetSpec, type TargetOp, type SendRule, type ReadBackRule, type SequenceRule, type SandboxStore } from './targets/index.js';
+export {
+  REF_RESOURCES,
+  type RefResource,
+  type TargetSpec,
+  type TargetOp,
+  type SendRule,
+  type ReadBackRule,
+  type SequenceRule,
+  type SandboxStore,
+} from './targets/index.js';
 
 export type Target = (typeof REGISTRY)[number]['name'];
 

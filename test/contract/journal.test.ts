@@ -91,8 +91,14 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(g?.status, 'mapped');
       assert.equal(g?.path, '/in/.wmsbridge/work/x.csv');
       assert.equal(g?.runId, 'run-a', 'fields not in the patch are kept');
-      assert.deepEqual((await j.listFiles({ channel: 'ch-a' })).map((x) => x.id), [f.id]);
-      assert.deepEqual((await j.listFiles({ runId: 'run-a', statuses: ['mapped'] })).map((x) => x.id), [f.id]);
+      assert.deepEqual(
+        (await j.listFiles({ channel: 'ch-a' })).map((x) => x.id),
+        [f.id],
+      );
+      assert.deepEqual(
+        (await j.listFiles({ runId: 'run-a', statuses: ['mapped'] })).map((x) => x.id),
+        [f.id],
+      );
       assert.deepEqual(await j.listFiles({ runId: 'run-a', statuses: ['done'] }), []);
       assert.ok((await j.listFiles()).some((x) => x.id === f.id));
       await assert.rejects(j.updateFile(999_999, { status: 'done' }), (e: { code?: string }) => e.code === ErrorCode.JOURNAL);
@@ -119,7 +125,11 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
 
     test('addRecords in one batch, listRecords round-trips every field', async () => {
       const f = await newFile(j);
-      await j.addRecords(f.id, [rec('P1'), rec('P2', { attachmentPath: 'a/b.pdf' }), rec('P3', { status: 'rejected', error: 'price: required', raw: undefined })]);
+      await j.addRecords(f.id, [
+        rec('P1'),
+        rec('P2', { attachmentPath: 'a/b.pdf' }),
+        rec('P3', { status: 'rejected', error: 'price: required', raw: undefined }),
+      ]);
       const rows = await j.listRecords({ fileIds: [f.id] });
       assert.equal(rows.length, 3);
       const [a, b, c] = rows;
@@ -270,11 +280,14 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.settle(r3.id, { status: 'sent', outcome: 'updated', wmsId: 'wms-3' });
       await j.settle(r1.id, { status: 'sent', outcome: 'unchanged' }); // wmsId omitted: kept
       const after = await j.listRecords({ fileIds: [f.id] });
-      assert.deepEqual(after.map((r) => [r.status, r.outcome, r.attempts]), [
-        ['sent', 'unchanged', 1],
-        ['rejected', 'rejected', 1],
-        ['sent', 'updated', 2],
-      ]);
+      assert.deepEqual(
+        after.map((r) => [r.status, r.outcome, r.attempts]),
+        [
+          ['sent', 'unchanged', 1],
+          ['rejected', 'rejected', 1],
+          ['sent', 'updated', 2],
+        ],
+      );
       assert.equal(after[0]?.wmsId, 'wms-1');
       assert.equal(after[1]?.error, '[POST] /open/v1/product: 400 - categoryID does not exist');
       assert.equal(after[2]?.error, null, 'a later success clears the error');
@@ -285,14 +298,23 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
     test('a record keeps its reason (stable code + parameters) from map time and from settle; a later success or a requeue clears it', async () => {
       const f = await newFile(j);
       await j.addRecords(f.id, [
-        rec('R1', { status: 'rejected', error: "line 2: field weight: '12,3' is not a number", reason: { code: 'invalid_number', params: { field: 'weight', value: '12,3' } } }),
+        rec('R1', {
+          status: 'rejected',
+          error: "line 2: field weight: '12,3' is not a number",
+          reason: { code: 'invalid_number', params: { field: 'weight', value: '12,3' } },
+        }),
         rec('R2'),
         rec('R3'),
       ]);
       const [r1, r2, r3] = await j.listRecords({ fileIds: [f.id] });
       assert.deepEqual(r1?.reason, { code: 'invalid_number', params: { field: 'weight', value: '12,3' } });
       assert.equal(r2?.reason, undefined);
-      await j.settle(r2!.id, { status: 'failed', outcome: 'failed', error: 'timeout', reason: { code: 'E_WMS_HTTP', params: { status: 503, message: 'ç "quoted"' } } });
+      await j.settle(r2!.id, {
+        status: 'failed',
+        outcome: 'failed',
+        error: 'timeout',
+        reason: { code: 'E_WMS_HTTP', params: { status: 503, message: 'ç "quoted"' } },
+      });
       await j.settle(r3!.id, { status: 'failed', outcome: 'failed', error: 'timeout', reason: { code: 'E_WMS_TIMEOUT' } });
       let now = await j.listRecords({ fileIds: [f.id] });
       assert.deepEqual(now[1]?.reason, { code: 'E_WMS_HTTP', params: { status: 503, message: 'ç "quoted"' } });
@@ -319,7 +341,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.listRecords({ fileIds: [f1.id] }))[0]?.status, 'sending', 'other files untouched');
       assert.ok((await j.recoverInFlight()) >= 1);
       const s = await j.listRecords({ fileIds: [f1.id] });
-      assert.deepEqual(s.map((r) => r.status), ['in_doubt', 'pending']);
+      assert.deepEqual(
+        s.map((r) => r.status),
+        ['in_doubt', 'pending'],
+      );
       assert.equal(await j.recoverInFlight(), 0, 'nothing left in flight');
       assert.equal((await j.countRecords({ statuses: ['sending'] })).sending, 0);
     });
@@ -337,7 +362,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.requeue([q1.id, q2.id, q3.id, q4.id, q5.id, 999_999]), 3);
       assert.equal(await j.requeue([]), 0);
       const after = await j.listRecords({ fileIds: [f.id] });
-      assert.deepEqual(after.map((r) => r.status), ['pending', 'pending', 'pending', 'sent', 'rejected']);
+      assert.deepEqual(
+        after.map((r) => r.status),
+        ['pending', 'pending', 'pending', 'sent', 'rejected'],
+      );
       assert.equal(after[0]?.outcome, null);
       assert.equal(after[0]?.attempts, 1, 'attempts are history: kept');
       assert.equal(after[3]?.wmsId, 'w4');
@@ -354,9 +382,15 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.deepEqual(all, expected);
       const cats = await j.countRecords({ fileIds: [f.id], targets: ['Category'] });
       assert.equal(cats.pending, 1);
-      assert.equal(Object.values(cats).reduce((a, b) => a + b, 0), 1);
+      assert.equal(
+        Object.values(cats).reduce((a, b) => a + b, 0),
+        1,
+      );
       const none = await j.countRecords({ fileIds: [f.id], statuses: ['held'] });
-      assert.equal(Object.values(none).reduce((a, b) => a + b, 0), 0);
+      assert.equal(
+        Object.values(none).reduce((a, b) => a + b, 0),
+        0,
+      );
       assert.deepEqual(Object.keys(none).sort(), Object.keys(expected).sort());
     });
 
@@ -373,7 +407,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
         seen.push(...page.map((r) => r.key));
         afterId = page[page.length - 1]!.id;
       }
-      assert.deepEqual(seen, batch.map((r) => r.key));
+      assert.deepEqual(
+        seen,
+        batch.map((r) => r.key),
+      );
       const cats = await j.listRecords({ fileIds: [f.id], targets: ['Category'], statuses: ['pending'], limit: 100 });
       assert.equal(cats.length, 12);
       assert.ok(cats.every((r) => r.target === 'Category'));
@@ -486,7 +523,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       const b = await j.addWebhookEvent({ dedupKey: 'evt-2', kind: 'receipt.finished', body: '{}' });
       assert.equal(b.stored, true);
       const und = await j.listWebhookEvents({ undeliveredOnly: true });
-      assert.deepEqual(und.map((e) => e.dedupKey), ['evt-1', 'evt-2']);
+      assert.deepEqual(
+        und.map((e) => e.dedupKey),
+        ['evt-1', 'evt-2'],
+      );
       assert.equal(und[0]?.body, '{"id":"evt-1"}', 'the first body is kept');
       assert.equal(und[0]?.recordId, w1!.id);
       assert.equal(und[0]?.deliveredAt, null);
@@ -494,7 +534,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.listWebhookEvents({ limit: 1 })).length, 1);
       await j.markWebhookDelivered([a.id]);
       await j.markWebhookDelivered([]);
-      assert.deepEqual((await j.listWebhookEvents({ undeliveredOnly: true })).map((e) => e.id), [b.id]);
+      assert.deepEqual(
+        (await j.listWebhookEvents({ undeliveredOnly: true })).map((e) => e.id),
+        [b.id],
+      );
       const all = await j.listWebhookEvents({});
       assert.match(all.find((e) => e.id === a.id)?.deliveredAt ?? '', ISO);
     });
@@ -515,7 +558,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       } finally {
         await peer.close();
       }
-      await assert.rejects(j.addFile({ channel: 'c', name: 'x', path: '/x', size: 1, sha256: 'bad-ttl', runId: 'r', owner: 'o', leaseTtlMs: 0 }), (e: { code?: string }) => e.code === ErrorCode.JOURNAL);
+      await assert.rejects(
+        j.addFile({ channel: 'c', name: 'x', path: '/x', size: 1, sha256: 'bad-ttl', runId: 'r', owner: 'o', leaseTtlMs: 0 }),
+        (e: { code?: string }) => e.code === ErrorCode.JOURNAL,
+      );
     });
 
     test('acquireFileLease: two journals racing for one file, exactly one wins (20 rounds)', async () => {
@@ -535,7 +581,10 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
           assert.equal(await (a ? peer : j).acquireFileLease(f.id, a ? 'race-B' : 'race-A', 60_000), false);
         }
         assert.equal(wins.A + wins.B, 20);
-        await assert.rejects(j.acquireFileLease(999_999, 'race-A', 1000), (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && /not found/.test(e.message));
+        await assert.rejects(
+          j.acquireFileLease(999_999, 'race-A', 1000),
+          (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && /not found/.test(e.message),
+        );
         const f = await newFile(j);
         await assert.rejects(j.acquireFileLease(f.id, 'race-A', -5), (e: { code?: string }) => e.code === ErrorCode.JOURNAL, 'a negative ttl is refused');
       } finally {
@@ -716,7 +765,11 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.countUnsettled('Category', 'CU-1'), 0);
       const f1 = await newFile(j);
       const f2 = await newFile(j);
-      await j.addRecords(f1.id, [rec('CU-1', { target: 'Category' }), rec('CU-1', { target: 'Product' }), rec('CU-1', { target: 'Category', status: 'rejected', error: 'x' })]);
+      await j.addRecords(f1.id, [
+        rec('CU-1', { target: 'Category' }),
+        rec('CU-1', { target: 'Product' }),
+        rec('CU-1', { target: 'Category', status: 'rejected', error: 'x' }),
+      ]);
       await j.addRecords(f2.id, [rec('CU-1', { target: 'Category' }), rec('CU-1', { target: 'Category' })]);
       assert.equal(await j.countUnsettled('Category', 'CU-1'), 3, 'pending in two files; rejected is settled');
       const [a, b] = await j.listRecords({ fileIds: [f2.id] });
@@ -809,7 +862,15 @@ runJournalContract('sqlite (send-loop writes inline, no writer thread)', () =>
 
 describe('sqlite writer thread', () => {
   const records = (n: number): NewRecord[] =>
-    Array.from({ length: n }, (_, i) => ({ target: 'Category', op: 'create', key: `K${i}`, source: { line: i + 2 }, mapping: 'm', payload: { codeERP: `K${i}` }, payloadHash: `h${i}` }));
+    Array.from({ length: n }, (_, i) => ({
+      target: 'Category',
+      op: 'create',
+      key: `K${i}`,
+      source: { line: i + 2 },
+      mapping: 'm',
+      payload: { codeERP: `K${i}` },
+      payloadHash: `h${i}`,
+    }));
 
   test('writes issued together commit before close returns, and a write after close is refused', async () => {
     const path = join(tmp.dir, 'writer-close', 'journal.db');
@@ -866,7 +927,10 @@ describe('sqlite writer thread', () => {
       await j.markSending(row.id); // the thread is up and idle
       j.settle(row.id, { status: 'sent', outcome: 'created', wmsId: 'W1' }).then(() => console.log('committed'));
     `;
-    const res = spawnSync(process.execPath, [...(fromTs ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    const res = spawnSync(process.execPath, [...(fromTs ? ['--import', 'tsx'] : []), '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(res.status, 0, `exit ${res.status} signal ${res.signal}: ${res.stderr}`);
     assert.match(res.stdout, /committed/);
     const j = await createSqliteJournal({ path });
@@ -994,7 +1058,10 @@ describe('postgres', { skip: pgSkip }, () => {
         assert.equal(j.location, `postgres://${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`);
         assert.doesNotMatch(j.location, /not-a-real-secret|postgres@/);
         const versions = await pgQuery<{ version: number }>(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
-        assert.deepEqual(versions.map((v) => v.version), Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
+        assert.deepEqual(
+          versions.map((v) => v.version),
+          Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+        );
       } finally {
         await j.close();
       }
@@ -1075,7 +1142,11 @@ describe('postgres', { skip: pgSkip }, () => {
            WHERE locktype = 'advisory' AND granted AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1`,
           [(key >> 32n) & 0xffffffffn, key & 0xffffffffn],
         );
-        assert.deepEqual(killed.map((k) => k.ok), [true], 'exactly one session held it');
+        assert.deepEqual(
+          killed.map((k) => k.ok),
+          [true],
+          'exactly one session held it',
+        );
         await eventually('the holder knows it lost the lock', async () => !lock.isHeld());
         const box: { lock: LeaderLock | null } = { lock: null };
         await eventually('the lock of a dead session is free', async () => (box.lock = await b.tryLeaderLock('schedule:nightly')) !== null);
@@ -1103,7 +1174,10 @@ describe('postgres', { skip: pgSkip }, () => {
           seen.push(...page.map((r) => r.key));
           afterId = page[page.length - 1]!.id;
         }
-        assert.deepEqual(seen, batch.map((r) => r.key));
+        assert.deepEqual(
+          seen,
+          batch.map((r) => r.key),
+        );
         const g = await j.addFile({ channel: 'c', name: 'big2', path: '/big2', size: 1, sha256: 'big2', runId: 'r' });
         const bad = Array.from({ length: 7000 }, (_, i) => rec(`C${i}`));
         (bad[6500] as unknown as { target: undefined }).target = undefined; // fails in the second chunk

@@ -36,7 +36,17 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 const ok = (data: unknown) => ({ code: 200, message: 'The request has succeeded', data, error: '' });
-const list = (data: unknown[], extra: Record<string, unknown> = {}) => ({ code: 200, message: 'ok', count: data.length, totalPages: 1, pagingLimit: 100, pagingIndex: 1, data, error: '', ...extra });
+const list = (data: unknown[], extra: Record<string, unknown> = {}) => ({
+  code: 200,
+  message: 'ok',
+  count: data.length,
+  totalPages: 1,
+  pagingLimit: 100,
+  pagingIndex: 1,
+  data,
+  error: '',
+  ...extra,
+});
 
 /** Default handling of the auth calls: hands out numbered tokens. */
 function authRoute(req: Seen, res: ServerResponse): boolean {
@@ -50,7 +60,14 @@ function authRoute(req: Seen, res: ServerResponse): boolean {
 
 function client(extra: Partial<WmsClientOptions> = {}): WmsClient {
   // explicit 1-based unless a test says otherwise (the 'auto' page base is tested in 'paging')
-  return createWmsClient({ baseUrl, accessKeyID: 'edge-key', secretKey: SECRET, retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 }, pagingBase: 1, ...extra });
+  return createWmsClient({
+    baseUrl,
+    accessKeyID: 'edge-key',
+    secretKey: SECRET,
+    retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    pagingBase: 1,
+    ...extra,
+  });
 }
 const apiCalls = () => seen.filter((s) => !s.url.startsWith('/open/v1/authorize') && !s.url.startsWith('/open/v1/refreshtoken'));
 
@@ -102,7 +119,10 @@ const warehouse = (n: number) => ({ id: UUID(n), companyID: UUID(900), branchID:
 describe('options', () => {
   test('bad options are configuration errors that hold no secret', () => {
     assert.throws(() => createWmsClient({ baseUrl: '', accessKeyID: 'k', secretKey: SECRET }), { code: 'E_CONFIG' });
-    assert.throws(() => createWmsClient({ baseUrl: 'not a url', accessKeyID: 'k', secretKey: SECRET }), (e: Error) => (e as { code?: string }).code === 'E_CONFIG' && !e.message.includes(SECRET));
+    assert.throws(
+      () => createWmsClient({ baseUrl: 'not a url', accessKeyID: 'k', secretKey: SECRET }),
+      (e: Error) => (e as { code?: string }).code === 'E_CONFIG' && !e.message.includes(SECRET),
+    );
     assert.throws(() => createWmsClient({ baseUrl: 'ftp://x', accessKeyID: 'k', secretKey: SECRET }), { code: 'E_CONFIG' });
     assert.throws(() => createWmsClient({ baseUrl, accessKeyID: 'k', secretKey: '' }), { code: 'E_CONFIG' });
     assert.throws(() => createWmsClient({ baseUrl, accessKeyID: 'k', secretKey: SECRET, pageSize: 0 }), { code: 'E_CONFIG' });
@@ -145,7 +165,10 @@ describe('wire details', () => {
     } finally {
       await c.close();
     }
-    assert.ok(seen.some((s) => s.url.startsWith('/api/open/v1/company?')), JSON.stringify(seen.map((s) => s.url)));
+    assert.ok(
+      seen.some((s) => s.url.startsWith('/api/open/v1/company?')),
+      JSON.stringify(seen.map((s) => s.url)),
+    );
   });
 
   test('GET Stock/search sends its JSON body', async () => {
@@ -275,12 +298,15 @@ describe('envelopes', () => {
     reset((_req, res) => json(res, 200, list([warehouse(1), { id: 'not-a-uuid', name: 'W' }])));
     const c = client();
     try {
-      await rejectsWith((async () => {
-        for await (const _ of c.listWarehouses());
-      })(), (e) => {
-        assert.equal(e.code, 'E_WMS_RESPONSE');
-        assert.match(e.message, /^\[GET\] \/open\/v1\/warehouse: answer does not fit Warehouse - page 1, data\[1\]: id: must be a UUID/);
-      });
+      await rejectsWith(
+        (async () => {
+          for await (const _ of c.listWarehouses());
+        })(),
+        (e) => {
+          assert.equal(e.code, 'E_WMS_RESPONSE');
+          assert.match(e.message, /^\[GET\] \/open\/v1\/warehouse: answer does not fit Warehouse - page 1, data\[1\]: id: must be a UUID/);
+        },
+      );
     } finally {
       await c.close();
     }
@@ -364,7 +390,15 @@ describe('paging', () => {
         // no totalPages: the client stops on the first empty page
         const { totalPages: _t, ...rest } = list(idx <= 2 ? pages(idx).map((w) => ({ ...w, companyID: UUID(1) })) : []);
         json(res, 200, rest);
-      } else json(res, 200, list(pages(1).map((w) => ({ ...w, warehouseID: UUID(1) })), { totalPages: 5 })); // ignores PagingIndex
+      } else
+        json(
+          res,
+          200,
+          list(
+            pages(1).map((w) => ({ ...w, warehouseID: UUID(1) })),
+            { totalPages: 5 },
+          ),
+        ); // ignores PagingIndex
     });
     const c = client({ pageSize: 2 });
     try {
@@ -375,18 +409,24 @@ describe('paging', () => {
       for await (const b of c.listBranches()) bs.push(b.name);
       assert.equal(bs.length, 4);
       const got: string[] = [];
-      await rejectsWith((async () => {
-        for await (const d of c.listDocks()) got.push(d.name);
-      })(), (e) => {
-        assert.equal(e.code, 'E_WMS_RESPONSE');
-        assert.match(e.message, /page 2 repeats the previous page/);
-      });
+      await rejectsWith(
+        (async () => {
+          for await (const d of c.listDocks()) got.push(d.name);
+        })(),
+        (e) => {
+          assert.equal(e.code, 'E_WMS_RESPONSE');
+          assert.match(e.message, /page 2 repeats the previous page/);
+        },
+      );
       assert.equal(got.length, 2, 'the first page is yielded, the repeat is refused');
     } finally {
       await c.close();
     }
     const wsCalls = apiCalls().filter((s) => s.url.startsWith('/open/v1/warehouse'));
-    assert.deepEqual(wsCalls.map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex')), ['1', '2', '3']);
+    assert.deepEqual(
+      wsCalls.map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex')),
+      ['1', '2', '3'],
+    );
   });
 
   /** A fake list of `n` warehouses paged from `base`; `zero`: what a 1-based server does with PagingIndex 0. */
@@ -402,7 +442,11 @@ describe('paging', () => {
       }
       const start = (idx - base) * limit;
       const echo = Number(u.searchParams.get('PagingIndex'));
-      json(res, 200, list(start < 0 ? [] : all.slice(start, start + limit), { count: n, totalPages: Math.ceil(n / limit), pagingLimit: limit, pagingIndex: echo }));
+      json(
+        res,
+        200,
+        list(start < 0 ? [] : all.slice(start, start + limit), { count: n, totalPages: Math.ceil(n / limit), pagingLimit: limit, pagingIndex: echo }),
+      );
     };
   }
   const indexes = () => apiCalls().map((s) => new URL(s.url, 'http://x').searchParams.get('PagingIndex'));
@@ -461,12 +505,15 @@ describe('paging', () => {
     const c = client({ pagingBase: 1 });
     try {
       const got: string[] = [];
-      await rejectsWith((async () => {
-        for await (const w of c.listWarehouses()) got.push(w.name);
-      })(), (e) => {
-        assert.equal(e.code, 'E_WMS_PAGING');
-        assert.match(e.message, /read 0 of the 3 Warehouse records the WMS counts .*wms\.pagingBase 1.*check wms\.pagingBase/);
-      });
+      await rejectsWith(
+        (async () => {
+          for await (const w of c.listWarehouses()) got.push(w.name);
+        })(),
+        (e) => {
+          assert.equal(e.code, 'E_WMS_PAGING');
+          assert.match(e.message, /read 0 of the 3 Warehouse records the WMS counts .*wms\.pagingBase 1.*check wms\.pagingBase/);
+        },
+      );
       assert.deepEqual(got, []);
     } finally {
       await c.close();
@@ -477,12 +524,15 @@ describe('paging', () => {
     reset(pagedServer(3, 1, 'refuse'));
     const c = client({ pagingBase: 0 });
     try {
-      await rejectsWith((async () => {
-        for await (const _ of c.listWarehouses());
-      })(), (e) => {
-        assert.equal(e.code, 'E_WMS_PAGING');
-        assert.match(e.message, /refuses PagingIndex 0.*set wms\.pagingBase to auto or 1/);
-      });
+      await rejectsWith(
+        (async () => {
+          for await (const _ of c.listWarehouses());
+        })(),
+        (e) => {
+          assert.equal(e.code, 'E_WMS_PAGING');
+          assert.match(e.message, /refuses PagingIndex 0.*set wms\.pagingBase to auto or 1/);
+        },
+      );
     } finally {
       await c.close();
     }
@@ -503,7 +553,9 @@ describe('paging', () => {
 describe('auth', () => {
   test('one 401: refresh and one replay, not counted as a retry', async () => {
     let n = 0;
-    reset((_req, res) => (++n === 1 ? json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' }) : json(res, 200, ok({ id: UUID(1), name: 'ms' }))));
+    reset((_req, res) =>
+      ++n === 1 ? json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' }) : json(res, 200, ok({ id: UUID(1), name: 'ms' })),
+    );
     const c = client();
     try {
       const r = await c.getMaterialStatus(UUID(1));
@@ -561,7 +613,15 @@ describe('auth', () => {
     const c = client();
     try {
       const e = await rejectsWith(c.createCategory({ name: 'X', status: 1 }), (err) => assert.equal(err.code, 'E_WMS_VALIDATION'));
-      const text = JSON.stringify({ e, message: e.message, details: e.details, cause: String(e.cause), stack: e.stack, msg: e.envelopeMessage, err: e.envelopeError });
+      const text = JSON.stringify({
+        e,
+        message: e.message,
+        details: e.details,
+        cause: String(e.cause),
+        stack: e.stack,
+        msg: e.envelopeMessage,
+        err: e.envelopeError,
+      });
       assert.ok(!text.includes(SECRET), 'secret leaked');
       assert.ok(!text.includes('tok-'), 'token leaked');
       assert.ok(text.includes('[redacted]'));
@@ -630,7 +690,9 @@ describe('in doubt and retries', () => {
   test('429 with Retry-After is honoured and then succeeds, for a POST too', async () => {
     let n = 0;
     reset((_req, res) =>
-      ++n === 1 ? json(res, 429, { code: 429, message: 'Too Many Requests', data: null, error: 'slow down' }, { 'retry-after': '0' }) : json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 })),
+      ++n === 1
+        ? json(res, 429, { code: 429, message: 'Too Many Requests', data: null, error: 'slow down' }, { 'retry-after': '0' })
+        : json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 })),
     );
     const c = client();
     try {

@@ -159,7 +159,10 @@ export function runClientContract(target: ContractTarget): void {
         assert.ok(docks.every((d) => d.warehouseID === warehouse.id));
         assert.deepEqual(
           docks.map((d) => d.id).sort(),
-          allDocks.filter((d) => d.warehouseID === warehouse.id).map((d) => d.id).sort(),
+          allDocks
+            .filter((d) => d.warehouseID === warehouse.id)
+            .map((d) => d.id)
+            .sort(),
         );
         if (conn.sandbox) assert.ok(subs.length >= 2 && docks.length >= 1);
       });
@@ -191,7 +194,10 @@ export function runClientContract(target: ContractTarget): void {
         const finished = await collect(client.listFinishedInventories());
         assert.ok(finished.length <= all.length);
         const ids = new Set(all.map((i) => i.id));
-        assert.ok(finished.every((f) => ids.has(f.id)), 'finished inventories are inventories');
+        assert.ok(
+          finished.every((f) => ids.has(f.id)),
+          'finished inventories are inventories',
+        );
         if (all.length > 0) {
           const one = await client.getInventory(all[0]!.id);
           assert.equal(one?.id, all[0]!.id);
@@ -207,7 +213,10 @@ export function runClientContract(target: ContractTarget): void {
         const wh = stock[0]!.warehouseId;
         const found = await collect(client.searchStock({ warehouseId: wh }));
         assert.ok(found.length >= 1);
-        assert.ok(found.every((s) => s.warehouseId === wh), 'the filter in the body was applied');
+        assert.ok(
+          found.every((s) => s.warehouseId === wh),
+          'the filter in the body was applied',
+        );
         assert.equal(found.length, stock.filter((s) => s.warehouseId === wh).length);
         const none = await collect(client.searchStock({ productId: RANDOM_UUID() }));
         assert.equal(none.length, 0);
@@ -216,7 +225,10 @@ export function runClientContract(target: ContractTarget): void {
       test('paging: page size 1 and 100 give the same records', async () => {
         const big = await collect(client.listMaterialStatuses({ pageSize: 100 }));
         const small = await collect(client.listMaterialStatuses({ pageSize: 1 }));
-        assert.deepEqual(small.map((s) => s.id), big.map((s) => s.id));
+        assert.deepEqual(
+          small.map((s) => s.id),
+          big.map((s) => s.id),
+        );
       });
 
       test('carriers, providers, conversion factors: lists; unknown by-id / by-code -> null', async () => {
@@ -273,13 +285,28 @@ export function runClientContract(target: ContractTarget): void {
         });
         assert.equal(product.code, `SKU-${run}`);
         await expectRefused(
-          client.createProduct({ code: `BAD-${run}`, name: 'x', categoryID: category.id, familyID: RANDOM_UUID(), logisticsProfileID: profile.id, unitmeasurement: unit.symbol, status: 1 }),
+          client.createProduct({
+            code: `BAD-${run}`,
+            name: 'x',
+            categoryID: category.id,
+            familyID: RANDOM_UUID(),
+            logisticsProfileID: profile.id,
+            unitmeasurement: unit.symbol,
+            status: 1,
+          }),
           /familyID/,
         );
       });
 
       test('conversion factor: create, read, update, delete', async () => {
-        const body = { codeERP: `CF-${run}`, productID: product.id, name: 'caixa com 12', unitMeasurementInputID: unit2.id, unitMeasurementInputCount: 12, unitMeasurementOutputID: unit.id };
+        const body = {
+          codeERP: `CF-${run}`,
+          productID: product.id,
+          name: 'caixa com 12',
+          unitMeasurementInputID: unit2.id,
+          unitMeasurementInputCount: 12,
+          unitMeasurementOutputID: unit.id,
+        };
         const created = await client.createConversionFactor(body);
         let id = created?.id;
         if (!id) {
@@ -367,12 +394,26 @@ export function runClientContract(target: ContractTarget): void {
         assert.equal(pickingList.pickingItens[0]!.quantity, 2);
         await expectRefused(client.createPickingList({ ...body, order: `PED-BAD-${run}`, warehouseID: RANDOM_UUID() }), /warehouseID/);
 
-        const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from([0, 1, 2, 0xff, 0xfe, 13, 10, 45, 45]), Buffer.alloc(3000, 7), Buffer.from('\n%%EOF\n')]);
-        const att = await client.attachToPickingList({ pickingListID: pickingList.id, userFileName: 'Etiqueta de envio', isPrintCheckout: true, content: pdf, fileName: 'etiqueta.pdf', contentType: 'application/pdf' });
+        const pdf = Buffer.concat([
+          Buffer.from('%PDF-1.4\n'),
+          Buffer.from([0, 1, 2, 0xff, 0xfe, 13, 10, 45, 45]),
+          Buffer.alloc(3000, 7),
+          Buffer.from('\n%%EOF\n'),
+        ]);
+        const att = await client.attachToPickingList({
+          pickingListID: pickingList.id,
+          userFileName: 'Etiqueta de envio',
+          isPrintCheckout: true,
+          content: pdf,
+          fileName: 'etiqueta.pdf',
+          contentType: 'application/pdf',
+        });
         assert.equal(att.pickingListID, pickingList.id);
         assert.equal(att.fileSize, pdf.length, 'every byte arrived');
         assert.equal(att.isPrintCheckout, true);
-        const e = await wmsError(client.attachToPickingList({ pickingListID: RANDOM_UUID(), userFileName: 'x', content: pdf, fileName: 'x.pdf', contentType: 'application/pdf' }));
+        const e = await wmsError(
+          client.attachToPickingList({ pickingListID: RANDOM_UUID(), userFileName: 'x', content: pdf, fileName: 'x.pdf', contentType: 'application/pdf' }),
+        );
         assert.ok(e.httpStatus === 400 || e.httpStatus === 404, e.message);
         assert.equal(e.mayHaveReachedServer, false);
       });
@@ -397,7 +438,9 @@ export function runClientContract(target: ContractTarget): void {
       test('stock sync', async () => {
         const r = await client.syncStock({ sessionId: randomUUID(), ownerId: owner.id, isLastChunk: true, products: [{ productId: product.id, quantity: 5 }] });
         assert.equal(r.success, true);
-        const e = await wmsError(client.syncStock({ sessionId: randomUUID(), ownerId: owner.id, isLastChunk: true, products: [{ productId: RANDOM_UUID(), quantity: 1 }] }));
+        const e = await wmsError(
+          client.syncStock({ sessionId: randomUUID(), ownerId: owner.id, isLastChunk: true, products: [{ productId: RANDOM_UUID(), quantity: 1 }] }),
+        );
         assert.equal(e.code, 'E_WMS_VALIDATION', e.message);
       });
     });
@@ -421,7 +464,10 @@ export function runClientContract(target: ContractTarget): void {
       test('network refused on a closed port -> E_WMS_NETWORK, not in doubt, retried', async () => {
         const port = await closedPort();
         // the circuit breaker is kept out of this one (its own test follows): six refusals would open it
-        const c = target.makeClient({ ...conn, url: `http://127.0.0.1:${port}` }, { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } });
+        const c = target.makeClient(
+          { ...conn, url: `http://127.0.0.1:${port}` },
+          { retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
+        );
         try {
           const e = await wmsError(c.authorize());
           assert.equal(e.code, 'E_WMS_NETWORK');
@@ -437,7 +483,10 @@ export function runClientContract(target: ContractTarget): void {
 
       test('consecutive refused connections open the circuit: later calls fail at once, nothing sent, not in doubt', async () => {
         const port = await closedPort();
-        const c = target.makeClient({ ...conn, url: `http://127.0.0.1:${port}` }, { retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 3, cooldownMs: 60_000 } });
+        const c = target.makeClient(
+          { ...conn, url: `http://127.0.0.1:${port}` },
+          { retry: { retries: 5, baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 3, cooldownMs: 60_000 } },
+        );
         try {
           const e = await wmsError(c.authorize());
           assert.equal(e.code, 'E_WMS_NETWORK');
@@ -608,7 +657,10 @@ export function runClientContract(target: ContractTarget): void {
       });
 
       // the brief's rates, then resets raised to 0.05 so the in-doubt path is exercised for sure
-      for (const [label, resetRate] of [['resetRate 0.01', 0.01], ['resetRate 0.05', 0.05]] as const) {
+      for (const [label, resetRate] of [
+        ['resetRate 0.01', 0.01],
+        ['resetRate 0.05', 0.05],
+      ] as const) {
         test(`POSTs under failRate 0.2, rate429 0.05, ${label}: retried when safe, in doubt otherwise, never duplicated`, async (t) => {
           const sb = conn.sandbox!;
           const c = target.makeClient(conn, { retry: { retries: 10, baseDelayMs: 5, maxDelayMs: 50 } });

@@ -43,7 +43,6 @@ async function drop(channel: string, name: string, data: Buffer): Promise<void> 
   dropped.set(`${channel}/${name}`, sha(data));
 }
 
-
 /** Where the original of channel/name went: archive or error folder (byte-identical copy expected). */
 async function kept(channel: string, name: string): Promise<{ where: 'archive' | 'error' | 'inbox'; path: string } | undefined> {
   const base = join(tmp.dir, 'inbox', channel);
@@ -69,14 +68,7 @@ async function readText(p: string): Promise<string> {
 }
 
 /** A long name, accents, spaces, ';', a leading '-', '..' and a leading '=' (formula in every CSV cell naming it). */
-const HOSTILE = [
-  'CAT com espaço e ação.csv',
-  'CAT_a;b.csv',
-  '-CAT_leading_dash.csv',
-  'CAT_..dots...csv',
-  `CAT_${'x'.repeat(200)}.csv`,
-  '=HYPERLINK(1)CAT.csv',
-];
+const HOSTILE = ['CAT com espaço e ação.csv', 'CAT_a;b.csv', '-CAT_leading_dash.csv', 'CAT_..dots...csv', `CAT_${'x'.repeat(200)}.csv`, '=HYPERLINK(1)CAT.csv'];
 
 before(async () => {
   sb = await startSandbox();
@@ -106,10 +98,22 @@ before(async () => {
 
   const m = (name: string, body: string): Promise<void> => writeFile(join(d, 'mappings', `${name}.yaml`), body);
   const catFields = 'fields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n';
-  await m('cat', `name: cat\nmatch: { channel: cat, files: "*.csv" }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: Category\n${catFields}`);
-  await m('cp', `name: cp\nmatch: { channel: cp, files: "*.csv" }\nsource: { format: delimited, delimiter: ';', encoding: windows-1252 }\ntarget: Category\n${catFields}`);
-  await m('xml', `name: xml\nmatch: { channel: xml, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat, maxBytes: 8192 }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
-  await m('jsonl', `name: jsonl\nmatch: { channel: jsonl, files: "*.jsonl" }\nsource: { format: jsonl }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
+  await m(
+    'cat',
+    `name: cat\nmatch: { channel: cat, files: "*.csv" }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: Category\n${catFields}`,
+  );
+  await m(
+    'cp',
+    `name: cp\nmatch: { channel: cp, files: "*.csv" }\nsource: { format: delimited, delimiter: ';', encoding: windows-1252 }\ntarget: Category\n${catFields}`,
+  );
+  await m(
+    'xml',
+    `name: xml\nmatch: { channel: xml, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat, maxBytes: 8192 }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`,
+  );
+  await m(
+    'jsonl',
+    `name: jsonl\nmatch: { channel: jsonl, files: "*.jsonl" }\nsource: { format: jsonl }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`,
+  );
   await m(
     'fixed',
     `name: fixed
@@ -167,7 +171,11 @@ fields:
     for (const p of await walk(join(d, 'outbox', 'rejects', ch))) {
       if (p.endsWith('.errors.txt')) continue;
       const data = await readFile(p);
-      const rows = data.toString('utf8').split(/\r?\n/).filter((l) => l.length > 0).length - (p.endsWith('.jsonl') ? 0 : 1);
+      const rows =
+        data
+          .toString('utf8')
+          .split(/\r?\n/)
+          .filter((l) => l.length > 0).length - (p.endsWith('.jsonl') ? 0 : 1);
       const name = `REDROP_${basename(p)}`;
       await writeFile(join(d, 'inbox', ch, name), data);
       redropped.set(`${ch}/${name}`, rows);
@@ -230,7 +238,11 @@ const CASES: Expect[] = [
     kind: 'ok',
     also: async () => {
       const bad = categories.filter((c) => c.name.includes('\uFEFF'));
-      assert.deepEqual(bad.map((c) => c.codeERP), [], 'a U+FEFF in the middle of a cell must not reach the WMS');
+      assert.deepEqual(
+        bad.map((c) => c.codeERP),
+        [],
+        'a U+FEFF in the middle of a cell must not reach the WMS',
+      );
     },
   },
   {
@@ -257,7 +269,11 @@ const CASES: Expect[] = [
     line: 2,
     also: async () => {
       const bad = categories.filter((c) => c.name.includes('\uFFFD'));
-      assert.deepEqual(bad.map((c) => `${c.codeERP}: ${c.name}`), [], 'invalid UTF-8 must not reach the WMS as U+FFFD');
+      assert.deepEqual(
+        bad.map((c) => `${c.codeERP}: ${c.name}`),
+        [],
+        'invalid UTF-8 must not reach the WMS as U+FFFD',
+      );
       // the rejects file keeps the original bytes of the refused lines, so fixing source.encoding and dropping
       // it again works (U+FFFD in their place would lose the accents for good)
       const rj = await outboxFile('rejects', 'cat', 'CAT_win1252_in_utf8.csv');
@@ -287,7 +303,10 @@ const CASES: Expect[] = [
     field: 'nome',
     also: async () => {
       assert.ok(!categories.some((c) => /[\t\u202E]/.test(c.name)), 'a tab or an RLO reached the WMS');
-      assert.ok(categories.some((c) => c.codeERP === 'CC3'), 'the clean row was sent');
+      assert.ok(
+        categories.some((c) => c.codeERP === 'CC3'),
+        'the clean row was sent',
+      );
     },
   },
   { channel: 'cat', file: 'CAT_5mb_single_line.csv', kind: 'rejects', says: /above the limit/, line: 2 },
@@ -301,7 +320,11 @@ const CASES: Expect[] = [
     also: async () => {
       // UTF-8 read as windows-1252 turns 'ã' into 'Ã£': an Ã followed by a 0x80-0xBF character is the signature
       const bad = categories.filter((c) => /Ã[\u0080-\u00BF]/.test(c.name));
-      assert.deepEqual(bad.map((c) => `${c.codeERP}: ${c.name}`), [], 'UTF-8 text in a windows-1252 channel must not reach the WMS as mojibake');
+      assert.deepEqual(
+        bad.map((c) => `${c.codeERP}: ${c.name}`),
+        [],
+        'UTF-8 text in a windows-1252 channel must not reach the WMS as mojibake',
+      );
     },
   },
   {
@@ -386,7 +409,10 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
   test('the report reads in pt-BR, with reasons rendered from the codes the records carry (map time and send time)', async () => {
     const latest = await readText(join(tmp.dir, 'outbox', 'reports', 'latest.html'));
     assert.match(latest, /<html lang="pt-BR">/);
-    const reportDir = (await readdir(join(tmp.dir, 'outbox', 'reports'), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()[0]!;
+    const reportDir = (await readdir(join(tmp.dir, 'outbox', 'reports'), { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort()[0]!;
     const reasons = (await readText(join(tmp.dir, 'outbox', 'reports', reportDir, 'reasons.csv'))).replace(/^\uFEFF/, '').split('\r\n');
     assert.equal(reasons[0], 'motivo;código;quantidade;exemplo_arquivo;exemplo_linha');
     const row = (file: string): string | undefined => reasons.find((l) => l.includes(`;${file};`));
@@ -416,7 +442,11 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
         const reason = await readText(`${k.path}.reason.txt`);
         assert.ok(reason.includes(c.file), `reason file names ${c.file}`);
         if (c.says) assert.match(reason, c.says, `reason file says why:\n${reason}`);
-        if (c.says) assert.ok(logLines.some((l) => c.says!.test(l)), `the log says why for ${c.file}`);
+        if (c.says)
+          assert.ok(
+            logLines.some((l) => c.says!.test(l)),
+            `the log says why for ${c.file}`,
+          );
       } else {
         const result = await outboxFile('results', c.channel, c.file);
         assert.ok(result, `a result file exists for ${c.file}`);
@@ -432,10 +462,16 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
           // the line is named in the message, or in the result file's line column of a rejected record
           const result = await readText((await outboxFile('results', c.channel, c.file))!);
           const inResult = result.split(/\r?\n/).some((l) => l.replace(/^\uFEFF/, '').startsWith(`${c.line};`) && l.includes(';rejected;'));
-          assert.ok(text.includes(`${c.file}:${c.line}:`) || text.includes(`line ${c.line}`) || inResult, `rejects name line ${c.line}:\n${text.slice(0, 2000)}`);
+          assert.ok(
+            text.includes(`${c.file}:${c.line}:`) || text.includes(`line ${c.line}`) || inResult,
+            `rejects name line ${c.line}:\n${text.slice(0, 2000)}`,
+          );
         }
         if (c.field !== undefined) assert.ok(text.includes(`field ${c.field}`) || text.includes(`.${c.field}`), `rejects name field ${c.field}`);
-        assert.ok(logLines.some((l) => /"rejects":[1-9]/.test(l) || /reject/i.test(l)), `the log counts the rejects of ${c.file}`);
+        assert.ok(
+          logLines.some((l) => /"rejects":[1-9]/.test(l) || /reject/i.test(l)),
+          `the log counts the rejects of ${c.file}`,
+        );
       }
       if (c.also) await c.also();
     });
@@ -450,7 +486,8 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
     for (const p of await walk(join(tmp.dir, 'outbox', 'reports'))) {
       if (!p.endsWith('.csv')) continue;
       for (const line of (await readText(p)).split(/\r?\n/)) {
-        for (const cell of line.split(';')) assert.doesNotMatch(cell.replace(/^\uFEFF?"?/, ''), /^[=+@]/, `${basename(p)} cell ${cell.slice(0, 80)} not neutralised`);
+        for (const cell of line.split(';'))
+          assert.doesNotMatch(cell.replace(/^\uFEFF?"?/, ''), /^[=+@]/, `${basename(p)} cell ${cell.slice(0, 80)} not neutralised`);
       }
     }
   });
@@ -468,7 +505,8 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
       const again = text.split(/\r?\n/).filter((l) => l.length > 0).length - (rj.endsWith('.jsonl') ? 0 : 1);
       assert.equal(again, rows, `${key}: ${rows} row(s) in, ${again} refused again`);
       // the error column is replaced, not appended once more on every round trip
-      if (!rj.endsWith('.jsonl')) assert.equal(text.split(/\r?\n/)[0]!.split('wmsbridge_error').length - 1, 1, `${key}: one wmsbridge_error column: ${text.split(/\r?\n/)[0]}`);
+      if (!rj.endsWith('.jsonl'))
+        assert.equal(text.split(/\r?\n/)[0]!.split('wmsbridge_error').length - 1, 1, `${key}: one wmsbridge_error column: ${text.split(/\r?\n/)[0]}`);
     }
   });
 });
@@ -492,7 +530,10 @@ describe('bad configuration and mapping files: check exits 2 naming file and key
         const args = ['check', '--inbox', join(dir.dir, 'inbox'), '--state-dir', join(dir.dir, 'state')];
         if (c.kind === 'config') {
           await copyFile(join(BAD, 'config', c.file), join(dir.dir, c.file));
-          await writeFile(join(dir.dir, 'mappings', 'ok.yaml'), 'name: ok\nmatch: { channel: cat, files: "*.csv" }\nsource: { format: delimited }\ntarget: Category\nfields:\n  name: { col: nome }\n');
+          await writeFile(
+            join(dir.dir, 'mappings', 'ok.yaml'),
+            'name: ok\nmatch: { channel: cat, files: "*.csv" }\nsource: { format: delimited }\ntarget: Category\nfields:\n  name: { col: nome }\n',
+          );
           args.push('--config', join(dir.dir, c.file), '--mappings', join(dir.dir, 'mappings'));
         } else {
           await copyFile(join(BAD, 'mappings', c.file), join(dir.dir, 'mappings', c.file));
@@ -554,18 +595,20 @@ describe('properties (fast-check, bounded)', () => {
         // a spec this test got wrong is a test problem, not a property failure: say so
         throw new Error(`compileTransform(${JSON.stringify(spec)}): ${(err as Error).message}`);
       }
-      const run = (): void => fc.assert(
-        fc.property(anyValue, (v) => {
-          try {
-            const out = fn(v);
-            if (typeof out === 'number') assert.ok(Number.isFinite(out), `${JSON.stringify(spec)}(${String(v)}) = ${out}`);
-          } catch (err) {
-            if (!(err instanceof RowFail)) throw new Error(`${JSON.stringify(spec)}(${JSON.stringify(v)}) threw ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`);
-            assert.ok(err.message.length > 0);
-          }
-        }),
-        { numRuns: 300, seed: 4242, interruptAfterTimeLimit: 4000 },
-      );
+      const run = (): void =>
+        fc.assert(
+          fc.property(anyValue, (v) => {
+            try {
+              const out = fn(v);
+              if (typeof out === 'number') assert.ok(Number.isFinite(out), `${JSON.stringify(spec)}(${String(v)}) = ${out}`);
+            } catch (err) {
+              if (!(err instanceof RowFail))
+                throw new Error(`${JSON.stringify(spec)}(${JSON.stringify(v)}) threw ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`);
+              assert.ok(err.message.length > 0);
+            }
+          }),
+          { numRuns: 300, seed: 4242, interruptAfterTimeLimit: 4000 },
+        );
       try {
         run();
       } catch (err) {
@@ -582,7 +625,9 @@ describe('properties (fast-check, bounded)', () => {
         fc.asyncProperty(
           fc.oneof(
             fc.uint8Array({ maxLength: 600 }),
-            fc.array(fc.constantFrom('a', ';', '"', '\n', '\r', '\r\n', ' ', 'é', '\u0000', '\uFEFF', 'x;y', '""'), { maxLength: 120 }).map((a) => new TextEncoder().encode(a.join(''))),
+            fc
+              .array(fc.constantFrom('a', ';', '"', '\n', '\r', '\r\n', ' ', 'é', '\u0000', '\uFEFF', 'x;y', '""'), { maxLength: 120 })
+              .map((a) => new TextEncoder().encode(a.join(''))),
           ),
           fc.constantFrom('utf-8', 'windows-1252'),
           fc.boolean(),

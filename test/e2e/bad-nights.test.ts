@@ -27,7 +27,18 @@ async function night(name: string, config: Record<string, unknown>): Promise<{ d
   await mkdir(dir, { recursive: true });
   await cp(join(PROJECT_ROOT, 'inbox'), join(dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
   await writeFile(join(dir, 'config.json'), JSON.stringify(config));
-  const flags = ['--config', join(dir, 'config.json'), '--inbox', join(dir, 'inbox'), '--outbox', join(dir, 'outbox'), '--state-dir', join(dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings')];
+  const flags = [
+    '--config',
+    join(dir, 'config.json'),
+    '--inbox',
+    join(dir, 'inbox'),
+    '--outbox',
+    join(dir, 'outbox'),
+    '--state-dir',
+    join(dir, 'state'),
+    '--mappings',
+    join(PROJECT_ROOT, 'mappings'),
+  ];
   return { dir, flags };
 }
 
@@ -51,7 +62,10 @@ async function inboxFiles(inbox: string): Promise<string[]> {
   return files.sort();
 }
 
-async function status(flags: string[], env: Record<string, string>): Promise<{ records: Record<string, number>; attention: Array<{ status: string; error: string }> }> {
+async function status(
+  flags: string[],
+  env: Record<string, string>,
+): Promise<{ records: Record<string, number>; attention: Array<{ status: string; error: string }> }> {
   const r = await runCli(['status', '--json', '--limit', '1000', ...flags], { env });
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
@@ -90,7 +104,11 @@ test('the WMS down for a whole run: exit 75, nothing rejected, nothing in error/
     assert.doesNotMatch(back.stdout, /recusad/);
     const after = await status(flags, env);
     assert.equal(after.records['rejected'] ?? 0, 0, JSON.stringify(after.attention.filter((a) => a.status === 'rejected').slice(0, 5)));
-    assert.equal((after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0), 0, JSON.stringify(after.records));
+    assert.equal(
+      (after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0),
+      0,
+      JSON.stringify(after.records),
+    );
     assert.ok((after.records['sent'] ?? 0) >= 100, JSON.stringify(after.records));
     assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
     assert.deepEqual(await inboxFiles(join(dir, 'inbox')), [], 'every file was archived');
@@ -178,32 +196,36 @@ test('a wrong secret: exit 2 before anything is claimed, the inbox untouched', {
   }
 });
 
-test('no WMS configured: run, resolve --retry and watch stop with exit 2 saying how to configure one; demo and --sandbox still work', { timeout: 120_000 }, async () => {
-  const { dir, flags } = await night('nowms', {});
-  const env: Record<string, string> = { WMSBRIDGE_LOG_LEVEL: 'warn' };
-  const clean = { ...process.env, ...env };
-  delete clean['WMS_URL'];
-  delete clean['WMS_ACCESS_KEY_ID'];
-  delete clean['WMS_SECRET_KEY'];
-  const before = await inboxFiles(join(dir, 'inbox'));
-  for (const args of [['run'], ['resolve', '--retry', '--all'], ['watch']]) {
-    const r = await runCli([...args, ...flags], { env: clean, timeoutMs: 30_000 });
-    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
-    assert.match(r.stderr, /no WMS configured: set wms\.url .*--sandbox or wms\.url: sandbox/, args.join(' '));
-  }
-  assert.deepEqual(await inboxFiles(join(dir, 'inbox')), before, 'nothing claimed');
-  // reading the journal needs no WMS
-  const list = await runCli(['resolve', '--list', ...flags], { env: clean });
-  assert.equal(list.code, 0, list.stderr);
+test(
+  'no WMS configured: run, resolve --retry and watch stop with exit 2 saying how to configure one; demo and --sandbox still work',
+  { timeout: 120_000 },
+  async () => {
+    const { dir, flags } = await night('nowms', {});
+    const env: Record<string, string> = { WMSBRIDGE_LOG_LEVEL: 'warn' };
+    const clean = { ...process.env, ...env };
+    delete clean['WMS_URL'];
+    delete clean['WMS_ACCESS_KEY_ID'];
+    delete clean['WMS_SECRET_KEY'];
+    const before = await inboxFiles(join(dir, 'inbox'));
+    for (const args of [['run'], ['resolve', '--retry', '--all'], ['watch']]) {
+      const r = await runCli([...args, ...flags], { env: clean, timeoutMs: 30_000 });
+      assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+      assert.match(r.stderr, /no WMS configured: set wms\.url .*--sandbox or wms\.url: sandbox/, args.join(' '));
+    }
+    assert.deepEqual(await inboxFiles(join(dir, 'inbox')), before, 'nothing claimed');
+    // reading the journal needs no WMS
+    const list = await runCli(['resolve', '--list', ...flags], { env: clean });
+    assert.equal(list.code, 0, list.stderr);
 
-  // the sandbox when asked: --sandbox delivers the samples to it
-  const r = await runCli(['run', '--sandbox', ...flags], { env: clean, timeoutMs: 90_000 });
-  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
-  // npm start (demo) needs nothing configured
-  const demo = await runCli(['demo', '--state-dir', join(dir, 'demo-state')], { env: clean, timeoutMs: 90_000, cwd: PROJECT_ROOT });
-  assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr.slice(-2000)}`);
-  assert.match(demo.stdout, /embedded sandbox/);
-});
+    // the sandbox when asked: --sandbox delivers the samples to it
+    const r = await runCli(['run', '--sandbox', ...flags], { env: clean, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
+    // npm start (demo) needs nothing configured
+    const demo = await runCli(['demo', '--state-dir', join(dir, 'demo-state')], { env: clean, timeoutMs: 90_000, cwd: PROJECT_ROOT });
+    assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr.slice(-2000)}`);
+    assert.match(demo.stdout, /embedded sandbox/);
+  },
+);
 
 test('the journal keeps the WMS it delivers to: another WMS is refused (exit 2) unless --wms-changed', { timeout: 120_000 }, async () => {
   const a = await startSandbox({ seed: 34 });
@@ -229,51 +251,59 @@ test('the journal keeps the WMS it delivers to: another WMS is refused (exit 2) 
   }
 });
 
-test('SIGINT in the middle of a run: requests in flight settle, results and report written, nothing left sending, exit 130; the next run finishes', { timeout: 180_000 }, async () => {
-  const sb = await startSandbox({ seed: 35, latencyMs: 80 });
-  try {
-    const { dir, flags } = await night('sigint', { wms: { url: sb.url, accessKeyId: sb.accessKeyID }, sending: { concurrency: 2 } });
-    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
-    const { spawnCli } = await import('../helpers/cli.js');
-    const child = spawnCli(['run', ...flags], { env: { ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    // wait until sending is under way
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
-      const created = Object.values(c.creations).reduce((n, byKey) => n + Object.keys(byKey).length, 0);
-      if (created >= 4) break;
-      assert.ok(Date.now() < deadline, 'the run started sending');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const signalledAt = Date.now();
-    child.kill('SIGINT');
-    const code = await exited;
-    const tookMs = Date.now() - signalledAt;
-    assert.equal(code, 130, `${stdout}\n${stderr.slice(-2000)}`);
-    assert.ok(tookMs < 15_000, `stopped within the requests in flight (${tookMs} ms)`);
-    assert.match(stdout, /interrompida \(SIGINT\): .*relatório .*report\.html \(exit 130\)/);
-    const reports = (await readdir(join(dir, 'outbox', 'reports'))).filter((f) => !f.endsWith('.html'));
-    assert.equal(reports.length, 1, 'the report is written');
-    const st = await status(flags, env);
-    assert.equal(st.records['sending'] ?? 0, 0, 'nothing left sending');
-    assert.equal(st.records['in_doubt'] ?? 0, 0, 'nothing in doubt: every request in flight was settled');
-    assert.ok((st.records['pending'] ?? 0) > 0, 'the rest waits, pending');
-    assert.equal(st.records['rejected'] ?? 0, 0);
+test(
+  'SIGINT in the middle of a run: requests in flight settle, results and report written, nothing left sending, exit 130; the next run finishes',
+  { timeout: 180_000 },
+  async () => {
+    const sb = await startSandbox({ seed: 35, latencyMs: 80 });
+    try {
+      const { dir, flags } = await night('sigint', { wms: { url: sb.url, accessKeyId: sb.accessKeyID }, sending: { concurrency: 2 } });
+      const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+      const { spawnCli } = await import('../helpers/cli.js');
+      const child = spawnCli(['run', ...flags], { env: { ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+      // wait until sending is under way
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+        const created = Object.values(c.creations).reduce((n, byKey) => n + Object.keys(byKey).length, 0);
+        if (created >= 4) break;
+        assert.ok(Date.now() < deadline, 'the run started sending');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const signalledAt = Date.now();
+      child.kill('SIGINT');
+      const code = await exited;
+      const tookMs = Date.now() - signalledAt;
+      assert.equal(code, 130, `${stdout}\n${stderr.slice(-2000)}`);
+      assert.ok(tookMs < 15_000, `stopped within the requests in flight (${tookMs} ms)`);
+      assert.match(stdout, /interrompida \(SIGINT\): .*relatório .*report\.html \(exit 130\)/);
+      const reports = (await readdir(join(dir, 'outbox', 'reports'))).filter((f) => !f.endsWith('.html'));
+      assert.equal(reports.length, 1, 'the report is written');
+      const st = await status(flags, env);
+      assert.equal(st.records['sending'] ?? 0, 0, 'nothing left sending');
+      assert.equal(st.records['in_doubt'] ?? 0, 0, 'nothing in doubt: every request in flight was settled');
+      assert.ok((st.records['pending'] ?? 0) > 0, 'the rest waits, pending');
+      assert.equal(st.records['rejected'] ?? 0, 0);
 
-    const next = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
-    assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-2000)}`);
-    const after = await status(flags, env);
-    assert.equal((after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0), 0, JSON.stringify(after.records));
-    assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
-  } finally {
-    await sb.close();
-  }
-});
+      const next = await runCli(['run', ...flags], { env, timeoutMs: 120_000 });
+      assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-2000)}`);
+      const after = await status(flags, env);
+      assert.equal(
+        (after.records['pending'] ?? 0) + (after.records['held'] ?? 0) + (after.records['failed'] ?? 0) + (after.records['in_doubt'] ?? 0),
+        0,
+        JSON.stringify(after.records),
+      );
+      assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
+    } finally {
+      await sb.close();
+    }
+  },
+);
 
 /** A config whose inbox is on a "share" that is not mounted (the folder does not exist). */
 async function unmountedShare(name: string, sb: Sandbox, extra: Record<string, unknown> = {}): Promise<{ dir: string; share: string; config: string }> {
@@ -297,7 +327,11 @@ async function unmountedShare(name: string, sb: Sandbox, extra: Record<string, u
   return { dir, share, config };
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 test('inbox share missing: run exits 2 naming the folder and creates nothing', { timeout: 60_000 }, async () => {
   const sb = await startSandbox({ seed: 36 });
@@ -313,114 +347,128 @@ test('inbox share missing: run exits 2 naming the folder and creates nothing', {
   }
 });
 
-test('inbox share missing: watch answers SIGTERM at once, reports unhealthy, creates nothing, recovers when the share is back', { timeout: 90_000 }, async () => {
-  const sb = await startSandbox({ seed: 37 });
-  const { spawnCli } = await import('../helpers/cli.js');
-  const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
-  try {
-    const { share, config } = await unmountedShare('missing-watch', sb);
-    const start = (): { child: ReturnType<typeof spawnCli>; metrics: Promise<string>; exited: Promise<number | null>; err: () => string } => {
-      const child = spawnCli(['watch', '--config', config], { env });
-      let err = '';
-      const metrics = new Promise<string>((resolve, reject) => {
-        child.stderr?.on('data', (d: Buffer) => {
-          err += d.toString();
-          const m = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(err);
-          if (m) resolve(m[1]!);
+test(
+  'inbox share missing: watch answers SIGTERM at once, reports unhealthy, creates nothing, recovers when the share is back',
+  { timeout: 90_000 },
+  async () => {
+    const sb = await startSandbox({ seed: 37 });
+    const { spawnCli } = await import('../helpers/cli.js');
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
+    try {
+      const { share, config } = await unmountedShare('missing-watch', sb);
+      const start = (): { child: ReturnType<typeof spawnCli>; metrics: Promise<string>; exited: Promise<number | null>; err: () => string } => {
+        const child = spawnCli(['watch', '--config', config], { env });
+        let err = '';
+        const metrics = new Promise<string>((resolve, reject) => {
+          child.stderr?.on('data', (d: Buffer) => {
+            err += d.toString();
+            const m = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(err);
+            if (m) resolve(m[1]!);
+          });
+          child.on('close', () => reject(new Error(`watch exited early: ${err.slice(-2000)}`)));
         });
-        child.on('close', () => reject(new Error(`watch exited early: ${err.slice(-2000)}`)));
-      });
-      const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-      return { child, metrics, exited, err: () => err };
-    };
+        const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+        return { child, metrics, exited, err: () => err };
+      };
 
-    // SIGTERM right after start-up, the share missing: answered within 2 s
-    const early = start();
-    early.metrics.catch(() => {});
-    // once wmsbridge runs (its first log line: the share is missing), whatever it is doing
-    for (let i = 0; !/inbox folder missing/.test(early.err()); i++) {
-      assert.ok(i < 300, `watch logs the missing share: ${early.err().slice(-1500)}`);
-      await new Promise((r) => setTimeout(r, 50));
+      // SIGTERM right after start-up, the share missing: answered within 2 s
+      const early = start();
+      early.metrics.catch(() => {});
+      // once wmsbridge runs (its first log line: the share is missing), whatever it is doing
+      for (let i = 0; !/inbox folder missing/.test(early.err()); i++) {
+        assert.ok(i < 300, `watch logs the missing share: ${early.err().slice(-1500)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      let t = Date.now();
+      early.child.kill('SIGTERM');
+      const earlyCode = await early.exited;
+      assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
+      assert.ok(earlyCode === 0 || earlyCode === 143, `exit ${earlyCode}: ${early.err().slice(-1500)}`);
+
+      const w = start();
+      const base = await w.metrics;
+      const health = async () => {
+        const res = await fetch(`${base}/healthz`);
+        return { status: res.status, body: (await res.json()) as { ok: boolean; inboxMissing?: string[] } };
+      };
+      const h1 = await health();
+      assert.equal(h1.status, 503);
+      assert.equal(h1.body.ok, false);
+      assert.deepEqual(h1.body.inboxMissing, [join(share, 'inbox')]);
+      assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 0$/m);
+      await new Promise((r) => setTimeout(r, 2500)); // a few checks later
+      assert.equal(await exists(share), false, 'nothing created where the share should be');
+
+      // the share is mounted again, with a file in it
+      await mkdir(join(share, 'inbox', 'cadastros'), { recursive: true });
+      await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'), join(share, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'));
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
+        if (Object.keys(c.creations['Category'] ?? {}).length > 0) break;
+        assert.ok(Date.now() < deadline, `the file was processed after recovery\n${w.err().slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const h2 = await health();
+      assert.equal(h2.status, 200, JSON.stringify(h2.body));
+      assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 1$/m);
+
+      t = Date.now();
+      w.child.kill('SIGTERM');
+      const code = await w.exited;
+      assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
+      assert.ok(code === 0 || code === 143, `exit ${code}`);
+    } finally {
+      await sb.close();
     }
-    let t = Date.now();
-    early.child.kill('SIGTERM');
-    const earlyCode = await early.exited;
-    assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
-    assert.ok(earlyCode === 0 || earlyCode === 143, `exit ${earlyCode}: ${early.err().slice(-1500)}`);
+  },
+);
 
-    const w = start();
-    const base = await w.metrics;
-    const health = async () => {
-      const res = await fetch(`${base}/healthz`);
-      return { status: res.status, body: (await res.json()) as { ok: boolean; inboxMissing?: string[] } };
-    };
-    const h1 = await health();
-    assert.equal(h1.status, 503);
-    assert.equal(h1.body.ok, false);
-    assert.deepEqual(h1.body.inboxMissing, [join(share, 'inbox')]);
-    assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 0$/m);
-    await new Promise((r) => setTimeout(r, 2500)); // a few checks later
-    assert.equal(await exists(share), false, 'nothing created where the share should be');
-
-    // the share is mounted again, with a file in it
-    await mkdir(join(share, 'inbox', 'cadastros'), { recursive: true });
-    await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'), join(share, 'inbox', 'cadastros', 'CATEGORIAS_20241105.csv'));
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
-      if (Object.keys(c.creations['Category'] ?? {}).length > 0) break;
-      assert.ok(Date.now() < deadline, `the file was processed after recovery\n${w.err().slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
+test(
+  'a throttling WMS (429 + Retry-After: 1): no request arrives inside a Retry-After window, and the night still finishes',
+  { timeout: 180_000 },
+  async () => {
+    const sb = await startSandbox({ seed: 38, latencyMs: 20 });
+    try {
+      // one tier of 600 categories: 16 requests in flight all the time, so a client that let the others go on
+      // during a Retry-After would show here
+      const d = join(tmp.dir, 'throttled');
+      await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
+      await mkdir(join(d, 'mappings'));
+      await writeFile(
+        join(d, 'mappings', 'cat.yaml'),
+        'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n',
+      );
+      const rows = Array.from({ length: 600 }, (_, i) => `T${i};Categoria ${i}`).join('\n');
+      await writeFile(join(d, 'inbox', 'cadastros', 'CAT_throttle.csv'), `codigo;nome\n${rows}\n`);
+      await writeFile(
+        join(d, 'config.json'),
+        JSON.stringify({
+          inboxDir: join(d, 'inbox'),
+          outboxDir: join(d, 'outbox'),
+          stateDir: join(d, 'state'),
+          mappingsDir: join(d, 'mappings'),
+          channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+          wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 8, connections: 16 },
+          sending: { concurrency: 16 },
+        }),
+      );
+      const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+      sb.setFaults({ rate429: 0.02 });
+      const r = await runCli(['run', '--config', join(d, 'config.json')], { env, timeoutMs: 150_000 });
+      sb.setFaults({ rate429: 0 });
+      assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
+      assert.match(r.stdout, /600 criados/);
+      const stats = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats as { retryAfter: { windows: number; inside: number } };
+      assert.ok(stats.retryAfter.windows >= 3, `the WMS throttled the run (${stats.retryAfter.windows} windows)`);
+      // the sandbox counts requests that arrived more than 250 ms into a 1 s Retry-After window (the grace is
+      // for requests already on their way when the 429 left)
+      assert.equal(stats.retryAfter.inside, 0, `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows`);
+    } finally {
+      await sb.close();
     }
-    const h2 = await health();
-    assert.equal(h2.status, 200, JSON.stringify(h2.body));
-    assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 1$/m);
-
-    t = Date.now();
-    w.child.kill('SIGTERM');
-    const code = await w.exited;
-    assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
-    assert.ok(code === 0 || code === 143, `exit ${code}`);
-  } finally {
-    await sb.close();
-  }
-});
-
-test('a throttling WMS (429 + Retry-After: 1): no request arrives inside a Retry-After window, and the night still finishes', { timeout: 180_000 }, async () => {
-  const sb = await startSandbox({ seed: 38, latencyMs: 20 });
-  try {
-    // one tier of 600 categories: 16 requests in flight all the time, so a client that let the others go on
-    // during a Retry-After would show here
-    const d = join(tmp.dir, 'throttled');
-    await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
-    await mkdir(join(d, 'mappings'));
-    await writeFile(join(d, 'mappings', 'cat.yaml'), 'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n');
-    const rows = Array.from({ length: 600 }, (_, i) => `T${i};Categoria ${i}`).join('\n');
-    await writeFile(join(d, 'inbox', 'cadastros', 'CAT_throttle.csv'), `codigo;nome\n${rows}\n`);
-    await writeFile(
-      join(d, 'config.json'),
-      JSON.stringify({
-        inboxDir: join(d, 'inbox'), outboxDir: join(d, 'outbox'), stateDir: join(d, 'state'), mappingsDir: join(d, 'mappings'),
-        channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
-        wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 8, connections: 16 },
-        sending: { concurrency: 16 },
-      }),
-    );
-    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
-    sb.setFaults({ rate429: 0.02 });
-    const r = await runCli(['run', '--config', join(d, 'config.json')], { env, timeoutMs: 150_000 });
-    sb.setFaults({ rate429: 0 });
-    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-2000)}`);
-    assert.match(r.stdout, /600 criados/);
-    const stats = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats as { retryAfter: { windows: number; inside: number } };
-    assert.ok(stats.retryAfter.windows >= 3, `the WMS throttled the run (${stats.retryAfter.windows} windows)`);
-    // the sandbox counts requests that arrived more than 250 ms into a 1 s Retry-After window (the grace is
-    // for requests already on their way when the 429 left)
-    assert.equal(stats.retryAfter.inside, 0, `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows`);
-  } finally {
-    await sb.close();
-  }
-});
+  },
+);
 
 test('a configuration error or an unexpected error is one line on stderr, exit 2 (the stack only at debug level)', { timeout: 60_000 }, async () => {
   const { dir, flags } = await night('oneline', { channels: [{ name: 'cadastros', readiness: { mode: 'stable', intervalMs: 0 } }], wms: { url: 'sandbox' } });
@@ -434,49 +482,65 @@ test('a configuration error or an unexpected error is one line on stderr, exit 2
   await writeFile(join(dir, 'config.json'), JSON.stringify({ wms: { url: 'sandbox' } }));
   const u = await runCli(['run', ...flagsFileState], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } });
   assert.equal(u.code, 2, u.stderr);
-  assert.equal(u.stderr.trim().split('\n').filter((l) => l.startsWith('wmsbridge run:')).length, 1, u.stderr);
+  assert.equal(
+    u.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('wmsbridge run:')).length,
+    1,
+    u.stderr,
+  );
   assert.doesNotMatch(u.stderr, /^\s+at /m, u.stderr);
   const d = await runCli(['run', ...flagsFileState, '--log-level', 'debug'], { env: {} });
   assert.equal(d.code, 2);
   assert.match(d.stderr, /^\s+at /m, 'the stack at debug level');
 });
 
-test('safe by default: state 0700, journal 0600, outbox files 0640 (outbox.fileMode); the receiver refuses a network address without a secret', { timeout: 90_000 }, async () => {
-  const { dir, flags } = await night('modes', { wms: { url: 'sandbox' } });
-  const r = await runCli(['run', ...flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
-  assert.equal(r.code, 0, r.stderr.slice(-2000));
-  const mode = async (p: string) => ((await stat(p)).mode & 0o777).toString(8);
-  assert.equal(await mode(join(dir, 'state')), '700');
-  assert.equal(await mode(join(dir, 'state', 'journal.db')), '600');
-  const results = (await readdir(join(dir, 'outbox'), { recursive: true })).map(String).filter((p) => p.endsWith('.csv'));
-  assert.ok(results.length > 0);
-  for (const f of results) assert.equal(await mode(join(dir, 'outbox', f)), '640', f);
-  // a share whose group must write: outbox.fileMode
-  const g = await night('modes-group', { wms: { url: 'sandbox' }, outbox: { fileMode: '0660' } });
-  const rg = await runCli(['run', ...g.flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
-  assert.equal(rg.code, 0, rg.stderr.slice(-2000));
-  const anyCsv = (await readdir(join(g.dir, 'outbox'), { recursive: true })).map(String).find((p) => p.endsWith('.csv'))!;
-  const expected = (0o660 & ~process.umask()).toString(8);
-  assert.equal(await mode(join(g.dir, 'outbox', anyCsv)), expected);
+test(
+  'safe by default: state 0700, journal 0600, outbox files 0640 (outbox.fileMode); the receiver refuses a network address without a secret',
+  { timeout: 90_000 },
+  async () => {
+    const { dir, flags } = await night('modes', { wms: { url: 'sandbox' } });
+    const r = await runCli(['run', ...flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr.slice(-2000));
+    const mode = async (p: string) => ((await stat(p)).mode & 0o777).toString(8);
+    assert.equal(await mode(join(dir, 'state')), '700');
+    assert.equal(await mode(join(dir, 'state', 'journal.db')), '600');
+    const results = (await readdir(join(dir, 'outbox'), { recursive: true })).map(String).filter((p) => p.endsWith('.csv'));
+    assert.ok(results.length > 0);
+    for (const f of results) assert.equal(await mode(join(dir, 'outbox', f)), '640', f);
+    // a share whose group must write: outbox.fileMode
+    const g = await night('modes-group', { wms: { url: 'sandbox' }, outbox: { fileMode: '0660' } });
+    const rg = await runCli(['run', ...g.flags], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 60_000 });
+    assert.equal(rg.code, 0, rg.stderr.slice(-2000));
+    const anyCsv = (await readdir(join(g.dir, 'outbox'), { recursive: true })).map(String).find((p) => p.endsWith('.csv'))!;
+    const expected = (0o660 & ~process.umask()).toString(8);
+    assert.equal(await mode(join(g.dir, 'outbox', anyCsv)), expected);
 
-  // the webhook receiver on 0.0.0.0 without a secret: refused (exit 2), unless --insecure
-  const hook = await runCli(['webhooks', '--host', '0.0.0.0', '--port', '0', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')], { timeoutMs: 30_000 });
-  assert.equal(hook.code, 2, hook.stderr);
-  assert.match(hook.stderr, /0\.0\.0\.0 is reachable from the network and no secret is set/);
-  const { spawnCli } = await import('../helpers/cli.js');
-  const child = spawnCli(['webhooks', '--host', '0.0.0.0', '--port', '0', '--insecure', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')], { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } });
-  let err = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (/listening on/.test(err)) resolve();
+    // the webhook receiver on 0.0.0.0 without a secret: refused (exit 2), unless --insecure
+    const hook = await runCli(['webhooks', '--host', '0.0.0.0', '--port', '0', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')], {
+      timeoutMs: 30_000,
     });
-    child.on('close', () => reject(new Error(`webhooks --insecure exited: ${err}`)));
-  });
-  const closed = new Promise((r) => child.on('close', r));
-  child.kill('SIGTERM');
-  await closed;
-});
+    assert.equal(hook.code, 2, hook.stderr);
+    assert.match(hook.stderr, /0\.0\.0\.0 is reachable from the network and no secret is set/);
+    const { spawnCli } = await import('../helpers/cli.js');
+    const child = spawnCli(
+      ['webhooks', '--host', '0.0.0.0', '--port', '0', '--insecure', '--state-dir', join(dir, 'state-hooks'), '--outbox', join(dir, 'outbox')],
+      { env: { WMSBRIDGE_LOG_LEVEL: 'warn' } },
+    );
+    let err = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (/listening on/.test(err)) resolve();
+      });
+      child.on('close', () => reject(new Error(`webhooks --insecure exited: ${err}`)));
+    });
+    const closed = new Promise((r) => child.on('close', r));
+    child.kill('SIGTERM');
+    await closed;
+  },
+);
 
 test('watch through an outage: nothing rejected while the WMS is down, everything delivered once it answers again', { timeout: 120_000 }, async () => {
   let sb: Sandbox = await startSandbox({ seed: 39 });
@@ -490,7 +554,10 @@ test('watch through an outage: nothing rejected while the WMS is down, everythin
   await writeFile(
     config,
     JSON.stringify({
-      inboxDir: join(dir, 'inbox'), outboxDir: join(dir, 'outbox'), stateDir: join(dir, 'state'), mappingsDir: join(PROJECT_ROOT, 'mappings'),
+      inboxDir: join(dir, 'inbox'),
+      outboxDir: join(dir, 'outbox'),
+      stateDir: join(dir, 'state'),
+      mappingsDir: join(PROJECT_ROOT, 'mappings'),
       channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
       wms: { url: `http://127.0.0.1:${port}`, accessKeyId: creds.accessKeyID, retries: 1, timeoutMs: 2000, circuitBreaker: { failures: 3, cooldownMs: 500 } },
       watch: { batchDelayMs: 100 },
@@ -502,7 +569,8 @@ test('watch through an outage: nothing rejected while the WMS is down, everythin
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
   try {
-    for (const f of ['CATEGORIAS_20241105.csv', 'FAMILIAS_20241105.csv']) await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', f), join(dir, 'inbox', 'cadastros', f));
+    for (const f of ['CATEGORIAS_20241105.csv', 'FAMILIAS_20241105.csv'])
+      await cp(join(PROJECT_ROOT, 'inbox', 'cadastros', f), join(dir, 'inbox', 'cadastros', f));
     // a batch ran against the dead WMS: exit 75, nothing rejected
     for (let i = 0; !/"exitCode":75/.test(err); i++) {
       assert.ok(i < 400, `a batch ends with exit 75 while the WMS is down\n${err.slice(-3000)}`);

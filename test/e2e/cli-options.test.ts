@@ -75,7 +75,17 @@ describe('one table', () => {
   test('--help is written from the table: the command options, then the common ones it takes', async () => {
     const run = await runCli(['run', '--help'], TIMEOUT);
     assert.equal(run.code, 0);
-    for (const flag of ['--dry-run', '--force', '--pulls', '--max-wait-ms N', '-c, --config FILE', '--state-dir DIR', '--wms-changed', '--log-level LEVEL', '-h, --help']) {
+    for (const flag of [
+      '--dry-run',
+      '--force',
+      '--pulls',
+      '--max-wait-ms N',
+      '-c, --config FILE',
+      '--state-dir DIR',
+      '--wms-changed',
+      '--log-level LEVEL',
+      '-h, --help',
+    ]) {
       assert.ok(run.stdout.includes(flag), `run --help lists ${flag}`);
     }
     assert.match(run.stdout, /--state: the same, deprecated spelling/);
@@ -140,7 +150,15 @@ test('an invalid cron expression in the config is a configuration error naming t
   await mkdir(join(dir, 'inbox', 'estoque'), { recursive: true });
   await mkdir(join(dir, 'mappings'), { recursive: true });
   const cfg = join(dir, 'wmsbridge.config.json');
-  await writeFile(cfg, JSON.stringify({ pulls: [{ name: 'noite', what: 'stock', schedule: '30 1 * * *' }, { name: 'madrugada', what: 'stock', schedule: '61 1 * * *' }] }));
+  await writeFile(
+    cfg,
+    JSON.stringify({
+      pulls: [
+        { name: 'noite', what: 'stock', schedule: '30 1 * * *' },
+        { name: 'madrugada', what: 'stock', schedule: '61 1 * * *' },
+      ],
+    }),
+  );
   for (const command of ['check', 'run']) {
     const r = await runCli([command, '--config', cfg, '--sandbox'], { ...TIMEOUT, cwd: dir, env: envNoWms() });
     assert.equal(r.code, 2, `${command}: ${r.stderr}`);

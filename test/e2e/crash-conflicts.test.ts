@@ -34,7 +34,10 @@ before(async () => {
   for (const ch of ['cadastros', 'pedidos']) await mkdir(join(d, 'inbox', ch), { recursive: true });
   await mkdir(join(d, 'mappings'));
   const csv = (name: string, target: string, channel: string, files: string, fields: string, extra = ''): Promise<void> =>
-    writeFile(join(d, 'mappings', `${name}.yaml`), `name: ${name}\nmatch: { channel: ${channel}, files: "${files}" }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: ${target}\n${extra}fields:\n${fields}`);
+    writeFile(
+      join(d, 'mappings', `${name}.yaml`),
+      `name: ${name}\nmatch: { channel: ${channel}, files: "${files}" }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: ${target}\n${extra}fields:\n${fields}`,
+    );
   await csv('cat', 'Category', 'cadastros', 'CAT_*.csv', '  codeERP: { col: codigo }\n  name: { col: nome }\n');
   await csv('fam', 'Family', 'cadastros', 'FAM_*.csv', '  codeERP: { col: codigo }\n  name: { col: nome }\n  categoryID: { ref: Category, from: categoria }\n');
   await csv(
@@ -49,7 +52,7 @@ before(async () => {
       '  categoryID: { ref: Category, from: categoria }',
       '  familyID: { ref: Family, from: familia }',
       '  logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }',
-      "  unitmeasurement: { const: UN }",
+      '  unitmeasurement: { const: UN }',
       '',
     ].join('\n'),
   );
@@ -71,8 +74,14 @@ before(async () => {
   );
   const cats = ['codigo;nome', ...Array.from({ length: CATEGORIES }, (_, i) => `K${i};Categoria ${i}`)];
   const fams = ['codigo;nome;categoria', ...Array.from({ length: FAMILIES }, (_, i) => `F${i};Familia ${i};K${i % CATEGORIES}`)];
-  const prods = ['codigo;nome;categoria;familia', ...Array.from({ length: PRODUCTS }, (_, i) => `${String(7000 + i).padStart(6, '0')};Produto ${i};K${(i % FAMILIES) % CATEGORIES};F${i % FAMILIES}`)];
-  const peds = ['pedido;produto;qtd', ...Array.from({ length: ORDERS }, (_, i) => `${800000 + i};${String(7000 + ((i * 7) % PRODUCTS)).padStart(6, '0')};${1 + (i % 5)}`)];
+  const prods = [
+    'codigo;nome;categoria;familia',
+    ...Array.from({ length: PRODUCTS }, (_, i) => `${String(7000 + i).padStart(6, '0')};Produto ${i};K${(i % FAMILIES) % CATEGORIES};F${i % FAMILIES}`),
+  ];
+  const peds = [
+    'pedido;produto;qtd',
+    ...Array.from({ length: ORDERS }, (_, i) => `${800000 + i};${String(7000 + ((i * 7) % PRODUCTS)).padStart(6, '0')};${1 + (i % 5)}`),
+  ];
   await writeFile(join(d, 'inbox', 'cadastros', 'CAT_1.csv'), cats.join('\n'));
   await writeFile(join(d, 'inbox', 'cadastros', 'FAM_1.csv'), fams.join('\n'));
   await writeFile(join(d, 'inbox', 'cadastros', 'PROD_1.csv'), prods.join('\n'));
@@ -99,49 +108,65 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-test('kill -9 loop with answers lost after the WMS applied them, against a WMS that refuses duplicates: everything delivered, only true in-doubt documents held', { timeout: 300_000 }, async (t) => {
-  const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
-  const cfg = ['--config', join(tmp.dir, 'wmsbridge.config.json')];
-  // the kill delay counts from the first request of the run (a loaded machine may take seconds to start it);
-  // a run that finished is followed by the next one, which retries what failed
-  const kills = await crashLoop({ args: ['run', ...cfg], env, maxRuns: MAX_KILLS, delays: killDelays(7, 100), firstRequestOn: sb, whenARunEnds: 'continue' });
-  const faulted = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats.faults;
-  await sandboxCall(sb, 'POST', '/__sandbox/faults', { body: { resetRate: 0, failRate: 0, rate429: 0 } });
-  for (let i = 0; i < 2; i++) {
-    const r = await runCli(['run', ...cfg], { env, timeoutMs: 120_000 });
-    assert.ok(r.code === 0 || r.code === 1, `clean run ${i + 1} exit ${r.code}: ${r.stdout}\n${r.stderr.slice(-2000)}`);
-  }
-  assert.ok(kills >= 2, `the test must actually kill runs mid-way (killed ${kills})`);
-  assert.ok(faulted.resetAfter >= 1, `answers must have been lost after the WMS applied them (${JSON.stringify(faulted)})`);
-
-  const counts = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json;
-  const created = counts.creations as Record<string, Record<string, number>>;
-  for (let i = 0; i < CATEGORIES; i++) assert.equal(created['Category']?.[`K${i}`], 1, `category K${i} exactly once`);
-  for (let i = 0; i < FAMILIES; i++) assert.equal(created['Family']?.[`F${i}`], 1, `family F${i} exactly once`);
-  for (let i = 0; i < PRODUCTS; i++) assert.equal(created['Product']?.[String(7000 + i).padStart(6, '0')], 1, `product ${7000 + i} exactly once`);
-
-  const db = new Database(join(tmp.dir, 'state', 'journal.db'), { readonly: true });
-  try {
-    const byStatus = Object.fromEntries((db.prepare('SELECT status, count(*) AS n FROM records GROUP BY status').all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]));
-    const open = db.prepare("SELECT id, target, key, status, outcome, error FROM records WHERE status <> 'sent'").all() as Array<{ id: number; target: string; key: string; status: string; outcome: string; error: string }>;
-    const notInDoubt = open.filter((r) => !(r.target === 'PickingList' && r.status === 'held' && r.outcome === 'in-doubt'));
-    assert.deepEqual(notInDoubt, [], `only picking lists truly in doubt may stay open (records by status ${JSON.stringify(byStatus)})`);
-    // master data re-sent after a lost answer or a kill and refused as a duplicate: delivered, with the id
-    const existed = db.prepare("SELECT count(*) AS n, sum(wms_id IS NULL) AS noId FROM records WHERE outcome = 'already-existed'").get() as { n: number; noId: number | null };
-    assert.ok(existed.n >= 1, 'some re-sends were refused as duplicates and taken as delivered');
-    assert.equal(existed.noId ?? 0, 0, 'the WMS id came from the 409 answer');
-    // the held ones are at most the documents in flight at a kill or whose answer was lost
-    const held = open.map((r) => r.key.split('|')[0]!);
-    t.diagnostic(`kills ${kills}; faults ${JSON.stringify(faulted)}; already-existed ${existed.n}; picking lists held in doubt ${held.length}`);
-    assert.ok(held.length <= kills * 8 + faulted.resetAfter, `${held.length} picking lists held: more than kills and lost answers explain`);
-    const plKeys = Object.keys(created['PickingList'] ?? {});
-    for (let i = 0; i < ORDERS; i++) {
-      const order = String(800000 + i);
-      const n = plKeys.filter((k) => k.startsWith(`${order}|`)).reduce((s, k) => s + (created['PickingList']![k] ?? 0), 0);
-      assert.ok(n <= 1, `order ${order} created ${n} times`);
-      if (n === 0) assert.ok(held.includes(order), `order ${order} neither delivered nor held in doubt`);
+test(
+  'kill -9 loop with answers lost after the WMS applied them, against a WMS that refuses duplicates: everything delivered, only true in-doubt documents held',
+  { timeout: 300_000 },
+  async (t) => {
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+    const cfg = ['--config', join(tmp.dir, 'wmsbridge.config.json')];
+    // the kill delay counts from the first request of the run (a loaded machine may take seconds to start it);
+    // a run that finished is followed by the next one, which retries what failed
+    const kills = await crashLoop({ args: ['run', ...cfg], env, maxRuns: MAX_KILLS, delays: killDelays(7, 100), firstRequestOn: sb, whenARunEnds: 'continue' });
+    const faulted = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.stats.faults;
+    await sandboxCall(sb, 'POST', '/__sandbox/faults', { body: { resetRate: 0, failRate: 0, rate429: 0 } });
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(['run', ...cfg], { env, timeoutMs: 120_000 });
+      assert.ok(r.code === 0 || r.code === 1, `clean run ${i + 1} exit ${r.code}: ${r.stdout}\n${r.stderr.slice(-2000)}`);
     }
-  } finally {
-    db.close();
-  }
-});
+    assert.ok(kills >= 2, `the test must actually kill runs mid-way (killed ${kills})`);
+    assert.ok(faulted.resetAfter >= 1, `answers must have been lost after the WMS applied them (${JSON.stringify(faulted)})`);
+
+    const counts = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json;
+    const created = counts.creations as Record<string, Record<string, number>>;
+    for (let i = 0; i < CATEGORIES; i++) assert.equal(created['Category']?.[`K${i}`], 1, `category K${i} exactly once`);
+    for (let i = 0; i < FAMILIES; i++) assert.equal(created['Family']?.[`F${i}`], 1, `family F${i} exactly once`);
+    for (let i = 0; i < PRODUCTS; i++) assert.equal(created['Product']?.[String(7000 + i).padStart(6, '0')], 1, `product ${7000 + i} exactly once`);
+
+    const db = new Database(join(tmp.dir, 'state', 'journal.db'), { readonly: true });
+    try {
+      const byStatus = Object.fromEntries(
+        (db.prepare('SELECT status, count(*) AS n FROM records GROUP BY status').all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]),
+      );
+      const open = db.prepare("SELECT id, target, key, status, outcome, error FROM records WHERE status <> 'sent'").all() as Array<{
+        id: number;
+        target: string;
+        key: string;
+        status: string;
+        outcome: string;
+        error: string;
+      }>;
+      const notInDoubt = open.filter((r) => !(r.target === 'PickingList' && r.status === 'held' && r.outcome === 'in-doubt'));
+      assert.deepEqual(notInDoubt, [], `only picking lists truly in doubt may stay open (records by status ${JSON.stringify(byStatus)})`);
+      // master data re-sent after a lost answer or a kill and refused as a duplicate: delivered, with the id
+      const existed = db.prepare("SELECT count(*) AS n, sum(wms_id IS NULL) AS noId FROM records WHERE outcome = 'already-existed'").get() as {
+        n: number;
+        noId: number | null;
+      };
+      assert.ok(existed.n >= 1, 'some re-sends were refused as duplicates and taken as delivered');
+      assert.equal(existed.noId ?? 0, 0, 'the WMS id came from the 409 answer');
+      // the held ones are at most the documents in flight at a kill or whose answer was lost
+      const held = open.map((r) => r.key.split('|')[0]!);
+      t.diagnostic(`kills ${kills}; faults ${JSON.stringify(faulted)}; already-existed ${existed.n}; picking lists held in doubt ${held.length}`);
+      assert.ok(held.length <= kills * 8 + faulted.resetAfter, `${held.length} picking lists held: more than kills and lost answers explain`);
+      const plKeys = Object.keys(created['PickingList'] ?? {});
+      for (let i = 0; i < ORDERS; i++) {
+        const order = String(800000 + i);
+        const n = plKeys.filter((k) => k.startsWith(`${order}|`)).reduce((s, k) => s + (created['PickingList']![k] ?? 0), 0);
+        assert.ok(n <= 1, `order ${order} created ${n} times`);
+        if (n === 0) assert.ok(held.includes(order), `order ${order} neither delivered nor held in doubt`);
+      }
+    } finally {
+      db.close();
+    }
+  },
+);

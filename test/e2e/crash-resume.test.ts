@@ -105,7 +105,11 @@ test('kill -9 at random points, restart, repeat: nothing lost, nothing duplicate
     const order = String(500000 + i);
     const n = plKeys.filter((k) => k.startsWith(`${order}|`)).reduce((s, k) => s + (created['PickingList']![k] ?? 0), 0);
     assert.ok(n <= 1, `order ${order} created ${n} times`);
-    if (n === 0) assert.ok(held.has(order), `order ${order} neither delivered nor held: lost (${JSON.stringify(st.attention.filter((a) => a.key === order))}; records ${JSON.stringify(st.records)})`);
+    if (n === 0)
+      assert.ok(
+        held.has(order),
+        `order ${order} neither delivered nor held: lost (${JSON.stringify(st.attention.filter((a) => a.key === order))}; records ${JSON.stringify(st.records)})`,
+      );
   }
   assert.equal(st.records['pending'] ?? 0, 0, 'nothing left pending');
   assert.equal(st.records['sending'] ?? 0, 0, 'nothing left in flight');

@@ -34,7 +34,6 @@ after(async () => {
   else await tmp?.cleanup();
 });
 
-
 async function categories(): Promise<string[]> {
   const cats = (await sandboxCall(sb, 'GET', '/__sandbox/state?resource=Category')).json as Array<{ codeERP: string }>;
   return cats.map((c) => c.codeERP);
@@ -43,8 +42,20 @@ async function categories(): Promise<string[]> {
 async function setup(name: string, channels?: unknown[]): Promise<{ base: string; args: string[]; env: Record<string, string> }> {
   const base = join(tmp.dir, name);
   await mkdir(join(base, 'mappings'), { recursive: true });
-  await writeFile(join(base, 'wmsbridge.config.json'), JSON.stringify({ ...(channels ? { channels } : {}), wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 } }));
-  const args = ['--config', join(base, 'wmsbridge.config.json'), '--outbox', join(base, 'outbox'), '--state-dir', join(base, 'state'), '--mappings', join(base, 'mappings')];
+  await writeFile(
+    join(base, 'wmsbridge.config.json'),
+    JSON.stringify({ ...(channels ? { channels } : {}), wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 } }),
+  );
+  const args = [
+    '--config',
+    join(base, 'wmsbridge.config.json'),
+    '--outbox',
+    join(base, 'outbox'),
+    '--state-dir',
+    join(base, 'state'),
+    '--mappings',
+    join(base, 'mappings'),
+  ];
   return { base, args, env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' } };
 }
 
@@ -80,7 +91,10 @@ test('a fake root as inbox: only what a mapping claims is touched, links/FIFO/od
   // every refused entry is still where it was
   for (const n of ['notes.txt', 'link.csv', 'passwd.csv', 'hard.csv', 'fifo.csv', 'a\nb.csv']) assert.ok(lstatSync(join(cat, n)), `${n} is gone`);
   assert.ok(lstatSync(join(cat, 'link.csv')).isSymbolicLink());
-  assert.ok(readdirSync(cat, { encoding: 'buffer' }).some((b) => b.includes(0xe3)), 'the Latin-1 named file is gone');
+  assert.ok(
+    readdirSync(cat, { encoding: 'buffer' }).some((b) => b.includes(0xe3)),
+    'the Latin-1 named file is gone',
+  );
   assert.ok(!existsSync(join(cat, 'good.csv')), 'the good file was not taken');
   assert.deepEqual((await walk(join(cat, '.wmsbridge', 'error'))).length, 0, 'nothing should go to the error folder');
 
@@ -96,7 +110,10 @@ test('a fake root as inbox: only what a mapping claims is touched, links/FIFO/od
   ];
   const lines = log.split('\n');
   for (const [name, why] of named) {
-    assert.ok(lines.some((l) => l.includes(name) && why.test(l)), `no log line names ${name} with ${why}:\n${log}`);
+    assert.ok(
+      lines.some((l) => l.includes(name) && why.test(l)),
+      `no log line names ${name} with ${why}:\n${log}`,
+    );
   }
   // ... and in the report
   const summaryPath = (await walk(join(base, 'outbox'))).find((p) => p.endsWith('summary.json'));
@@ -161,52 +178,76 @@ test('a writer that pauses mid-file (holding it open) is not claimed half-writte
   assert.equal((await readFile(archived, 'utf8')).trim().split('\n').length, 41);
 });
 
-test('every failure names its file: an alias bomb is its mapping\'s error (the others run), deep JSON/XML are refused with the line, the file named as dropped', { timeout: 90_000 }, async () => {
-  const { base, args, env } = await setup('names');
-  const inbox = join(base, 'inbox');
-  for (const c of ['cat', 'js', 'xm', 'bomb']) await mkdir(join(inbox, c), { recursive: true });
-  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
-  await writeFile(join(base, 'mappings', 'js.yaml'), `name: js\nmatch: { channel: js, files: "*.json" }\nsource: { format: json, itemPath: items }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
-  await writeFile(join(base, 'mappings', 'xm.yaml'), `name: xm\nmatch: { channel: xm, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`);
-  const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 9; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
-  await writeFile(join(base, 'mappings', 'bomb.yaml'), `name: bomb\nmatch: { channel: bomb, files: "*.csv" }\n${lol.join('\n')}\n`);
+test(
+  "every failure names its file: an alias bomb is its mapping's error (the others run), deep JSON/XML are refused with the line, the file named as dropped",
+  { timeout: 90_000 },
+  async () => {
+    const { base, args, env } = await setup('names');
+    const inbox = join(base, 'inbox');
+    for (const c of ['cat', 'js', 'xm', 'bomb']) await mkdir(join(inbox, c), { recursive: true });
+    await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+    await writeFile(
+      join(base, 'mappings', 'js.yaml'),
+      `name: js\nmatch: { channel: js, files: "*.json" }\nsource: { format: json, itemPath: items }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`,
+    );
+    await writeFile(
+      join(base, 'mappings', 'xm.yaml'),
+      `name: xm\nmatch: { channel: xm, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n`,
+    );
+    const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 9; i++)
+      lol.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
+    await writeFile(join(base, 'mappings', 'bomb.yaml'), `name: bomb\nmatch: { channel: bomb, files: "*.csv" }\n${lol.join('\n')}\n`);
 
-  await writeFile(join(inbox, 'cat', 'NAMES_OK.csv'), 'codigo;nome\nNAMES1;Categoria\n');
-  await writeFile(join(inbox, 'bomb', 'B.csv'), 'codigo;nome\nBOMB1;Categoria\n');
-  await writeFile(join(inbox, 'js', 'deep.json'), `{"items": [\n  {"codigo": "JS1", "nome": "a"},\n  {"codigo": "JS2", "nome": "b", "x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}\n]}\n`);
-  await writeFile(join(inbox, 'xm', 'deep.xml'), `<?xml version="1.0"?>\n<cats>\n<cat><codigo>XM1</codigo><nome>a</nome></cat>\n<cat><codigo>XM2</codigo><nome>b</nome>${'<n>'.repeat(100_000)}${'</n>'.repeat(100_000)}</cat>\n</cats>\n`);
+    await writeFile(join(inbox, 'cat', 'NAMES_OK.csv'), 'codigo;nome\nNAMES1;Categoria\n');
+    await writeFile(join(inbox, 'bomb', 'B.csv'), 'codigo;nome\nBOMB1;Categoria\n');
+    await writeFile(
+      join(inbox, 'js', 'deep.json'),
+      `{"items": [\n  {"codigo": "JS1", "nome": "a"},\n  {"codigo": "JS2", "nome": "b", "x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}\n]}\n`,
+    );
+    await writeFile(
+      join(inbox, 'xm', 'deep.xml'),
+      `<?xml version="1.0"?>\n<cats>\n<cat><codigo>XM1</codigo><nome>a</nome></cat>\n<cat><codigo>XM2</codigo><nome>b</nome>${'<n>'.repeat(100_000)}${'</n>'.repeat(100_000)}</cat>\n</cats>\n`,
+    );
 
-  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
-  const log = r.stdout + r.stderr;
-  assert.equal(r.code, 2, log);
-  assert.doesNotMatch(log, /Maximum call stack|RangeError| {4}at /, 'a stack overflow or a stack trace reached the output');
-  assert.match(log, /bomb\.yaml.*alias/i);
-  // the other mappings ran; the bomb's file stayed where it was
-  const codes = await categories();
-  assert.ok(codes.includes('NAMES1'), log);
-  assert.ok(existsSync(join(inbox, 'bomb', 'B.csv')));
-  assert.ok(!codes.includes('BOMB1') && !codes.includes('JS1') && !codes.includes('XM1'));
-  for (const [ch, name, re] of [
-    ['js', 'deep.json', /^problem: +deep\.json:3: JSON nests deeper than 100/m],
-    ['xm', 'deep.xml', /^problem: +deep\.xml:4: XML nests deeper than 100/m],
-  ] as const) {
-    const reason = (await walk(join(inbox, ch, '.wmsbridge', 'error'))).find((p) => p.endsWith(`${name}.reason.txt`));
-    assert.ok(reason, `${name} not in the error folder:\n${log}`);
-    const text = await readFile(reason, 'utf8');
-    assert.match(text, re);
-    assert.doesNotMatch(text, /\.wmsbridge[/\\]work/, 'the reason names the work path instead of the file as dropped');
-  }
-});
+    const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+    const log = r.stdout + r.stderr;
+    assert.equal(r.code, 2, log);
+    assert.doesNotMatch(log, /Maximum call stack|RangeError| {4}at /, 'a stack overflow or a stack trace reached the output');
+    assert.match(log, /bomb\.yaml.*alias/i);
+    // the other mappings ran; the bomb's file stayed where it was
+    const codes = await categories();
+    assert.ok(codes.includes('NAMES1'), log);
+    assert.ok(existsSync(join(inbox, 'bomb', 'B.csv')));
+    assert.ok(!codes.includes('BOMB1') && !codes.includes('JS1') && !codes.includes('XM1'));
+    for (const [ch, name, re] of [
+      ['js', 'deep.json', /^problem: +deep\.json:3: JSON nests deeper than 100/m],
+      ['xm', 'deep.xml', /^problem: +deep\.xml:4: XML nests deeper than 100/m],
+    ] as const) {
+      const reason = (await walk(join(inbox, ch, '.wmsbridge', 'error'))).find((p) => p.endsWith(`${name}.reason.txt`));
+      assert.ok(reason, `${name} not in the error folder:\n${log}`);
+      const text = await readFile(reason, 'utf8');
+      assert.match(text, re);
+      assert.doesNotMatch(text, /\.wmsbridge[/\\]work/, 'the reason names the work path instead of the file as dropped');
+    }
+  },
+);
 
-test('bytes that are not text: a NUL after the first 8 KB and a tab inside a fixed-width field are row rejects naming line and field', { timeout: 90_000 }, async () => {
-  const { base, args, env } = await setup('bytes');
-  const inbox = join(base, 'inbox');
-  for (const c of ['cat', 'fixed']) await mkdir(join(inbox, c), { recursive: true });
-  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
-  await writeFile(
-    join(base, 'mappings', 'fixed.yaml'),
-    `name: fixed
+test(
+  'bytes that are not text: a NUL after the first 8 KB and a tab inside a fixed-width field are row rejects naming line and field',
+  { timeout: 90_000 },
+  async () => {
+    const { base, args, env } = await setup('bytes');
+    const inbox = join(base, 'inbox');
+    for (const c of ['cat', 'fixed']) await mkdir(join(inbox, c), { recursive: true });
+    await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+    await writeFile(
+      join(base, 'mappings', 'fixed.yaml'),
+      `name: fixed
 match: { channel: fixed, files: "*.txt" }
 source:
   format: fixed-width
@@ -217,97 +258,106 @@ fields:
   codeERP: { field: codigo, transforms: [trim] }
   name: { field: nome, transforms: [trim] }
 `,
-  );
-  const filler = Array.from({ length: 800 }, (_, i) => `BYTES${i};Categoria ${i}`).join('\n');
-  await writeFile(join(inbox, 'cat', 'NUL8K.csv'), `codigo;nome\n${filler}\nNULROW;Nome com\u0000NUL\n`);
-  await writeFile(join(inbox, 'fixed', 'TABS.txt'), '1FX1  Categoria boa\n1FX2  Categoria\tcom tab\n');
+    );
+    const filler = Array.from({ length: 800 }, (_, i) => `BYTES${i};Categoria ${i}`).join('\n');
+    await writeFile(join(inbox, 'cat', 'NUL8K.csv'), `codigo;nome\n${filler}\nNULROW;Nome com\u0000NUL\n`);
+    await writeFile(join(inbox, 'fixed', 'TABS.txt'), '1FX1  Categoria boa\n1FX2  Categoria\tcom tab\n');
 
-  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
-  const log = r.stdout + r.stderr;
-  assert.equal(r.code, 1, log);
-  const codes = await categories();
-  assert.ok(codes.includes('BYTES799') && codes.includes('FX1'), 'the clean rows were sent');
-  assert.ok(!codes.includes('NULROW') && !codes.includes('FX2'), 'a row with a NUL or a tab was sent');
-  const rejects = await walk(join(base, 'outbox', 'rejects'));
-  const nul = rejects.find((p) => p.includes('NUL8K'));
-  const tab = rejects.find((p) => p.includes('TABS'));
-  assert.ok(nul && tab, `rejects files: ${rejects.join(', ')}`);
-  assert.match(await readFile(nul, 'latin1'), /line 802: field nome: U\+0000 \(NUL\) at position 9/);
-  assert.match(await readFile(tab, 'utf8'), /line 2: field nome: U\+0009 \(tab\)/);
-  // the originals are archived untouched
-  assert.ok((await walk(join(inbox, 'cat', '.wmsbridge', 'archive'))).some((p) => p.endsWith('NUL8K.csv')));
-});
+    const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+    const log = r.stdout + r.stderr;
+    assert.equal(r.code, 1, log);
+    const codes = await categories();
+    assert.ok(codes.includes('BYTES799') && codes.includes('FX1'), 'the clean rows were sent');
+    assert.ok(!codes.includes('NULROW') && !codes.includes('FX2'), 'a row with a NUL or a tab was sent');
+    const rejects = await walk(join(base, 'outbox', 'rejects'));
+    const nul = rejects.find((p) => p.includes('NUL8K'));
+    const tab = rejects.find((p) => p.includes('TABS'));
+    assert.ok(nul && tab, `rejects files: ${rejects.join(', ')}`);
+    assert.match(await readFile(nul, 'latin1'), /line 802: field nome: U\+0000 \(NUL\) at position 9/);
+    assert.match(await readFile(tab, 'utf8'), /line 2: field nome: U\+0009 \(tab\)/);
+    // the originals are archived untouched
+    assert.ok((await walk(join(inbox, 'cat', '.wmsbridge', 'archive'))).some((p) => p.endsWith('NUL8K.csv')));
+  },
+);
 
-test('a file written again after its claim is not half-delivered: its records are withdrawn, the file goes to error, exit 1', { timeout: 120_000 }, async () => {
-  const { appendFile } = await import('node:fs/promises');
-  const { base, args, env } = await setup('changed', [{ name: 'big', readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }]);
-  const inbox = join(base, 'inbox');
-  await mkdir(join(inbox, 'big'), { recursive: true });
-  await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'big', files: '*.csv' }));
-  // big enough that mapping it into the journal takes a while after the claim
-  const rows = Array.from({ length: 30_000 }, (_, i) => `CHG${i};Categoria ${i}`).join('\n');
-  await writeFile(join(inbox, 'big', 'CHANGED.csv'), `codigo;nome\n${rows}\n`);
+test(
+  'a file written again after its claim is not half-delivered: its records are withdrawn, the file goes to error, exit 1',
+  { timeout: 120_000 },
+  async () => {
+    const { appendFile } = await import('node:fs/promises');
+    const { base, args, env } = await setup('changed', [{ name: 'big', readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }]);
+    const inbox = join(base, 'inbox');
+    await mkdir(join(inbox, 'big'), { recursive: true });
+    await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'big', files: '*.csv' }));
+    // big enough that mapping it into the journal takes a while after the claim
+    const rows = Array.from({ length: 30_000 }, (_, i) => `CHG${i};Categoria ${i}`).join('\n');
+    await writeFile(join(inbox, 'big', 'CHANGED.csv'), `codigo;nome\n${rows}\n`);
 
-  const running = runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 100_000 });
-  // a writer that reopens the file where wmsbridge moved it (same inode) and goes on writing, once the
-  // claim is done and mapping has begun (its first records are in the journal)
-  const { default: Database } = await import('better-sqlite3');
-  const work = join(inbox, 'big', '.wmsbridge', 'work');
-  const dbPath = join(base, 'state', 'journal.db');
-  let appended = false;
-  const deadline = Date.now() + 60_000;
-  while (!appended && Date.now() < deadline) {
-    const claimed = existsSync(work) ? readdirSync(work).find((n) => n.endsWith('CHANGED.csv')) : undefined;
-    let mapping = false;
-    if (claimed && existsSync(dbPath)) {
-      try {
-        const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-        mapping = (db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n > 0;
-        db.close();
-      } catch {
-        mapping = false; // schema not there yet
+    const running = runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 100_000 });
+    // a writer that reopens the file where wmsbridge moved it (same inode) and goes on writing, once the
+    // claim is done and mapping has begun (its first records are in the journal)
+    const { default: Database } = await import('better-sqlite3');
+    const work = join(inbox, 'big', '.wmsbridge', 'work');
+    const dbPath = join(base, 'state', 'journal.db');
+    let appended = false;
+    const deadline = Date.now() + 60_000;
+    while (!appended && Date.now() < deadline) {
+      const claimed = existsSync(work) ? readdirSync(work).find((n) => n.endsWith('CHANGED.csv')) : undefined;
+      let mapping = false;
+      if (claimed && existsSync(dbPath)) {
+        try {
+          const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+          mapping = (db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n > 0;
+          db.close();
+        } catch {
+          mapping = false; // schema not there yet
+        }
       }
+      if (claimed && mapping) {
+        await appendFile(join(work, claimed), 'CHGLATE;Escrita depois\n');
+        appended = true;
+      } else await new Promise((r) => setTimeout(r, 5));
     }
-    if (claimed && mapping) {
-      await appendFile(join(work, claimed), 'CHGLATE;Escrita depois\n');
-      appended = true;
-    } else await new Promise((r) => setTimeout(r, 5));
-  }
-  assert.ok(appended, 'the file was never claimed');
-  const r = await running;
-  const log = r.stdout + r.stderr;
-  assert.equal(r.code, 1, log);
-  assert.match(log, /"file":"CHANGED\.csv"[^\n]*"change":"its size went from \d+ to \d+ bytes"[^\n]*file changed after it was claimed/);
-  const codes = await categories();
-  assert.ok(!codes.some((c) => c.startsWith('CHG')), 'records of a file that changed were sent');
-  const reason = (await walk(join(inbox, 'big', '.wmsbridge', 'error'))).find((p) => p.endsWith('CHANGED.csv.reason.txt'));
-  assert.ok(reason, log);
-  assert.match(await readFile(reason, 'utf8'), /its size went from \d+ to \d+ bytes.*None of its records were sent/);
-  // the original (with what the writer added) is kept
-  assert.match(await readFile(reason.replace(/\.reason\.txt$/, ''), 'utf8'), /CHGLATE;Escrita depois\n$/);
-});
+    assert.ok(appended, 'the file was never claimed');
+    const r = await running;
+    const log = r.stdout + r.stderr;
+    assert.equal(r.code, 1, log);
+    assert.match(log, /"file":"CHANGED\.csv"[^\n]*"change":"its size went from \d+ to \d+ bytes"[^\n]*file changed after it was claimed/);
+    const codes = await categories();
+    assert.ok(!codes.some((c) => c.startsWith('CHG')), 'records of a file that changed were sent');
+    const reason = (await walk(join(inbox, 'big', '.wmsbridge', 'error'))).find((p) => p.endsWith('CHANGED.csv.reason.txt'));
+    assert.ok(reason, log);
+    assert.match(await readFile(reason, 'utf8'), /its size went from \d+ to \d+ bytes.*None of its records were sent/);
+    // the original (with what the writer added) is kept
+    assert.match(await readFile(reason.replace(/\.reason\.txt$/, ''), 'utf8'), /CHGLATE;Escrita depois\n$/);
+  },
+);
 
-test('one message per problem: an NF-e of 2,000 items with the same bad quantity is one reason, not 2,000 (nor 2,000 squared)', { timeout: 90_000 }, async () => {
-  const { PROJECT_ROOT } = await import('../helpers/cli.js');
-  const { copyFile } = await import('node:fs/promises');
-  const { base, args, env } = await setup('nfe', [{ name: 'notas', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }]);
-  const inbox = join(base, 'inbox');
-  await mkdir(join(inbox, 'notas'), { recursive: true });
-  await copyFile(join(PROJECT_ROOT, 'mappings', 'notas-fiscais.yaml'), join(base, 'mappings', 'notas-fiscais.yaml'));
-  const src = await readFile(join(PROJECT_ROOT, 'inbox', 'notas', 'NFe35241112345678000195550010000077311192837461.xml'), 'utf8');
-  const det = /<det [\s\S]*?<\/det>/.exec(src)![0].replace(/<qCom>[^<]*<\/qCom>/, '<qCom>abc</qCom>');
-  const dets = Array.from({ length: 2000 }, (_, k) => det.replace(/nItem="\d+"/, `nItem="${k + 1}"`)).join('');
-  const doc = (src.slice(0, src.indexOf('<det ')) + dets + src.slice(src.lastIndexOf('</det>') + 6)).replace(/\n/g, '');
-  await writeFile(join(inbox, 'notas', 'NFe_2000.xml'), doc);
+test(
+  'one message per problem: an NF-e of 2,000 items with the same bad quantity is one reason, not 2,000 (nor 2,000 squared)',
+  { timeout: 90_000 },
+  async () => {
+    const { PROJECT_ROOT } = await import('../helpers/cli.js');
+    const { copyFile } = await import('node:fs/promises');
+    const { base, args, env } = await setup('nfe', [{ name: 'notas', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }]);
+    const inbox = join(base, 'inbox');
+    await mkdir(join(inbox, 'notas'), { recursive: true });
+    await copyFile(join(PROJECT_ROOT, 'mappings', 'notas-fiscais.yaml'), join(base, 'mappings', 'notas-fiscais.yaml'));
+    const src = await readFile(join(PROJECT_ROOT, 'inbox', 'notas', 'NFe35241112345678000195550010000077311192837461.xml'), 'utf8');
+    const det = /<det [\s\S]*?<\/det>/.exec(src)![0].replace(/<qCom>[^<]*<\/qCom>/, '<qCom>abc</qCom>');
+    const dets = Array.from({ length: 2000 }, (_, k) => det.replace(/nItem="\d+"/, `nItem="${k + 1}"`)).join('');
+    const doc = (src.slice(0, src.indexOf('<det ')) + dets + src.slice(src.lastIndexOf('</det>') + 6)).replace(/\n/g, '');
+    await writeFile(join(inbox, 'notas', 'NFe_2000.xml'), doc);
 
-  const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
-  const log = r.stdout + r.stderr;
-  assert.equal(r.code, 1, log);
-  const listing = (await walk(join(base, 'outbox', 'rejects'))).find((p) => p.endsWith('.errors.txt'));
-  assert.ok(listing, log);
-  const text = await readFile(listing, 'utf8');
-  assert.equal(text.trim().split('\n').length, 1, 'one line for the one rejected document');
-  assert.match(text, /^line 1: field purchaseOrderItens\[0\]\.quantity: 'abc' is not a number .*\(the same in 1,999 more item\(s\)\)\n$/);
-  assert.doesNotMatch(text, /line 1: line 1:/);
-  assert.ok(log.length < 20_000, `the log is ${log.length} characters`);
-});
+    const r = await runCli(['run', ...args, '--inbox', inbox], { env, timeoutMs: 60_000 });
+    const log = r.stdout + r.stderr;
+    assert.equal(r.code, 1, log);
+    const listing = (await walk(join(base, 'outbox', 'rejects'))).find((p) => p.endsWith('.errors.txt'));
+    assert.ok(listing, log);
+    const text = await readFile(listing, 'utf8');
+    assert.equal(text.trim().split('\n').length, 1, 'one line for the one rejected document');
+    assert.match(text, /^line 1: field purchaseOrderItens\[0\]\.quantity: 'abc' is not a number .*\(the same in 1,999 more item\(s\)\)\n$/);
+    assert.doesNotMatch(text, /line 1: line 1:/);
+    assert.ok(log.length < 20_000, `the log is ${log.length} characters`);
+  },
+);

@@ -23,7 +23,8 @@ const PO1 = '0b6a1c1e-1111-4a4a-8a8a-000000000003';
 function doc(target: 'PickingList' | 'PurchaseOrder', key: string, line: number): NewRecord {
   return { target, op: 'create', key, source: { line }, mapping: 'pedidos', payload: { order: key }, payloadHash: `h-${key}` };
 }
-const envelope = (kind: string, data: Record<string, unknown>, at: string): string => JSON.stringify({ eventId: `${kind}-${at}-${JSON.stringify(data).length}`, kind, occurredAt: at, data });
+const envelope = (kind: string, data: Record<string, unknown>, at: string): string =>
+  JSON.stringify({ eventId: `${kind}-${at}-${JSON.stringify(data).length}`, kind, occurredAt: at, data });
 
 before(async () => {
   tmp = await makeTempDir('wmsbridge-pedidos-');
@@ -37,15 +38,36 @@ before(async () => {
     await j.settle(c!.id, { status: 'sent', outcome: 'created', wmsId: PO1 });
     const t = (min: number): string => new Date(Date.now() + min * 60_000).toISOString();
     // PED-0001: separating, shipped, then packed (linked by the receiver to its record)
-    await j.addWebhookEvent({ dedupKey: 'e1', kind: 'order-status', body: envelope('order-status', { pickingListId: PL1, order: 'PED-0001', previousStatus: '0', pickingStatus: '1', changedAt: t(1) }, t(1)), recordId: a!.id });
-    await j.addWebhookEvent({ dedupKey: 'e2', kind: 'order-status', body: envelope('order-status', { pickingListId: PL1, previousStatus: '1', pickingStatus: '4', changedAt: t(2) }, t(2)) });
+    await j.addWebhookEvent({
+      dedupKey: 'e1',
+      kind: 'order-status',
+      body: envelope('order-status', { pickingListId: PL1, order: 'PED-0001', previousStatus: '0', pickingStatus: '1', changedAt: t(1) }, t(1)),
+      recordId: a!.id,
+    });
+    await j.addWebhookEvent({
+      dedupKey: 'e2',
+      kind: 'order-status',
+      body: envelope('order-status', { pickingListId: PL1, previousStatus: '1', pickingStatus: '4', changedAt: t(2) }, t(2)),
+    });
     await j.addWebhookEvent({ dedupKey: 'e3', kind: 'shipping', body: envelope('shipping', { pickingListId: PL1, shippedAt: t(2), items: [] }, t(2)) });
-    await j.addWebhookEvent({ dedupKey: 'e4', kind: 'order-status', body: envelope('order-status', { pickingListId: PL1, previousStatus: '4', pickingStatus: '7', changedAt: t(3) }, t(3)) });
+    await j.addWebhookEvent({
+      dedupKey: 'e4',
+      kind: 'order-status',
+      body: envelope('order-status', { pickingListId: PL1, previousStatus: '4', pickingStatus: '7', changedAt: t(3) }, t(3)),
+    });
     await j.addWebhookEvent({ dedupKey: 'e5', kind: 'packing', body: envelope('packing', { pickingListId: PL1, packedAt: t(3), volumes: [] }, t(3)) });
     // OC-000123: received
-    await j.addWebhookEvent({ dedupKey: 'e6', kind: 'receipt-status', body: envelope('receipt-status', { purchaseOrderId: PO1, previousStatus: '1', receiptStatus: '3', changedAt: t(4) }, t(4)) });
+    await j.addWebhookEvent({
+      dedupKey: 'e6',
+      kind: 'receipt-status',
+      body: envelope('receipt-status', { purchaseOrderId: PO1, previousStatus: '1', receiptStatus: '3', changedAt: t(4) }, t(4)),
+    });
     // an event about a document wmsbridge did not send: not in the view
-    await j.addWebhookEvent({ dedupKey: 'e7', kind: 'order-status', body: envelope('order-status', { pickingListId: '0b6a1c1e-1111-4a4a-8a8a-0000000000ff', pickingStatus: '1' }, t(1)) });
+    await j.addWebhookEvent({
+      dedupKey: 'e7',
+      kind: 'order-status',
+      body: envelope('order-status', { pickingListId: '0b6a1c1e-1111-4a4a-8a8a-0000000000ff', pickingStatus: '1' }, t(1)),
+    });
   } finally {
     await j.close();
   }
@@ -55,10 +77,13 @@ after(async () => tmp?.cleanup());
 
 test('pedidos: one line per document sent, with separation, packing, shipping and receipt times from the webhooks', { timeout: 60_000 }, async () => {
   const day = dayIn(createI18n('pt-BR', 'America/Sao_Paulo'));
-  const res = await runCli(['pedidos', '--date', day, '--state-dir', join(tmp.dir, 'state'), '--outbox', join(tmp.dir, 'outbox'), '--inbox', join(tmp.dir, 'inbox')], {
-    env: { WMSBRIDGE_LOG_LEVEL: 'warn' },
-    timeoutMs: 50_000,
-  });
+  const res = await runCli(
+    ['pedidos', '--date', day, '--state-dir', join(tmp.dir, 'state'), '--outbox', join(tmp.dir, 'outbox'), '--inbox', join(tmp.dir, 'inbox')],
+    {
+      env: { WMSBRIDGE_LOG_LEVEL: 'warn' },
+      timeoutMs: 50_000,
+    },
+  );
   assert.equal(res.code, 0, res.stderr.slice(-2000));
   assert.match(res.stdout, /3 documentos enviados pelo wmsbridge/);
   const dir = join(tmp.dir, 'outbox', 'pedidos', day);
@@ -80,7 +105,17 @@ test('pedidos: one line per document sent, with separation, packing, shipping an
   ]);
   const rows: Record<string, ExcelJS.CellValue>[] = [];
   ws.eachRow((r, i) => {
-    if (i > 1) rows.push({ kind: r.getCell(1).value, order: r.getCell(2).value, situation: r.getCell(3).value, sent: r.getCell(4).value, separating: r.getCell(5).value, packed: r.getCell(6).value, shipped: r.getCell(7).value, received: r.getCell(8).value });
+    if (i > 1)
+      rows.push({
+        kind: r.getCell(1).value,
+        order: r.getCell(2).value,
+        situation: r.getCell(3).value,
+        sent: r.getCell(4).value,
+        separating: r.getCell(5).value,
+        packed: r.getCell(6).value,
+        shipped: r.getCell(7).value,
+        received: r.getCell(8).value,
+      });
   });
   // lines come in the order the documents were sent; these three were settled within a millisecond or two
   // of each other (the journal's writer thread), so the test compares them by order number

@@ -55,7 +55,10 @@ describe('wmsbridge pull', () => {
 
   test('--json, --format jsonl, --out', async () => {
     const out = join(tmp.dir, 'out-json');
-    const r = await runCli(['pull', 'material-statuses', '--sandbox', '--format', 'jsonl', '--out', out, '--state', join(tmp.dir, 'state-json'), '--json'], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'material-statuses', '--sandbox', '--format', 'jsonl', '--out', out, '--state', join(tmp.dir, 'state-json'), '--json'], {
+      ...TIMEOUT,
+      env: envNoWms(),
+    });
     assert.equal(r.code, 0, r.stderr);
     const res = JSON.parse(r.stdout) as { file: string; records: number; what: string; wms: { sandbox: boolean } };
     assert.equal(res.what, 'material-statuses');
@@ -72,11 +75,33 @@ describe('wmsbridge pull', () => {
     const wh = sandbox.state.collections.Warehouse[0]!.id;
     const r = await runCli(
       [
-        'pull', 'stock-search',
-        '--wms-url', sandbox.url, '--access-key-id', sandbox.accessKeyID, '--secret-key-env', 'MY_WMS_SECRET',
-        '--warehouse-id', wh,
-        '--encoding', 'windows-1252', '--delimiter', 'tab', '--decimal', ',', '--date-format', 'dd/MM/yyyy', '--line-ending', 'lf',
-        '--page-size', '7', '--done-file', '--out', out, '--state', join(tmp.dir, 'state-wms'),
+        'pull',
+        'stock-search',
+        '--wms-url',
+        sandbox.url,
+        '--access-key-id',
+        sandbox.accessKeyID,
+        '--secret-key-env',
+        'MY_WMS_SECRET',
+        '--warehouse-id',
+        wh,
+        '--encoding',
+        'windows-1252',
+        '--delimiter',
+        'tab',
+        '--decimal',
+        ',',
+        '--date-format',
+        'dd/MM/yyyy',
+        '--line-ending',
+        'lf',
+        '--page-size',
+        '7',
+        '--done-file',
+        '--out',
+        out,
+        '--state',
+        join(tmp.dir, 'state-wms'),
       ],
       { ...TIMEOUT, env: envNoWms({ MY_WMS_SECRET: sandbox.secretKey }) },
     );
@@ -116,10 +141,13 @@ describe('wmsbridge pull', () => {
     const { writeFile } = await import('node:fs/promises');
     const cfg = join(tmp.dir, 'pull-config.json');
     await writeFile(cfg, JSON.stringify({ wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, secretKeyEnv: 'PULL_CFG_SECRET' } }));
-    const r = await runCli(['pull', 'stock', '--config', cfg, '--json', '--out', join(tmp.dir, 'out-cfg'), '--state-dir', join(tmp.dir, 'state-cfg'), '--log-level', 'warn'], {
-      ...TIMEOUT,
-      env: envNoWms({ PULL_CFG_SECRET: sandbox.secretKey }),
-    });
+    const r = await runCli(
+      ['pull', 'stock', '--config', cfg, '--json', '--out', join(tmp.dir, 'out-cfg'), '--state-dir', join(tmp.dir, 'state-cfg'), '--log-level', 'warn'],
+      {
+        ...TIMEOUT,
+        env: envNoWms({ PULL_CFG_SECRET: sandbox.secretKey }),
+      },
+    );
     assert.equal(r.code, 0, r.stderr);
     const res = JSON.parse(r.stdout) as { records: number; wms: { url: string; sandbox: boolean } };
     assert.equal(res.wms.sandbox, false);
@@ -137,7 +165,10 @@ describe('wmsbridge pull', () => {
       [['pull', 'stock', '--bogus'], /Unknown option '--bogus'/],
       [['pull', 'stock', '--wms-url', 'http://127.0.0.1:1', '--access-key-id', 'k'], /secret key in the environment variable WMS_SECRET_KEY/],
       // no WMS configured and no --sandbox: the sandbox's made-up stock is never exported by surprise
-      [['pull', 'stock', '--state', join(tmp.dir, 'state-nowms'), '--out', join(tmp.dir, 'out-nowms')], /no WMS configured: set wms.url .* --sandbox or wms.url: sandbox/],
+      [
+        ['pull', 'stock', '--state', join(tmp.dir, 'state-nowms'), '--out', join(tmp.dir, 'out-nowms')],
+        /no WMS configured: set wms.url .* --sandbox or wms.url: sandbox/,
+      ],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(args, { ...TIMEOUT, env: envNoWms() })));
     for (const [i, [args, re]] of cases.entries()) {
@@ -150,7 +181,10 @@ describe('wmsbridge pull', () => {
 
   test('a bad filter value is refused before anything is written', async () => {
     const out = join(tmp.dir, 'out-bad');
-    const r = await runCli(['pull', 'stock-search', '--sandbox', '--warehouse-id', 'not-a-guid', '--out', out, '--state', join(tmp.dir, 'state-bad')], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'stock-search', '--sandbox', '--warehouse-id', 'not-a-guid', '--out', out, '--state', join(tmp.dir, 'state-bad')], {
+      ...TIMEOUT,
+      env: envNoWms(),
+    });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /E_CONFIG: pull stock-search: invalid filter: warehouseId: must be a UUID/);
     assert.equal(existsSync(out) ? readdirSync(out).length : 0, 0);
@@ -161,7 +195,20 @@ describe('wmsbridge pull', () => {
     sandbox.setFaults({ latencyMs: 100 });
     try {
       const child = spawnCli(
-        ['pull', 'stock', '--page-size', '5', '--wms-url', sandbox.url, '--access-key-id', sandbox.accessKeyID, '--out', out, '--state', join(tmp.dir, 'state-int')],
+        [
+          'pull',
+          'stock',
+          '--page-size',
+          '5',
+          '--wms-url',
+          sandbox.url,
+          '--access-key-id',
+          sandbox.accessKeyID,
+          '--out',
+          out,
+          '--state',
+          join(tmp.dir, 'state-int'),
+        ],
         { env: envNoWms({ WMS_SECRET_KEY: sandbox.secretKey }) },
       );
       let stderr = '';
@@ -201,7 +248,10 @@ describe('wmsbridge pull', () => {
       await sb.close();
     }
     const out = join(tmp.dir, 'out-state');
-    const r = await runCli(['pull', 'owners', '--sandbox', '--sandbox-state-file', stateFile, '--out', out, '--state', join(tmp.dir, 'state-sf')], { ...TIMEOUT, env: envNoWms() });
+    const r = await runCli(['pull', 'owners', '--sandbox', '--sandbox-state-file', stateFile, '--out', out, '--state', join(tmp.dir, 'state-sf')], {
+      ...TIMEOUT,
+      env: envNoWms(),
+    });
     assert.equal(r.code, 0, r.stderr);
     const files = readdirSync(out);
     assert.equal(files.length, 1);

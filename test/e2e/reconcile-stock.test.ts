@@ -21,7 +21,20 @@ function env(): NodeJS.ProcessEnv {
   return { WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
 }
 function args(cmd: string[], extra: string[] = []): string[] {
-  return [...cmd, '--config', join(tmp.dir, 'wmsbridge.config.json'), '--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings'), ...extra];
+  return [
+    ...cmd,
+    '--config',
+    join(tmp.dir, 'wmsbridge.config.json'),
+    '--inbox',
+    join(tmp.dir, 'inbox'),
+    '--outbox',
+    join(tmp.dir, 'outbox'),
+    '--state-dir',
+    join(tmp.dir, 'state'),
+    '--mappings',
+    join(PROJECT_ROOT, 'mappings'),
+    ...extra,
+  ];
 }
 async function reconFiles(): Promise<{ dir: string; names: string[] }> {
   const root = join(tmp.dir, 'outbox', 'reconciliation');
@@ -60,13 +73,19 @@ test('after a sync of the sample stock file: 0 differences, exit 0', { timeout: 
   assert.match(res.stdout, /O WMS tem o que o ERP diz: \d+ produtos, nenhuma diferença/);
   const { dir, names } = await reconFiles();
   assert.deepEqual(names, ['stock-POSICAO_ESTOQUE_20241105.csv', 'stock-POSICAO_ESTOQUE_20241105.html', 'stock-POSICAO_ESTOQUE_20241105.xlsx']);
-  const csv = (await readFile(join(dir, names[0]!), 'utf8')).replace(/^\uFEFF/, '').split('\r\n').filter(Boolean);
+  const csv = (await readFile(join(dir, names[0]!), 'utf8'))
+    .replace(/^\uFEFF/, '')
+    .split('\r\n')
+    .filter(Boolean);
   assert.equal(csv[0], 'produto;descrição;qtd ERP;qtd WMS;WMS disponível;WMS reservada;WMS bloqueada;diferença (WMS - ERP);situação');
   const body = csv.slice(1, -1);
   assert.ok(body.length >= 5, `${body.length} products`);
   for (const l of body) assert.match(l, /;0;igual$/, l);
   // 412,000 of 000101 read with 3 implied decimals, in pt-BR number format
-  assert.ok(body.some((l) => /^000101;[^;]*;412;412;/.test(l)), body.join('\n'));
+  assert.ok(
+    body.some((l) => /^000101;[^;]*;412;412;/.test(l)),
+    body.join('\n'),
+  );
 });
 
 test('three quantities changed in the WMS: exactly those three differ, exit 1', { timeout: 120_000 }, async () => {
@@ -80,18 +99,21 @@ test('three quantities changed in the WMS: exactly those three differ, exit 1', 
   assert.match(res.stdout, /3 diferenças entre o ERP e o WMS/);
   const { dir, names } = await reconFiles();
   const wb = new ExcelJS.Workbook();
-  await wb.xlsx.readFile(join(dir, names.find((n) => n.endsWith('.xlsx'))!));
+  await wb.xlsx.readFile(
+    join(
+      dir,
+      names.find((n) => n.endsWith('.xlsx'))!,
+    ),
+  );
   const ws = wb.worksheets[0]!;
   assert.equal(ws.name, 'Conciliação');
   const rows: Array<{ product: unknown; erp: unknown; wms: unknown; diff: unknown; status: unknown }> = [];
   ws.eachRow((r, i) => {
-    if (i > 1) rows.push({ product: r.getCell(1).value, erp: r.getCell(3).value, wms: r.getCell(4).value, diff: r.getCell(8).value, status: r.getCell(9).value });
+    if (i > 1)
+      rows.push({ product: r.getCell(1).value, erp: r.getCell(3).value, wms: r.getCell(4).value, diff: r.getCell(8).value, status: r.getCell(9).value });
   });
   const differing = rows.filter((r) => r.status !== 'igual' && r.status !== null);
-  assert.deepEqual(
-    differing.map((r) => r.product).sort(),
-    Object.keys(changes).sort(),
-  );
+  assert.deepEqual(differing.map((r) => r.product).sort(), Object.keys(changes).sort());
   const d101 = rows.find((r) => r.product === '000101')!;
   assert.equal(d101.erp, 412, 'ERP quantity is a number');
   assert.equal(d101.wms, 400);
@@ -102,7 +124,13 @@ test('three quantities changed in the WMS: exactly those three differ, exit 1', 
   assert.equal(ws.getRow(2).getCell(1).numFmt, '@');
   // the last row holds the totals
   assert.equal(rows[rows.length - 1]!.product, 'Totais');
-  const html = await readFile(join(dir, names.find((n) => n.endsWith('.html'))!), 'utf8');
+  const html = await readFile(
+    join(
+      dir,
+      names.find((n) => n.endsWith('.html'))!,
+    ),
+    'utf8',
+  );
   assert.match(html, /<html lang="pt-BR">/);
   assert.equal((html.match(/<tr class="diff">/g) ?? []).length, 3);
 });
@@ -118,7 +146,13 @@ test('scheduled (outbox.reconcileSchedule, run --pulls): the newest archived sto
   assert.equal(first.code, 0, `${first.stdout}\n${first.stderr.slice(-3000)}`);
   assert.match(first.stdout, /pull reconcile-stock: \d+ record\(s\) -> .*POSICAO_ESTOQUE_20241105\.txt/);
   const { dir, names } = await reconFiles();
-  const html = await readFile(join(dir, names.find((n) => n.endsWith('.html'))!), 'utf8');
+  const html = await readFile(
+    join(
+      dir,
+      names.find((n) => n.endsWith('.html'))!,
+    ),
+    'utf8',
+  );
   assert.match(html, /3 diferenças entre o ERP e o WMS/, 'the three quantities changed above are still different');
   const again = await runCli(sched, { env: env(), timeoutMs: 100_000 });
   assert.equal(again.code, 0);

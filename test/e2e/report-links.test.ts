@@ -28,13 +28,29 @@ test('an XML file with a rejected item: the report and summary point at the .err
   const d = tmp.dir;
   await mkdir(join(d, 'inbox', 'xml'), { recursive: true });
   await mkdir(join(d, 'mappings'));
-  await writeFile(join(d, 'mappings', 'xml.yaml'), 'name: xml\nmatch: { channel: xml, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n');
-  await writeFile(join(d, 'inbox', 'xml', 'CATS.xml'), '<?xml version="1.0"?>\n<cats>\n<cat><codigo>X1</codigo><nome>Um</nome></cat>\n<cat><codigo></codigo><nome>Sem codigo</nome></cat>\n</cats>\n');
+  await writeFile(
+    join(d, 'mappings', 'xml.yaml'),
+    'name: xml\nmatch: { channel: xml, files: "*.xml" }\nsource: { format: xml, itemPath: cats/cat }\ntarget: Category\nfields:\n  codeERP: { path: codigo }\n  name: { path: nome }\n',
+  );
+  await writeFile(
+    join(d, 'inbox', 'xml', 'CATS.xml'),
+    '<?xml version="1.0"?>\n<cats>\n<cat><codigo>X1</codigo><nome>Um</nome></cat>\n<cat><codigo></codigo><nome>Sem codigo</nome></cat>\n</cats>\n',
+  );
   await writeFile(
     join(d, 'wmsbridge.config.json'),
-    JSON.stringify({ inboxDir: 'inbox', outboxDir: 'outbox', mappingsDir: 'mappings', stateDir: 'state', channels: [{ name: 'xml', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }], wms: { url: sb.url, accessKeyId: sb.accessKeyID } }),
+    JSON.stringify({
+      inboxDir: 'inbox',
+      outboxDir: 'outbox',
+      mappingsDir: 'mappings',
+      stateDir: 'state',
+      channels: [{ name: 'xml', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
+    }),
   );
-  const res = await runCli(['run', '--config', join(d, 'wmsbridge.config.json')], { env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 50_000 });
+  const res = await runCli(['run', '--config', join(d, 'wmsbridge.config.json')], {
+    env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' },
+    timeoutMs: 50_000,
+  });
   assert.equal(res.code, 1, res.stdout);
   const reports = (await readdir(join(d, 'outbox', 'reports'), { recursive: true })).map(String).filter((f) => f.endsWith('.json'));
   assert.ok(reports.length >= 1, 'a JSON report');

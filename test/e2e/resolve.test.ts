@@ -78,7 +78,9 @@ test('an in-doubt document is held, listed, keeps the run at exit 1, and is sett
   assert.equal(final.code, 0, `nothing waits any more\n${final.stdout}`);
   const after = ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations.PickingList ?? {}) as Record<string, number>;
   for (const order of ORDERS) {
-    const n = Object.entries(after).filter(([k]) => k.startsWith(`${order}|`)).reduce((a, [, v]) => a + v, 0);
+    const n = Object.entries(after)
+      .filter(([k]) => k.startsWith(`${order}|`))
+      .reduce((a, [, v]) => a + v, 0);
     assert.equal(n, 1, `order ${order} exists exactly once`);
   }
 });

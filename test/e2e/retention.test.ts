@@ -26,7 +26,6 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-
 test('journal.retainDays and outbox.retainDays prune old settled rows, results, reports and archive days', { timeout: 90_000 }, async () => {
   const d = tmp.dir;
   await mkdir(join(d, 'inbox', 'cat'), { recursive: true });
@@ -80,12 +79,24 @@ test('journal.retainDays and outbox.retainDays prune old settled rows, results, 
 
   const after = await walk(join(d, 'outbox'));
   assert.ok(!after.some((p) => p.includes('results') && p.includes('OLD.')), 'an old result file stayed');
-  assert.ok(after.some((p) => p.includes('results') && p.includes('NEW.')), 'the new result file was deleted');
-  assert.ok(after.some((p) => p.includes('rejects') && p.includes('OLD-rejects')), 'rejects are never deleted by retention');
+  assert.ok(
+    after.some((p) => p.includes('results') && p.includes('NEW.')),
+    'the new result file was deleted',
+  );
+  assert.ok(
+    after.some((p) => p.includes('rejects') && p.includes('OLD-rejects')),
+    'rejects are never deleted by retention',
+  );
   assert.equal(after.filter((p) => p.endsWith('summary.json')).length, 1, 'only the new run report remains');
   assert.ok(!existsSync(join(archiveRoot, oldDayName)), 'the old archive day stayed');
-  assert.ok((await walk(archiveRoot)).some((p) => p.endsWith('NEW.csv')), "today's archive was deleted");
+  assert.ok(
+    (await walk(archiveRoot)).some((p) => p.endsWith('NEW.csv')),
+    "today's archive was deleted",
+  );
 
   const status = await runCli(['status', ...args], { env, timeoutMs: 30_000 });
-  assert.match(status.stdout, /journal rows of settled files 30 days \(journal\.retainDays\), outbox results\/reports and archive 10 days \(outbox\.retainDays\)/);
+  assert.match(
+    status.stdout,
+    /journal rows of settled files 30 days \(journal\.retainDays\), outbox results\/reports and archive 10 days \(outbox\.retainDays\)/,
+  );
 });

@@ -53,7 +53,9 @@ async function workspace(name: string, rows: number, channelConcurrency?: number
       outboxDir: 'outbox',
       mappingsDir: 'mappings',
       stateDir: 'state',
-      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 }, ...(channelConcurrency ? { concurrency: channelConcurrency } : {}) }],
+      channels: [
+        { name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 }, ...(channelConcurrency ? { concurrency: channelConcurrency } : {}) },
+      ],
       wms: { url: sb.url, accessKeyId: sb.accessKeyID },
       sending: { concurrency: GLOBAL },
     }),
@@ -62,7 +64,9 @@ async function workspace(name: string, rows: number, channelConcurrency?: number
 }
 
 /** Runs `wmsbridge run` while polling the journal; returns the exit code and the most records seen 'sending'. */
-async function runWatchingJournal(dir: string): Promise<{ code: number | null; maxSending: number; maxSendingDocuments: number; samples: number; stderr: string }> {
+async function runWatchingJournal(
+  dir: string,
+): Promise<{ code: number | null; maxSending: number; maxSendingDocuments: number; samples: number; stderr: string }> {
   await sandboxCall(sb, 'POST', '/__sandbox/reset');
   let maxSending = 0;
   let maxSendingDocuments = 0;
@@ -72,7 +76,10 @@ async function runWatchingJournal(dir: string): Promise<{ code: number | null; m
     journal: {
       path: join(dir, 'state', 'journal.db'),
       sample: (db) => {
-        const r = db.prepare("SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE target = 'PickingList') AS docs FROM records WHERE status = 'sending'").get() as { n: number; docs: number };
+        const r = db.prepare("SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE target = 'PickingList') AS docs FROM records WHERE status = 'sending'").get() as {
+          n: number;
+          docs: number;
+        };
         maxSending = Math.max(maxSending, r.n);
         maxSendingDocuments = Math.max(maxSendingDocuments, r.docs);
       },

@@ -33,7 +33,18 @@ test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a re
   // failed for good" a property of the pipeline, not of the dice (the channels are the inbox's folders)
   const { writeFile } = await import('node:fs/promises');
   await writeFile(join(tmp.dir, 'faults.config.json'), JSON.stringify({ wms: { retries: 10 } }));
-  const dirs = ['--config', join(tmp.dir, 'faults.config.json'), '--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings')];
+  const dirs = [
+    '--config',
+    join(tmp.dir, 'faults.config.json'),
+    '--inbox',
+    join(tmp.dir, 'inbox'),
+    '--outbox',
+    join(tmp.dir, 'outbox'),
+    '--state-dir',
+    join(tmp.dir, 'state'),
+    '--mappings',
+    join(PROJECT_ROOT, 'mappings'),
+  ];
   const res = await runCli(['run', ...dirs], { env, timeoutMs: 200_000 });
   assert.ok(res.code === 0 || res.code === 1, `exit ${res.code}: ${res.stderr.slice(-3000)}`);
 
@@ -42,7 +53,11 @@ test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a re
   const st = JSON.parse(status.stdout) as { records: Record<string, number>; attention: Array<{ target: string; status: string; error: string }> };
   const open = (st.records['held'] ?? 0) + (st.records['failed'] ?? 0) + (st.records['in_doubt'] ?? 0) + (st.records['rejected'] ?? 0);
   const filesInError = /\(\d+ com erro\)/.test(res.stdout);
-  assert.equal(res.code, open > 0 || filesInError ? 1 : 0, `exit code ${res.code} must say whether ${open} record(s) need attention\n${res.stdout}\n${res.stderr.slice(-3000)}`);
+  assert.equal(
+    res.code,
+    open > 0 || filesInError ? 1 : 0,
+    `exit code ${res.code} must say whether ${open} record(s) need attention\n${res.stdout}\n${res.stderr.slice(-3000)}`,
+  );
   // nothing failed for good: retries absorbed the 500s, 429s and token expiries
   assert.equal(st.records['failed'] ?? 0, 0, `failed records: ${JSON.stringify(st.attention.filter((a) => a.status === 'failed'))}`);
   // what is held is held because a send may have reached the WMS, and says so
@@ -64,11 +79,17 @@ test('records that failed because the WMS was down are sent by the next run, wit
   const d = join(tmp.dir, 'down');
   await mkdir(join(d, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(d, 'mappings'));
-  await writeFile(join(d, 'mappings', 'cat.yaml'), 'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n');
+  await writeFile(
+    join(d, 'mappings', 'cat.yaml'),
+    'name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ";" }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n',
+  );
   await writeFile(join(d, 'inbox', 'cadastros', 'CAT_down.csv'), 'codigo;nome\nDOWN1;Um\nDOWN2;Dois\nDOWN3;Tres\n');
   await writeFile(
     join(d, 'wmsbridge.config.json'),
-    JSON.stringify({ channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }], wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 } }),
+    JSON.stringify({
+      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+      wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 },
+    }),
   );
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
   const cfg = ['--config', join(d, 'wmsbridge.config.json')];

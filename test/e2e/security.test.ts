@@ -131,9 +131,12 @@ test('a debug-level run, a refused login and the webhook receiver leak no secret
   assert.match(bad.stdout + bad.stderr, /E_WMS_AUTH|credential|authoriz/i);
 
   // the webhook receiver with a secret
-  const hook = spawnCli(['webhooks', '--port', '0', '--state-dir', join(tmp.dir, 'state-hooks'), '--outbox', join(tmp.dir, 'outbox'), '--secret-env', 'HOOK_SECRET_VAR'], {
-    env: { HOOK_SECRET_VAR: HOOK_SECRET, WMSBRIDGE_LOG_LEVEL: 'debug' },
-  });
+  const hook = spawnCli(
+    ['webhooks', '--port', '0', '--state-dir', join(tmp.dir, 'state-hooks'), '--outbox', join(tmp.dir, 'outbox'), '--secret-env', 'HOOK_SECRET_VAR'],
+    {
+      env: { HOOK_SECRET_VAR: HOOK_SECRET, WMSBRIDGE_LOG_LEVEL: 'debug' },
+    },
+  );
   let hookOut = '';
   let hookErr = '';
   hook.stdout?.on('data', (d: Buffer) => (hookOut += d.toString()));
@@ -172,12 +175,16 @@ test('a debug-level run, a refused login and the webhook receiver leak no secret
   const needles = [SECRET, WRONG_SECRET, HOOK_SECRET, ...tokens];
   const hits: string[] = [];
   const scan = (what: string, text: string): void => {
-    for (const n of needles) if (text.includes(n)) hits.push(`${what}: ${n === SECRET || n === WRONG_SECRET || n === HOOK_SECRET ? 'a secret' : `token ${n.slice(0, 6)}...`}`);
+    for (const n of needles)
+      if (text.includes(n)) hits.push(`${what}: ${n === SECRET || n === WRONG_SECRET || n === HOOK_SECRET ? 'a secret' : `token ${n.slice(0, 6)}...`}`);
     if (/Bearer [A-Za-z0-9]/.test(text)) hits.push(`${what}: 'Bearer '`);
   };
   for (const o of outputs) scan(o.what, o.text);
   const files = [...(await walk(join(tmp.dir, 'outbox'))), ...(await walk(join(tmp.dir, 'state'))), ...(await walk(join(tmp.dir, 'state-hooks')))];
-  assert.ok(files.some((p) => p.endsWith('journal.db')), 'the journal was searched too');
+  assert.ok(
+    files.some((p) => p.endsWith('journal.db')),
+    'the journal was searched too',
+  );
   for (const p of files) scan(p.slice(tmp.dir.length + 1), (await readFile(p)).toString('latin1'));
   assert.deepEqual(hits, [], `secrets or tokens found:\n${hits.join('\n')}`);
 });
@@ -186,7 +193,9 @@ test('TLS verification is on: a self-signed WMS certificate fails with E_WMS_NET
   const dir = await makeTempDir('wmsbridge-tls-');
   const key = join(dir.dir, 'key.pem');
   const cert = join(dir.dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], {
+    stdio: 'ignore',
+  });
   let reached = 0;
   const server = createHttpsServer({ key: await readFile(key), cert: await readFile(cert) }, (_req, res) => {
     reached++;

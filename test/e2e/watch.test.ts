@@ -94,7 +94,10 @@ test('a file written slowly in chunks is taken only when complete', { timeout: 6
     return Object.keys(c).length >= 240 ? c : undefined;
   });
   assert.equal(Object.keys(done).length, 240);
-  assert.ok(Object.values(done).every((n) => n === 1), 'each row sent once');
+  assert.ok(
+    Object.values(done).every((n) => n === 1),
+    'each row sent once',
+  );
 });
 
 test('a marker channel waits for the .done file', { timeout: 60_000 }, async () => {
@@ -137,53 +140,59 @@ function families(text: string): { types: Map<string, string>; samples: string[]
   return { types, samples };
 }
 
-test('/metrics follows the Prometheus naming rules: counters end in _total, gauges do not, base units; process metrics and build_info', { timeout: 30_000 }, async () => {
-  const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
-  const m = await request(`${url}/metrics`);
-  assert.match(String(m.headers['content-type']), /^text\/plain; version=0\.0\.4/);
-  const text = await m.body.text();
-  const { types, samples } = families(text);
-  assert.ok(types.size > 20, `families: ${[...types.keys()].join(', ')}`);
-  for (const [name, type] of types) {
-    if (type === 'counter') assert.match(name, /_total$/, `counter ${name} ends in _total`);
-    else assert.doesNotMatch(name, /_total$/, `${type} ${name} does not end in _total`);
-    assert.doesNotMatch(name, /_(ms|milliseconds|kb|mb|minutes|hours)(_|$)/, `${name}: base units`);
-  }
-  const expected: Record<string, string> = {
-    wmsbridge_records_settled_total: 'counter',
-    wmsbridge_wms_requests_total: 'counter',
-    wmsbridge_wms_retries_total: 'counter',
-    wmsbridge_wms_token_refreshes_total: 'counter',
-    wmsbridge_wms_failures_total: 'counter',
-    wmsbridge_journal_write_batches_total: 'counter',
-    wmsbridge_journal_writes_total: 'counter',
-    wmsbridge_runs_total: 'counter',
-    wmsbridge_records: 'gauge',
-    wmsbridge_files: 'gauge',
-    wmsbridge_files_queued: 'gauge',
-    wmsbridge_inbox_available: 'gauge',
-    wmsbridge_last_run_timestamp_seconds: 'gauge',
-    wmsbridge_wms_request_duration_seconds: 'histogram',
-    wmsbridge_journal_commit_duration_seconds: 'histogram',
-    wmsbridge_build_info: 'gauge',
-    process_cpu_seconds_total: 'counter',
-    process_resident_memory_bytes: 'gauge',
-    nodejs_eventloop_lag_seconds: 'gauge',
-  };
-  for (const [name, type] of Object.entries(expected)) assert.equal(types.get(name), type, `${name} is a ${type}`);
-  assert.match(text, /^wmsbridge_build_info\{version="\d+\.\d+\.\d+[^"]*",node="[\d.]+"\} 1$/m);
-  assert.ok(Number(/^wmsbridge_wms_requests_total (\d+)$/m.exec(text)?.[1]) > 0, 'the WMS requests of this process are counted');
-  // histogram buckets in seconds: the WMS answered in well under a minute, so most requests are in the small buckets
-  const le = [...text.matchAll(/^wmsbridge_wms_request_duration_seconds_bucket\{le="([^"]+)"\}/gm)].map((x) => x[1]);
-  assert.ok(le.length > 3 && le.slice(0, -1).every((v) => Number(v) < 120), `buckets in seconds: ${le.join(', ')}`);
-  for (const s of samples) assert.ok(types.has(s) || types.has(s.replace(/_(bucket|sum|count)$/, '')), `sample ${s} belongs to a declared family`);
-});
+test(
+  '/metrics follows the Prometheus naming rules: counters end in _total, gauges do not, base units; process metrics and build_info',
+  { timeout: 30_000 },
+  async () => {
+    const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+    const m = await request(`${url}/metrics`);
+    assert.match(String(m.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    const text = await m.body.text();
+    const { types, samples } = families(text);
+    assert.ok(types.size > 20, `families: ${[...types.keys()].join(', ')}`);
+    for (const [name, type] of types) {
+      if (type === 'counter') assert.match(name, /_total$/, `counter ${name} ends in _total`);
+      else assert.doesNotMatch(name, /_total$/, `${type} ${name} does not end in _total`);
+      assert.doesNotMatch(name, /_(ms|milliseconds|kb|mb|minutes|hours)(_|$)/, `${name}: base units`);
+    }
+    const expected: Record<string, string> = {
+      wmsbridge_records_settled_total: 'counter',
+      wmsbridge_wms_requests_total: 'counter',
+      wmsbridge_wms_retries_total: 'counter',
+      wmsbridge_wms_token_refreshes_total: 'counter',
+      wmsbridge_wms_failures_total: 'counter',
+      wmsbridge_journal_write_batches_total: 'counter',
+      wmsbridge_journal_writes_total: 'counter',
+      wmsbridge_runs_total: 'counter',
+      wmsbridge_records: 'gauge',
+      wmsbridge_files: 'gauge',
+      wmsbridge_files_queued: 'gauge',
+      wmsbridge_inbox_available: 'gauge',
+      wmsbridge_last_run_timestamp_seconds: 'gauge',
+      wmsbridge_wms_request_duration_seconds: 'histogram',
+      wmsbridge_journal_commit_duration_seconds: 'histogram',
+      wmsbridge_build_info: 'gauge',
+      process_cpu_seconds_total: 'counter',
+      process_resident_memory_bytes: 'gauge',
+      nodejs_eventloop_lag_seconds: 'gauge',
+    };
+    for (const [name, type] of Object.entries(expected)) assert.equal(types.get(name), type, `${name} is a ${type}`);
+    assert.match(text, /^wmsbridge_build_info\{version="\d+\.\d+\.\d+[^"]*",node="[\d.]+"\} 1$/m);
+    assert.ok(Number(/^wmsbridge_wms_requests_total (\d+)$/m.exec(text)?.[1]) > 0, 'the WMS requests of this process are counted');
+    // histogram buckets in seconds: the WMS answered in well under a minute, so most requests are in the small buckets
+    const le = [...text.matchAll(/^wmsbridge_wms_request_duration_seconds_bucket\{le="([^"]+)"\}/gm)].map((x) => x[1]);
+    assert.ok(le.length > 3 && le.slice(0, -1).every((v) => Number(v) < 120), `buckets in seconds: ${le.join(', ')}`);
+    for (const s of samples) assert.ok(types.has(s) || types.has(s.replace(/_(bucket|sum|count)$/, '')), `sample ${s} belongs to a declared family`);
+  },
+);
 
 test('promtool check metrics passes on a real scrape', { timeout: 30_000 }, async (t) => {
   const { spawnSync } = await import('node:child_process');
   const probe = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    t.skip(`promtool is not installed on this machine (${probe.error ? probe.error.message : `exit ${probe.status}`}): apt-get install prometheus provides it; the naming test above still checks names and types`);
+    t.skip(
+      `promtool is not installed on this machine (${probe.error ? probe.error.message : `exit ${probe.status}`}): apt-get install prometheus provides it; the naming test above still checks names and types`,
+    );
     return;
   }
   const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
@@ -206,7 +215,10 @@ test("each batch's report counts its own WMS calls, with the WMS's mean answer t
   });
   for (const sm of summaries) {
     assert.ok(sm.wms.requests >= sm.totals.created, `run ${sm.runId}: ${sm.wms.requests} requests for ${sm.totals.created} records`);
-    assert.ok(sm.wms.requests <= sm.totals.created + 5, `run ${sm.runId}: ${sm.wms.requests} requests for ${sm.totals.created} records: counted since the process started`);
+    assert.ok(
+      sm.wms.requests <= sm.totals.created + 5,
+      `run ${sm.runId}: ${sm.wms.requests} requests for ${sm.totals.created} records: counted since the process started`,
+    );
     assert.ok((sm.wms.meanLatencyMs ?? 0) > 0, `run ${sm.runId}: mean WMS latency ${sm.wms.meanLatencyMs}`);
   }
 });
@@ -235,5 +247,8 @@ test('SIGTERM during a large file leaves nothing half-done; the next run finishe
   assert.equal(res.code, 0, res.stderr.slice(-2000));
   const c = await creations('B');
   assert.equal(Object.keys(c).length, 1500, 'every row delivered');
-  assert.ok(Object.values(c).every((n) => n === 1), 'none twice');
+  assert.ok(
+    Object.values(c).every((n) => n === 1),
+    'none twice',
+  );
 });

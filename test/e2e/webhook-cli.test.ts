@@ -40,7 +40,9 @@ function readyUrl(child: ChildProcess): Promise<{ url: string; stderr: () => str
 describe('parseWebhooksArgs and the config mapping', () => {
   test('flags', () => {
     assert.equal(parseWebhooksArgs(['--help'], {}), 'help');
-    const o = parseWebhooksArgs(['--port', '0', '--host', '0.0.0.0', '--state-dir', 's', '--outbox', 'o', '--secret-env', 'S', '--max-body-bytes', '2048'], { S: 'sekret-value' });
+    const o = parseWebhooksArgs(['--port', '0', '--host', '0.0.0.0', '--state-dir', 's', '--outbox', 'o', '--secret-env', 'S', '--max-body-bytes', '2048'], {
+      S: 'sekret-value',
+    });
     assert.notEqual(o, 'help');
     assert.deepEqual(o, { port: 0, host: '0.0.0.0', stateDir: 's', outboxDir: 'o', secret: 'sekret-value', maxBodyBytes: 2048 });
     assert.throws(() => parseWebhooksArgs(['--port', '70000'], {}), /--port must be an integer between 0 and 65535/);
@@ -59,7 +61,18 @@ describe('parseWebhooksArgs and the config mapping', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(dir, { recursive: true }));
     await writeFile(
       join(dir, 'wmsbridge.config.yaml'),
-      ['outboxDir: out', 'stateDir: st', 'journal: { kind: sqlite, path: db/j.db }', 'webhooks:', '  enabled: true', '  port: 9999', '  basePath: /hooks', '  secretEnv: HOOK_SECRET', '  tls: { certFile: c.pem, keyFile: k.pem }', ''].join('\n'),
+      [
+        'outboxDir: out',
+        'stateDir: st',
+        'journal: { kind: sqlite, path: db/j.db }',
+        'webhooks:',
+        '  enabled: true',
+        '  port: 9999',
+        '  basePath: /hooks',
+        '  secretEnv: HOOK_SECRET',
+        '  tls: { certFile: c.pem, keyFile: k.pem }',
+        '',
+      ].join('\n'),
     );
     const config = await loadConfig({ cwd: dir, env: {} });
     const o = webhooksOptionsFromConfig(config, { HOOK_SECRET: 'from-the-env-123' });
@@ -79,7 +92,9 @@ describe('wmsbridge webhooks (child process)', () => {
     const help = await runCli(['webhooks', '--help'], { timeoutMs: 30_000 });
     assert.equal(help.code, 0);
     assert.match(help.stdout, /usage: wmsbridge webhooks/);
-    const bad = await runCli(['webhooks', '--port', '0', '--state-dir', join(tmp.dir, 'st'), '--secret-env', 'WMSBRIDGE_TEST_NO_SUCH_VAR'], { timeoutMs: 30_000 });
+    const bad = await runCli(['webhooks', '--port', '0', '--state-dir', join(tmp.dir, 'st'), '--secret-env', 'WMSBRIDGE_TEST_NO_SUCH_VAR'], {
+      timeoutMs: 30_000,
+    });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /E_CONFIG: --secret-env WMSBRIDGE_TEST_NO_SUCH_VAR: the environment variable WMSBRIDGE_TEST_NO_SUCH_VAR is not set or empty/);
   });
@@ -124,7 +139,13 @@ describe('wmsbridge webhooks (child process)', () => {
     const stockDir = join(dir, 'outbox', 'webhooks', 'stock');
     const files = (await readdir(stockDir)).sort();
     assert.equal(files.length, 2, files.join(','));
-    const jsonl = await readFile(join(stockDir, files.find((f) => f.endsWith('.jsonl'))!), 'utf8');
+    const jsonl = await readFile(
+      join(
+        stockDir,
+        files.find((f) => f.endsWith('.jsonl'))!,
+      ),
+      'utf8',
+    );
     assert.equal((JSON.parse(jsonl.trim()) as { eventId: string }).eventId, 'cli-1');
   });
 });

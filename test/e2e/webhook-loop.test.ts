@@ -63,35 +63,41 @@ async function createDocuments(sandbox: Sandbox): Promise<{ purchaseOrderId: str
   const warehouse = c['Warehouse']![0]!;
   const owner = c['Owners']![0]!;
   const products = c['Product']!;
-  const provider = (await api(sandbox, token, 'POST', '/open/v1/Provider', { socialName: 'Fornecedor Teste Ltda', cnpj: '11222333000181', codeERP: 'F-1' }))['data'] as Rec;
-  const po = (await api(sandbox, token, 'POST', '/open/v1/purchaseorder', {
-    companyID: company.id,
-    branchID: String(warehouse['branchID']),
-    warehouseID: warehouse.id,
-    nf: '000123',
-    codeERP: '6f1c7c1e-1111-5111-8111-000000000123',
-    providerID: provider.id,
-    ownersID: owner.id,
-    status: 1,
-    purchaseOrderItens: [
-      { productID: products[0]!.id, quantity: 10, status: 1 },
-      { productID: products[1]!.id, quantity: 4, status: 1 },
-    ],
-  }))['data'] as Rec;
-  const pl = (await api(sandbox, token, 'POST', '/open/v1/pickinglist', {
-    companyID: company.id,
-    branchID: String(warehouse['branchID']),
-    warehouseID: warehouse.id,
-    ownerID: owner.id,
-    order: 'PED-777',
-    codeERP: '6f1c7c1e-2222-5222-8222-000000000777',
-    status: 1,
-    pickingItens: [
-      { productID: products[0]!.id, quantity: 2, status: 1 },
-      { productID: products[1]!.id, quantity: 1, status: 1 },
-      { productID: products[2]!.id, quantity: 3, status: 1 },
-    ],
-  }))['data'] as Rec;
+  const provider = (await api(sandbox, token, 'POST', '/open/v1/Provider', { socialName: 'Fornecedor Teste Ltda', cnpj: '11222333000181', codeERP: 'F-1' }))[
+    'data'
+  ] as Rec;
+  const po = (
+    await api(sandbox, token, 'POST', '/open/v1/purchaseorder', {
+      companyID: company.id,
+      branchID: String(warehouse['branchID']),
+      warehouseID: warehouse.id,
+      nf: '000123',
+      codeERP: '6f1c7c1e-1111-5111-8111-000000000123',
+      providerID: provider.id,
+      ownersID: owner.id,
+      status: 1,
+      purchaseOrderItens: [
+        { productID: products[0]!.id, quantity: 10, status: 1 },
+        { productID: products[1]!.id, quantity: 4, status: 1 },
+      ],
+    })
+  )['data'] as Rec;
+  const pl = (
+    await api(sandbox, token, 'POST', '/open/v1/pickinglist', {
+      companyID: company.id,
+      branchID: String(warehouse['branchID']),
+      warehouseID: warehouse.id,
+      ownerID: owner.id,
+      order: 'PED-777',
+      codeERP: '6f1c7c1e-2222-5222-8222-000000000777',
+      status: 1,
+      pickingItens: [
+        { productID: products[0]!.id, quantity: 2, status: 1 },
+        { productID: products[1]!.id, quantity: 1, status: 1 },
+        { productID: products[2]!.id, quantity: 3, status: 1 },
+      ],
+    })
+  )['data'] as Rec;
   return { purchaseOrderId: po.id, pickingListId: pl.id };
 }
 
@@ -115,7 +121,10 @@ async function csvRows(outboxDir: string, kind: string): Promise<string[][]> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.csv')).sort();
   const rows: string[][] = [];
   for (const n of names) {
-    const lines = (await readFile(join(dir, n), 'utf8')).replace(/^\uFEFF/, '').trimEnd().split('\r\n');
+    const lines = (await readFile(join(dir, n), 'utf8'))
+      .replace(/^\uFEFF/, '')
+      .trimEnd()
+      .split('\r\n');
     if (rows.length === 0) rows.push(lines[0]!.split(';'));
     for (const l of lines.slice(1)) rows.push(l.split(';'));
   }
@@ -155,7 +164,14 @@ describe('webhook loop: sandbox -> receiver (in process)', () => {
   test('all six kinds arrive, are stored once, reach the outbox once and link to their source line', async () => {
     const { purchaseOrderId, pickingListId } = await createDocuments(sandbox);
     // wmsbridge's journal knows which file and line created these documents
-    const file = await journal.addFile({ channel: 'pedidos', name: 'PEDIDOS-20261121.csv', path: '/inbox/pedidos/PEDIDOS-20261121.csv', size: 100, sha256: 'e2e-1', runId: 'run-1' });
+    const file = await journal.addFile({
+      channel: 'pedidos',
+      name: 'PEDIDOS-20261121.csv',
+      path: '/inbox/pedidos/PEDIDOS-20261121.csv',
+      size: 100,
+      sha256: 'e2e-1',
+      runId: 'run-1',
+    });
     await journal.addRecords(file.id, [
       { target: 'PurchaseOrder', op: 'create', key: 'NF-000123', source: { line: 2 }, mapping: 'notas', payload: {}, payloadHash: 'a' },
       { target: 'PickingList', op: 'create', key: 'PED-777', source: { line: 5, lineEnd: 7 }, mapping: 'pedidos', payload: {}, payloadHash: 'b' },
@@ -173,12 +189,18 @@ describe('webhook loop: sandbox -> receiver (in process)', () => {
       const d = await deliveries(sandbox);
       return d.length === 7 && d.every((x) => x.state !== 'pending') ? d : undefined;
     });
-    assert.ok(done.every((d) => d.state === 'delivered'), JSON.stringify(done.map((d) => [d.kind, d.state])));
+    assert.ok(
+      done.every((d) => d.state === 'delivered'),
+      JSON.stringify(done.map((d) => [d.kind, d.state])),
+    );
     assert.deepEqual([...new Set(done.map((d) => d.kind))].sort(), [...WEBHOOK_KINDS].sort());
 
     // resends: the receipt webhook was answered 500, 500, then 200 -> 3 attempts, stored once
     const receipt = done.find((d) => d.kind === 'receipt')!;
-    assert.deepEqual(receipt.attempts.map((a) => a.status), [500, 500, 200]);
+    assert.deepEqual(
+      receipt.attempts.map((a) => a.status),
+      [500, 500, 200],
+    );
     for (const d of done.filter((x) => x.kind !== 'receipt')) assert.equal(d.attempts.length, 1, d.kind);
 
     const stored = await journal.listWebhookEvents({});
@@ -188,10 +210,15 @@ describe('webhook loop: sandbox -> receiver (in process)', () => {
     }
 
     // the outbox gets every event exactly once
-    await pollUntil('everything written to the outbox', async () => ((await journal.listWebhookEvents({ undeliveredOnly: true })).length === 0 ? true : undefined));
+    await pollUntil('everything written to the outbox', async () =>
+      (await journal.listWebhookEvents({ undeliveredOnly: true })).length === 0 ? true : undefined,
+    );
     for (const kind of WEBHOOK_KINDS) {
       const lines = await outboxLines(outboxDir, kind);
-      const expected = done.filter((d) => d.kind === kind).map((d) => d.eventId).sort();
+      const expected = done
+        .filter((d) => d.kind === kind)
+        .map((d) => d.eventId)
+        .sort();
       assert.deepEqual(lines.map((l) => l['eventId']).sort(), expected, kind);
       for (const l of lines) {
         const d = done.find((x) => x.eventId === l['eventId'])!;
@@ -212,16 +239,28 @@ describe('webhook loop: sandbox -> receiver (in process)', () => {
     const receiptCsv = await csvRows(outboxDir, 'receipt');
     const h = receiptCsv[0]!;
     assert.equal(receiptCsv.length - 1, 2);
-    assert.deepEqual(receiptCsv.slice(1).map((r) => r[h.indexOf('quantity')]), ['10', '4']);
+    assert.deepEqual(
+      receiptCsv.slice(1).map((r) => r[h.indexOf('quantity')]),
+      ['10', '4'],
+    );
     assert.ok(receiptCsv.slice(1).every((r) => r[h.indexOf('source_file')] === 'PEDIDOS-20261121.csv' && r[h.indexOf('source_line')] === '2'));
     assert.ok(receiptCsv.slice(1).every((r) => r[h.indexOf('purchase_order_id')] === purchaseOrderId && r[h.indexOf('nf')] === '000123'));
     const packingCsv = await csvRows(outboxDir, 'packing');
     const ph = packingCsv[0]!;
-    assert.deepEqual(packingCsv.slice(1).map((r) => r[ph.indexOf('volume_number')]), ['1', '1', '2']);
-    assert.deepEqual(packingCsv.slice(1).map((r) => r[ph.indexOf('package_code')]), ['PED-777-V01', 'PED-777-V01', 'PED-777-V02']);
+    assert.deepEqual(
+      packingCsv.slice(1).map((r) => r[ph.indexOf('volume_number')]),
+      ['1', '1', '2'],
+    );
+    assert.deepEqual(
+      packingCsv.slice(1).map((r) => r[ph.indexOf('package_code')]),
+      ['PED-777-V01', 'PED-777-V01', 'PED-777-V02'],
+    );
     const statusCsv = await csvRows(outboxDir, 'order-status');
     const sh = statusCsv[0]!;
-    assert.deepEqual(statusCsv.slice(1).map((r) => r[sh.indexOf('picking_status')]), ['4', '7']);
+    assert.deepEqual(
+      statusCsv.slice(1).map((r) => r[sh.indexOf('picking_status')]),
+      ['4', '7'],
+    );
     const stockCsv = await csvRows(outboxDir, 'stock');
     assert.ok(stockCsv.length - 1 >= 2, 'one row per stock position');
   });
@@ -325,6 +364,10 @@ describe('webhook loop: the receiver process dies after storing, before answerin
       await j2.close();
     }
     const lines = await outboxLines(join(tmp.dir, 'outbox'), 'stock');
-    assert.deepEqual(lines.map((l) => l['eventId']), [d0.eventId], 'in the outbox once');
+    assert.deepEqual(
+      lines.map((l) => l['eventId']),
+      [d0.eventId],
+      'in the outbox once',
+    );
   });
 });

@@ -95,7 +95,12 @@ export interface CrashLoopOptions extends Omit<WatchedRunOptions, 'killAfterMs' 
 export async function crashLoop(o: CrashLoopOptions): Promise<number> {
   let kills = 0;
   for (let i = 0; i < o.maxRuns; i++) {
-    const r = await runCliWatched({ args: o.args, env: o.env, killAfterMs: o.delays.next().value as number, ...(o.firstRequestOn ? { firstRequestOn: o.firstRequestOn } : {}) });
+    const r = await runCliWatched({
+      args: o.args,
+      env: o.env,
+      killAfterMs: o.delays.next().value as number,
+      ...(o.firstRequestOn ? { firstRequestOn: o.firstRequestOn } : {}),
+    });
     if (r.killed) kills++;
     else if (o.whenARunEnds === 'stop') break;
   }

@@ -22,7 +22,10 @@ export interface InjectResponse {
 
 export function injectRequest(handler: (req: IncomingMessage, res: ServerResponse) => void, request: InjectRequest): Promise<InjectResponse> {
   const chunks = request.body === undefined ? [] : Array.isArray(request.body) ? request.body : [request.body];
-  const req = Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)), { objectMode: false }) as unknown as IncomingMessage;
+  const req = Readable.from(
+    chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
+    { objectMode: false },
+  ) as unknown as IncomingMessage;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
   Object.assign(req, { method: request.method ?? 'POST', url: request.url, headers });

@@ -58,7 +58,11 @@ function outageNight(s: RunSummary): RunSummary {
       const failed = i === 0 ? 6 : i === 3 ? 4 : 0;
       const { rejectsFile: _r, ...rest } = f;
       void _r;
-      return { ...rest, status: sent === total ? ('done' as const) : ('partial' as const), outcomes: { created: sent, failed, skipped: total - sent - failed } };
+      return {
+        ...rest,
+        status: sent === total ? ('done' as const) : ('partial' as const),
+        outcomes: { created: sent, failed, skipped: total - sent - failed },
+      };
     });
   const net = (code: string, count: number, line: number, params: Record<string, string | number> = {}): RunSummary['errorReasons'][number] => ({
     reason: `failed: ${code}`,
@@ -83,7 +87,15 @@ function outageNight(s: RunSummary): RunSummary {
     wms: { ...s.wms, retries: 61, failures: 10 },
   });
   const waiting = out.totals.skipped + out.totals.failed;
-  return { ...out, outage: { waiting, since: new Date(new Date(s.startedAt).getTime() + 38_000).toISOString(), code: 'E_WMS_NETWORK', cause: 'the WMS could not be reached (ECONNREFUSED)' } };
+  return {
+    ...out,
+    outage: {
+      waiting,
+      since: new Date(new Date(s.startedAt).getTime() + 38_000).toISOString(),
+      code: 'E_WMS_NETWORK',
+      cause: 'the WMS could not be reached (ECONNREFUSED)',
+    },
+  };
 }
 
 function rejectsNight(options: SampleSummaryOptions): RunSummary {
@@ -209,11 +221,46 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
     files,
     resources: [...byTarget].map(([target, outcomes]) => ({ target, outcomes })),
     errorReasons: [
-      { reason: 'rejected: categoryID does not exist', count: 9, example: { file: 'produtos_20250729.csv', line: 118 }, outcome: 'rejected', code: 'lookup_not_found', params: { field: 'categoryID', resource: 'Category' } },
-      { reason: 'rejected: required field ean is empty', count: 5, example: { file: 'produtos_20250729.csv', line: 402 }, outcome: 'rejected', code: 'required', params: { field: 'ean' } },
-      { reason: 'rejected: quantity is not a number ("12,5,0")', count: 4, example: { file: 'PEDIDOS 29-07 (manhã).txt', line: 77 }, outcome: 'rejected', code: 'invalid_number', params: { field: 'quantity' } },
-      { reason: 'held: dependency held: Category ELETRO failed', count: 3, example: { file: 'produtos_20250729.csv', line: 19 }, outcome: 'held', code: 'dependency_failed', params: { field: 'categoryID', resource: 'Category' } },
-      { reason: 'failed: WMS 503 after 5 retries', count: 2, example: { file: 'PEDIDOS 29-07 (manhã).txt', line: 301 }, outcome: 'failed', code: 'E_WMS_HTTP', params: { status: 503 } },
+      {
+        reason: 'rejected: categoryID does not exist',
+        count: 9,
+        example: { file: 'produtos_20250729.csv', line: 118 },
+        outcome: 'rejected',
+        code: 'lookup_not_found',
+        params: { field: 'categoryID', resource: 'Category' },
+      },
+      {
+        reason: 'rejected: required field ean is empty',
+        count: 5,
+        example: { file: 'produtos_20250729.csv', line: 402 },
+        outcome: 'rejected',
+        code: 'required',
+        params: { field: 'ean' },
+      },
+      {
+        reason: 'rejected: quantity is not a number ("12,5,0")',
+        count: 4,
+        example: { file: 'PEDIDOS 29-07 (manhã).txt', line: 77 },
+        outcome: 'rejected',
+        code: 'invalid_number',
+        params: { field: 'quantity' },
+      },
+      {
+        reason: 'held: dependency held: Category ELETRO failed',
+        count: 3,
+        example: { file: 'produtos_20250729.csv', line: 19 },
+        outcome: 'held',
+        code: 'dependency_failed',
+        params: { field: 'categoryID', resource: 'Category' },
+      },
+      {
+        reason: 'failed: WMS 503 after 5 retries',
+        count: 2,
+        example: { file: 'PEDIDOS 29-07 (manhã).txt', line: 301 },
+        outcome: 'failed',
+        code: 'E_WMS_HTTP',
+        params: { status: 503 },
+      },
       hostile
         ? { reason: '<img src=x onerror=alert(2)> "reason"', count: 1 }
         : { reason: 'in-doubt: connection reset while sending; outcome unknown', count: 1, outcome: 'in-doubt', code: 'in_doubt', params: {} },
@@ -231,8 +278,26 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         params: { field: 'categoryID', resource: 'Category', value: 'ELETRO' },
         original: ['000101', `Produto ${l}`, ['7891000100103', '7891000100110', '7891000100127'][i]!, 'ELETRO', '12,5'],
       })),
-      { file: 'PEDIDOS 29-07 (manhã).txt', line: 301, target: 'PickingList', key: 'PED-88231', outcome: 'failed', reason: 'WMS 503 after 5 retries', code: 'E_WMS_HTTP', params: { status: 503 } },
-      { file: 'PEDIDOS 29-07 (manhã).txt', line: 305, target: 'PickingList', key: 'PED-88232', outcome: 'failed', reason: 'WMS 503 after 5 retries', code: 'E_WMS_HTTP', params: { status: 503 } },
+      {
+        file: 'PEDIDOS 29-07 (manhã).txt',
+        line: 301,
+        target: 'PickingList',
+        key: 'PED-88231',
+        outcome: 'failed',
+        reason: 'WMS 503 after 5 retries',
+        code: 'E_WMS_HTTP',
+        params: { status: 503 },
+      },
+      {
+        file: 'PEDIDOS 29-07 (manhã).txt',
+        line: 305,
+        target: 'PickingList',
+        key: 'PED-88232',
+        outcome: 'failed',
+        reason: 'WMS 503 after 5 retries',
+        code: 'E_WMS_HTTP',
+        params: { status: 503 },
+      },
       {
         file: hostile ? `PEDIDOS<script>x</script>.txt` : 'PEDIDOS 29-07 (manhã).txt',
         line: 344,

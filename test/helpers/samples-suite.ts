@@ -45,7 +45,18 @@ function env(): NodeJS.ProcessEnv {
 }
 
 function args(cmd: string, extra: string[] = []): string[] {
-  return [cmd, '--inbox', join(tmp.dir, 'inbox'), '--outbox', join(tmp.dir, 'outbox'), '--state-dir', join(tmp.dir, 'state'), '--mappings', join(PROJECT_ROOT, 'mappings'), ...extra];
+  return [
+    cmd,
+    '--inbox',
+    join(tmp.dir, 'inbox'),
+    '--outbox',
+    join(tmp.dir, 'outbox'),
+    '--state-dir',
+    join(tmp.dir, 'state'),
+    '--mappings',
+    join(PROJECT_ROOT, 'mappings'),
+    ...extra,
+  ];
 }
 
 /**
@@ -118,13 +129,17 @@ export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { 
       const lots = pos.flatMap((po) => (po['purchaseOrderItens'] ?? []) as Array<Record<string, unknown>>);
       const dated = lots.filter((l: Record<string, unknown>) => l['manufacturingDate'] || l['expirationDate']);
       assert.ok(dated.length >= 1, `lots with dates: ${JSON.stringify(pos[0]).slice(0, 600)}`);
-      for (const l of dated) for (const k of ['manufacturingDate', 'expirationDate']) if (l[k]) assert.match(String(l[k]), /^\d{4}-\d\d-\d\dT\d\d:\d\d/, `${k} is a DateTime`);
+      for (const l of dated)
+        for (const k of ['manufacturingDate', 'expirationDate']) if (l[k]) assert.match(String(l[k]), /^\d{4}-\d\d-\d\dT\d\d:\d\d/, `${k} is a DateTime`);
 
       // outbox: a result file per processed file, a report
       const results = await readdir(join(tmp.dir, 'outbox', 'results', 'cadastros'));
       assert.ok(results.some((f) => f.startsWith('PRODUTOS_20241105') && f.endsWith('.result.csv')));
       const reports = await readdir(join(tmp.dir, 'outbox', 'reports'), { recursive: true });
-      assert.ok(reports.some((f) => String(f).endsWith('report.html')), 'an HTML report');
+      assert.ok(
+        reports.some((f) => String(f).endsWith('report.html')),
+        'an HTML report',
+      );
       // originals archived, not deleted
       const archived = await readdir(join(tmp.dir, 'inbox', 'cadastros', '.wmsbridge', 'archive'), { recursive: true });
       assert.ok(archived.some((f) => String(f).endsWith('PRODUTOS_20241105.csv')));
@@ -140,56 +155,78 @@ export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { 
       }
     });
 
-    test('running the same files again creates nothing new', { timeout: 180_000, skip: opts.rerun ? false : 'the rerun runs on default, alt and the duplicates dialects' }, async () => {
-      const before = await counts();
-      // drop the same content again (same names): reported as duplicates
-      await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
-      const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
-      assert.equal(res.code, 0, res.stderr.slice(-3000));
-      assert.match(res.stdout, /\(12 duplicado\(s\)\)/);
-      // master data and documents are skipped, said plainly
-      assert.match(res.stdout, /12 arquivo\(s\) ignorado\(s\), mesmo conteúdo de um arquivo já entregue: .*CATEGORIAS_20241105\.csv/);
-      // operations files are processed again (duplicates: process by default for stock locks, unlocks, syncs)
-      assert.match(res.stdout, /15 arquivo\(s\) \(12 duplicado\(s\)\)/);
-      const after = await counts();
-      assert.deepEqual(after.records, before.records, 'no record created by a rerun');
+    test(
+      'running the same files again creates nothing new',
+      { timeout: 180_000, skip: opts.rerun ? false : 'the rerun runs on default, alt and the duplicates dialects' },
+      async () => {
+        const before = await counts();
+        // drop the same content again (same names): reported as duplicates
+        await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
+        const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+        assert.equal(res.code, 0, res.stderr.slice(-3000));
+        assert.match(res.stdout, /\(12 duplicado\(s\)\)/);
+        // master data and documents are skipped, said plainly
+        assert.match(res.stdout, /12 arquivo\(s\) ignorado\(s\), mesmo conteúdo de um arquivo já entregue: .*CATEGORIAS_20241105\.csv/);
+        // operations files are processed again (duplicates: process by default for stock locks, unlocks, syncs)
+        assert.match(res.stdout, /15 arquivo\(s\) \(12 duplicado\(s\)\)/);
+        const after = await counts();
+        assert.deepEqual(after.records, before.records, 'no record created by a rerun');
 
-      // the same categories under a new name (new content: a trailing comment line changes the hash)
-      const text = await readFile(join(PROJECT_ROOT, 'inbox/cadastros/CATEGORIAS_20241105.csv'));
-      await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CATEGORIAS_20241106.csv'), Buffer.concat([text, Buffer.from('\r\n')]));
-      const res2 = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
-      assert.equal(res2.code, 0, res2.stderr.slice(-3000));
-      assert.match(res2.stdout, /sem alteração/);
-      const after2 = await counts();
-      assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
-    });
+        // the same categories under a new name (new content: a trailing comment line changes the hash)
+        const text = await readFile(join(PROJECT_ROOT, 'inbox/cadastros/CATEGORIAS_20241105.csv'));
+        await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CATEGORIAS_20241106.csv'), Buffer.concat([text, Buffer.from('\r\n')]));
+        const res2 = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+        assert.equal(res2.code, 0, res2.stderr.slice(-3000));
+        assert.match(res2.stdout, /sem alteração/);
+        const after2 = await counts();
+        assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
+      },
+    );
 
-    test('a locks file dropped again is applied again; stock already in that status is no-change, a warning, exit 0', { timeout: 180_000, skip: opts.rerun ? false : 'runs where the rerun runs' }, async () => {
-      await cp(join(PROJECT_ROOT, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'), join(tmp.dir, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'));
-      const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
-      assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-      assert.match(res.stdout, /1 arquivo\(s\), 4 registro\(s\): 2 atualizados, 2 sem mudança/, 'locked and then unlocked by the previous run: locked again; still locked: no change');
-      const resultDir = join(tmp.dir, 'outbox', 'results', 'estoque');
-      const lockResults = (await readdir(resultDir)).filter((f) => f.startsWith('BLOQUEIOS_20241105')).sort();
-      assert.equal(lockResults.length, 3, 'the locks file was processed three times');
-      const rows = parse(await readFile(join(resultDir, lockResults[2]!), 'utf8'), { delimiter: ';', columns: true, bom: true }) as Record<string, string>[];
-      const noChange = rows.filter((r) => r['outcome'] === 'no-change');
-      assert.equal(noChange.length, 2, JSON.stringify(rows));
-      for (const r of noChange) assert.match(r['error'] ?? '', /no change: no available stock record matched: .* already in status/, 'with the WMS reason');
-      // stock rows are named by warehouse code, product code and lot, not ids
-      assert.deepEqual(noChange.map((r) => r['key']).sort(), ['warehouse CD-SP01 | product 000302 | every lot | to Vencido', 'warehouse CD-SP01 | product 000401 | every lot | to Avariado']);
-    });
+    test(
+      'a locks file dropped again is applied again; stock already in that status is no-change, a warning, exit 0',
+      { timeout: 180_000, skip: opts.rerun ? false : 'runs where the rerun runs' },
+      async () => {
+        await cp(join(PROJECT_ROOT, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'), join(tmp.dir, 'inbox', 'estoque', 'BLOQUEIOS_20241105.csv'));
+        const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+        assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
+        assert.match(
+          res.stdout,
+          /1 arquivo\(s\), 4 registro\(s\): 2 atualizados, 2 sem mudança/,
+          'locked and then unlocked by the previous run: locked again; still locked: no change',
+        );
+        const resultDir = join(tmp.dir, 'outbox', 'results', 'estoque');
+        const lockResults = (await readdir(resultDir)).filter((f) => f.startsWith('BLOQUEIOS_20241105')).sort();
+        assert.equal(lockResults.length, 3, 'the locks file was processed three times');
+        const rows = parse(await readFile(join(resultDir, lockResults[2]!), 'utf8'), { delimiter: ';', columns: true, bom: true }) as Record<string, string>[];
+        const noChange = rows.filter((r) => r['outcome'] === 'no-change');
+        assert.equal(noChange.length, 2, JSON.stringify(rows));
+        for (const r of noChange) assert.match(r['error'] ?? '', /no change: no available stock record matched: .* already in status/, 'with the WMS reason');
+        // stock rows are named by warehouse code, product code and lot, not ids
+        assert.deepEqual(noChange.map((r) => r['key']).sort(), [
+          'warehouse CD-SP01 | product 000302 | every lot | to Vencido',
+          'warehouse CD-SP01 | product 000401 | every lot | to Avariado',
+        ]);
+      },
+    );
 
-    test('a re-exported attachments file (a trivial change) uploads nothing: the same file for the same picking list is unchanged', { timeout: 180_000, skip: opts.rerun ? false : 'runs where the rerun runs' }, async () => {
-      const before = (await state('Attachment')).length;
-      assert.ok(before >= 2, 'the first run attached the sample files');
-      const text = (await readFile(join(PROJECT_ROOT, 'inbox/pedidos/ANEXOS_PEDIDOS_20241105.csv'))).toString('latin1');
-      // the ERP re-exports with another description: a new file, new records, the same attachments
-      await writeFile(join(tmp.dir, 'inbox', 'pedidos', 'ANEXOS_PEDIDOS_20241106.csv'), Buffer.from(text.replace('Romaneio de carga refrigerada', 'Romaneio de carga refrigerada (2a via)'), 'latin1'));
-      const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
-      assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-      assert.match(res.stdout, /2 registro\(s\): 2 sem alteração/);
-      assert.equal((await state('Attachment')).length, before, 'nothing uploaded again');
-    });
+    test(
+      'a re-exported attachments file (a trivial change) uploads nothing: the same file for the same picking list is unchanged',
+      { timeout: 180_000, skip: opts.rerun ? false : 'runs where the rerun runs' },
+      async () => {
+        const before = (await state('Attachment')).length;
+        assert.ok(before >= 2, 'the first run attached the sample files');
+        const text = (await readFile(join(PROJECT_ROOT, 'inbox/pedidos/ANEXOS_PEDIDOS_20241105.csv'))).toString('latin1');
+        // the ERP re-exports with another description: a new file, new records, the same attachments
+        await writeFile(
+          join(tmp.dir, 'inbox', 'pedidos', 'ANEXOS_PEDIDOS_20241106.csv'),
+          Buffer.from(text.replace('Romaneio de carga refrigerada', 'Romaneio de carga refrigerada (2a via)'), 'latin1'),
+        );
+        const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
+        assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
+        assert.match(res.stdout, /2 registro\(s\): 2 sem alteração/);
+        assert.equal((await state('Attachment')).length, before, 'nothing uploaded again');
+      },
+    );
   });
 }

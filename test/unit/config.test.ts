@@ -16,7 +16,10 @@ test('no file: defaults run against the sandbox, channels discovered from the in
     assert.equal(c.file, null);
     assert.equal(c.wms.url, '');
     assert.equal(resolveWmsCredentials(c, {}), null, 'no WMS configured (commands other than demo then stop, or use --sandbox)');
-    assert.deepEqual(c.channels.map((ch) => ch.name), ['pedidos']);
+    assert.deepEqual(
+      c.channels.map((ch) => ch.name),
+      ['pedidos'],
+    );
     assert.equal(c.channels[0]!.readiness.mode, 'stable');
     assert.equal(c.stateDir, join(t.dir, 'state'));
   } finally {
@@ -93,16 +96,43 @@ test('schedules: cron expressions and the friendly forms load; a bad one is a co
   const t = await makeTempDir();
   try {
     const f = join(t.dir, 'wmsbridge.config.json');
-    await writeFile(f, JSON.stringify({ pulls: [{ name: 'a', what: 'stock', schedule: '30 1 * * *' }, { name: 'b', what: 'company', schedule: 'daily 02:00' }], outbox: { reconcileSchedule: { schedule: '0 6 * * 1-5', dir: 'x' } } }));
+    await writeFile(
+      f,
+      JSON.stringify({
+        pulls: [
+          { name: 'a', what: 'stock', schedule: '30 1 * * *' },
+          { name: 'b', what: 'company', schedule: 'daily 02:00' },
+        ],
+        outbox: { reconcileSchedule: { schedule: '0 6 * * 1-5', dir: 'x' } },
+      }),
+    );
     const c = await loadConfig({ cwd: t.dir, env: {} });
-    assert.deepEqual(c.pulls.map((p) => p.schedule), ['30 1 * * *', 'daily 02:00']);
+    assert.deepEqual(
+      c.pulls.map((p) => p.schedule),
+      ['30 1 * * *', 'daily 02:00'],
+    );
     const cases: Array<[unknown, RegExp]> = [
-      [{ pulls: [{ name: 'a', what: 'stock', schedule: 'daily 02:00' }, { name: 'b', what: 'stock', schedule: '61 1 * * *' }] }, /wmsbridge\.config\.json: pulls\[1\]\.schedule: schedule "61 1 \* \* \*": invalid cron expression/],
-      [{ outbox: { reconcileSchedule: { schedule: '0 30 1 * * *', dir: 'x' } } }, /wmsbridge\.config\.json: outbox\.reconcileSchedule\.schedule: schedule "0 30 1 \* \* \*"/],
+      [
+        {
+          pulls: [
+            { name: 'a', what: 'stock', schedule: 'daily 02:00' },
+            { name: 'b', what: 'stock', schedule: '61 1 * * *' },
+          ],
+        },
+        /wmsbridge\.config\.json: pulls\[1\]\.schedule: schedule "61 1 \* \* \*": invalid cron expression/,
+      ],
+      [
+        { outbox: { reconcileSchedule: { schedule: '0 30 1 * * *', dir: 'x' } } },
+        /wmsbridge\.config\.json: outbox\.reconcileSchedule\.schedule: schedule "0 30 1 \* \* \*"/,
+      ],
     ];
     for (const [config, re] of cases) {
       await writeFile(f, JSON.stringify(config));
-      await assert.rejects(loadConfig({ cwd: t.dir, env: {} }), (err: Error) => (assert.match(err.message, re), (err as { code?: string }).code === 'E_CONFIG'), JSON.stringify(config));
+      await assert.rejects(
+        loadConfig({ cwd: t.dir, env: {} }),
+        (err: Error) => (assert.match(err.message, re), (err as { code?: string }).code === 'E_CONFIG'),
+        JSON.stringify(config),
+      );
     }
   } finally {
     await t.cleanup();

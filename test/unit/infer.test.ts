@@ -37,7 +37,10 @@ interface Sample {
 async function samples(): Promise<Sample[]> {
   const out: Sample[] = [];
   const shipped = await loadMappingsDir(join(PROJECT_ROOT, 'mappings'));
-  assert.deepEqual(shipped.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    shipped.errors.map((e) => e.message),
+    [],
+  );
   for (const channel of await readdir(INBOX)) {
     for (const d of await readdir(join(INBOX, channel), { withFileTypes: true })) {
       if (!d.isFile()) continue;
@@ -83,13 +86,20 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
       assert.equal(a.source.format, e.source.format, `${basename(s.file)}: format`);
       const encA = 'encoding' in a.source ? a.source.encoding : undefined;
       const encE = 'encoding' in e.source ? e.source.encoding : undefined;
-      if (a.source.format !== 'xml') assert.equal(await decoded(s.file, encA), await decoded(s.file, encE), `${basename(s.file)}: encoding ${encA} reads the file differently from ${encE}`);
-      if (a.source.format === 'delimited' && e.source.format === 'delimited') assert.equal(a.source.delimiter, e.source.delimiter, `${basename(s.file)}: delimiter`);
+      if (a.source.format !== 'xml')
+        assert.equal(await decoded(s.file, encA), await decoded(s.file, encE), `${basename(s.file)}: encoding ${encA} reads the file differently from ${encE}`);
+      if (a.source.format === 'delimited' && e.source.format === 'delimited')
+        assert.equal(a.source.delimiter, e.source.delimiter, `${basename(s.file)}: delimiter`);
       const decE = decimalsOf(e);
       if (decE.size) assert.deepEqual([...decimalsOf(a)], [...decE], `${basename(s.file)}: decimal separator`);
       // the fields
       const sc = scoreMapping(a, e);
-      figures.push(`  ${basename(s.file).padEnd(52)} ${sc.right}/${sc.total} = ${sc.fraction.toFixed(2)} (fields read from the file: ${sc.strict.right}/${sc.strict.total})${sc.fields.filter((f) => !f.right).map((f) => `\n      - ${f.field}: ${f.why} (answer ${f.expected ?? '-'}, inferred ${f.inferred ?? '-'})`).join('')}`);
+      figures.push(
+        `  ${basename(s.file).padEnd(52)} ${sc.right}/${sc.total} = ${sc.fraction.toFixed(2)} (fields read from the file: ${sc.strict.right}/${sc.strict.total})${sc.fields
+          .filter((f) => !f.right)
+          .map((f) => `\n      - ${f.field}: ${f.why} (answer ${f.expected ?? '-'}, inferred ${f.inferred ?? '-'})`)
+          .join('')}`,
+      );
       if (sc.fraction < 0.8) failures.push(`${basename(s.file)}: ${sc.right}/${sc.total} fields right`);
     }
     t.diagnostic(figures.join('\n'));
@@ -103,7 +113,10 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
     // comments wrap at 110 characters: join their continuation lines before matching
     const text = (await readFile(out, 'utf8')).replace(/\n\s*# {3}/g, ' ');
     assert.match(text, /^# yaml-language-server: \$schema=.*schemas\/mapping\.schema\.json\n/);
-    assert.match(text, /# high 0\.\d\d: column 'B1_CODBAR' is a known name for barCode; 13 digits, valid GTIN-13 check digit in 100% of 20 values\n {2}barCode: \{ col: B1_CODBAR, transforms: \[trim, ean\] \}/);
+    assert.match(
+      text,
+      /# high 0\.\d\d: column 'B1_CODBAR' is a known name for barCode; 13 digits, valid GTIN-13 check digit in 100% of 20 values\n {2}barCode: \{ col: B1_CODBAR, transforms: \[trim, ean\] \}/,
+    );
     assert.match(text, /# high 0\.\d\d: column 'B1_POSIPI' .*NCM: 8 digits/);
     assert.match(text, /# TODO: no family column/);
     assert.match(text, /encoding: windows-1252: not UTF-8; 3 byte\(s\) in 0x80-0x9F/);
@@ -126,7 +139,10 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
   test('default --out is mappings/<name>.yaml; the preview rejects are printed, exit 1; no WMS needed', async () => {
     // a product file whose EAN check digit is wrong on one row: the preview says so
     const data = join(dir, 'PRODUTOS_20241106.csv');
-    await writeFile(data, 'codigo;descricao;unidade;ean;peso\n000101;ARROZ;UN;7891234001016;5,05\n000102;FEIJAO;UN;7891234001024;1,01\n000103;MILHO;UN;7891234001030;0,5\n');
+    await writeFile(
+      data,
+      'codigo;descricao;unidade;ean;peso\n000101;ARROZ;UN;7891234001016;5,05\n000102;FEIJAO;UN;7891234001024;1,01\n000103;MILHO;UN;7891234001030;0,5\n',
+    );
     const r = await runCli(['infer', data], { cwd: dir, timeoutMs: 60_000, env: { WMS_URL: '', WMS_ACCESS_KEY_ID: '', WMS_SECRET_KEY: '' } });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.ok((await stat(join(dir, 'mappings', 'produtos.yaml'))).isFile());
@@ -148,10 +164,16 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
 
   test('--target overrides the guess; an unknown target is a usage error', async () => {
     const out = join(dir, 'forced.yaml');
-    const r = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Provider', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    const r = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Provider', '--out', out], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(await readFile(out, 'utf8'), /target: Provider/);
-    const bad = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Cliente', '--out', join(dir, 'x.yaml')], { cwd: dir, timeoutMs: 60_000 });
+    const bad = await runCli(['infer', join(INBOX, 'cadastros', 'TRANSPORTADORAS_20241105.csv'), '--target', 'Cliente', '--out', join(dir, 'x.yaml')], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--target 'Cliente' is not a target/);
   });
@@ -172,10 +194,16 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
       assert.equal((await loadMappingFile(out)).target, 'PurchaseOrder');
     }
     const out = join(dir, 'ibpt.yaml');
-    const r = await runCli(['infer', join(SAMPLES, 'ibpt-tabela-cp1252', 'TabelaIBPTaxSP.csv'), '--target', 'Product', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    const r = await runCli(['infer', join(SAMPLES, 'ibpt-tabela-cp1252', 'TabelaIBPTaxSP.csv'), '--target', 'Product', '--out', out], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const m = (await loadMappingFile(out)).spec;
-    assert.deepEqual([m.source.format, 'delimiter' in m.source ? m.source.delimiter : '', 'encoding' in m.source ? m.source.encoding : ''], ['delimited', ';', 'windows-1252']);
+    assert.deepEqual(
+      [m.source.format, 'delimiter' in m.source ? m.source.delimiter : '', 'encoding' in m.source ? m.source.encoding : ''],
+      ['delimited', ';', 'windows-1252'],
+    );
     assert.match(r.stdout, /numbers: decimal separator '\.' \(0 value\(s\) with a decimal comma/);
   });
 
@@ -183,7 +211,10 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
     const text = ' CODIGO  NOME\n000101   ARROZ\n000102   FEIJAO\n000103   MILHO\n'.replace('CODIGO', 'codigo').replace('NOME', 'nome');
     const g = sniffFixedWidth(text);
     assert.equal(g.titleLine, true);
-    assert.deepEqual(g.records[0]!.fields.map((f) => `${f.name}@${f.start}`), ['codigo@1', 'nome@10']);
+    assert.deepEqual(
+      g.records[0]!.fields.map((f) => `${f.name}@${f.start}`),
+      ['codigo@1', 'nome@10'],
+    );
   });
 
   test('a UTF-16 sample is refused with what to do', async () => {
@@ -230,7 +261,14 @@ describe('infer building blocks', () => {
     assert.equal(typeColumn(['12020-000', '37500-015']).kind, 'cep');
     assert.equal(typeColumn(['SP', 'MG', 'RJ']).kind, 'uf');
     assert.equal(typeColumn(['S', 'N', 'S']).kind, 'flag');
-    assert.deepEqual([typeColumn(['05/11/2024 08:12', '06/11/2024 17:00']).format, typeColumn(['20241105', '20241231']).format, typeColumn(['2024-11-04T15:42:10-03:00']).format], ['dd/MM/yyyy HH:mm', 'yyyyMMdd', 'iso']);
+    assert.deepEqual(
+      [
+        typeColumn(['05/11/2024 08:12', '06/11/2024 17:00']).format,
+        typeColumn(['20241105', '20241231']).format,
+        typeColumn(['2024-11-04T15:42:10-03:00']).format,
+      ],
+      ['dd/MM/yyyy HH:mm', 'yyyyMMdd', 'iso'],
+    );
     assert.equal(typeColumn(['31/02/2024', '30/02/2024']).kind !== 'date', true); // impossible dates
     const comma = typeColumn(['1.234,56', '5,050', '0,5']);
     assert.deepEqual([comma.kind, comma.decimal, comma.thousands], ['decimal', ',', '.']);
@@ -245,13 +283,26 @@ describe('infer building blocks', () => {
 
   test('fixed-width: boundaries at blank columns, digits turning into letters, zero-padded starts; record tags', () => {
     const lines = ['1000101         CD-SP01001000000000412000UN', '1000102         CD-SP01001000000000630000UN', '1000103         CD-SP01001000000000188000KG'];
-    assert.deepEqual(fixedBoundaries(lines, 1, 43).map((p) => p + 1), [2, 17, 24, 27, 42]);
+    assert.deepEqual(
+      fixedBoundaries(lines, 1, 43).map((p) => p + 1),
+      [2, 17, 24, 27, 42],
+    );
     // a date inside a run of digits; a CPF left-aligned in a CNPJ field before a name; a name's longer tail
-    const h = ['H0123012024110590123456000131SUPERMERCADO BOA ESPERANCA LTDA', 'H0123022024110512345678909   JOSE CARLOS', 'H0123032024110681234567000124MERCEARIA SAO JOSE'];
-    assert.deepEqual(fixedBoundaries(h, 1, 61).map((p) => p + 1), [2, 8, 16, 30]);
+    const h = [
+      'H0123012024110590123456000131SUPERMERCADO BOA ESPERANCA LTDA',
+      'H0123022024110512345678909   JOSE CARLOS',
+      'H0123032024110681234567000124MERCEARIA SAO JOSE',
+    ];
+    assert.deepEqual(
+      fixedBoundaries(h, 1, 61).map((p) => p + 1),
+      [2, 8, 16, 30],
+    );
     const g = sniffFixedWidth(`0HEADER 20241105\n${lines.join('\n')}\n9000005\n`);
     assert.equal(g.tagLength, 1);
-    assert.deepEqual(g.records.map((r) => `${r.tag}:${r.type}`), ['0:header', '1:detail', '9:trailer']);
+    assert.deepEqual(
+      g.records.map((r) => `${r.tag}:${r.type}`),
+      ['0:header', '1:detail', '9:trailer'],
+    );
     assert.deepEqual(g.trailer, { type: 'trailer', countField: 'registros', counts: 'all' });
   });
 

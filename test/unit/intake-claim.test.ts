@@ -5,7 +5,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { archiveFile, claimFile, dayFolder, listClaimedLeftovers, moveToError, resolveChannelFolders, type ClaimedFile, type IntakeFs } from '../../src/intake/claim.js';
+import {
+  archiveFile,
+  claimFile,
+  dayFolder,
+  listClaimedLeftovers,
+  moveToError,
+  resolveChannelFolders,
+  type ClaimedFile,
+  type IntakeFs,
+} from '../../src/intake/claim.js';
 import type { ReadyFile } from '../../src/intake/types.js';
 
 const sha = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
@@ -145,7 +154,14 @@ describe('claim', () => {
     assert.deepEqual(paths, [join(day, 'pedidos.csv'), join(day, 'pedidos-2.csv'), join(day, 'pedidos-3.csv')]);
     assert.equal(await readFile(paths[0]!, 'utf8'), 'one\n');
     assert.equal(await readFile(paths[2]!, 'utf8'), 'three\n');
-    assert.deepEqual((await readdir(day)).sort(), ['pedidos-2.csv', 'pedidos-2.csv.done', 'pedidos-3.csv', 'pedidos-3.csv.done', 'pedidos.csv', 'pedidos.csv.done']);
+    assert.deepEqual((await readdir(day)).sort(), [
+      'pedidos-2.csv',
+      'pedidos-2.csv.done',
+      'pedidos-3.csv',
+      'pedidos-3.csv.done',
+      'pedidos.csv',
+      'pedidos.csv.done',
+    ]);
     assert.deepEqual(await readdir(join(inbox, '.wmsbridge', 'work')), [], 'work folder emptied');
   });
 

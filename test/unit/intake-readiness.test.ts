@@ -1,6 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createNameFilter, createReadinessTracker, globToRegExp, resolveReadiness, type DirEntryInfo, type ReadinessDecision } from '../../src/intake/readiness.js';
+import {
+  createNameFilter,
+  createReadinessTracker,
+  globToRegExp,
+  resolveReadiness,
+  type DirEntryInfo,
+  type ReadinessDecision,
+} from '../../src/intake/readiness.js';
 
 const kinds = (ds: ReadinessDecision[]): Record<string, string> => Object.fromEntries(ds.map((d) => [d.entry.name, d.kind]));
 const e = (name: string, size: number, mtimeMs: number): DirEntryInfo => ({ name, size, mtimeMs });

@@ -87,7 +87,10 @@ describe('inbox watcher', () => {
     const writing = slowWrite(join(dir, 'big.csv'), 10, 100);
     // the first chunk must be on disk: a 0-byte file is reported as empty, not as still being written
     for (let i = 0; i < 100; i++) {
-      const size = await stat(join(dir, 'big.csv')).then((s) => s.size, () => 0);
+      const size = await stat(join(dir, 'big.csv')).then(
+        (s) => s.size,
+        () => 0,
+      );
       if (size > 0) break;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -140,7 +143,11 @@ describe('inbox watcher', () => {
   test('watch: a marker written later is found by the channel poll even without events or rescans', async () => {
     const dir = await channelDir('marker-watch', 'c');
     await writeFile(join(dir, 'pedido.txt'), 'x');
-    const w = make([{ name: 'c', dir, readiness: { mode: 'marker', intervalMs: 100 } }], { usePolling: true, pollIntervalMs: 600_000, rescanIntervalMs: 600_000 });
+    const w = make([{ name: 'c', dir, readiness: { mode: 'marker', intervalMs: 100 } }], {
+      usePolling: true,
+      pollIntervalMs: 600_000,
+      rescanIntervalMs: 600_000,
+    });
     let early = 0;
     w.on('ready-file', () => early++);
     await w.start();
@@ -158,7 +165,7 @@ describe('inbox watcher', () => {
     const got: string[] = [];
     w.on('ready-file', (f) => got.push(f.name));
     await w.start();
-    assert.equal(got.length, 0, "nothing released before the trigger");
+    assert.equal(got.length, 0, 'nothing released before the trigger');
     const both = Promise.all([nextReady(w, (f) => f.name === 'a.csv'), nextReady(w, (f) => f.name === 'b.csv')]);
     await writeFile(join(dir, 'LOTE.OK'), '');
     const [a] = await both;
@@ -180,7 +187,10 @@ describe('inbox watcher', () => {
     assert.deepEqual(await w.scan(), { ready: [], empty: [], waiting: [], errors: [], refused: [] });
     await rename(join(dir, 'saldo.txt.tmp'), join(dir, 'saldo.txt'));
     const ready = await w.scanOnce();
-    assert.deepEqual(ready.map((f) => f.name), ['saldo.txt']);
+    assert.deepEqual(
+      ready.map((f) => f.name),
+      ['saldo.txt'],
+    );
   });
 
   test('0-byte file under stable: waits within the grace, then goes to the error folder with a reason', async () => {
@@ -210,7 +220,11 @@ describe('inbox watcher', () => {
 
   test('usePolling: a new file is picked up by the polling events (no rescan)', async () => {
     const dir = await channelDir('polling', 'c');
-    const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], { usePolling: true, pollIntervalMs: 100, rescanIntervalMs: 600_000 });
+    const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], {
+      usePolling: true,
+      pollIntervalMs: 100,
+      rescanIntervalMs: 600_000,
+    });
     await w.start();
     const got = nextReady(w, (f) => f.name === 'novo.csv', 10_000);
     await writeFile(join(dir, 'novo.csv'), 'data');
@@ -220,7 +234,11 @@ describe('inbox watcher', () => {
   test('the periodic rescan finds a file created while events were off', async () => {
     const dir = await channelDir('rescan', 'c');
     // polling every 10 minutes: no event will arrive during this test; only the rescan can find the file
-    const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], { usePolling: true, pollIntervalMs: 600_000, rescanIntervalMs: 300 });
+    const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], {
+      usePolling: true,
+      pollIntervalMs: 600_000,
+      rescanIntervalMs: 300,
+    });
     await w.start();
     const got = nextReady(w, (f) => f.name === 'missed.csv', 10_000);
     await writeFile(join(dir, 'missed.csv'), 'data');
@@ -230,7 +248,11 @@ describe('inbox watcher', () => {
   test('a channel folder that is missing (share down) is a warning, and is picked up when it comes back', async () => {
     const base = await channelDir('share');
     const dir = join(base, 'mnt');
-    const w = make([{ name: 'share', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], { usePolling: true, pollIntervalMs: 600_000, rescanIntervalMs: 200 });
+    const w = make([{ name: 'share', dir, readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }], {
+      usePolling: true,
+      pollIntervalMs: 600_000,
+      rescanIntervalMs: 200,
+    });
     const report = await w.scan();
     assert.equal(report.errors.length, 1);
     assert.match(report.errors[0]?.message ?? '', /ENOENT/);
@@ -269,6 +291,9 @@ describe('inbox watcher', () => {
     await mkdir(join(dir, '.wmsbridge', 'work'), { recursive: true });
     await writeFile(join(dir, '.wmsbridge', 'work', 'w.csv'), 'x');
     const w = make([{ name: 'c', dir, patterns: ['*.csv'], readiness: { mode: 'stable', checks: 1, intervalMs: 50 } }]);
-    assert.deepEqual((await w.scanOnce()).map((f) => f.name), ['a.csv']);
+    assert.deepEqual(
+      (await w.scanOnce()).map((f) => f.name),
+      ['a.csv'],
+    );
   });
 });

@@ -34,7 +34,10 @@ test('every queued write of the send loop searches an index (no SCAN in its quer
       QUEUED_WRITES.markSending(stmt, 1);
       QUEUED_WRITES.settle(stmt, 1, { status: 'sent', outcome: 'created', wmsId: 'x' });
       QUEUED_WRITES.putXref(stmt, 'Category', 'K1', 'x', 'h');
-      QUEUED_WRITES.putXrefFields(stmt, 'Category', 'K1', [['codeERP', 'k1'], ['name', 'um']]);
+      QUEUED_WRITES.putXrefFields(stmt, 'Category', 'K1', [
+        ['codeERP', 'k1'],
+        ['name', 'um'],
+      ]);
       QUEUED_WRITES.deleteXref(stmt, 'Category', 'K1');
       assert.ok(seen.length >= 6, `writes seen: ${seen.length}`);
       for (const { sql, args } of seen) {

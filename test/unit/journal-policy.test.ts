@@ -37,7 +37,10 @@ test('a query with an empty list matches nothing: the store is not asked', async
   const j = createJournal(store);
   assert.deepEqual(await j.listRecords({ fileIds: [] }), []);
   const counts = await j.countRecords({ statuses: [] });
-  assert.equal(Object.values(counts).reduce((a, b) => a + b, 0), 0);
+  assert.equal(
+    Object.values(counts).reduce((a, b) => a + b, 0),
+    0,
+  );
   assert.equal(counts.in_doubt, 0);
   assert.equal(await j.requeue([]), 0);
   await j.addRecords(1, []);
@@ -65,7 +68,10 @@ test('addFile: a forced file is never a duplicate; otherwise an earlier claimed,
   assert.equal(inserts[1]!.leaseTtlMs, 500);
   assert.equal(inserts[0]!.statusFor(null), 'claimed');
   assert.equal(inserts[0]!.statusFor(12), 'duplicate');
-  await assert.rejects(j.addFile({ ...file, owner: 'o', leaseTtlMs: 0 }), (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && /fake:store: addFile: ttlMs/.test(e.message));
+  await assert.rejects(
+    j.addFile({ ...file, owner: 'o', leaseTtlMs: 0 }),
+    (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && /fake:store: addFile: ttlMs/.test(e.message),
+  );
   assert.equal(inserts.length, 2, 'a bad ttl never reaches the store');
 });
 
@@ -78,7 +84,10 @@ test('deleteRecords is refused when a record left the building; errors name the 
   });
   const j = createJournal(store);
   await assert.rejects(j.deleteRecords(5), /journal fake:store: deleteRecords: file 5 has 2 record\(s\) that were sent or are in flight/);
-  await assert.rejects(j.getMeta('k'), (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && e.message === 'journal fake:store: getMeta: disk on fire');
+  await assert.rejects(
+    j.getMeta('k'),
+    (e: { code?: string; message: string }) => e.code === ErrorCode.JOURNAL && e.message === 'journal fake:store: getMeta: disk on fire',
+  );
 });
 
 test('group commit: writes issued together commit in one batch, a write fails alone; close drains them first', async () => {
@@ -87,7 +96,9 @@ test('group commit: writes issued together commit in one batch, a write fails al
   const { store } = fakeStore({
     commitWrites: ((batch: JournalWrite[]) => {
       batches.push(batch);
-      return batch.map((w) => (w.kind === 'markSending' && w.recordId === 404 ? { ok: false, error: new Error('record 404 not found') } : { ok: true, value: undefined }));
+      return batch.map((w) =>
+        w.kind === 'markSending' && w.recordId === 404 ? { ok: false, error: new Error('record 404 not found') } : { ok: true, value: undefined },
+      );
     }) as JournalStore['commitWrites'],
     close: async () => {
       closedAfter = batches.length;
@@ -96,7 +107,10 @@ test('group commit: writes issued together commit in one batch, a write fails al
   const j = createJournal(store);
   const results = await Promise.allSettled([j.markSending(1), j.markSending(404), j.settle(1, { status: 'sent', outcome: 'created' })]);
   assert.equal(batches.length, 1);
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   assert.match(((results[1] as PromiseRejectedResult).reason as Error).message, /^journal fake:store: markSending: record 404 not found$/);
   const late = j.putXref('Category', 'K', 'id-1', null);
   await j.close();

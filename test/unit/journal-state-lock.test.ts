@@ -44,7 +44,11 @@ describe('state lock', () => {
     assert.equal(content.command, 'watch');
     await assert.rejects(
       acquireStateLock(state, { command: 'run' }),
-      isLocked(new RegExp(`^state folder .*state is in use by \`wmsbridge watch\` \\(pid ${process.pid}, since \\d{4}-\\d\\d-\\d\\dT[^)]*\\); stop it or use another --state-dir$`)),
+      isLocked(
+        new RegExp(
+          `^state folder .*state is in use by \`wmsbridge watch\` \\(pid ${process.pid}, since \\d{4}-\\d\\d-\\d\\dT[^)]*\\); stop it or use another --state-dir$`,
+        ),
+      ),
     );
     lock.release();
     lock.release(); // idempotent
@@ -65,8 +69,14 @@ describe('state lock', () => {
   test('a lock held on another host is refused and names the host', async () => {
     const state = join(tmp.dir, 'c');
     await acquireStateLock(state, { command: 'x' }).then((l) => l.release());
-    writeFileSync(join(state, LOCK_FILE), JSON.stringify({ pid: 1, host: 'other-host.example', command: 'watch', startedAt: '2026-01-01T00:00:00.000Z', token: 't' }));
-    await assert.rejects(acquireStateLock(state, { command: 'run' }), isLocked(/in use by `wmsbridge watch` on host other-host\.example \(pid 1, since 2026-01-01/));
+    writeFileSync(
+      join(state, LOCK_FILE),
+      JSON.stringify({ pid: 1, host: 'other-host.example', command: 'watch', startedAt: '2026-01-01T00:00:00.000Z', token: 't' }),
+    );
+    await assert.rejects(
+      acquireStateLock(state, { command: 'run' }),
+      isLocked(/in use by `wmsbridge watch` on host other-host\.example \(pid 1, since 2026-01-01/),
+    );
   });
 
   test('an unreadable lock: refused while fresh, taken over once old', async () => {

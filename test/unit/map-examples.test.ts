@@ -27,7 +27,10 @@ async function dataFiles(): Promise<Array<{ channel: string; name: string }>> {
 
 before(async () => {
   const loaded = await loadMappingsDir(join(PROJECT_ROOT, 'mappings'));
-  assert.deepEqual(loaded.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    loaded.errors.map((e) => e.message),
+    [],
+  );
   mappings = loaded.mappings;
   for (const f of await dataFiles()) {
     const matching = mappings.filter((m) => m.matches(f.channel, f.name));
@@ -50,7 +53,11 @@ describe('shipped mappings against the shipped inbox', () => {
   test('every mapping is used and every file maps with zero rejects', () => {
     assert.deepEqual([...results.keys()].sort(), mappings.map((m) => m.name).sort());
     for (const [name, r] of results) {
-      assert.deepEqual(r.rejects.map((x) => x.issues.map((i) => i.message)), [], `${name} has rejects`);
+      assert.deepEqual(
+        r.rejects.map((x) => x.issues.map((i) => i.message)),
+        [],
+        `${name} has rejects`,
+      );
       assert.ok(r.records.length > 0, `${name} produced records`);
     }
   });
@@ -118,7 +125,15 @@ describe('shipped mappings against the shipped inbox', () => {
     assert.match(String(p['codeERP']), /^[0-9a-f]{8}-[0-9a-f]{4}-5/);
     const items = p['pickingItens'] as Array<Record<string, unknown>>;
     assert.equal(items.length, 5);
-    assert.deepEqual(items[0], { pickingItemStatus: '0', status: 1, productID: { $ref: { resource: 'Product', value: '000210' } }, quantity: 30, saleValue: 9.98, lotNumber: 'L2410-077', aux01: '1' });
+    assert.deepEqual(items[0], {
+      pickingItemStatus: '0',
+      status: 1,
+      productID: { $ref: { resource: 'Product', value: '000210' } },
+      quantity: 30,
+      saleValue: 9.98,
+      lotNumber: 'L2410-077',
+      aux01: '1',
+    });
     const rj = results.get('pedidos')?.records.find((r) => r.key === '100234|001');
     assert.equal(rj?.payload['branchID'], seedId('branch:Filial Rio de Janeiro'));
     const kg = results.get('pedidos')?.records.find((r) => r.key === '100237|001');
@@ -147,8 +162,14 @@ describe('shipped mappings against the shipped inbox', () => {
     assert.ok(isRef(po?.payload['providerID']));
     const items = po?.payload['purchaseOrderItens'] as Array<Record<string, unknown>>;
     assert.equal(items.length, 8, '6 items, two of them with two lots');
-    assert.deepEqual(items.map((i) => i['lotNumber']), ['L2410-118', 'L2410-119', 'L2410-120', 'L2410-077', 'L2410-081', 'L2410-082', 'L2410-102', '0012E5']);
-    assert.deepEqual(items.slice(0, 2).map((i) => i['quantity']), [240, 240]);
+    assert.deepEqual(
+      items.map((i) => i['lotNumber']),
+      ['L2410-118', 'L2410-119', 'L2410-120', 'L2410-077', 'L2410-081', 'L2410-082', 'L2410-102', '0012E5'],
+    );
+    assert.deepEqual(
+      items.slice(0, 2).map((i) => i['quantity']),
+      [240, 240],
+    );
     // lot dates are DateTimes in the interface: midnight of that day in the mapping's zone (Brasília), as UTC
     assert.equal(items[7]?.['expirationDate'], '2025-04-15T03:00:00.000Z');
     assert.equal(items[0]?.['aux02'], '04012010');
@@ -157,10 +178,13 @@ describe('shipped mappings against the shipped inbox', () => {
 
   test('attachments and owners', () => {
     const a = results.get('anexos-pedidos')?.records ?? [];
-    assert.deepEqual(a.map((r) => [r.attachmentPath, r.payload['IsPrintCheckout']]), [
-      ['anexos/ETIQUETA_100231.txt', true],
-      ['anexos/ROMANEIO_100233.pdf', false],
-    ]);
+    assert.deepEqual(
+      a.map((r) => [r.attachmentPath, r.payload['IsPrintCheckout']]),
+      [
+        ['anexos/ETIQUETA_100231.txt', true],
+        ['anexos/ROMANEIO_100233.pdf', false],
+      ],
+    );
     const o = results.get('depositantes')?.records[0];
     assert.deepEqual(o?.payload, { code: '002', codeERP: '002', name: 'Comercial Atacadista Bom Preço Ltda', companyID: seedId('company') });
   });

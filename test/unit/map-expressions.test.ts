@@ -29,10 +29,13 @@ describe('expression forms', () => {
       codeERP: { coalesce: [{ col: 'novo' }, { col: 'codigo' }] },
     });
     const r = await run(m, [row({ codigo: 'C1', nome: 'Bebidas', a: 'x', b: '', novo: '' }), row({ codigo: 'C2', nome: 'Frios', a: '', b: 'y', novo: 'N2' })]);
-    assert.deepEqual(r.records.map((x) => x.payload), [
-      { status: 1, codeERP: 'C1', name: 'Bebidas (C1)', description: 'x / fim' },
-      { status: 1, codeERP: 'N2', name: 'Frios (C2)', description: 'y / fim' },
-    ]);
+    assert.deepEqual(
+      r.records.map((x) => x.payload),
+      [
+        { status: 1, codeERP: 'C1', name: 'Bebidas (C1)', description: 'x / fim' },
+        { status: 1, codeERP: 'N2', name: 'Frios (C2)', description: 'y / fim' },
+      ],
+    );
   });
 
   test('a template with an empty placeholder is empty; {$file} {$line} and braces', async () => {
@@ -52,7 +55,19 @@ describe('expression forms', () => {
     assert.deepEqual(r.records[0]?.payload, { status: 1, codeERP: '00042', name: 'Emitente', description: '1' });
     assert.equal(r.records[0]?.source.element, 'det[1]');
     const fw = mapping({
-      source: { format: 'fixed-width', records: [{ type: 'd', match: 'default', fields: [{ name: 'cod', start: 1, length: 3 }, { name: 'nome', start: 4, length: 10 }] }] },
+      source: {
+        format: 'fixed-width',
+        records: [
+          {
+            type: 'd',
+            match: 'default',
+            fields: [
+              { name: 'cod', start: 1, length: 3 },
+              { name: 'nome', start: 4, length: 10 },
+            ],
+          },
+        ],
+      },
       target: 'Category',
       fields: { codeERP: { field: 'cod' }, name: { field: 'nome', transforms: ['trim'] } },
     });
@@ -65,7 +80,13 @@ describe('expression forms', () => {
     const r = await run(m, [row({ codigo: 'C1', nome: '', obs: '' }, 14)]);
     assert.equal(r.rejects.length, 1);
     const issues = r.rejects[0]?.issues ?? [];
-    assert.deepEqual(issues.map((i) => [i.code, i.field]), [['required', 'name'], ['required', 'description']]);
+    assert.deepEqual(
+      issues.map((i) => [i.code, i.field]),
+      [
+        ['required', 'name'],
+        ['required', 'description'],
+      ],
+    );
     assert.equal(issues[0]?.message, 'line 14: field name: is empty but required (Category requires name)');
     assert.equal(r.rejects[0]?.key, 'C1');
     assert.equal(r.rejects[0]?.target, 'Category');
@@ -108,7 +129,11 @@ describe('references, lookups, static tables', () => {
     assert.deepEqual(r.records[0]?.payload['categoryID'], { $ref: { resource: 'Category', value: 'MERC' } });
     const s = mapping({
       target: 'StockSync',
-      fields: { productId: { ref: 'Product', from: 'p' }, ownerId: { lookup: 'Owners', by: 'code', from: { const: '001' } }, quantity: { col: 'q', transforms: ['number'] } },
+      fields: {
+        productId: { ref: 'Product', from: 'p' },
+        ownerId: { lookup: 'Owners', by: 'code', from: { const: '001' } },
+        quantity: { col: 'q', transforms: ['number'] },
+      },
     });
     const r2 = await run(s, [row({ p: '000101', q: '10' })]);
     assert.deepEqual(r2.records[0]?.payload['ownerId'], { $ref: { resource: 'Owners', value: '001', by: 'code' } });
@@ -137,7 +162,7 @@ describe('references, lookups, static tables', () => {
     ]);
   });
 
-  test('lookup with where and select (Dock by name within a warehouse, a warehouse\'s branchID)', async () => {
+  test("lookup with where and select (Dock by name within a warehouse, a warehouse's branchID)", async () => {
     const m = mapping({
       target: 'PickingList',
       group: { by: 'pedido', items: 'pickingItens', itemFields: { productID: { ref: 'Product', from: 'p' }, quantity: { col: 'q', transforms: ['number'] } } },
@@ -151,13 +176,23 @@ describe('references, lookups, static tables', () => {
         ownerID: { lookup: 'Owners', by: 'code', from: { const: '001' } },
       },
     });
-    const r = await run(m, [row({ pedido: '1', cd: 'CD-RJ01', doca: 'DOCA 02', p: 'A', q: '1' }), row({ pedido: '2', cd: 'CD-RJ01', doca: 'DOCA 09', p: 'A', q: '1' }, 30)]);
+    const r = await run(m, [
+      row({ pedido: '1', cd: 'CD-RJ01', doca: 'DOCA 02', p: 'A', q: '1' }),
+      row({ pedido: '2', cd: 'CD-RJ01', doca: 'DOCA 09', p: 'A', q: '1' }, 30),
+    ]);
     assert.equal(r.records.length, 1);
     assert.equal(r.records[0]?.payload['branchID'], seedId('branch:Filial Rio de Janeiro'));
     assert.equal(r.records[0]?.payload['dockID'], seedId('dock:CD-RJ01:DOCA 02'));
     assert.match(r.rejects[0]?.issues[0]?.message ?? '', /^line 30: field dockID: Dock with name 'DOCA 09' and warehouseID '[0-9a-f-]+' not found$/);
     // without `where`, "DOCA 01" exists in three warehouses
-    const amb = mapping({ target: 'StockLock', fields: { warehouseId: { lookup: 'Dock', by: 'name', from: 'd', select: 'warehouseID' }, materialStatusId: { const: PLACEHOLDER_UUID }, productId: { ref: 'Product', from: 'p' } } });
+    const amb = mapping({
+      target: 'StockLock',
+      fields: {
+        warehouseId: { lookup: 'Dock', by: 'name', from: 'd', select: 'warehouseID' },
+        materialStatusId: { const: PLACEHOLDER_UUID },
+        productId: { ref: 'Product', from: 'p' },
+      },
+    });
     const r2 = await run(amb, [row({ d: 'DOCA 01', p: 'x' })]);
     assert.equal(r2.rejects[0]?.issues[0]?.code, 'lookup_ambiguous');
     // a cache without findAll cannot answer where/select
@@ -168,7 +203,11 @@ describe('references, lookups, static tables', () => {
   test('symbolic lookups for previews validate as UUIDs and print as <lookup ...>', async () => {
     const m = mapping({
       target: 'StockLock',
-      fields: { warehouseId: { lookup: 'Warehouse', by: 'codeERP', from: 'cd' }, materialStatusId: { lookup: 'MaterialStatus', by: 'name', from: 'st' }, productId: { ref: 'Product', from: 'p' } },
+      fields: {
+        warehouseId: { lookup: 'Warehouse', by: 'codeERP', from: 'cd' },
+        materialStatusId: { lookup: 'MaterialStatus', by: 'name', from: 'st' },
+        productId: { ref: 'Product', from: 'p' },
+      },
     });
     const empty = createStaticReferenceCache({});
     const r = await run(m, [row({ cd: 'CD-SP01', st: 'Bloqueado', p: '1' })], { refs: empty, symbolicLookups: true });
@@ -178,7 +217,14 @@ describe('references, lookups, static tables', () => {
   });
 
   test('a read-only resource that was not loaded is a pipeline bug, thrown before any row', async () => {
-    const m = mapping({ target: 'StockLock', fields: { warehouseId: { lookup: 'Warehouse', by: 'codeERP', from: 'cd' }, materialStatusId: { const: PLACEHOLDER_UUID }, productId: { ref: 'Product', from: 'p' } } });
+    const m = mapping({
+      target: 'StockLock',
+      fields: {
+        warehouseId: { lookup: 'Warehouse', by: 'codeERP', from: 'cd' },
+        materialStatusId: { const: PLACEHOLDER_UUID },
+        productId: { ref: 'Product', from: 'p' },
+      },
+    });
     await assert.rejects(run(m, [row({ cd: 'CD-SP01', p: '1' })], { refs: createStaticReferenceCache({ MaterialStatus: [] }) }), /Warehouse was not loaded/);
   });
 
@@ -213,8 +259,22 @@ describe('filters', () => {
     assert.deepEqual(await keys({ field: 'tipo', equals: 'B', transforms: ['upper'] }), ['B']);
   });
   test('all, any, not and lists', async () => {
-    assert.deepEqual(await keys([{ col: 'tipo', notEquals: 'A' }, { col: 'obs', notEmpty: true }]), ['B', 'C']);
-    assert.deepEqual(await keys({ any: [{ col: 'tipo', equals: 'A' }, { col: 'obs', equals: '123' }] }), ['A', 'C']);
+    assert.deepEqual(
+      await keys([
+        { col: 'tipo', notEquals: 'A' },
+        { col: 'obs', notEmpty: true },
+      ]),
+      ['B', 'C'],
+    );
+    assert.deepEqual(
+      await keys({
+        any: [
+          { col: 'tipo', equals: 'A' },
+          { col: 'obs', equals: '123' },
+        ],
+      }),
+      ['A', 'C'],
+    );
     assert.deepEqual(await keys({ not: { col: 'tipo', equals: 'A' } }), ['B', 'C']);
     assert.deepEqual(await keys({ all: [{ col: 'tipo', in: ['A', 'C'] }, { not: { col: 'obs', empty: true } }] }), ['C']);
   });
@@ -238,13 +298,22 @@ describe('validation against the target schema, parse errors, keys', () => {
     });
     const r = await run(m, [row({ c: 'FC1', p: 'P', u: 'CX', n: '0', out: 'not-a-uuid' }, 5)]);
     const issues = r.rejects[0]?.issues ?? [];
-    assert.deepEqual(issues.map((i) => [i.code, i.field]), [['schema', 'unitMeasurementInputCount'], ['schema', 'unitMeasurementOutputID']]);
+    assert.deepEqual(
+      issues.map((i) => [i.code, i.field]),
+      [
+        ['schema', 'unitMeasurementInputCount'],
+        ['schema', 'unitMeasurementOutputID'],
+      ],
+    );
     assert.match(issues[0]?.message ?? '', /^line 5: field unitMeasurementInputCount: '0': /);
     assert.match(issues[1]?.message ?? '', /must be a UUID/);
   });
 
   test('forgetting a number transform is caught by validation', async () => {
-    const m = mapping({ target: 'StockSync', fields: { productId: { ref: 'Product', from: 'p' }, ownerId: { lookup: 'Owners', by: 'code', from: 'o' }, quantity: 'q' } });
+    const m = mapping({
+      target: 'StockSync',
+      fields: { productId: { ref: 'Product', from: 'p' }, ownerId: { lookup: 'Owners', by: 'code', from: 'o' }, quantity: 'q' },
+    });
     const r = await run(m, [row({ p: '1', o: '001', q: '5' }, 3)]);
     assert.equal(r.rejects[0]?.issues[0]?.field, 'quantity');
     assert.match(r.rejects[0]?.issues[0]?.message ?? '', /^line 3: field quantity: '5': .*expected number/);
@@ -267,7 +336,11 @@ describe('validation against the target schema, parse errors, keys', () => {
     assert.equal(r.records[0]?.key, 'A-x');
     const u = mapping({ target: 'UnitMeasurement', fields: { symbol: 's', name: 'n', codeERP: 'c' } });
     const r2 = await run(u, [row({ s: 'UN', n: 'Unidade', c: '' }), row({ s: 'CX', n: 'Caixa', c: 'CX01' })]);
-    assert.deepEqual(r2.records.map((x) => x.key), ['UN', 'CX01'], 'codeERP, else the symbol');
+    assert.deepEqual(
+      r2.records.map((x) => x.key),
+      ['UN', 'CX01'],
+      'codeERP, else the symbol',
+    );
     const r3 = await run(category({}), [row({ codigo: '', nome: 'x' }, 8)]);
     assert.equal(r3.rejects[0]?.issues[0]?.code, 'key_missing');
   });
@@ -281,16 +354,28 @@ describe('validation against the target schema, parse errors, keys', () => {
     const a = mapping({
       target: 'PickingListAttachment',
       attachmentPath: 'arquivo',
-      fields: { PickingListID: { ref: 'PickingList', from: { template: '{pedido}|001' } }, UserFileName: 'desc', IsPrintCheckout: { col: 'imp', transforms: ['boolean'] } },
+      fields: {
+        PickingListID: { ref: 'PickingList', from: { template: '{pedido}|001' } },
+        UserFileName: 'desc',
+        IsPrintCheckout: { col: 'imp', transforms: ['boolean'] },
+      },
     });
     const r2 = await run(a, [row({ pedido: '9', arquivo: 'anexos/x.pdf', desc: 'Etiqueta', imp: 'S' })]);
     assert.equal(r2.records[0]?.attachmentPath, 'anexos/x.pdf');
     assert.equal(r2.records[0]?.key, '9|001|Etiqueta');
-    assert.deepEqual(r2.records[0]?.payload, { PickingListID: { $ref: { resource: 'PickingList', value: '9|001' } }, UserFileName: 'Etiqueta', IsPrintCheckout: true });
+    assert.deepEqual(r2.records[0]?.payload, {
+      PickingListID: { $ref: { resource: 'PickingList', value: '9|001' } },
+      UserFileName: 'Etiqueta',
+      IsPrintCheckout: true,
+    });
   });
 
   test('matches: channel and case-insensitive globs', () => {
-    const m = mapping({ match: { channel: 'cadastros', files: ['PRODUTOS_*.csv', 'prod-{a,b}?.txt'] }, target: 'Category', fields: { codeERP: 'c', name: 'n' } });
+    const m = mapping({
+      match: { channel: 'cadastros', files: ['PRODUTOS_*.csv', 'prod-{a,b}?.txt'] },
+      target: 'Category',
+      fields: { codeERP: 'c', name: 'n' },
+    });
     assert.equal(m.matches('cadastros', 'produtos_20241105.CSV'), true);
     assert.equal(m.matches('Cadastros', 'PRODUTOS_1.csv'), true);
     assert.equal(m.matches('pedidos', 'PRODUTOS_1.csv'), false);

@@ -8,7 +8,34 @@ import { compileFastCheck } from '../../src/map/fast-check.js';
 
 const UUID = '0b8e3c1a-5d2f-4e7a-9c31-2f6d8b9a1c44';
 const value = fc.oneof(
-  fc.constantFrom<unknown>(UUID, 'not-a-uuid', '', '   ', 'x', '0', '1', 'UN', '2024-11-05', '2024-11-05T11:12:00.000Z', '05/11/2024', 0, 1, 2, 3, 5, -1, 0.5, NaN, Infinity, true, false, null, undefined, {}, []),
+  fc.constantFrom<unknown>(
+    UUID,
+    'not-a-uuid',
+    '',
+    '   ',
+    'x',
+    '0',
+    '1',
+    'UN',
+    '2024-11-05',
+    '2024-11-05T11:12:00.000Z',
+    '05/11/2024',
+    0,
+    1,
+    2,
+    3,
+    5,
+    -1,
+    0.5,
+    NaN,
+    Infinity,
+    true,
+    false,
+    null,
+    undefined,
+    {},
+    [],
+  ),
   fc.string({ maxLength: 6 }),
   fc.double({ noNaN: false }),
 );
@@ -47,12 +74,33 @@ describe('validation pre-check (fast path) against zod', () => {
   }
 
   test('valid records take the fast path', () => {
-    const product = { status: 1, code: '000101', name: 'Arroz', categoryID: UUID, familyID: UUID, logisticsProfileID: UUID, unitmeasurement: 'UN', weight: 5.05 };
+    const product = {
+      status: 1,
+      code: '000101',
+      name: 'Arroz',
+      categoryID: UUID,
+      familyID: UUID,
+      logisticsProfileID: UUID,
+      unitmeasurement: 'UN',
+      weight: 5.05,
+    };
     assert.equal(compileFastCheck(TARGET_INFO.Product.schema)?.(product), true);
     assert.equal(compileFastCheck(TARGET_INFO.Product.schema)?.({ ...product, name: '   ' }), false, 'trim then min(1), as zod');
     assert.equal(compileFastCheck(TARGET_INFO.Product.schema)?.({ ...product, weight: -1 }), false);
     const item = { productID: UUID, quantity: 2, status: 1, pickingItemStatus: '0' };
-    const pl = { companyID: UUID, branchID: UUID, warehouseID: UUID, ownerID: UUID, order: '1', codeERP: UUID, pickingItens: [item], pickingStatus: '0', status: 1, finishCallBack: false, priority: 2 };
+    const pl = {
+      companyID: UUID,
+      branchID: UUID,
+      warehouseID: UUID,
+      ownerID: UUID,
+      order: '1',
+      codeERP: UUID,
+      pickingItens: [item],
+      pickingStatus: '0',
+      status: 1,
+      finishCallBack: false,
+      priority: 2,
+    };
     const fast = compileFastCheck(TARGET_INFO.PickingList.schema);
     assert.equal(fast?.(pl), true);
     assert.equal(fast?.({ ...pl, pickingItens: [] }), false);
@@ -63,9 +111,26 @@ describe('validation pre-check (fast path) against zod', () => {
   test('valid records with one or two values mutated: fast true implies zod success, and both agree often', () => {
     const item = { productID: UUID, quantity: 2, status: 1, pickingItemStatus: '0' };
     const bases: Array<[keyof typeof TARGET_INFO, Record<string, unknown>]> = [
-      ['Product', { status: 1, code: '000101', name: 'Arroz', categoryID: UUID, familyID: UUID, logisticsProfileID: UUID, unitmeasurement: 'UN', weight: 5.05 }],
+      [
+        'Product',
+        { status: 1, code: '000101', name: 'Arroz', categoryID: UUID, familyID: UUID, logisticsProfileID: UUID, unitmeasurement: 'UN', weight: 5.05 },
+      ],
       ['StockLock', { warehouseId: UUID, materialStatusId: UUID, productId: UUID, lotNumber: 'L1', expirationDate: '2025-01-01' }],
-      ['PickingList', { companyID: UUID, branchID: UUID, warehouseID: UUID, ownerID: UUID, order: '1', codeERP: UUID, pickingItens: [item], pickingStatus: '0', status: 1, finishCallBack: false }],
+      [
+        'PickingList',
+        {
+          companyID: UUID,
+          branchID: UUID,
+          warehouseID: UUID,
+          ownerID: UUID,
+          order: '1',
+          codeERP: UUID,
+          pickingItens: [item],
+          pickingStatus: '0',
+          status: 1,
+          finishCallBack: false,
+        },
+      ],
       ['ConversionFactor', { productID: UUID, unitMeasurementInputID: UUID, unitMeasurementInputCount: 6, unitMeasurementOutputID: UUID, codeERP: 'FC1' }],
     ];
     for (const [target, base] of bases) {

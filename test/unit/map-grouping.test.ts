@@ -29,16 +29,11 @@ const orderMapping = (group: Record<string, unknown> = {}, fields: Record<string
     },
   });
 
-const line = (pedido: string, cliente: string, produto: string, qtd: string, l: number): ParsedItem =>
-  row({ pedido, cd: 'CD-SP01', cliente, produto, qtd }, l);
+const line = (pedido: string, cliente: string, produto: string, qtd: string, l: number): ParsedItem => row({ pedido, cd: 'CD-SP01', cliente, produto, qtd }, l);
 
 describe('documents grouped by key', () => {
   test('contiguous lines make one document each, streaming', async () => {
-    const r = await run(orderMapping(), [
-      line('1', 'Ana', 'P1', '2', 2),
-      line('1', 'Ana', 'P2', '3', 3),
-      line('2', 'Bia', 'P1', '1,5', 4),
-    ]);
+    const r = await run(orderMapping(), [line('1', 'Ana', 'P1', '2', 2), line('1', 'Ana', 'P2', '3', 3), line('2', 'Bia', 'P1', '1,5', 4)]);
     assert.equal(r.rejects.length, 0);
     assert.equal(r.records.length, 2);
     const [a, b] = r.records;
@@ -46,10 +41,13 @@ describe('documents grouped by key', () => {
     assert.deepEqual(a?.source, { line: 2, lineEnd: 3 });
     assert.equal(a?.raw.length, 2);
     const items = a?.payload['pickingItens'] as Array<Record<string, unknown>>;
-    assert.deepEqual(items.map((i) => [i['productID'], i['quantity'], i['pickingItemStatus'], i['status']]), [
-      [{ $ref: { resource: 'Product', value: 'P1' } }, 2, '0', 1],
-      [{ $ref: { resource: 'Product', value: 'P2' } }, 3, '0', 1],
-    ]);
+    assert.deepEqual(
+      items.map((i) => [i['productID'], i['quantity'], i['pickingItemStatus'], i['status']]),
+      [
+        [{ $ref: { resource: 'Product', value: 'P1' } }, 2, '0', 1],
+        [{ $ref: { resource: 'Product', value: 'P2' } }, 3, '0', 1],
+      ],
+    );
     assert.equal(a?.payload['pickingStatus'], '0');
     assert.equal(a?.payload['finishCallBack'], false);
     assert.equal((b?.payload['pickingItens'] as unknown[]).length, 1);
@@ -70,20 +68,31 @@ describe('documents grouped by key', () => {
   test('contiguous: false buffers and merges documents in first-seen order', async () => {
     const r = await run(orderMapping({ contiguous: false }), [line('1', 'Ana', 'P1', '2', 2), line('2', 'Bia', 'P1', '1', 3), line('1', 'Ana', 'P3', '1', 4)]);
     assert.equal(r.rejects.length, 0);
-    assert.deepEqual(r.records.map((x) => [x.key, (x.payload['pickingItens'] as unknown[]).length, x.raw.map((w) => w.line)]), [
-      ['1|001', 2, [2, 4]],
-      ['2|001', 1, [3]],
-    ]);
+    assert.deepEqual(
+      r.records.map((x) => [x.key, (x.payload['pickingItens'] as unknown[]).length, x.raw.map((w) => w.line)]),
+      [
+        ['1|001', 2, [2, 4]],
+        ['2|001', 1, [3]],
+      ],
+    );
   });
 
   test('header fields must agree: the whole document is rejected naming line and field', async () => {
-    const r = await run(orderMapping(), [line('1', 'Ana', 'P1', '2', 2), line('1', 'Ana Maria', 'P2', '3', 3), line('1', 'Ana', 'P3', '1', 4), line('2', 'Bia', 'P1', '1', 5)]);
+    const r = await run(orderMapping(), [
+      line('1', 'Ana', 'P1', '2', 2),
+      line('1', 'Ana Maria', 'P2', '3', 3),
+      line('1', 'Ana', 'P3', '1', 4),
+      line('2', 'Bia', 'P1', '1', 5),
+    ]);
     assert.equal(r.records.length, 1);
     const rej = r.rejects[0];
     assert.equal(rej?.raw.length, 3, 'every row of the document is in the reject');
     assert.deepEqual(rej?.source, { line: 2, lineEnd: 4 });
     assert.equal(rej?.key, '1|001');
-    assert.deepEqual(rej?.issues.map((i) => [i.code, i.field]), [['header_mismatch', 'clientName']]);
+    assert.deepEqual(
+      rej?.issues.map((i) => [i.code, i.field]),
+      [['header_mismatch', 'clientName']],
+    );
     assert.equal(
       rej?.issues[0]?.message,
       "line 3: field clientName: 'Ana Maria' differs from 'Ana' on line 2 (first line of document '1'); header fields must agree on every line",
@@ -116,7 +125,10 @@ describe('documents grouped by key', () => {
     assert.equal(r.rejects[0]?.issues[0]?.message, 'line 2: field group.by: is empty but required (the document key)');
     // inside an open document (contiguous), the line most likely belongs to it: the document is held back
     const mid = await run(orderMapping(), [line('1', 'Ana', 'P1', '2', 2), line('', 'Ana', 'P2', '1', 3), line('2', 'Bia', 'P1', '1', 4)]);
-    assert.deepEqual(mid.records.map((x) => x.key), ['2|001']);
+    assert.deepEqual(
+      mid.records.map((x) => x.key),
+      ['2|001'],
+    );
     assert.equal(mid.rejects[0]?.raw.length, 2);
     assert.match(mid.rejects[0]?.issues[0]?.message ?? '', /^line 3: field group\.by: is empty but required .*may belong to document '1'/);
   });
@@ -125,7 +137,11 @@ describe('documents grouped by key', () => {
     const m = mapping({
       target: 'PickingList',
       filter: { col: 'qtd', transforms: ['number'], notEquals: 0 },
-      group: { by: 'pedido', items: 'pickingItens', itemFields: { productID: { ref: 'Product', from: 'produto' }, quantity: { col: 'qtd', transforms: ['number'] } } },
+      group: {
+        by: 'pedido',
+        items: 'pickingItens',
+        itemFields: { productID: { ref: 'Product', from: 'produto' }, quantity: { col: 'qtd', transforms: ['number'] } },
+      },
       fields: {
         order: 'pedido',
         codeERP: { col: 'pedido', transforms: ['uuid5'] },
@@ -136,9 +152,15 @@ describe('documents grouped by key', () => {
       },
     });
     const r = await run(m, [line('1', 'Ana', 'P1', '2', 2), line('1', 'Ana', 'P2', '0', 3), line('1', 'Ana', 'P3', 'x', 4), line('2', 'Bia', 'P1', '1', 5)]);
-    assert.deepEqual(r.records.map((x) => x.key), ['2|001']);
+    assert.deepEqual(
+      r.records.map((x) => x.key),
+      ['2|001'],
+    );
     assert.equal(r.stats.skipped, 1, 'quantity 0 is filtered out');
-    assert.deepEqual(r.rejects[0]?.raw.map((x) => x.line), [2, 4]);
+    assert.deepEqual(
+      r.rejects[0]?.raw.map((x) => x.line),
+      [2, 4],
+    );
     assert.match(r.rejects[0]?.issues[0]?.message ?? '', /^line 4: field filter: 'x' is not a number/);
   });
 });
@@ -165,8 +187,23 @@ describe('documents from files (real parsers)', () => {
       source: {
         format: 'fixed-width',
         records: [
-          { type: 'H', match: { start: 1, value: 'H' }, fields: [{ name: 'pedido', start: 2, length: 8 }, { name: 'cd', start: 10, length: 7 }, { name: 'cliente', start: 17, length: 29 }] },
-          { type: 'D', match: { start: 1, value: 'D' }, fields: [{ name: 'produto', start: 2, length: 6 }, { name: 'qtd', start: 8, length: 6 }] },
+          {
+            type: 'H',
+            match: { start: 1, value: 'H' },
+            fields: [
+              { name: 'pedido', start: 2, length: 8 },
+              { name: 'cd', start: 10, length: 7 },
+              { name: 'cliente', start: 17, length: 29 },
+            ],
+          },
+          {
+            type: 'D',
+            match: { start: 1, value: 'D' },
+            fields: [
+              { name: 'produto', start: 2, length: 6 },
+              { name: 'qtd', start: 8, length: 6 },
+            ],
+          },
           { type: 'T', match: { start: 1, value: 'T' }, fields: [{ name: 'n', start: 2, length: 1 }] },
         ],
       },
@@ -188,16 +225,22 @@ describe('documents from files (real parsers)', () => {
       },
     });
     const r = await run(m, openParser(path, m.source));
-    assert.deepEqual(r.records.map((x) => [x.key, x.payload['clientName'], (x.payload['pickingItens'] as unknown[]).length]), [
-      ['101|001', 'Supermercado Boa Esperança', 2],
-      ['102|001', 'Comercial Irmãos Araújo', 2],
-    ]);
+    assert.deepEqual(
+      r.records.map((x) => [x.key, x.payload['clientName'], (x.payload['pickingItens'] as unknown[]).length]),
+      [
+        ['101|001', 'Supermercado Boa Esperança', 2],
+        ['102|001', 'Comercial Irmãos Araújo', 2],
+      ],
+    );
     assert.deepEqual(r.records[0]?.source, { line: 1, lineEnd: 3 });
     // the trailer is skipped (other record types do not end a document): the detail line after it still belongs to 102
     assert.equal(r.stats.skipped, 1);
-    const orphan = await run(m, (async function* () {
-      yield { kind: 'row', row: { line: 1, fields: { produto: '000101', qtd: '1' }, recordType: 'D' } } as ParsedItem;
-    })());
+    const orphan = await run(
+      m,
+      (async function* () {
+        yield { kind: 'row', row: { line: 1, fields: { produto: '000101', qtd: '1' }, recordType: 'D' } } as ParsedItem;
+      })(),
+    );
     assert.equal(orphan.rejects[0]?.issues[0]?.code, 'orphan_item');
     assert.equal(orphan.rejects[0]?.issues[0]?.message, 'line 1: D record before any H record: it belongs to no document');
   });
@@ -246,8 +289,14 @@ describe('documents from files (real parsers)', () => {
     assert.equal(po?.payload['registrationDate'], '2018-08-08T13:25:10.000Z');
     const items = po?.payload['purchaseOrderItens'] as Array<Record<string, unknown>>;
     assert.equal(items.length, 21);
-    assert.deepEqual(items.map((i) => i['aux01']), Array.from({ length: 21 }, (_, i) => String(i + 1)));
-    assert.ok(items.some((i) => i['aux02'] === '09021000'), 'NCM 09021000 keeps its leading zero');
+    assert.deepEqual(
+      items.map((i) => i['aux01']),
+      Array.from({ length: 21 }, (_, i) => String(i + 1)),
+    );
+    assert.ok(
+      items.some((i) => i['aux02'] === '09021000'),
+      'NCM 09021000 keeps its leading zero',
+    );
     assert.deepEqual(items[0]?.['productID'], { $ref: { resource: 'Product', value: '1094' } });
     assert.equal(items[0]?.['quantity'], 2);
     assert.equal(items[0]?.['lotNumber'], undefined);
@@ -260,11 +309,14 @@ describe('documents from files (real parsers)', () => {
     assert.equal(r.rejects.length, 0, JSON.stringify(r.rejects[0]?.issues));
     const items = r.records[0]?.payload['purchaseOrderItens'] as Array<Record<string, unknown>>;
     assert.equal(items.length, 21 + 1, 'item 1 has two lots');
-    assert.deepEqual(items.slice(0, 3).map((i) => [i['aux01'], i['lotNumber'], i['quantity'], i['manufacturingDate'], i['expirationDate']]), [
-      ['1', '0012E5', 1.5, '2018-07-01', '2019-01-01'],
-      ['1', '000731', 0.5, '2018-07-15', '2019-01-15'],
-      ['2', 'L-0042', 2, '2018-06-30', '2018-12-31'],
-    ]);
+    assert.deepEqual(
+      items.slice(0, 3).map((i) => [i['aux01'], i['lotNumber'], i['quantity'], i['manufacturingDate'], i['expirationDate']]),
+      [
+        ['1', '0012E5', 1.5, '2018-07-01', '2019-01-01'],
+        ['1', '000731', 0.5, '2018-07-15', '2019-01-15'],
+        ['2', 'L-0042', 2, '2018-06-30', '2018-12-31'],
+      ],
+    );
     assert.equal(items[3]?.['lotNumber'], undefined, 'items without rastro stay whole');
     assert.equal(items[3]?.['quantity'], 2);
   });
@@ -293,11 +345,17 @@ describe('JSON Lines sources', () => {
       fields: { codeERP: { path: 'codigo' }, name: { path: 'empresa/razao' }, cnpj: { path: 'empresa/cnpj', transforms: ['cnpj'] } },
     });
     const r = await run(m, openParser(path, m.source));
-    assert.deepEqual(r.records.map((x) => [x.key, x.payload['cnpj'], x.op]), [['T001', '11223344000186', 'upsert']]);
-    assert.deepEqual(r.rejects.map((x) => [x.source.line, x.issues[0]?.code]), [
-      [2, 'bad_json'],
-      [3, 'invalid_cnpj'],
-    ]);
+    assert.deepEqual(
+      r.records.map((x) => [x.key, x.payload['cnpj'], x.op]),
+      [['T001', '11223344000186', 'upsert']],
+    );
+    assert.deepEqual(
+      r.rejects.map((x) => [x.source.line, x.issues[0]?.code]),
+      [
+        [2, 'bad_json'],
+        [3, 'invalid_cnpj'],
+      ],
+    );
     assert.match(r.rejects[1]?.issues[0]?.message ?? '', /^line 3: field cnpj: '11\.223\.344\/0001-87' is not a valid CNPJ \(check digits should be 86\)$/);
   });
 });

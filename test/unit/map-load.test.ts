@@ -99,28 +99,47 @@ fields:
       [{ target: 'PickingList', fields: { order: 'a' } }, /group: PickingList is a document: add group/],
       [{ target: 'Category', op: 'upsert', fields: { codeERP: 'a', name: 'b' } }, /op: Category accepts op create, not 'upsert'/],
       [{ target: 'Category', fields: { name: 'b' } }, /fields: the natural key of Category is codeERP: map codeERP or set key/],
-      [{ target: 'PickingListAttachment', fields: { PickingListID: { ref: 'PickingList', from: 'a' }, UserFileName: 'b' } }, /attachmentPath: PickingListAttachment needs attachmentPath/],
+      [
+        { target: 'PickingListAttachment', fields: { PickingListID: { ref: 'PickingList', from: 'a' }, UserFileName: 'b' } },
+        /attachmentPath: PickingListAttachment needs attachmentPath/,
+      ],
       [{ target: 'Category', filter: { col: 'a', regex: '([' }, fields: { codeERP: 'a', name: 'b' } }, /filter\.regex: invalid regular expression/],
       [{ target: 'Category', timeZone: 'America/Sao_Pablo', fields: { codeERP: 'a', name: 'b' } }, /timeZone: unknown time zone 'America\/Sao_Pablo'/],
       [{ target: 'Category', fields: { codeERP: { template: '{a' }, name: 'b' } }, /fields\.codeERP\.template: unclosed '\{'/],
-      [{ target: 'Category', fields: { codeERP: 'a', name: { col: 'b', transforms: [{ date: { format: 'dd/MM' } }] } } }, /fields\.name\.transforms\[0\]\.date\.format: date format 'dd\/MM' needs yyyy/],
+      [
+        { target: 'Category', fields: { codeERP: 'a', name: { col: 'b', transforms: [{ date: { format: 'dd/MM' } }] } } },
+        /fields\.name\.transforms\[0\]\.date\.format: date format 'dd\/MM' needs yyyy/,
+      ],
       [{ target: 'Category', filter: { col: 'a' }, fields: { codeERP: 'a', name: 'b' } }, /filter: a condition has exactly one test/],
       [{ target: 'Category', source: { format: 'delimited', header: true, columns: ['a', 'b'] }, fields: { codeERP: 'a', name: 'b' } }, /source\.columns: /],
       [{ target: 'Category', group: { by: 'a', items: 'pickingItens', itemFields: {} }, fields: { codeERP: 'a', name: 'b' } }, /group: group makes documents/],
     ];
     for (const [obj, re] of cases) {
-      assert.throws(() => parseMapping({ name: 'm', match: { files: '*.csv' }, source: { format: 'delimited' }, ...obj }, 'm.yaml'), (err: unknown) => {
-        assert.ok(err instanceof MappingError);
-        assert.match(err.message, re);
-        assert.match(err.message, /^m\.yaml: /);
-        return true;
-      });
+      assert.throws(
+        () => parseMapping({ name: 'm', match: { files: '*.csv' }, source: { format: 'delimited' }, ...obj }, 'm.yaml'),
+        (err: unknown) => {
+          assert.ok(err instanceof MappingError);
+          assert.match(err.message, re);
+          assert.match(err.message, /^m\.yaml: /);
+          return true;
+        },
+      );
     }
   });
 
   test('JSON mapping files and unreadable files', async () => {
     const path = join(dir, 'cat.json');
-    await writeFile(path, JSON.stringify({ $schema: '../schemas/mapping.schema.json', name: 'cat', match: { files: '*.csv' }, source: { format: 'delimited' }, target: 'Category', fields: { codeERP: 'a', name: 'b' } }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        $schema: '../schemas/mapping.schema.json',
+        name: 'cat',
+        match: { files: '*.csv' },
+        source: { format: 'delimited' },
+        target: 'Category',
+        fields: { codeERP: 'a', name: 'b' },
+      }),
+    );
     const m = await loadMappingFile(path);
     assert.equal(m.name, 'cat');
     assert.equal(m.source.format === 'delimited' && m.source.delimiter, ';', 'parser defaults filled in');
@@ -141,7 +160,10 @@ fields:
     await writeFile(join(d, 'd.yaml'), 'name: [');
     await writeFile(join(d, 'README.md'), '# not a mapping');
     const { mappings, errors } = await loadMappingsDir(d);
-    assert.deepEqual(mappings.map((m) => m.name), ['one', 'two']);
+    assert.deepEqual(
+      mappings.map((m) => m.name),
+      ['one', 'two'],
+    );
     assert.equal(errors.length, 2);
     assert.match(errors[0]?.message ?? '', /c\.yaml: name: mapping name 'one' is already used by .*a\.yaml/);
     assert.match(errors[1]?.message ?? '', /d\.yaml: \(yaml\)/);
@@ -157,7 +179,15 @@ describe('JSON Schema', () => {
     const committed = JSON.parse(await readFile(join(PROJECT_ROOT, 'schemas/mapping.schema.json'), 'utf8')) as unknown;
     // descriptions may be reworded by the parser owners between regenerations; keys and types may not drift
     const shape = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(shape) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'description').map(([k, x]) => [k, shape(x)])) : v;
+      Array.isArray(v)
+        ? v.map(shape)
+        : v !== null && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .filter(([k]) => k !== 'description')
+                .map(([k, x]) => [k, shape(x)]),
+            )
+          : v;
     assert.deepEqual(shape(committed), shape(schema), 'schemas/mapping.schema.json is stale: run `wmsbridge schema > schemas/mapping.schema.json`');
     // validate with a validator built from the JSON Schema itself (not from the zod model)
     const validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);

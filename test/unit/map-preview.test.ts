@@ -28,9 +28,14 @@ describe('wmsbridge preview', () => {
   });
 
   test('--json --limit: one JSON object per line', async () => {
-    const r = await runCli(['preview', mappingPath('pedidos.yaml'), inboxPath('pedidos/PEDIDOS_20241105_1700.csv'), '--json', '--limit', '2'], { timeoutMs: 60_000 });
+    const r = await runCli(['preview', mappingPath('pedidos.yaml'), inboxPath('pedidos/PEDIDOS_20241105_1700.csv'), '--json', '--limit', '2'], {
+      timeoutMs: 60_000,
+    });
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 2);
     assert.equal(lines[0]?.['kind'], 'record');
     assert.equal(lines[0]?.['key'], '100231|001');
@@ -56,8 +61,15 @@ describe('wmsbridge preview', () => {
     assert.match(r.stdout, /invalid_ean: line 2: field barCode: '7891234009006' has a wrong GTIN\/EAN check digit/);
     assert.match(r.stdout, /^Product create key=000901/m);
     const j = await runCli(['preview', mappingPath('produtos.yaml'), data, '--json'], { timeoutMs: 60_000 });
-    const rej = j.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; issues?: Array<{ field: string }> }).find((x) => x.kind === 'reject');
-    assert.deepEqual(rej?.issues?.map((i) => i.field), ['barCode', 'weight']);
+    const rej = j.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; issues?: Array<{ field: string }> })
+      .find((x) => x.kind === 'reject');
+    assert.deepEqual(
+      rej?.issues?.map((i) => i.field),
+      ['barCode', 'weight'],
+    );
   });
 
   test('a mapping error exits 2 naming the file and the path inside', async () => {
@@ -100,12 +112,18 @@ describe('wmsbridge preview', () => {
     test('lookups print WMS ids; an unknown status rejects at map time', async () => {
       const data = join(dir, 'BLOQUEIOS_x.csv');
       await writeFile(data, 'cd;produto;lote;situacao;motivo\nCD-SP01;000210;L1;Quarentena;x\nCD-SP01;000210;L1;Bloquado;typo\n');
-      const r = await runCli(['preview', mappingPath('bloqueios.yaml'), data, '--json', '--wms-url', info?.url ?? '', '--access-key-id', info?.accessKeyID ?? ''], {
-        timeoutMs: 60_000,
-        env: { ...process.env, WMS_SECRET_KEY: info?.secretKey ?? '' },
-      });
+      const r = await runCli(
+        ['preview', mappingPath('bloqueios.yaml'), data, '--json', '--wms-url', info?.url ?? '', '--access-key-id', info?.accessKeyID ?? ''],
+        {
+          timeoutMs: 60_000,
+          env: { ...process.env, WMS_SECRET_KEY: info?.secretKey ?? '' },
+        },
+      );
       assert.equal(r.code, 1, r.stderr);
-      const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; payload?: Record<string, unknown>; issues?: Array<{ code: string; message: string }> });
+      const out = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; payload?: Record<string, unknown>; issues?: Array<{ code: string; message: string }> });
       assert.match(String(out[0]?.payload?.['warehouseId']), /^[0-9a-f]{8}-[0-9a-f]{4}-/);
       assert.match(String(out[0]?.payload?.['materialStatusId']), /^[0-9a-f]{8}-[0-9a-f]{4}-/);
       assert.equal(out[1]?.kind, 'reject');
@@ -114,7 +132,7 @@ describe('wmsbridge preview', () => {
       assert.doesNotMatch(r.stdout + r.stderr, new RegExp(info?.secretKey ?? 'never'), 'the secret is never printed');
     });
 
-    test('the config file\'s WMS resolves the lookups too (--config)', async () => {
+    test("the config file's WMS resolves the lookups too (--config)", async () => {
       const data = join(dir, 'BLOQUEIOS_cfg.csv');
       await writeFile(data, 'cd;produto;lote;situacao;motivo\nCD-SP01;000210;L1;Quarentena;x\n');
       const cfg = join(dir, 'preview-config.json');

@@ -203,6 +203,12 @@ test('number: more significant digits than a double keeps exactly is a row failu
   assert.equal(num('999999999999999'), 999999999999999); // 15 digits: exact
   assert.equal(num('1.234.567.890,12345'), 1234567890.12345);
   assert.equal(num('100000000000000000000000'), 1e23); // 1 significant digit
-  assert.throws(() => num('99999999999999999999999'), (e: unknown) => e instanceof RowFail && /23 significant digits.*1e\+23/.test(e.message));
-  assert.throws(() => num('0,12345678901234567'), (e: unknown) => e instanceof RowFail && /17 significant digits/.test(e.message));
+  assert.throws(
+    () => num('99999999999999999999999'),
+    (e: unknown) => e instanceof RowFail && /23 significant digits.*1e\+23/.test(e.message),
+  );
+  assert.throws(
+    () => num('0,12345678901234567'),
+    (e: unknown) => e instanceof RowFail && /17 significant digits/.test(e.message),
+  );
 });

@@ -68,7 +68,12 @@ describe('metrics', () => {
     const { types, samples } = parseExposition(await r.render());
     assert.equal(types.get('wmsbridge_request_seconds'), 'histogram');
     const buckets = samples.filter((s) => s.name === 'wmsbridge_request_seconds_bucket').map((s) => [s.labels.le, s.value]);
-    assert.deepEqual(buckets, [['0.1', 1], ['0.5', 3], ['1', 4], ['+Inf', 5]]);
+    assert.deepEqual(buckets, [
+      ['0.1', 1],
+      ['0.5', 3],
+      ['1', 4],
+      ['+Inf', 5],
+    ]);
     assert.equal(samples.find((s) => s.name === 'wmsbridge_request_seconds_count')?.value, 5);
     assert.ok(Math.abs(samples.find((s) => s.name === 'wmsbridge_request_seconds_sum')!.value - 4.25) < 1e-9);
   });
@@ -78,7 +83,10 @@ describe('metrics', () => {
     r.counter('a_total', 'a');
     r.histogram('b_seconds', 'b', [1]);
     const { samples } = parseExposition(await r.render());
-    assert.deepEqual(samples.map((s) => `${s.name}${s.labels.le ?? ''}=${s.value}`), ['a_total=0', 'b_seconds_bucket1=0', 'b_seconds_bucket+Inf=0', 'b_seconds_sum=0', 'b_seconds_count=0']);
+    assert.deepEqual(
+      samples.map((s) => `${s.name}${s.labels.le ?? ''}=${s.value}`),
+      ['a_total=0', 'b_seconds_bucket1=0', 'b_seconds_bucket+Inf=0', 'b_seconds_sum=0', 'b_seconds_count=0'],
+    );
   });
 });
 
@@ -89,7 +97,12 @@ test('watch metrics: inbox entries not taken are counted by kind', async () => {
   m.recordRefused('symlink');
   m.recordRefused('name-encoding');
   const client = { requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [10], latencyCounts: [0, 0], latencySumMs: 0 };
-  const text = await m.render({ recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 }, files: [], client, queued: 0 });
+  const text = await m.render({
+    recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 },
+    files: [],
+    client,
+    queued: 0,
+  });
   assert.match(text, /^wmsbridge_intake_refused_total\{kind="symlink"\} 2$/m);
   assert.match(text, /^wmsbridge_intake_refused_total\{kind="name-encoding"\} 1$/m);
 });

@@ -4,13 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import {
-  createAtomicWriteStream,
-  isAtomicTempName,
-  nodeFsLayer,
-  writeFileAtomic,
-  type AtomicFsLayer,
-} from '../../src/outbox/atomic.js';
+import { createAtomicWriteStream, isAtomicTempName, nodeFsLayer, writeFileAtomic, type AtomicFsLayer } from '../../src/outbox/atomic.js';
 import { createCsvWriter } from '../../src/outbox/csv.js';
 import { BridgeError } from '../../src/shared/errors.js';
 

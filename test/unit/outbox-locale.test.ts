@@ -41,7 +41,10 @@ describe('outbox locale (pt-BR by default)', () => {
     // a code without a template keeps the English message; no code at all too
     assert.equal(pt.reason({ code: 'never_heard_of_it' }, 'line 3: odd'), 'line 3: odd');
     assert.equal(pt.reason(undefined, 'line 3: odd'), 'line 3: odd');
-    assert.equal(pt.reason({ code: 'E_WMS_HTTP', params: { status: 422, message: 'SKU inválido' } }, '', true), 'o WMS respondeu com erro (HTTP 422): "SKU inválido"');
+    assert.equal(
+      pt.reason({ code: 'E_WMS_HTTP', params: { status: 422, message: 'SKU inválido' } }, '', true),
+      'o WMS respondeu com erro (HTTP 422): "SKU inválido"',
+    );
   });
 
   test('the page is pt-BR: lang, headings, outcome names, numbers, zone', () => {
@@ -85,7 +88,12 @@ describe('outbox locale (pt-BR by default)', () => {
     const causes = reportCauses(s);
     assert.equal(causes.length, 1);
     assert.equal(causes[0]!.count, s.outage!.waiting);
-    assert.match(causes[0]!.text, new RegExp(`^O WMS ficou indisponível: não foi possível conectar ao WMS, desde .*\\. ${s.outage!.waiting} registros aguardam e serão enviados na próxima execução`));
+    assert.match(
+      causes[0]!.text,
+      new RegExp(
+        `^O WMS ficou indisponível: não foi possível conectar ao WMS, desde .*\\. ${s.outage!.waiting} registros aguardam e serão enviados na próxima execução`,
+      ),
+    );
     assert.equal(statusInWords(s).text, `O WMS ficou indisponível: ${s.outage!.waiting} registros aguardam a próxima execução`);
     // without outage facts from the run, the outage-coded reasons still make one line
     const { outage: _o, ...noFacts } = s;
@@ -98,8 +106,22 @@ describe('outbox locale (pt-BR by default)', () => {
 
   test('a run where every file was a duplicate says so', () => {
     const base = sampleRunSummary({ scenario: 'clean' });
-    const dup = (name: string): RunSummary['files'][number] => ({ channel: 'products', name, status: 'duplicate', mapping: null, target: null, rows: 0, outcomes: {} });
-    const s: RunSummary = { ...base, files: [dup('a.csv'), dup('b.csv')], totals: { ...base.totals, created: 0, updated: 0, records: 0, files: 2 }, errorReasons: [], attention: [] };
+    const dup = (name: string): RunSummary['files'][number] => ({
+      channel: 'products',
+      name,
+      status: 'duplicate',
+      mapping: null,
+      target: null,
+      rows: 0,
+      outcomes: {},
+    });
+    const s: RunSummary = {
+      ...base,
+      files: [dup('a.csv'), dup('b.csv')],
+      totals: { ...base.totals, created: 0, updated: 0, records: 0, files: 2 },
+      errorReasons: [],
+      attention: [],
+    };
     assert.equal(statusInWords(s).text, 'Nada enviado: todos os 2 arquivos já tinham sido processados (duplicados)');
     assert.equal(statusInWords(s, createI18n('en', 'UTC')).text, 'Nothing sent: all 2 files had already been processed (duplicates)');
     assert.ok(!renderReportHtml(s, dir, dir).includes('Tudo entregue'));
@@ -116,7 +138,10 @@ describe('outbox locale (pt-BR by default)', () => {
     const s = sampleRunSummary({ scenario: 'clean' });
     const pt = summaryLine(s, '/o/r.html', 0);
     assert.match(pt, /^4 arquivo\(s\), 1\.478 registro\(s\): 1\.035 criados, 443 atualizados em 97,4 s; relatório \/o\/r\.html$/);
-    assert.match(summaryLine(s, null, 1, createI18n('en', 'UTC')), /^4 file\(s\), 1,478 record\(s\): 1,035 created, 443 updated; 1 problem\(s\), see the log in 97\.4 s$/);
+    assert.match(
+      summaryLine(s, null, 1, createI18n('en', 'UTC')),
+      /^4 file\(s\), 1,478 record\(s\): 1,035 created, 443 updated; 1 problem\(s\), see the log in 97\.4 s$/,
+    );
   });
 });
 

@@ -4,15 +4,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import {
-  escapeHtml,
-  formatReportDate,
-  relativeHref,
-  renderReportHtml,
-  statusInWords,
-  stripCredentials,
-  writeRunReport,
-} from '../../src/outbox/report.js';
+import { escapeHtml, formatReportDate, relativeHref, renderReportHtml, statusInWords, stripCredentials, writeRunReport } from '../../src/outbox/report.js';
 import { sampleRunSummary } from '../helpers/sample-summary.js';
 import { emptyTotals, type RunSummary } from '../../src/outbox/types.js';
 import { createI18n } from '../../src/i18n/index.js';
@@ -81,7 +73,11 @@ describe('run report', () => {
     for (const f of [p.html, p.csv, p.json, p.latest]) assert.ok(existsSync(f), f);
     const names = (await readdir(p.dir)).sort();
     assert.deepEqual(names, ['attention.csv', 'files.csv', 'reasons.csv', 'report.html', 'report.xlsx', 'resources.csv', 'summary.csv', 'summary.json']);
-    assert.deepEqual((await readdir(join(outbox, 'reports'))).filter((n) => n.startsWith('.')), [], 'no temp files left');
+    assert.deepEqual(
+      (await readdir(join(outbox, 'reports'))).filter((n) => n.startsWith('.')),
+      [],
+      'no temp files left',
+    );
     assert.deepEqual(JSON.parse(await readFile(p.json, 'utf8')), s);
     const csv = (await readFile(p.csv, 'utf8')).replace(/^\uFEFF/, '');
     assert.match(csv, /^metric;value\r\n/);

@@ -41,7 +41,11 @@ describe('delimited: basics', () => {
     assert.deepEqual(summary, { rows: 2, errors: 0, bytes: Buffer.byteLength('code;name;qty\nA1;Maçã;3\nB2;"Pera; verde";4\n') });
   });
 
-  for (const [delimiter, sep] of [[',', ','], ['|', '|'], ['\t', '\t']] as const) {
+  for (const [delimiter, sep] of [
+    [',', ','],
+    ['|', '|'],
+    ['\t', '\t'],
+  ] as const) {
     test(`delimiter ${JSON.stringify(delimiter)}`, async () => {
       const { items } = await parse(`a${sep}b\n1${sep}"x${sep}y"\n`, { delimiter });
       assert.deepEqual(rows(items)[0]!.fields, { a: '1', b: `x${sep}y` });
@@ -50,13 +54,28 @@ describe('delimited: basics', () => {
 
   test('CRLF, LF and lone CR line ends; CRLF remembered', async () => {
     const crlf = await parse('a;b\r\n1;2\r\n3;4\r\n');
-    assert.deepEqual(rows(crlf.items).map((r) => [r.line, r.cells]), [[2, ['1', '2']], [3, ['3', '4']]]);
+    assert.deepEqual(
+      rows(crlf.items).map((r) => [r.line, r.cells]),
+      [
+        [2, ['1', '2']],
+        [3, ['3', '4']],
+      ],
+    );
     assert.equal(crlf.facts.newline, '\r\n');
     const cr = await parse('a;b\r1;2\r3;4');
-    assert.deepEqual(rows(cr.items).map((r) => [r.line, r.cells]), [[2, ['1', '2']], [3, ['3', '4']]]);
+    assert.deepEqual(
+      rows(cr.items).map((r) => [r.line, r.cells]),
+      [
+        [2, ['1', '2']],
+        [3, ['3', '4']],
+      ],
+    );
     assert.equal(cr.facts.newline, '\r');
     const mixed = await parse('a;b\n1;2\r\n3;4\r5;6');
-    assert.deepEqual(rows(mixed.items).map((r) => r.line), [2, 3, 4]);
+    assert.deepEqual(
+      rows(mixed.items).map((r) => r.line),
+      [2, 3, 4],
+    );
   });
 
   test('a UTF-8 BOM is stripped (first header name is clean), in every encoding', async () => {
@@ -95,31 +114,55 @@ describe('delimited: basics', () => {
 
   test('header: false gives index keys; columns names them', async () => {
     const plain = await parse('1;2\n3;4\n', { header: false });
-    assert.deepEqual(rows(plain.items).map((r) => [r.line, r.fields]), [[1, { '0': '1', '1': '2' }], [2, { '0': '3', '1': '4' }]]);
+    assert.deepEqual(
+      rows(plain.items).map((r) => [r.line, r.fields]),
+      [
+        [1, { '0': '1', '1': '2' }],
+        [2, { '0': '3', '1': '4' }],
+      ],
+    );
     const named = await parse('1;2\n3;4\n', { header: false, columns: ['x', 'y'] });
     assert.deepEqual(rows(named.items)[1]!.fields, { x: '3', y: '4' });
     const ragged = await parse('1;2\n3\n', { header: false });
-    assert.deepEqual(errors(ragged.items).map((e) => [e.line, e.issue.code, e.issue.message]), [[2, 'ragged_row', 'expected 2 columns, found 1']]);
+    assert.deepEqual(
+      errors(ragged.items).map((e) => [e.line, e.issue.code, e.issue.message]),
+      [[2, 'ragged_row', 'expected 2 columns, found 1']],
+    );
   });
 
   test('skipLines skips leading physical lines (even with quotes) before the header', async () => {
     const { items, facts } = await parse('Export of 2024-01-01 "daily"\n\n"unbalanced\ncode;qty\nA;1\n', { skipLines: 3 });
     assert.deepEqual(facts.columns, ['code', 'qty']);
-    assert.deepEqual(rows(items).map((r) => [r.line, r.fields]), [[5, { code: 'A', qty: '1' }]]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.fields]),
+      [[5, { code: 'A', qty: '1' }]],
+    );
   });
 
   test('skipEmptyLines true by default; false reports an empty line as a 1-cell row', async () => {
     const on = await parse('a;b\n\n1;2\n\n');
-    assert.deepEqual(rows(on.items).map((r) => r.line), [3]);
+    assert.deepEqual(
+      rows(on.items).map((r) => r.line),
+      [3],
+    );
     assert.equal(errors(on.items).length, 0);
     const off = await parse('a;b\n\n1;2\n', { skipEmptyLines: false });
-    assert.deepEqual(errors(off.items).map((e) => [e.line, e.issue.code]), [[2, 'ragged_row']]);
-    assert.deepEqual(rows(off.items).map((r) => r.line), [3]);
+    assert.deepEqual(
+      errors(off.items).map((e) => [e.line, e.issue.code]),
+      [[2, 'ragged_row']],
+    );
+    assert.deepEqual(
+      rows(off.items).map((r) => r.line),
+      [3],
+    );
   });
 
   test('comment lines are skipped', async () => {
     const { items } = await parse('# exported\na;b\n# note\n1;2\n', { comment: '#' });
-    assert.deepEqual(rows(items).map((r) => [r.line, r.fields]), [[4, { a: '1', b: '2' }]]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.fields]),
+      [[4, { a: '1', b: '2' }]],
+    );
   });
 
   test('trim trims fields (spaces around quotes allowed), cells stay as read', async () => {
@@ -169,7 +212,10 @@ describe('delimited: row problems are data, parsing continues', () => {
     );
     assert.equal(errs[0]!.text, short);
     assert.equal(errs[0]!.cells!.length, 9);
-    assert.deepEqual(rows(items).map((r) => r.line), [2, 4]);
+    assert.deepEqual(
+      rows(items).map((r) => r.line),
+      [2, 4],
+    );
     assert.equal(summary.rows, 2);
     assert.equal(summary.errors, 2);
   });
@@ -177,7 +223,13 @@ describe('delimited: row problems are data, parsing continues', () => {
   test('relaxColumnCount accepts ragged rows; extra cells keyed by index', async () => {
     const { items } = await parse('a;b;c\n1;2\n1;2;3;4\n', { relaxColumnCount: true });
     assert.equal(errors(items).length, 0);
-    assert.deepEqual(rows(items).map((r) => r.fields), [{ a: '1', b: '2' }, { a: '1', b: '2', c: '3', '3': '4' }]);
+    assert.deepEqual(
+      rows(items).map((r) => r.fields),
+      [
+        { a: '1', b: '2' },
+        { a: '1', b: '2', c: '3', '3': '4' },
+      ],
+    );
   });
 
   test('quote inside an unquoted field: that line reported, next line parsed', async () => {
@@ -188,20 +240,32 @@ describe('delimited: row problems are data, parsing continues', () => {
     assert.equal(errs[0]!.issue.code, 'bad_quote');
     assert.match(errs[0]!.issue.message, /quote inside unquoted field 2/);
     assert.equal(errs[0]!.text, '4;5"x;6');
-    assert.deepEqual(rows(items).map((r) => r.line), [2, 4]);
+    assert.deepEqual(
+      rows(items).map((r) => r.line),
+      [2, 4],
+    );
   });
 
   test('garbage after a closing quote on one line: reported, next line parsed', async () => {
     const { items } = await parse('a;b\n"x"y;2\n3;4\n');
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[2, 'bad_quote']]);
-    assert.deepEqual(rows(items).map((r) => r.line), [3]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[2, 'bad_quote']],
+    );
+    assert.deepEqual(
+      rows(items).map((r) => r.line),
+      [3],
+    );
   });
 
   test('an unclosed quote followed by a later quoted field: only the opening line is lost', async () => {
     // line 3 opens a quote that never closes properly; lines 4.. must still be rows
     const { items } = await parse('a;b;c\n1;2;3\n4;"5;6\n7;8;9\n10;"x";12\n13;14;15\n');
     const errs = errors(items);
-    assert.deepEqual(errs.map((e) => [e.line, e.issue.code]), [[3, 'bad_quote']]);
+    assert.deepEqual(
+      errs.map((e) => [e.line, e.issue.code]),
+      [[3, 'bad_quote']],
+    );
     assert.match(errs[0]!.issue.message, /quote opened at line 3 is not closed properly/);
     assert.equal(errs[0]!.text, '4;"5;6');
     assert.deepEqual(
@@ -217,9 +281,15 @@ describe('delimited: row problems are data, parsing continues', () => {
 
   test('an unclosed quote running to the end of the file: the line reported, the rest re-read', async () => {
     const { items } = await parse('a;b\n1;"open\n2;3\n4;5\n');
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[2, 'bad_quote']]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[2, 'bad_quote']],
+    );
     assert.match(errors(items)[0]!.issue.message, /never closed \(end of file\)/);
-    assert.deepEqual(rows(items).map((r) => r.line), [3, 4]);
+    assert.deepEqual(
+      rows(items).map((r) => r.line),
+      [3, 4],
+    );
   });
 
   test('an unclosed quote bounded by maxLineLength (no unbounded buffering)', async () => {
@@ -235,9 +305,15 @@ describe('delimited: row problems are data, parsing continues', () => {
 
   test('a line longer than maxLineLength is a line_too_long error item, then parsing continues', async () => {
     const { items } = await parse(`a;b\n1;${'x'.repeat(5000)}\n2;3\n`, { maxLineLength: 1000 });
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[2, 'line_too_long']]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[2, 'line_too_long']],
+    );
     assert.match(errors(items)[0]!.issue.message, /5002 characters long, above the limit of 1000/);
-    assert.deepEqual(rows(items).map((r) => [r.line, r.cells]), [[3, ['2', '3']]]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.cells]),
+      [[3, ['2', '3']]],
+    );
   });
 
   test('a broken header is a whole-file InputError naming the line', async () => {
@@ -248,16 +324,25 @@ describe('delimited: row problems are data, parsing continues', () => {
 describe('delimited: whole-file failures', () => {
   test('a missing file is an InputError naming it', async () => {
     const p = join(dir, 'nope.csv');
-    await assert.rejects(collectItems(p, { format: 'delimited' }), (err: unknown) => err instanceof InputError && err.message.includes(p) && /ENOENT/.test(err.message));
+    await assert.rejects(
+      collectItems(p, { format: 'delimited' }),
+      (err: unknown) => err instanceof InputError && err.message.includes(p) && /ENOENT/.test(err.message),
+    );
   });
 
   test('NUL bytes in the first 8 KB: "looks binary"', async () => {
     const p = await file(Buffer.concat([Buffer.from('a;b\n1;2\n'), Buffer.from([0, 1, 2, 3])]));
-    await assert.rejects(collectItems(p, { format: 'delimited' }), (err: unknown) => err instanceof InputError && /looks binary/.test(err.message) && err.message.includes(p));
+    await assert.rejects(
+      collectItems(p, { format: 'delimited' }),
+      (err: unknown) => err instanceof InputError && /looks binary/.test(err.message) && err.message.includes(p),
+    );
   });
 
   test('bad options are a ConfigError naming the key', () => {
-    assert.throws(() => openParser('x.csv', { format: 'delimited', delimiter: ':' } as never), (err: unknown) => err instanceof ConfigError && /delimiter/.test(err.message));
+    assert.throws(
+      () => openParser('x.csv', { format: 'delimited', delimiter: ':' } as never),
+      (err: unknown) => err instanceof ConfigError && /delimiter/.test(err.message),
+    );
     assert.throws(() => openParser('x.csv', { format: 'delimited', delim: ';' } as never), ConfigError);
     assert.throws(() => openParser('x.csv', { format: 'delimited', columns: ['a'] }), /columns: only apply with header: false/);
     assert.throws(() => openParser('x.csv', { format: 'delimited', header: false, columns: ['a', 'a'] }), /duplicate names a/);
@@ -354,19 +439,24 @@ describe('splitRecord (pure)', () => {
 
 describe('bytes that are not text are row errors naming line and field', () => {
   const errs = (items: Awaited<ReturnType<typeof parse>>['items']) =>
-    items.filter((i) => i.kind === 'error').map((i) => (i.kind === 'error' ? { line: i.line, code: i.issue.code, field: i.issue.field, message: i.issue.message } : null));
+    items
+      .filter((i) => i.kind === 'error')
+      .map((i) => (i.kind === 'error' ? { line: i.line, code: i.issue.code, field: i.issue.field, message: i.issue.message } : null));
 
   test('NUL after the first 8 KB, a tab, an RLO, a C1 control: each its row, the others go on', async () => {
     // past the first 8 KB (a NUL there makes the whole file 'binary')
     const filler = Array.from({ length: 800 }, (_, i) => `F${i};Categoria ${i}`).join('\n');
     const { items } = await parse(`codigo;nome\n${filler}\nN1;Na\u0000me\nT1;Tab\there\nR1;\u202Egpj.exe\nC1;x\u0085y\nOK;Fine\n`);
     const e = errs(items);
-    assert.deepEqual(e.map((x) => [x!.line, x!.code, x!.field]), [
-      [802, 'control_character', 'nome'],
-      [803, 'control_character', 'nome'],
-      [804, 'control_character', 'nome'],
-      [805, 'control_character', 'nome'],
-    ]);
+    assert.deepEqual(
+      e.map((x) => [x!.line, x!.code, x!.field]),
+      [
+        [802, 'control_character', 'nome'],
+        [803, 'control_character', 'nome'],
+        [804, 'control_character', 'nome'],
+        [805, 'control_character', 'nome'],
+      ],
+    );
     assert.match(e[0]!.message, /field nome: U\+0000 \(NUL\) at position 3: not text$/);
     assert.match(e[1]!.message, /U\+0009 \(tab\).*allowControlCharacters/);
     assert.match(e[2]!.message, /U\+202E \(right-to-left override\)/);
@@ -376,15 +466,24 @@ describe('bytes that are not text are row errors naming line and field', () => {
   test('allowControlCharacters accepts tabs and overrides, never NUL; a quoted tab in a TAB file is text', async () => {
     const filler = Array.from({ length: 800 }, (_, i) => `F${i};Categoria ${i}`).join('\n');
     const { items } = await parse(`codigo;nome\nT1;Tab\there \u202E\n${filler}\nN1;a\u0000b\n`, { allowControlCharacters: true });
-    assert.deepEqual(errs(items).map((x) => x!.line), [803]);
+    assert.deepEqual(
+      errs(items).map((x) => x!.line),
+      [803],
+    );
     const tsv = await parse('a\tb\n1\t"x\ty"\n', { delimiter: '\t' });
     assert.deepEqual(errs(tsv.items), []);
   });
 
   test('a row equal to the header line (two exports joined) is rejected', async () => {
     const { items } = await parse('CODIGO;NOME\nA;Um\nCODIGO;NOME\nB;Dois\n');
-    assert.deepEqual(errs(items).map((x) => [x!.line, x!.code]), [[3, 'repeated_header']]);
-    assert.deepEqual(rows(items).map((r) => r.fields['CODIGO']), ['A', 'B']);
+    assert.deepEqual(
+      errs(items).map((x) => [x!.line, x!.code]),
+      [[3, 'repeated_header']],
+    );
+    assert.deepEqual(
+      rows(items).map((r) => r.fields['CODIGO']),
+      ['A', 'B'],
+    );
   });
 
   test('windows-1252: the five undefined bytes (0x81 0x8D 0x8F 0x90 0x9D) are errors, 0x80-0x9F specials are text', async () => {

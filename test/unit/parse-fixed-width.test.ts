@@ -5,14 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { PROJECT_ROOT, SAMPLES_DIR } from '../helpers/cli.js';
-import {
-  collectItems,
-  matchRecord,
-  ParseOptionsSchema,
-  type FixedWidthOptions,
-  type ParsedItem,
-  type ParseOptionsInput,
-} from '../../src/parse/index.js';
+import { collectItems, matchRecord, ParseOptionsSchema, type FixedWidthOptions, type ParsedItem, type ParseOptionsInput } from '../../src/parse/index.js';
 import { ConfigError, InputError } from '../../src/shared/errors.js';
 import type { RawRow } from '../../src/parse/types.js';
 
@@ -78,17 +71,26 @@ describe('fixed-width: positions and record types', () => {
   test('right-trimmed lines: partial field, and "" past the end', async () => {
     const p = await file('D000123000\nD00012\n');
     const { items } = await collectItems(p, simple());
-    assert.deepEqual(rows(items).map((r) => r.fields), [
-      { sku: '000123', qty: '000', desc: '' },
-      { sku: '00012', qty: '', desc: '' },
-    ]);
+    assert.deepEqual(
+      rows(items).map((r) => r.fields),
+      [
+        { sku: '000123', qty: '000', desc: '' },
+        { sku: '00012', qty: '', desc: '' },
+      ],
+    );
   });
 
   test('a line matching no record type is an unknown_record error item; parsing continues', async () => {
     const p = await file('H20240115\nX garbage\nD000123000100abc\n');
     const { items } = await collectItems(p, simple());
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code, e.text]), [[2, 'unknown_record', 'X garbage']]);
-    assert.deepEqual(rows(items).map((r) => r.line), [1, 3]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code, e.text]),
+      [[2, 'unknown_record', 'X garbage']],
+    );
+    assert.deepEqual(
+      rows(items).map((r) => r.line),
+      [1, 3],
+    );
   });
 
   test('"default" matches what no other type matched, whatever its position in the list', async () => {
@@ -112,7 +114,10 @@ describe('fixed-width: positions and record types', () => {
   test('lineLength: longer lines are line_too_long errors, shorter are fine', async () => {
     const p = await file('D000123000100abc\nD000123000100abcdefghijklmnop\n');
     const { items } = await collectItems(p, simple({ lineLength: 22 }));
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[2, 'line_too_long']]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[2, 'line_too_long']],
+    );
     assert.match(errors(items)[0]!.issue.message, /29 characters long, above the layout's 22/);
   });
 
@@ -140,7 +145,10 @@ describe('fixed-width: trailer check', () => {
     const p3 = await file('H20240115\nD000001000010a\nT000001\n');
     assert.equal((await collectItems(p3, simple({ trailer: { countField: 'qtd', counts: ['detail'] } }))).summary.rows, 3);
     // and the same files with the other rule do not match
-    await assert.rejects(collectItems(await file('H20240115\nD000001000010a\nD000002000020b\nT000002\n'), simple({ trailer: { countField: 'qtd', counts: 'all' } })), /trailer|count/i);
+    await assert.rejects(
+      collectItems(await file('H20240115\nD000001000010a\nD000002000020b\nT000002\n'), simple({ trailer: { countField: 'qtd', counts: 'all' } })),
+      /trailer|count/i,
+    );
   });
 
   test('a mismatch is an InputError naming the trailer line and both numbers', async () => {
@@ -169,7 +177,19 @@ describe('fixed-width: trailer check', () => {
     await refused(simple({ trailer: { countField: 'qtd', counts: ['detal'] } }), /trailer.counts: no record type "detal"/);
     await refused(simple({ lineLength: 15 }), /field desc ends at 22, past lineLength 15/);
     await refused(
-      { format: 'fixed-width', records: [{ type: 'a', match: 'default', fields: [{ name: 'x', start: 1, length: 1 }, { name: 'x', start: 2, length: 1 }] }] },
+      {
+        format: 'fixed-width',
+        records: [
+          {
+            type: 'a',
+            match: 'default',
+            fields: [
+              { name: 'x', start: 1, length: 1 },
+              { name: 'x', start: 2, length: 1 },
+            ],
+          },
+        ],
+      },
       /duplicate field names x/,
     );
   });
@@ -243,6 +263,9 @@ describe('fixed-width: CNAB samples', () => {
     const lines = text.split('\n');
     lines.splice(5, 2); // drop a T/U pair
     const p = await file(Buffer.from(lines.join('\n'), 'latin1'));
-    await assert.rejects(collectItems(p, CNAB240), (e: unknown) => e instanceof InputError && /:72: trailer count mismatch.*declares 74 records, the file has 72/.test(e.message));
+    await assert.rejects(
+      collectItems(p, CNAB240),
+      (e: unknown) => e instanceof InputError && /:72: trailer count mismatch.*declares 74 records, the file has 72/.test(e.message),
+    );
   });
 });

@@ -46,15 +46,24 @@ describe('json', () => {
   test('itemPath to a nested array; lines found past decoy arrays and tricky strings', async () => {
     const doc = '{\n "meta": {"items": ["x"], "s": "]\\"[{"},\n "data": {\n  "items": [\n   {"a": "1"},\n\n   {"a": "2"}, 5\n  ]\n }\n}';
     const { items } = await collectItems(await file(doc), { format: 'json', itemPath: 'data/items' });
-    assert.deepEqual(rows(items).map((r) => [r.line, r.fields.a, r.recordType]), [
-      [5, '1', 'data/items[0]'],
-      [7, '2', 'data/items[1]'],
-    ]);
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[7, 'not_an_object']]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.fields.a, r.recordType]),
+      [
+        [5, '1', 'data/items[0]'],
+        [7, '2', 'data/items[1]'],
+      ],
+    );
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[7, 'not_an_object']],
+    );
   });
 
   test('invalid JSON, a missing itemPath, a non-array are InputErrors', async () => {
-    await assert.rejects(collectItems(await file('[{"a":1},'), { format: 'json' }), (e: unknown) => e instanceof InputError && /JSON is not valid/.test(e.message));
+    await assert.rejects(
+      collectItems(await file('[{"a":1},'), { format: 'json' }),
+      (e: unknown) => e instanceof InputError && /JSON is not valid/.test(e.message),
+    );
     await assert.rejects(collectItems(await file('{"a":{}}'), { format: 'json', itemPath: 'a/b' }), /no "a\/b" in the JSON document/);
     await assert.rejects(collectItems(await file('{"a":1}'), { format: 'json' }), /the top level of the JSON document is not an array/);
   });
@@ -64,7 +73,10 @@ describe('json', () => {
     const fh = await open(p, 'w');
     await fh.truncate(25 * 1024 * 1024);
     await fh.close();
-    await assert.rejects(collectItems(p, { format: 'json' }), (e: unknown) => e instanceof InputError && /file is 25 MB, above the JSON limit of 20 MB/.test(e.message));
+    await assert.rejects(
+      collectItems(p, { format: 'json' }),
+      (e: unknown) => e instanceof InputError && /file is 25 MB, above the JSON limit of 20 MB/.test(e.message),
+    );
   });
 });
 
@@ -72,15 +84,21 @@ describe('jsonl', () => {
   test('one object per line; bad lines are error items and parsing continues', async () => {
     const text = '{"sku":"001","q":1}\r\n\r\n{"sku": bad}\r\n[1,2]\r\n"str"\r\n{"sku":"002","tags":["a","b"]}\r\n';
     const { items, summary, facts } = await collectItems(await file(text, 'jsonl'), { format: 'jsonl' });
-    assert.deepEqual(rows(items).map((r) => [r.line, r.fields]), [
-      [1, { sku: '001', q: '1' }],
-      [6, { sku: '002', 'tags[0]': 'a', 'tags[1]': 'b', tags: '["a","b"]' }],
-    ]);
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code, e.text]), [
-      [3, 'bad_json', '{"sku": bad}'],
-      [4, 'not_an_object', '[1,2]'],
-      [5, 'not_an_object', '"str"'],
-    ]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.fields]),
+      [
+        [1, { sku: '001', q: '1' }],
+        [6, { sku: '002', 'tags[0]': 'a', 'tags[1]': 'b', tags: '["a","b"]' }],
+      ],
+    );
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code, e.text]),
+      [
+        [3, 'bad_json', '{"sku": bad}'],
+        [4, 'not_an_object', '[1,2]'],
+        [5, 'not_an_object', '"str"'],
+      ],
+    );
     assert.equal(rows(items)[0]!.text, '{"sku":"001","q":1}');
     assert.deepEqual([summary.rows, summary.errors], [2, 3]);
     assert.equal(facts.newline, '\r\n');
@@ -88,7 +106,10 @@ describe('jsonl', () => {
 
   test('line too long', async () => {
     const { items } = await collectItems(await file(`{"a":"${'x'.repeat(200)}"}\n{"a":"1"}\n`, 'jsonl'), { format: 'jsonl', maxLineLength: 100 });
-    assert.deepEqual(errors(items).map((e) => [e.line, e.issue.code]), [[1, 'line_too_long']]);
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code]),
+      [[1, 'line_too_long']],
+    );
     assert.equal(rows(items)[0]!.line, 2);
   });
 });

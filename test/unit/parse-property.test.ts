@@ -60,7 +60,7 @@ describe('encodings that cannot be right are reported, not sent', () => {
 describe('delimited round trip (fast-check)', () => {
   test('written by formatRecord, read back by openParser: same cells (utf-8 and windows-1252)', async () => {
     await fc.assert(
-      fc.asyncProperty(table, delimiter, eol, fc.constantFrom('utf-8', 'windows-1252') , async (rows, d, nl, enc) => {
+      fc.asyncProperty(table, delimiter, eol, fc.constantFrom('utf-8', 'windows-1252'), async (rows, d, nl, enc) => {
         const text = rows.map((r) => formatRecord(r, { delimiter: d, quote: '"' })).join(nl) + nl;
         // text that looks like UTF-8 read as Windows-1252 ("Ó€" = the bytes C3 93 E2...) is reported as
         // suspect_encoding on purpose (see the encoding test below), not returned as cells

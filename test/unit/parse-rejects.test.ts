@@ -44,7 +44,14 @@ describe('rejects writer: delimited', () => {
     const w = createRejectsWriter(out, { ...opts, headerCells: first.facts.header!, newline: first.facts.newline! });
     const rejected: ParsedItem[] = [items[1]!, items[2]!, items[4]!];
     for (const it of rejected) {
-      if (it.kind === 'row') w.write({ line: it.row.line, lineEnd: it.row.lineEnd, text: it.row.text, cells: it.row.cells, reasons: `line ${it.row.line}: field preço: not valid; "x"` });
+      if (it.kind === 'row')
+        w.write({
+          line: it.row.line,
+          lineEnd: it.row.lineEnd,
+          text: it.row.text,
+          cells: it.row.cells,
+          reasons: `line ${it.row.line}: field preço: not valid; "x"`,
+        });
       else w.write({ line: it.line, text: it.text, cells: it.cells, reasons: it.issue.message });
     }
     // a row known only by its cells (no raw text)
@@ -52,7 +59,10 @@ describe('rejects writer: delimited', () => {
     const res = await w.close();
     assert.equal(res.count, 4);
     assert.equal(res.path, out);
-    assert.equal((await readdir(d)).some((f) => f.endsWith('.tmp')), false);
+    assert.equal(
+      (await readdir(d)).some((f) => f.endsWith('.tmp')),
+      false,
+    );
 
     const raw = await readFile(out);
     assert.equal(raw.includes(Buffer.from('\r\n')), true);
@@ -123,7 +133,10 @@ describe('rejects writer: other formats', () => {
     // the rejects file parses with the same layout, positions intact (no trailer: drop the check)
     const { trailer: _t, ...noTrailer } = layout as Record<string, unknown>;
     const back = await collectItems(out, noTrailer as ParseOptionsInput);
-    assert.deepEqual(back.items.map((i) => (i.kind === 'row' ? i.row.recordType : 'error')), ['detail', 'detail']);
+    assert.deepEqual(
+      back.items.map((i) => (i.kind === 'row' ? i.row.recordType : 'error')),
+      ['detail', 'detail'],
+    );
   });
 
   test('xml: a sidecar listing with element paths only', async () => {

@@ -44,10 +44,13 @@ describe('readLines', () => {
   test('a CRLF split across two read chunks is one terminator', async () => {
     const first = 'x'.repeat(CHUNK - 1);
     const { out } = await lines(`${first}\r\nnext\r\n`);
-    assert.deepEqual(out.map((l) => [l.line, l.text.length, l.eol]), [
-      [1, CHUNK - 1, '\r\n'],
-      [2, 4, '\r\n'],
-    ]);
+    assert.deepEqual(
+      out.map((l) => [l.line, l.text.length, l.eol]),
+      [
+        [1, CHUNK - 1, '\r\n'],
+        [2, 4, '\r\n'],
+      ],
+    );
   });
 
   test('a multi-byte UTF-8 character split across chunks decodes whole', async () => {
@@ -67,16 +70,22 @@ describe('readLines', () => {
   test('an over-long line is reported with its length and skipped without buffering it', async () => {
     const big = 'y'.repeat(3 * CHUNK + 10);
     const { out } = await lines(`ok\n${big}\r\nafter\n${big}`, 'utf-8', 1000);
-    assert.deepEqual(out.map((l) => [l.line, l.text, l.tooLong, l.eol]), [
-      [1, 'ok', undefined, '\n'],
-      [2, '', big.length, '\r\n'],
-      [3, 'after', undefined, '\n'],
-      [4, '', big.length, ''],
-    ]);
+    assert.deepEqual(
+      out.map((l) => [l.line, l.text, l.tooLong, l.eol]),
+      [
+        [1, 'ok', undefined, '\n'],
+        [2, '', big.length, '\r\n'],
+        [3, 'after', undefined, '\n'],
+        [4, '', big.length, ''],
+      ],
+    );
   });
 
   test('NUL in the first 8 KB is binary; after 8 KB it is not sniffed', async () => {
-    await assert.rejects(lines(Buffer.from([0x41, 0x00, 0x42])), (e: unknown) => e instanceof InputError && /looks binary \(NUL byte at offset 1/.test(e.message));
+    await assert.rejects(
+      lines(Buffer.from([0x41, 0x00, 0x42])),
+      (e: unknown) => e instanceof InputError && /looks binary \(NUL byte at offset 1/.test(e.message),
+    );
     // UTF-16LE text has NULs: refused the same way
     await assert.rejects(lines(Buffer.from('\ufeffabc', 'utf16le')), InputError);
     const late = Buffer.concat([Buffer.from('a'.repeat(9000) + '\n'), Buffer.from([0x00]), Buffer.from('\n')]);
@@ -86,7 +95,10 @@ describe('readLines', () => {
 
   test('a file smaller than 8 KB is still sniffed and decoded', async () => {
     const { out } = await lines(Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0x0a]));
-    assert.deepEqual(out.map((l) => l.text), ['a']);
+    assert.deepEqual(
+      out.map((l) => l.text),
+      ['a'],
+    );
   });
 
   test('a directory is an InputError', async () => {

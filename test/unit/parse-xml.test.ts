@@ -67,16 +67,22 @@ describe('xml: NF-e items', () => {
     assert.equal(a.fields['/protNFe/infProt/nProt'], '135240000012345');
     assert.equal(a.fields['/@versao'], '4.00');
     // other items are not document fields
-    assert.equal(Object.keys(a.fields).some((k) => k.includes('det')), false);
+    assert.equal(
+      Object.keys(a.fields).some((k) => k.includes('det')),
+      false,
+    );
   });
 
   test('line = the line of the n-th item start tag (comments ignored), lineEnd its end; recordType with index', async () => {
     const { items } = await collectItems(FIXTURE, NFE);
-    assert.deepEqual(rows(items).map((r) => [r.line, r.lineEnd, r.recordType]), [
-      [16, 36, 'nfeProc/NFe/infNFe/det[1]'],
-      [37, 49, 'nfeProc/NFe/infNFe/det[2]'],
-      [50, undefined, 'nfeProc/NFe/infNFe/det[3]'],
-    ]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.lineEnd, r.recordType]),
+      [
+        [16, 36, 'nfeProc/NFe/infNFe/det[1]'],
+        [37, 49, 'nfeProc/NFe/infNFe/det[2]'],
+        [50, undefined, 'nfeProc/NFe/infNFe/det[3]'],
+      ],
+    );
   });
 
   test('rootOptional: false keeps the root in document paths', async () => {
@@ -91,7 +97,10 @@ describe('xml: NF-e items', () => {
     assert.equal(r.length, 4);
     assert.equal(r[0]!.recordType, 'NFe/infNFe/det[1]');
     assert.ok(r[0]!.fields['/NFe/infNFe/ide/nNF']);
-    await assert.rejects(collectItems(p, { ...NFE, rootOptional: false }), (e: unknown) => e instanceof InputError && /no item element at nfeProc\/NFe\/infNFe\/det \(the document root is NFe\)/.test(e.message));
+    await assert.rejects(
+      collectItems(p, { ...NFE, rootOptional: false }),
+      (e: unknown) => e instanceof InputError && /no item element at nfeProc\/NFe\/infNFe\/det \(the document root is NFe\)/.test(e.message),
+    );
   });
 
   test('a batch with several NFe: each item carries the document fields of its own NFe', async () => {
@@ -101,7 +110,14 @@ describe('xml: NF-e items', () => {
     );
     const { items } = await collectItems(p, { format: 'xml', itemPath: 'enviNFe/NFe/infNFe/det', rootOptional: false });
     assert.deepEqual(
-      rows(items).map((r) => [r.line, r.recordType, r.fields['prod/cProd'], r.fields['/enviNFe/NFe/infNFe/ide/nNF'], r.fields['/enviNFe/NFe/infNFe/@Id'], r.fields['/enviNFe/idLote']]),
+      rows(items).map((r) => [
+        r.line,
+        r.recordType,
+        r.fields['prod/cProd'],
+        r.fields['/enviNFe/NFe/infNFe/ide/nNF'],
+        r.fields['/enviNFe/NFe/infNFe/@Id'],
+        r.fields['/enviNFe/idLote'],
+      ]),
       [
         [2, 'enviNFe/NFe[1]/infNFe/det[1]', 'A', '1', 'N1', '7'],
         [3, 'enviNFe/NFe[2]/infNFe/det[1]', 'B', '2', 'N2', '7'],
@@ -113,13 +129,20 @@ describe('xml: NF-e items', () => {
   test('itemPath alternatives are tried in order', async () => {
     const p = await file('<root><a><item>1</item></a></root>');
     const { items } = await collectItems(p, { format: 'xml', itemPath: ['root/b/item', 'root/a/item'], rootOptional: false });
-    assert.deepEqual(rows(items).map((r) => [r.recordType, r.fields['#text']]), [['root/a/item[1]', '1']]);
+    assert.deepEqual(
+      rows(items).map((r) => [r.recordType, r.fields['#text']]),
+      [['root/a/item[1]', '1']],
+    );
   });
 
   test('every NF-e sample parses; values keep leading zeros; lines point at <det', async () => {
     const files = [
-      ...readdirSync(join(SAMPLES_DIR, 'nfelib')).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES_DIR, 'nfelib', f)),
-      ...readdirSync(join(SAMPLES_DIR, 'sped-nfe')).filter((f) => f.endsWith('.xml')).map((f) => join(SAMPLES_DIR, 'sped-nfe', f)),
+      ...readdirSync(join(SAMPLES_DIR, 'nfelib'))
+        .filter((f) => f.endsWith('.xml'))
+        .map((f) => join(SAMPLES_DIR, 'nfelib', f)),
+      ...readdirSync(join(SAMPLES_DIR, 'sped-nfe'))
+        .filter((f) => f.endsWith('.xml'))
+        .map((f) => join(SAMPLES_DIR, 'sped-nfe', f)),
     ];
     assert.ok(files.length >= 12);
     const ncms: string[] = [];
@@ -150,7 +173,9 @@ describe('xml: NF-e items', () => {
   });
 
   test('default namespace (xmlns) and a prefixed root both work', async () => {
-    const p = await file('<?xml version="1.0"?>\n<NFe xmlns="http://www.portalfiscal.inf.br/nfe"><infNFe><det nItem="1"><prod><NCM>01</NCM></prod></det></infNFe></NFe>');
+    const p = await file(
+      '<?xml version="1.0"?>\n<NFe xmlns="http://www.portalfiscal.inf.br/nfe"><infNFe><det nItem="1"><prod><NCM>01</NCM></prod></det></infNFe></NFe>',
+    );
     const { items } = await collectItems(p, NFE);
     assert.equal(rows(items)[0]!.fields['prod/NCM'], '01');
   });
@@ -206,12 +231,18 @@ describe('xml: refused files', () => {
     await fh.close();
     await assert.rejects(collectItems(p, NFE), (e: unknown) => e instanceof InputError && e.message === `${p}: file is 57 MB, above the XML limit of 20 MB`);
     const small = await file('<r><it>1</it></r>');
-    await assert.rejects(collectItems(small, { format: 'xml', itemPath: 'r/it', maxBytes: 10 }), /file is 0 MB, above the XML limit of 0 MB|above the XML limit/);
+    await assert.rejects(
+      collectItems(small, { format: 'xml', itemPath: 'r/it', maxBytes: 10 }),
+      /file is 0 MB, above the XML limit of 0 MB|above the XML limit/,
+    );
   });
 
   test('not well-formed XML is an InputError with the line', async () => {
     const p = await file('<r>\n<it>1</it>\n<it>2</x>\n</r>');
-    await assert.rejects(collectItems(p, { format: 'xml', itemPath: 'r/it' }), (e: unknown) => e instanceof InputError && /:3: XML is not well-formed/.test(e.message));
+    await assert.rejects(
+      collectItems(p, { format: 'xml', itemPath: 'r/it' }),
+      (e: unknown) => e instanceof InputError && /:3: XML is not well-formed/.test(e.message),
+    );
   });
 
   test('binary content is refused', async () => {

@@ -77,8 +77,21 @@ describe('row builders', () => {
     situation: 3,
     startDate: '2026-01-02T10:00:00Z',
     itens: [
-      { id: '33333333-3333-4333-8333-333333333333', inventoryID: '11111111-1111-4111-8111-111111111111', productID: '44444444-4444-4444-8444-444444444444', quantity: 5, firstCount: 4 },
-      { id: '55555555-5555-4555-8555-555555555555', inventoryID: '11111111-1111-4111-8111-111111111111', productID: '44444444-4444-4444-8444-444444444444', quantity: 2, lotNumber: 'L1', situation: 1 },
+      {
+        id: '33333333-3333-4333-8333-333333333333',
+        inventoryID: '11111111-1111-4111-8111-111111111111',
+        productID: '44444444-4444-4444-8444-444444444444',
+        quantity: 5,
+        firstCount: 4,
+      },
+      {
+        id: '55555555-5555-4555-8555-555555555555',
+        inventoryID: '11111111-1111-4111-8111-111111111111',
+        productID: '44444444-4444-4444-8444-444444444444',
+        quantity: 2,
+        lotNumber: 'L1',
+        situation: 1,
+      },
     ],
   });
 
@@ -111,7 +124,17 @@ describe('row builders', () => {
       { id: 'w', companyID: 'c', branchID: 'b', name: 'CD São Paulo', codeERP: 'CD-SP01' } as S.WarehouseRecord,
       { id: 's', warehouseID: 'w', name: 'Câmara fria', status: 1 } as S.SubWarehouseRecord,
     );
-    assert.deepEqual(row, { warehouse_id: 'w', warehouse_codeERP: 'CD-SP01', warehouse_name: 'CD São Paulo', id: 's', warehouseID: 'w', name: 'Câmara fria', description: null, allowGenerateResponsible: null, status: 1 });
+    assert.deepEqual(row, {
+      warehouse_id: 'w',
+      warehouse_codeERP: 'CD-SP01',
+      warehouse_name: 'CD São Paulo',
+      id: 's',
+      warehouseID: 'w',
+      name: 'Câmara fria',
+      description: null,
+      allowGenerateResponsible: null,
+      status: 1,
+    });
   });
 });
 
@@ -149,14 +172,31 @@ describe('file names and request validation', () => {
   ];
   for (const [label, req, re] of bad) {
     test(`refuses ${label}`, () => {
-      assert.throws(() => validatePullRequest({ outDir: '.', ...req } as never), (err: unknown) => isBridgeError(err) && err.code === 'E_CONFIG' && re.test(err.message));
+      assert.throws(
+        () => validatePullRequest({ outDir: '.', ...req } as never),
+        (err: unknown) => isBridgeError(err) && err.code === 'E_CONFIG' && re.test(err.message),
+      );
     });
   }
 
   test('scheduledPullFromConfig checks kind and filters and keeps options', () => {
-    const p = scheduledPullFromConfig({ name: 'stock-sp', what: 'stock-search', schedule: 'every 30m', format: 'csv', doneFile: true, filters: { warehouseId: '11111111-1111-4111-8111-111111111111' } });
-    assert.deepEqual(p, { name: 'stock-sp', schedule: 'every 30m', request: { what: 'stock-search', format: 'csv', doneFile: true, filters: { warehouseId: '11111111-1111-4111-8111-111111111111' } } });
+    const p = scheduledPullFromConfig({
+      name: 'stock-sp',
+      what: 'stock-search',
+      schedule: 'every 30m',
+      format: 'csv',
+      doneFile: true,
+      filters: { warehouseId: '11111111-1111-4111-8111-111111111111' },
+    });
+    assert.deepEqual(p, {
+      name: 'stock-sp',
+      schedule: 'every 30m',
+      request: { what: 'stock-search', format: 'csv', doneFile: true, filters: { warehouseId: '11111111-1111-4111-8111-111111111111' } },
+    });
     assert.throws(() => scheduledPullFromConfig({ name: 'x', what: 'nope', schedule: 'every 1h' }), /"x": unknown kind "nope"/);
-    assert.throws(() => scheduledPullFromConfig({ name: 'y', what: 'stock-search', schedule: 'every 1h', filters: { warehouseId: 'bad' } }), /"y".*warehouseId/);
+    assert.throws(
+      () => scheduledPullFromConfig({ name: 'y', what: 'stock-search', schedule: 'every 1h', filters: { warehouseId: 'bad' } }),
+      /"y".*warehouseId/,
+    );
   });
 });

@@ -31,7 +31,10 @@ describe('readAhead', () => {
     const { iterable } = source(5000);
     const out: number[] = [];
     for await (const v of readAhead(iterable, 64)) out.push(v);
-    assert.deepEqual(out, Array.from({ length: 5000 }, (_, i) => i));
+    assert.deepEqual(
+      out,
+      Array.from({ length: 5000 }, (_, i) => i),
+    );
   });
 
   test('reads ahead, but never more than the limit', async () => {

@@ -44,7 +44,11 @@ function readCsv(path: string, encoding: 'utf-8' | 'windows-1252' = 'utf-8', del
 }
 
 function visibleFiles(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => !n.startsWith('.'))
+        .sort()
+    : [];
 }
 
 let sandbox: Sandbox;
@@ -116,7 +120,13 @@ before(async () => {
   await client.createProvider({ socialName: 'Comercial A|B; "Filial" Ltda', cnpj: cnpj('778889990001'), codeERP: 'FQ' });
   for (let i = 0; i < 16; i++) {
     const n = String(i).padStart(2, '0');
-    await client.createProvider({ socialName: `Fornecedor ${n} Indústria e Comércio Ltda`, cnpj: cnpj(`1122233300${n}`), codeERP: `F${n}`, city: 'São Paulo', state: 'SP' });
+    await client.createProvider({
+      socialName: `Fornecedor ${n} Indústria e Comércio Ltda`,
+      cnpj: cnpj(`1122233300${n}`),
+      codeERP: `F${n}`,
+      city: 'São Paulo',
+      state: 'SP',
+    });
     await client.createShippingCompany({ cnpj: cnpj(`4455566600${n}`), name: `Transportes Ágil ${n}`, codeERP: `T${n}`, status: 1 });
     await client.createOwner({ companyID: company, name: `Dono ${n}`, code: `D${n}` });
     await client.createConversionFactor({
@@ -211,9 +221,17 @@ describe('every kind, JSONL and JSON', () => {
         const r = await pull({ what: kind, format, force: true, ...filters, ...(kind.startsWith('inventory') ? { pageSize: 2 } : {}) });
         assert.ok(r.file?.endsWith(`.${format}`));
         const text = readFileSync(r.file!, 'utf8');
-        const objs = (format === 'json' ? JSON.parse(text) : text.trimEnd().split('\n').map((l) => JSON.parse(l))) as Array<Record<string, unknown>>;
+        const objs = (
+          format === 'json'
+            ? JSON.parse(text)
+            : text
+                .trimEnd()
+                .split('\n')
+                .map((l) => JSON.parse(l))
+        ) as Array<Record<string, unknown>>;
         assert.equal(objs.length, r.records);
-        const expected = kind === 'stock' || kind === 'stock-search' ? stockSlice(sandbox.state, 0, stockTotal(sandbox.state)).map((s) => s.productId) : expectedIds(kind);
+        const expected =
+          kind === 'stock' || kind === 'stock-search' ? stockSlice(sandbox.state, 0, stockTotal(sandbox.state)).map((s) => s.productId) : expectedIds(kind);
         const key = kind === 'stock' || kind === 'stock-search' ? 'productId' : 'id';
         assert.ok(expected.length > 0);
         assert.deepEqual(
@@ -293,7 +311,11 @@ describe('stock over many pages, every format', () => {
 
 describe('CSV options', () => {
   test('Windows-1252, decimal comma, dd/MM/yyyy: read back with iconv-lite + csv-parse', async () => {
-    const r = await pull({ what: 'inventory', pageSize: 1, csv: { encoding: 'windows-1252', decimalSeparator: ',', dateFormat: 'dd/MM/yyyy', timeZone: 'UTC' } });
+    const r = await pull({
+      what: 'inventory',
+      pageSize: 1,
+      csv: { encoding: 'windows-1252', decimalSeparator: ',', dateFormat: 'dd/MM/yyyy', timeZone: 'UTC' },
+    });
     const bytes = readFileSync(r.file!);
     assert.notDeepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'no BOM');
     // "Inventário" in cp1252: á is the single byte 0xE1
@@ -319,7 +341,11 @@ describe('CSV options', () => {
   });
 
   test('UTF-8 without BOM, comma delimiter, LF, ISO dates, decimal point', async () => {
-    const r = await pull({ what: 'inventory', pageSize: 1, csv: { encoding: 'utf-8', delimiter: ',', lineEnding: '\n', dateFormat: 'iso', decimalSeparator: '.' } });
+    const r = await pull({
+      what: 'inventory',
+      pageSize: 1,
+      csv: { encoding: 'utf-8', delimiter: ',', lineEnding: '\n', dateFormat: 'iso', decimalSeparator: '.' },
+    });
     const bytes = readFileSync(r.file!);
     assert.equal(bytes[0], 'i'.charCodeAt(0), 'starts with the header, no BOM');
     assert.equal(bytes.includes(Buffer.from('\r\n')), false);
@@ -438,7 +464,10 @@ describe('files', () => {
             }
           })(),
       };
-      await assert.rejects(pull({ what: 'inventory-finished', outDir: dir, pageSize: 1, force: true }, { client: wrapped }), (err: unknown) => (err as { code?: string }).code?.startsWith('E_WMS') === true);
+      await assert.rejects(
+        pull({ what: 'inventory-finished', outDir: dir, pageSize: 1, force: true }, { client: wrapped }),
+        (err: unknown) => (err as { code?: string }).code?.startsWith('E_WMS') === true,
+      );
       assert.equal(pages, 1);
       assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], 'nothing at all in the folder');
     } finally {

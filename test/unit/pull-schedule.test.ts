@@ -19,7 +19,24 @@ describe('parseSchedule', () => {
     assert.equal(s.kind === 'daily' && s.timeZone, 'America/Sao_Paulo');
   });
 
-  for (const bad of ['', 'every', 'every 0m', 'every 30', 'every 30s', 'every 1441m', 'every 169h', 'every 3 m', 'daily', 'daily 24:00', 'daily 12:60', 'daily 2', 'daily 02:00 Mars/Olympus', 'weekly 02:00', 'hourly', 'daily 02:00 UTC extra']) {
+  for (const bad of [
+    '',
+    'every',
+    'every 0m',
+    'every 30',
+    'every 30s',
+    'every 1441m',
+    'every 169h',
+    'every 3 m',
+    'daily',
+    'daily 24:00',
+    'daily 12:60',
+    'daily 2',
+    'daily 02:00 Mars/Olympus',
+    'weekly 02:00',
+    'hourly',
+    'daily 02:00 UTC extra',
+  ]) {
     test(`refuses ${JSON.stringify(bad)} with a config error naming it`, () => {
       assert.throws(
         () => parseSchedule(bad),
@@ -123,16 +140,34 @@ describe('nextRun / isDue: daily and weekdays', () => {
 
 describe('cron expressions (croner), beside the friendly forms', () => {
   test('a 5-field expression parses, in the given zone or the one named after it', () => {
-    assert.deepEqual(parseSchedule('30 1 * * *', { timeZone: 'America/Sao_Paulo' }), { kind: 'cron', expression: '30 1 * * *', timeZone: 'America/Sao_Paulo', source: '30 1 * * *' });
-    assert.deepEqual(parseSchedule(' 0 6  * * 1-5   UTC ', { timeZone: 'America/Sao_Paulo' }), { kind: 'cron', expression: '0 6 * * 1-5', timeZone: 'UTC', source: '0 6  * * 1-5   UTC' });
+    assert.deepEqual(parseSchedule('30 1 * * *', { timeZone: 'America/Sao_Paulo' }), {
+      kind: 'cron',
+      expression: '30 1 * * *',
+      timeZone: 'America/Sao_Paulo',
+      source: '30 1 * * *',
+    });
+    assert.deepEqual(parseSchedule(' 0 6  * * 1-5   UTC ', { timeZone: 'America/Sao_Paulo' }), {
+      kind: 'cron',
+      expression: '0 6 * * 1-5',
+      timeZone: 'UTC',
+      source: '0 6  * * 1-5   UTC',
+    });
     assert.equal(parseSchedule('@DAILY').kind, 'cron');
   });
 
   test('next run in UTC and in America/Sao_Paulo (UTC-3 all year): strictly after the last run', () => {
     const utc = parseSchedule('30 1 * * *', { timeZone: 'UTC' });
     assert.equal(nextRun(utc, d('2026-03-10T01:00:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-10T01:30:00.000Z');
-    assert.equal(nextRun(utc, d('2026-03-10T01:30:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T01:30:00.000Z', 'exactly at the slot: the next day');
-    assert.equal(nextRun(utc, d('2026-03-10T01:30:00.400Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T01:30:00.000Z', 'inside the slot second: the next day');
+    assert.equal(
+      nextRun(utc, d('2026-03-10T01:30:00Z'), d('2026-03-10T12:00:00Z')).toISOString(),
+      '2026-03-11T01:30:00.000Z',
+      'exactly at the slot: the next day',
+    );
+    assert.equal(
+      nextRun(utc, d('2026-03-10T01:30:00.400Z'), d('2026-03-10T12:00:00Z')).toISOString(),
+      '2026-03-11T01:30:00.000Z',
+      'inside the slot second: the next day',
+    );
     const sp = parseSchedule('30 1 * * *', { timeZone: 'America/Sao_Paulo' });
     assert.equal(nextRun(sp, d('2026-03-10T01:00:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-10T04:30:00.000Z');
     assert.equal(nextRun(sp, d('2026-03-10T04:30:00Z'), d('2026-03-10T12:00:00Z')).toISOString(), '2026-03-11T04:30:00.000Z');
@@ -182,7 +217,8 @@ describe('cron expressions (croner), beside the friendly forms', () => {
     test(`refuses the cron expression ${JSON.stringify(bad)} with a config error naming it`, () => {
       assert.throws(
         () => parseSchedule(bad),
-        (err: unknown) => isBridgeError(err) && err.code === 'E_CONFIG' && err.message.includes(`"${bad}"`) && why.test(err.message) && err.message.includes('5-field cron'),
+        (err: unknown) =>
+          isBridgeError(err) && err.code === 'E_CONFIG' && err.message.includes(`"${bad}"`) && why.test(err.message) && err.message.includes('5-field cron'),
       );
     });
   }

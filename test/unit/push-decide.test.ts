@@ -67,8 +67,16 @@ test('decideOnError: first send', () => {
 test('decideOnError: a resend after a read-back', () => {
   const absent = { stage: 'resend' as const, readBack: 'absent' as const };
   const unknown = { stage: 'resend' as const, readBack: 'unknown' as const };
-  assert.deepEqual(decideOnError(category, err(WmsErrorCode.HTTP, { httpStatus: 409 }), unknown, AUTH_PATH), { act: 'already-existed' }, 'the first send took effect');
-  assert.deepEqual(decideOnError(category, err(WmsErrorCode.HTTP, { httpStatus: 503 }), absent, AUTH_PATH), { act: 'wait-for-wms' }, 'known absent: nothing applied');
+  assert.deepEqual(
+    decideOnError(category, err(WmsErrorCode.HTTP, { httpStatus: 409 }), unknown, AUTH_PATH),
+    { act: 'already-existed' },
+    'the first send took effect',
+  );
+  assert.deepEqual(
+    decideOnError(category, err(WmsErrorCode.HTTP, { httpStatus: 503 }), absent, AUTH_PATH),
+    { act: 'wait-for-wms' },
+    'known absent: nothing applied',
+  );
   const notKnown = decideOnError(category, err(WmsErrorCode.HTTP, { httpStatus: 503 }), unknown, AUTH_PATH);
   assert.ok(notKnown.act === 'settle' && notKnown.result.status === 'failed', 'the first may have taken effect: not a clean "pending"');
   const lost = decideOnError(category, err(WmsErrorCode.TIMEOUT, { mayHaveReachedServer: true }), unknown, AUTH_PATH);
@@ -112,13 +120,25 @@ test('reason codes, not message text: waiting for the WMS, held on a dependency,
   const waiting = { status: 'held', outcome: 'held', error: 'anything at all', reason: { code: PushReason.DEPENDENCY_WAITING } };
   assert.equal(isWaitingForWms(waiting), true);
   assert.equal(isWaitingForWms({ ...waiting, reason: { code: PushReason.SEQUENCE_WAITING } }), true);
-  assert.equal(isWaitingForWms({ ...waiting, error: 'waiting for the WMS', reason: { code: PushReason.DEPENDENCY_FAILED } }), false, 'the code decides, not the text');
+  assert.equal(
+    isWaitingForWms({ ...waiting, error: 'waiting for the WMS', reason: { code: PushReason.DEPENDENCY_FAILED } }),
+    false,
+    'the code decides, not the text',
+  );
   assert.equal(isWaitingForWms({ ...waiting, status: 'failed' }), false);
-  const dep = { status: 'held', outcome: 'held', error: 'x', reason: { code: PushReason.DEPENDENCY_FAILED, params: { resource: 'Category', value: 'BEB', field: 'categoryID' } } };
+  const dep = {
+    status: 'held',
+    outcome: 'held',
+    error: 'x',
+    reason: { code: PushReason.DEPENDENCY_FAILED, params: { resource: 'Category', value: 'BEB', field: 'categoryID' } },
+  };
   assert.equal(isHeldOnDependency(dep), true);
   assert.equal(isHeldOnDependency({ ...dep, outcome: 'in-doubt' }), false, 'in doubt waits for a person');
   // journals written before reasons were stored: the old text forms are read in one place
-  assert.deepEqual(reasonOfRecord({ error: "categoryID: depends on Category 'BEB', which was not delivered: failed" }), { code: PushReason.DEPENDENCY_FAILED, params: { resource: 'Category', value: 'BEB' } });
+  assert.deepEqual(reasonOfRecord({ error: "categoryID: depends on Category 'BEB', which was not delivered: failed" }), {
+    code: PushReason.DEPENDENCY_FAILED,
+    params: { resource: 'Category', value: 'BEB' },
+  });
   assert.equal(reasonOfRecord({ error: "waiting for Category 'BEB' (categoryID): ..." })?.code, PushReason.DEPENDENCY_WAITING);
   assert.equal(reasonOfRecord({ error: 'name: required' }), undefined);
   assert.equal(hasCode({ code: 'required', params: { codes: 'required,invalid_encoding' } }, 'invalid_encoding'), true);
@@ -129,7 +149,10 @@ test('reason codes, not message text: waiting for the WMS, held on a dependency,
   assert.equal(isWaitingForWms({ ...seqWait, error: seqWait.error ?? null }), true, 'requeued by the next run');
   assert.equal(notInOrder('x', false).reason?.code, PushReason.SEQUENCE_NOT_DELIVERED);
 
-  assert.equal(dependencyStateOf({ status: 'held', outcome: 'held', error: null, reason: { code: PushReason.SEQUENCE_WAITING }, wmsId: null })?.kind, 'waiting-for-wms');
+  assert.equal(
+    dependencyStateOf({ status: 'held', outcome: 'held', error: null, reason: { code: PushReason.SEQUENCE_WAITING }, wmsId: null })?.kind,
+    'waiting-for-wms',
+  );
   assert.equal(dependencyStateOf({ status: 'rejected', outcome: 'rejected', error: 'bad', wmsId: null })?.kind, 'not-delivered');
   assert.equal(dependencyStateOf({ status: 'sent', outcome: 'already-existed', error: null, wmsId: null })?.kind, 'exists-without-id');
   assert.equal(dependencyStateOf({ status: 'sent', outcome: 'created', error: null, wmsId: 'x' }), null);

@@ -96,7 +96,10 @@ describe('the cross-reference keeps every identifying field', () => {
       "UnitMeasurement with symbol 'ZZ' not found: not created by wmsbridge (cross-reference by key and by symbol, trimmed, case-insensitive); the interface has no read of UnitMeasurement by symbol",
     );
     const p = await resolver.resolve(ref('Provider', '99.999.999/0001-91', 'cnpj'));
-    assert.match((p as { message: string }).message, /cross-reference by key and by cnpj, by its digits \(masked or not\)\); the interface has no read of Provider by cnpj$/);
+    assert.match(
+      (p as { message: string }).message,
+      /cross-reference by key and by cnpj, by its digits \(masked or not\)\); the interface has no read of Provider by cnpj$/,
+    );
   });
 });
 
@@ -137,7 +140,9 @@ describe('products wmsbridge did not create, through their stock', () => {
     assert.equal(client.stats().requests, before, 'cached for the run');
     const miss = await resolver.resolve(ref('Product', 'NOPE-1', 'code'));
     assert.equal(miss.ok, false);
-    assert.match((miss as { message: string }).message, /not in the WMS \(searched GET \/open\/v1\/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface/);
+    assert.match(
+      (miss as { message: string }).message,
+      /not in the WMS \(searched GET \/open\/v1\/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface/,
+    );
   });
 });
-

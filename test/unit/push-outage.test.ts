@@ -15,7 +15,11 @@ test('outage classification', () => {
   assert.equal(isWmsUnavailable(err(WmsErrorCode.NETWORK, { networkCode: 'ECONNREFUSED' })), true);
   assert.equal(isWmsUnavailable(err(WmsErrorCode.NETWORK, { networkCode: 'CIRCUIT_OPEN' })), true);
   assert.equal(isWmsUnavailable(err(WmsErrorCode.TIMEOUT)), true);
-  assert.equal(isWmsUnavailable(err(WmsErrorCode.TIMEOUT, { mayHaveReachedServer: true })), false, 'a send that may have taken effect is in doubt, not unavailable');
+  assert.equal(
+    isWmsUnavailable(err(WmsErrorCode.TIMEOUT, { mayHaveReachedServer: true })),
+    false,
+    'a send that may have taken effect is in doubt, not unavailable',
+  );
   assert.equal(isWmsUnavailable(err(WmsErrorCode.HTTP, { httpStatus: 500 })), true);
   assert.equal(isWmsUnavailable(err(WmsErrorCode.HTTP, { httpStatus: 503 })), true);
   assert.equal(isWmsUnavailable(err(WmsErrorCode.RATE_LIMIT, { httpStatus: 429 })), true);

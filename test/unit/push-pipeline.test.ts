@@ -25,7 +25,10 @@ const wmsErr = (code: (typeof WmsErrorCode)[keyof typeof WmsErrorCode], init: Pa
   new WmsError(code, `[POST] /open/v1/x: ${init.httpStatus ?? ''} - scripted`, { method: 'POST', path: '/open/v1/category', ...init });
 
 /** A WMS client answering createCategory / createFamily from scripts (by name), calls recorded. */
-function scriptedClient(script: Record<string, Answer[]>, stock: Array<{ productId: string; productCode: string }> = []): { client: WmsClient; calls: Array<{ method: string; body: Record<string, unknown> }> } {
+function scriptedClient(
+  script: Record<string, Answer[]>,
+  stock: Array<{ productId: string; productCode: string }> = [],
+): { client: WmsClient; calls: Array<{ method: string; body: Record<string, unknown> }> } {
   const calls: Array<{ method: string; body: Record<string, unknown> }> = [];
   const answer = (method: string) => async (body: Record<string, unknown>) => {
     calls.push({ method, body });
@@ -37,12 +40,21 @@ function scriptedClient(script: Record<string, Answer[]>, stock: Array<{ product
     createCategory: answer('createCategory') as unknown as WmsClient['createCategory'],
     createFamily: answer('createFamily') as unknown as WmsClient['createFamily'],
     createProduct: answer('createProduct') as unknown as WmsClient['createProduct'],
-    listStock: (async function* (opts?: { query?: Record<string, string> }) {
+    listStock: async function* (opts?: { query?: Record<string, string> }) {
       calls.push({ method: 'listStock', body: opts?.query ?? {} });
       // a WMS that ignores the filter: every stock record, the wanted one last
       for (const s of stock) yield { warehouseId: ID(900), ...s };
-    }) as unknown as WmsClient['listStock'],
-    stats: () => ({ requests: calls.length, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 }),
+    } as unknown as WmsClient['listStock'],
+    stats: () => ({
+      requests: calls.length,
+      retries: 0,
+      refreshes: 0,
+      authorizations: 0,
+      failures: 0,
+      latencyBucketsMs: [],
+      latencyCounts: [],
+      latencySumMs: 0,
+    }),
   };
   const client = new Proxy(impl, {
     get(target, prop) {
@@ -86,7 +98,15 @@ async function push(records: NewRecord[], script: Record<string, Answer[]>, conc
   let stats: Awaited<ReturnType<typeof pushFiles>> | undefined;
   let thrown: unknown;
   try {
-    stats = await pushFiles({ journal, client, refCache: createReferenceCache(null), logger, files: [{ id: file.id, name: 'f.csv', sha256: 'x', policy }], concurrency, batchSize: 100 });
+    stats = await pushFiles({
+      journal,
+      client,
+      refCache: createReferenceCache(null),
+      logger,
+      files: [{ id: file.id, name: 'f.csv', sha256: 'x', policy }],
+      concurrency,
+      batchSize: 100,
+    });
   } catch (err) {
     thrown = err;
   }
@@ -100,7 +120,11 @@ test('created: the id is cross-referenced and the family is sent with it', async
   const r = await push([category('BEB', 2), family('REFRI', 'BEB', 3)], { BEB: [{ id: ID(101) }] });
   assert.equal(r.byKey.get('BEB')?.status, 'sent');
   assert.equal(await r.xref('BEB'), ID(101));
-  assert.deepEqual(r.calls.map((c) => c.method), ['createCategory', 'createFamily'], 'tiers: category before family');
+  assert.deepEqual(
+    r.calls.map((c) => c.method),
+    ['createCategory', 'createFamily'],
+    'tiers: category before family',
+  );
   assert.equal(r.calls[1]!.body['categoryID'], ID(101));
   assert.equal(r.byKey.get('REFRI')?.outcome, 'created');
   await r.close();
@@ -128,7 +152,9 @@ test('a 503 beyond the retries: pending, its dependant held waiting (a code, not
 });
 
 test('a refusal of the data: rejected, its dependant held on the dependency with resource and key', async () => {
-  const r = await push([category('BEB', 2), family('REFRI', 'BEB', 3)], { BEB: [wmsErr(WmsErrorCode.VALIDATION, { httpStatus: 400, envelopeMessage: 'name: too long' })] });
+  const r = await push([category('BEB', 2), family('REFRI', 'BEB', 3)], {
+    BEB: [wmsErr(WmsErrorCode.VALIDATION, { httpStatus: 400, envelopeMessage: 'name: too long' })],
+  });
   assert.equal(r.byKey.get('BEB')?.status, 'rejected');
   assert.deepEqual(r.byKey.get('BEB')?.reason, { code: 'E_WMS_VALIDATION', params: { status: 400, message: 'name: too long' } });
   const fam = r.byKey.get('REFRI')!;
@@ -149,7 +175,9 @@ test('an answer lost after the request left: no read for a category, so master d
 });
 
 test('a lost answer, then a 409 on the resend: the first send took effect (already-existed, never failed)', async () => {
-  const r = await push([category('BEB', 2)], { BEB: [wmsErr(WmsErrorCode.TIMEOUT, { mayHaveReachedServer: true }), wmsErr(WmsErrorCode.HTTP, { httpStatus: 409, answerId: ID(9) })] });
+  const r = await push([category('BEB', 2)], {
+    BEB: [wmsErr(WmsErrorCode.TIMEOUT, { mayHaveReachedServer: true }), wmsErr(WmsErrorCode.HTTP, { httpStatus: 409, answerId: ID(9) })],
+  });
   assert.equal(r.byKey.get('BEB')?.outcome, 'already-existed');
   assert.equal(await r.xref('BEB'), ID(9));
   await r.close();
@@ -158,7 +186,11 @@ test('a lost answer, then a 409 on the resend: the first send took effect (alrea
 test('credentials refused at authorize: the run stops, nothing else is sent, the rest stays pending', async () => {
   const names = Array.from({ length: 30 }, (_, i) => `C${i}`);
   const refused = wmsErr(WmsErrorCode.AUTH, { httpStatus: 401, path: ENDPOINTS.authorize.path });
-  const r = await push(names.map((n, i) => category(n, i + 2)), Object.fromEntries(names.map((n) => [n, [refused]])), 1);
+  const r = await push(
+    names.map((n, i) => category(n, i + 2)),
+    Object.fromEntries(names.map((n) => [n, [refused]])),
+    1,
+  );
   assert.ok(r.thrown instanceof FatalPushError, `threw ${String(r.thrown)}`);
   assert.equal(r.calls.length, 1, 'one slot: the first refusal stops every later request');
   const statuses = [...r.byKey.values()].map((x) => x.status);
@@ -172,7 +204,15 @@ test('the same payload delivered before is unchanged, not sent again', async () 
   const again = await r.journal.addFile({ channel: 'c', name: 'g.csv', path: '/in/g.csv', size: 1, sha256: 'sha-again', runId: 'r2' });
   await r.journal.addRecords(again.id, [category('BEB', 2)]);
   const { client, calls } = scriptedClient({});
-  await pushFiles({ journal: r.journal, client, refCache: createReferenceCache(null), logger: createLogger({ level: 'silent' }), files: [{ id: again.id, name: 'g.csv', sha256: 'y', policy }], concurrency: 2, batchSize: 100 });
+  await pushFiles({
+    journal: r.journal,
+    client,
+    refCache: createReferenceCache(null),
+    logger: createLogger({ level: 'silent' }),
+    files: [{ id: again.id, name: 'g.csv', sha256: 'y', policy }],
+    concurrency: 2,
+    batchSize: 100,
+  });
   const [row] = await r.journal.listRecords({ fileIds: [again.id], limit: 10 });
   assert.equal(row?.outcome, 'unchanged');
   assert.equal(calls.length, 0);

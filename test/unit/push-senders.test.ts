@@ -35,7 +35,11 @@ function fakeClient(existing: Record<string, unknown> | null = null): { client: 
 
 const journal = { getXref: async () => undefined, getMeta: async () => undefined, setMeta: async () => undefined } as unknown as Journal;
 const ctxOf = (client: WmsClient): SendContext => ({ client, journal, inboxDir: '.' });
-const input = (target: Target, payload: Record<string, unknown> = {}) => ({ target, key: 'K1', payload: { codeERP: 'C1', code: 'C1', id: 'id-1', ...payload } });
+const input = (target: Target, payload: Record<string, unknown> = {}) => ({
+  target,
+  key: 'K1',
+  payload: { codeERP: 'C1', code: 'C1', id: 'id-1', ...payload },
+});
 
 test('send: each target calls the client methods its send rule names', async () => {
   const cases: Array<[Target, string[], string]> = [

@@ -5,15 +5,26 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSequenceGate, touchOf, type Touch } from '../../src/push/sequence.js';
 
-const lock = (product: string, lot: string, wh = 'W1') => touchOf({ target: 'StockLock', key: 'k', payload: { warehouseId: wh, productId: { $ref: { resource: 'Product', value: product } }, lotNumber: lot, materialStatusId: 'S' } })!;
+const lock = (product: string, lot: string, wh = 'W1') =>
+  touchOf({
+    target: 'StockLock',
+    key: 'k',
+    payload: { warehouseId: wh, productId: { $ref: { resource: 'Product', value: product } }, lotNumber: lot, materialStatusId: 'S' },
+  })!;
 
 test('touch: stock by warehouse + product (+ lot; none = every lot), factors and providers by key, others not sequenced', () => {
   assert.deepEqual(lock('000210', ''), { scope: 'stock|W1|PRODUCT:000210', part: null });
   assert.deepEqual(lock('000210', ' l1 '), { scope: 'stock|W1|PRODUCT:000210', part: 'L1' });
   assert.notEqual(lock('000210', 'L1', 'W2').scope, lock('000210', 'L1').scope);
-  assert.equal(touchOf({ target: 'StockUnlock', key: 'x', payload: { warehouseId: 'W1', productId: { $ref: { resource: 'Product', value: '000210' } } } })?.scope, lock('000210', '').scope);
+  assert.equal(
+    touchOf({ target: 'StockUnlock', key: 'x', payload: { warehouseId: 'W1', productId: { $ref: { resource: 'Product', value: '000210' } } } })?.scope,
+    lock('000210', '').scope,
+  );
   assert.deepEqual(touchOf({ target: 'ConversionFactor', key: 'cx12', payload: {} }), { scope: 'ConversionFactor|CX12', part: null });
-  assert.deepEqual(touchOf({ target: 'ConversionFactorDelete', key: 'x', payload: { id: { $ref: { resource: 'ConversionFactor', value: 'CX12' } } } }), { scope: 'ConversionFactor|CX12', part: null });
+  assert.deepEqual(touchOf({ target: 'ConversionFactorDelete', key: 'x', payload: { id: { $ref: { resource: 'ConversionFactor', value: 'CX12' } } } }), {
+    scope: 'ConversionFactor|CX12',
+    part: null,
+  });
   assert.deepEqual(touchOf({ target: 'Provider', key: 'P1', payload: {} }), { scope: 'Provider|P1', part: null });
   assert.equal(touchOf({ target: 'Category', key: 'C1', payload: {} }), null);
   assert.equal(touchOf({ target: 'PickingList', key: 'C1', payload: {} }), null);

@@ -46,7 +46,10 @@ describe('seed data', () => {
     const lp = await call('GET', '/open/v1/logisticsprofile');
     assert.equal(lp.json.data.filter((p: { isDefault: boolean }) => p.isDefault).length, 1);
     const ms = await call('GET', '/open/v1/MaterialStatus');
-    assert.deepEqual(ms.json.data.map((m: { name: string }) => m.name), ['Disponível', 'Bloqueado', 'Avariado', 'Quarentena', 'Vencido']);
+    assert.deepEqual(
+      ms.json.data.map((m: { name: string }) => m.name),
+      ['Disponível', 'Bloqueado', 'Avariado', 'Quarentena', 'Vencido'],
+    );
     const fin = await call('GET', '/open/v1/Inventory/finished');
     assert.ok(fin.json.count >= 1 && fin.json.count < (await call('GET', '/open/v1/Inventory')).json.count);
   });
@@ -225,7 +228,12 @@ describe('send validation', () => {
       status: 1,
     });
     assert.equal(r.status, 400);
-    for (const f of ['categoryID: Category', 'familyID: Family', 'logisticsProfileID: LogisticsProfile', 'unitmeasurement: no UnitMeasurement with symbol XX']) {
+    for (const f of [
+      'categoryID: Category',
+      'familyID: Family',
+      'logisticsProfileID: LogisticsProfile',
+      'unitmeasurement: no UnitMeasurement with symbol XX',
+    ]) {
       assert.ok(r.json.error.includes(f), `${f} in ${r.json.error}`);
     }
     const pl = await call('POST', '/open/v1/pickinglist', {
@@ -251,12 +259,18 @@ describe('send validation', () => {
     assert.match(sc.json.error, /cnpj: must be a CNPJ/);
     const good = await call('POST', '/open/v1/Provider', { socialName: 'Fornecedor SA', cnpj: validCnpj('112223330001'), codeERP: 'F-1' });
     assert.equal(good.status, 200);
-    assert.deepEqual({ code: good.json.code, message: good.json.message, error: good.json.error }, { code: 200, message: 'The request has succeeded', error: '' });
+    assert.deepEqual(
+      { code: good.json.code, message: good.json.message, error: good.json.error },
+      { code: 200, message: 'The request has succeeded', error: '' },
+    );
     assert.match(good.json.data.id, /^[0-9a-f-]{36}$/);
   });
 
   test('invalid JSON, non-object body and wrong content type', async () => {
-    assert.match((await sandboxCall(sb, 'POST', '/open/v1/category', { token, rawBody: '{bad', headers: { 'content-type': 'application/json' } })).json.error, /invalid JSON/);
+    assert.match(
+      (await sandboxCall(sb, 'POST', '/open/v1/category', { token, rawBody: '{bad', headers: { 'content-type': 'application/json' } })).json.error,
+      /invalid JSON/,
+    );
     assert.match((await call('POST', '/open/v1/category', [1])).json.error, /must be a JSON object/);
     assert.equal((await sandboxCall(sb, 'POST', '/open/v1/category', { token, rawBody: '{}', headers: { 'content-type': 'text/plain' } })).status, 415);
   });
@@ -268,7 +282,15 @@ describe('sends', () => {
     assert.equal(cat.status, 200);
     const fam = await call('POST', '/open/v1/family', { name: 'Sorvetes', codeERP: 'FAM-SORV', categoryID: cat.json.data.id, status: 1 });
     assert.equal(fam.status, 200);
-    const body = { code: 'SORV-2L', name: 'Sorvete 2L', categoryID: cat.json.data.id, familyID: fam.json.data.id, logisticsProfileID: ids['profile'], unitmeasurement: 'UN', status: 1 };
+    const body = {
+      code: 'SORV-2L',
+      name: 'Sorvete 2L',
+      categoryID: cat.json.data.id,
+      familyID: fam.json.data.id,
+      logisticsProfileID: ids['profile'],
+      unitmeasurement: 'UN',
+      status: 1,
+    };
     const p1 = await call('POST', '/open/v1/product', body);
     const p2 = await call('POST', '/open/v1/product', body);
     assert.equal(p1.status, 200);
@@ -352,7 +374,13 @@ describe('sends', () => {
     assert.match(ghost.json.error, /ShippingCompany with id 22222222-3333-4444-8555-666666666666 not found/);
 
     const units = sb.state.collections.UnitMeasurement;
-    const cf = await call('POST', '/open/v1/ConversionFactor', { codeERP: 'CF-1', productID: ids['product'], unitMeasurementInputID: units[1]!.id, unitMeasurementInputCount: 12, unitMeasurementOutputID: units[0]!.id });
+    const cf = await call('POST', '/open/v1/ConversionFactor', {
+      codeERP: 'CF-1',
+      productID: ids['product'],
+      unitMeasurementInputID: units[1]!.id,
+      unitMeasurementInputCount: 12,
+      unitMeasurementOutputID: units[0]!.id,
+    });
     assert.equal(cf.status, 200);
     assert.equal((await call('GET', `/open/v1/ConversionFactor/${cf.json.data.id}`)).status, 200);
     const del = await call('DELETE', `/open/v1/ConversionFactor/${cf.json.data.id}`);
@@ -377,19 +405,38 @@ describe('stock operations', () => {
     const searched = await call('GET', '/open/v1/Stock/search', { warehouseId: ids['warehouse'], productId: product, materialStatusId: ids['blocked'] });
     assert.equal(searched.json.count, matching);
     const lot = sb.state.stock.find((s) => s.warehouseId === ids['warehouse'] && s.productId === product)!.lotNumber!;
-    const one = await call('PUT', '/open/v1/Stock/unlock', { warehouseId: ids['warehouse'], productId: product, lotNumber: lot, materialStatusId: ids['available'] });
+    const one = await call('PUT', '/open/v1/Stock/unlock', {
+      warehouseId: ids['warehouse'],
+      productId: product,
+      lotNumber: lot,
+      materialStatusId: ids['available'],
+    });
     assert.equal(one.json.data.stocksLocked, 1);
-    const none = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, lotNumber: 'NO-SUCH-LOT', materialStatusId: ids['blocked'] });
+    const none = await call('PUT', '/open/v1/Stock/lock', {
+      warehouseId: ids['warehouse'],
+      productId: product,
+      lotNumber: 'NO-SUCH-LOT',
+      materialStatusId: ids['blocked'],
+    });
     assert.equal(none.status, 200);
     assert.equal(none.json.code, 200);
     assert.equal(none.json.data.stocksLocked, 0);
     assert.match(none.json.data.error, /no available stock record matched the filters/);
     // the same lock again: every matching record is already in that status
-    const again = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, lotNumber: lot, materialStatusId: ids['available'] });
+    const again = await call('PUT', '/open/v1/Stock/lock', {
+      warehouseId: ids['warehouse'],
+      productId: product,
+      lotNumber: lot,
+      materialStatusId: ids['available'],
+    });
     assert.equal(again.status, 200);
     assert.equal(again.json.data.stocksLocked, 0);
     assert.match(again.json.data.error, /already in status/);
-    const badFk = await call('PUT', '/open/v1/Stock/lock', { warehouseId: ids['warehouse'], productId: product, materialStatusId: '99999999-9999-4999-8999-999999999999' });
+    const badFk = await call('PUT', '/open/v1/Stock/lock', {
+      warehouseId: ids['warehouse'],
+      productId: product,
+      materialStatusId: '99999999-9999-4999-8999-999999999999',
+    });
     assert.equal(badFk.status, 400);
     assert.match(badFk.json.error, /materialStatusId: MaterialStatus/);
   });
@@ -409,11 +456,20 @@ describe('stock operations', () => {
     const session = '5e55a000-0000-4000-8000-000000000001';
     const products = sb.state.collections.Product;
     const before = JSON.stringify(sb.state.stock);
-    const c1 = await call('POST', '/open/v1/Stock/gen/sync', { sessionId: session, ownerId: ids['owner'], products: [{ productId: products[0]!.id, quantity: 7 }] });
+    const c1 = await call('POST', '/open/v1/Stock/gen/sync', {
+      sessionId: session,
+      ownerId: ids['owner'],
+      products: [{ productId: products[0]!.id, quantity: 7 }],
+    });
     assert.equal(c1.status, 200);
     assert.deepEqual(c1.json.data, { success: true });
     assert.equal(JSON.stringify(sb.state.stock), before, 'not applied before the last chunk');
-    const c2 = await call('POST', '/open/v1/Stock/gen/sync', { sessionId: session, ownerId: ids['owner'], isLastChunk: true, products: [{ productId: products[1]!.id, quantity: 4 }] });
+    const c2 = await call('POST', '/open/v1/Stock/gen/sync', {
+      sessionId: session,
+      ownerId: ids['owner'],
+      isLastChunk: true,
+      products: [{ productId: products[1]!.id, quantity: 4 }],
+    });
     assert.equal(c2.status, 200);
     const owned = sb.state.stock.filter((s) => s.ownerId === ids['owner']);
     assert.deepEqual(
@@ -426,7 +482,11 @@ describe('stock operations', () => {
     const late = await call('POST', '/open/v1/Stock/gen/sync', { sessionId: session, ownerId: ids['owner'], products: [] });
     assert.equal(late.status, 409);
     assert.match(late.json.error, /already completed/);
-    const bad = await call('POST', '/open/v1/Stock/gen/sync', { sessionId: '5e55a000-0000-4000-8000-000000000002', ownerId: ids['owner'], products: [{ productId: '99999999-9999-4999-8999-999999999999', quantity: 1 }] });
+    const bad = await call('POST', '/open/v1/Stock/gen/sync', {
+      sessionId: '5e55a000-0000-4000-8000-000000000002',
+      ownerId: ids['owner'],
+      products: [{ productId: '99999999-9999-4999-8999-999999999999', quantity: 1 }],
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.json.error, /products\[0\]\.productId: Product/);
   });
@@ -453,7 +513,12 @@ describe('synthetic stock behaves like stored stock', () => {
       assert.equal(s2.state.stock.length, stored, 'no synthetic record was materialised');
       const sync = await sandboxCall(s2, 'POST', '/open/v1/Stock/gen/sync', {
         token: t,
-        body: { sessionId: '5e55a000-0000-4000-8000-0000000000aa', ownerId: c.Owners[0]!.id, isLastChunk: true, products: [{ productId: product, quantity: 3 }] },
+        body: {
+          sessionId: '5e55a000-0000-4000-8000-0000000000aa',
+          ownerId: c.Owners[0]!.id,
+          isLastChunk: true,
+          products: [{ productId: product, quantity: 3 }],
+        },
       });
       assert.equal(sync.status, 200);
       assert.equal((await sandboxCall(s2, 'GET', '/open/v1/Stock', { token: t })).json.count, 1, "the owner's whole position was replaced");

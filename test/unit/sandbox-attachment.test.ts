@@ -125,7 +125,13 @@ describe('POST /wms/v1/pickinglist/attachment', () => {
       { name: 'IsPrintCheckout', value: 'yes' },
     ]);
     assert.equal(r.status, 400);
-    for (const f of ['file: required', 'UserFileName: required', 'Extra: unknown field', 'PickingListID: PickingList', 'IsPrintCheckout: must be true or false']) {
+    for (const f of [
+      'file: required',
+      'UserFileName: required',
+      'Extra: unknown field',
+      'PickingListID: PickingList',
+      'IsPrintCheckout: must be true or false',
+    ]) {
       assert.ok(r.json.error.includes(f), `${f} in ${r.json.error}`);
     }
   });

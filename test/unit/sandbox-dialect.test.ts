@@ -31,7 +31,10 @@ describe('parseDialect', () => {
   });
   test('formatDialect names the matrix entries', () => {
     const names = dialectMatrix().map((m) => formatDialect(m.dialect));
-    assert.deepEqual(names, dialectMatrix().map((m) => m.name));
+    assert.deepEqual(
+      names,
+      dialectMatrix().map((m) => m.name),
+    );
   });
 });
 
@@ -186,7 +189,10 @@ describe('config sandbox.dialect', () => {
       await mkdir(join(t.dir, 'inbox', 'x'), { recursive: true });
       for (const [yaml, want] of [
         ['wms:\n  url: sandbox\nsandbox:\n  dialect: "pagingBase=0,cnpjFormat=masked"\n', 'pagingBase=0,cnpjFormat=masked'],
-        ['wms:\n  url: sandbox\nsandbox:\n  dialect: { preset: alt, duplicates: accept }\n', 'pagingBase=0,cnpjFormat=masked,ownersCodeerpMatches=codeERP,pickingListTypeRequired=true,dateTimes=local'],
+        [
+          'wms:\n  url: sandbox\nsandbox:\n  dialect: { preset: alt, duplicates: accept }\n',
+          'pagingBase=0,cnpjFormat=masked,ownersCodeerpMatches=codeERP,pickingListTypeRequired=true,dateTimes=local',
+        ],
       ] as const) {
         await writeFile(join(t.dir, 'wmsbridge.config.yaml'), yaml);
         const config = await loadConfig({ cwd: t.dir, env: {} });

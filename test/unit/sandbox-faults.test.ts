@@ -80,7 +80,10 @@ describe('fault injection', () => {
     const c = await counts();
     assert.ok(c.stats.requests > 0);
     assert.equal((await sandboxCall(sb, 'POST', '/__sandbox/reset')).status, 200);
-    assert.equal(sb.state.collections.Category.some((x) => x['codeERP'] === 'BEFORE-RESET'), false);
+    assert.equal(
+      sb.state.collections.Category.some((x) => x['codeERP'] === 'BEFORE-RESET'),
+      false,
+    );
     assert.deepEqual((await counts()).creations, {});
     assert.equal((await sandboxCall(sb, 'GET', '/open/v1/company', { token })).status, 200, 'tokens survive a reset');
   });

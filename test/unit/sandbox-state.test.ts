@@ -23,12 +23,20 @@ describe('state file', () => {
     assert.equal(r.status, 200);
     const lock = await sandboxCall(sb1, 'PUT', '/open/v1/Stock/lock', {
       token,
-      body: { warehouseId: sb1.state.stock[0]!.warehouseId, productId: sb1.state.stock[0]!.productId, lotNumber: sb1.state.stock[0]!.lotNumber!, materialStatusId: sb1.state.collections.MaterialStatus[1]!.id },
+      body: {
+        warehouseId: sb1.state.stock[0]!.warehouseId,
+        productId: sb1.state.stock[0]!.productId,
+        lotNumber: sb1.state.stock[0]!.lotNumber!,
+        materialStatusId: sb1.state.collections.MaterialStatus[1]!.id,
+      },
     });
     assert.equal(lock.status, 200);
     await sb1.close();
     assert.ok(existsSync(file));
-    assert.deepEqual(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp')), []);
+    assert.deepEqual(
+      readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp')),
+      [],
+    );
 
     const sb2 = await startSandbox({ seed: 'state', stateFile: file });
     try {

@@ -108,8 +108,13 @@ describe('webhooks', () => {
     const stockBefore = sb.state.stock.length;
     const ev = await sandboxCall(sb, 'POST', '/__sandbox/events/receive', { body: { purchaseOrderId: poId } });
     assert.equal(ev.status, 200);
-    assert.deepEqual(ev.json.events.map((e: { kind: string }) => e.kind), ['receipt', 'receipt-status']);
-    await waitFor(() => received.filter((r) => r.path === '/hooks/webhooks/receipt').length === 3 && received.some((r) => r.path === '/hooks/webhooks/receipt-status'));
+    assert.deepEqual(
+      ev.json.events.map((e: { kind: string }) => e.kind),
+      ['receipt', 'receipt-status'],
+    );
+    await waitFor(
+      () => received.filter((r) => r.path === '/hooks/webhooks/receipt').length === 3 && received.some((r) => r.path === '/hooks/webhooks/receipt-status'),
+    );
     const receipts = received.filter((r) => r.path === '/hooks/webhooks/receipt');
     assert.equal(new Set(receipts.map((r) => r.body.eventId)).size, 1, 'one eventId across resends');
     assert.equal(receipts[0]!.headers['x-wms-event-id'], receipts[0]!.body.eventId);
@@ -127,7 +132,10 @@ describe('webhooks', () => {
     assert.equal(po['receiptStatus'], '3');
     assert.equal(sb.state.stock.length, stockBefore + 1);
     const d = await deliveryWhen(receipts[0]!.body.eventId, (x) => x.state !== 'pending');
-    assert.deepEqual(d.attempts.map((a) => a.status), [500, 500, 200]);
+    assert.deepEqual(
+      d.attempts.map((a) => a.status),
+      [500, 500, 200],
+    );
     assert.equal(d.state, 'delivered');
     // receiving twice is refused
     assert.equal((await sandboxCall(sb, 'POST', '/__sandbox/events/receive', { body: { purchaseOrderId: poId } })).status, 409);
@@ -170,15 +178,24 @@ describe('webhooks', () => {
     });
     const id = pl.json.data.id;
     const s4 = await sandboxCall(sb, 'POST', '/__sandbox/events/picking-status', { body: { pickingListId: id, status: '4' } });
-    assert.deepEqual(s4.json.events.map((e: { kind: string }) => e.kind), ['order-status', 'shipping']);
+    assert.deepEqual(
+      s4.json.events.map((e: { kind: string }) => e.kind),
+      ['order-status', 'shipping'],
+    );
     const s7 = await sandboxCall(sb, 'POST', '/__sandbox/events/picking-status', { body: { pickingListId: id, status: '7' } });
-    assert.deepEqual(s7.json.events.map((e: { kind: string }) => e.kind), ['order-status', 'packing']);
+    assert.deepEqual(
+      s7.json.events.map((e: { kind: string }) => e.kind),
+      ['order-status', 'packing'],
+    );
     await waitFor(() => received.length === 4);
     const packing = received.find((r) => r.body.kind === 'packing')!;
     assert.equal(packing.body.data.volumes.length, 2);
     assert.equal(packing.body.data.pickingListId, id);
     const shipping = received.find((r) => r.body.kind === 'shipping')!;
-    assert.deepEqual(shipping.body.data.items.map((i: { separateQuantity: number }) => i.separateQuantity), [2, 1, 4]);
+    assert.deepEqual(
+      shipping.body.data.items.map((i: { separateQuantity: number }) => i.separateQuantity),
+      [2, 1, 4],
+    );
     const statuses = received.filter((r) => r.body.kind === 'order-status').map((r) => [r.body.data.previousStatus, r.body.data.pickingStatus]);
     assert.deepEqual(statuses, [
       ['0', '4'],

@@ -47,7 +47,10 @@ const SAME_TIER: Record<string, string> = {
 };
 
 test('registry: TARGETS, TARGET_INFO and MAX_TIER are derived from it, one spec per name', () => {
-  assert.deepEqual([...TARGETS], REGISTRY.map((s) => s.name));
+  assert.deepEqual(
+    [...TARGETS],
+    REGISTRY.map((s) => s.name),
+  );
   assert.equal(new Set(TARGETS).size, TARGETS.length);
   for (const t of TARGETS) assert.equal(TARGET_INFO[t].name, t);
   assert.equal(MAX_TIER, Math.max(...REGISTRY.map((s) => s.tier)));
@@ -89,10 +92,17 @@ for (const t of TARGETS) {
       }
       assert.equal(dep.tier, info.tier, `${t}.${field} refers to ${resource}, sent in a higher tier (${dep.tier} > ${info.tier})`);
       assert.ok(why, `${t}.${field} refers to ${resource}, sent in the same tier ${info.tier}: it must be in a lower tier`);
-      if (why === 'sequence') assert.deepEqual(info.sequence && { scope: info.sequence.scope }, dep.sequence && { scope: dep.sequence.scope }, `${t}: same sequence scope as ${dep.name}`);
+      if (why === 'sequence')
+        assert.deepEqual(
+          info.sequence && { scope: info.sequence.scope },
+          dep.sequence && { scope: dep.sequence.scope },
+          `${t}: same sequence scope as ${dep.name}`,
+        );
     }
     // the send rule names client methods of the endpoint table, each served by the sandbox
-    const endpoints = Object.entries(info.send).filter(([k]) => k !== 'kind' && k !== 'unlinks').map(([, v]) => v as string);
+    const endpoints = Object.entries(info.send)
+      .filter(([k]) => k !== 'kind' && k !== 'unlinks')
+      .map(([, v]) => v as string);
     assert.ok(endpoints.length > 0, `${t}: the send rule names its endpoints`);
     for (const e of endpoints) {
       assert.ok(e in ENDPOINTS, `${t}: ${e} is in the endpoint table`);
@@ -104,10 +114,14 @@ for (const t of TARGETS) {
     // documents are held when in doubt by default, master data resent
     assert.equal(info.inDoubtPolicy, info.document ? 'hold' : 'resend');
     // the sequence rule reads fields of the payload
-    if (info.sequence?.by === 'fields') for (const f of [...info.sequence.fields, ...(info.sequence.part ? [info.sequence.part] : [])]) assert.ok(f in shape, `${t}: sequence field ${f}`);
+    if (info.sequence?.by === 'fields')
+      for (const f of [...info.sequence.fields, ...(info.sequence.part ? [info.sequence.part] : [])]) assert.ok(f in shape, `${t}: sequence field ${f}`);
     if (info.sequence?.by === 'refKey') assert.ok(info.sequence.field in shape);
     // the sandbox stores it
-    assert.ok((RESOURCES as readonly string[]).includes(info.sandbox) || info.sandbox === 'Stock' || info.sandbox === 'SyncSession', `${t}: sandbox store ${info.sandbox}`);
+    assert.ok(
+      (RESOURCES as readonly string[]).includes(info.sandbox) || info.sandbox === 'Stock' || info.sandbox === 'SyncSession',
+      `${t}: sandbox store ${info.sandbox}`,
+    );
   });
 }
 

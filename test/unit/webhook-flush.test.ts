@@ -27,7 +27,12 @@ describe('webhook pure helpers', () => {
   });
 
   test('resolveKind tries sources in order and reports missing/unknown', () => {
-    assert.deepEqual(resolveKind({ route: 'estoque' }, ['route', 'header', 'payload'], aliases), { ok: true, kind: 'stock', source: 'route', given: 'estoque' });
+    assert.deepEqual(resolveKind({ route: 'estoque' }, ['route', 'header', 'payload'], aliases), {
+      ok: true,
+      kind: 'stock',
+      source: 'route',
+      given: 'estoque',
+    });
     assert.deepEqual(resolveKind({ payload: { event: 'Embalagem' } }, ['route', 'header', 'payload'], aliases), {
       ok: true,
       kind: 'packing',
@@ -35,7 +40,12 @@ describe('webhook pure helpers', () => {
       given: 'Embalagem',
     });
     assert.deepEqual(resolveKind({}, ['route', 'header', 'payload'], aliases), { ok: false, reason: 'missing' });
-    assert.deepEqual(resolveKind({ header: 'x', route: 'stock' }, ['header', 'route'], aliases), { ok: false, reason: 'unknown', source: 'header', given: 'x' });
+    assert.deepEqual(resolveKind({ header: 'x', route: 'stock' }, ['header', 'route'], aliases), {
+      ok: false,
+      reason: 'unknown',
+      source: 'header',
+      given: 'x',
+    });
     // a non-string payload kind is not a kind
     assert.deepEqual(resolveKind({ payload: { kind: 42 } }, ['payload'], aliases), { ok: false, reason: 'missing' });
   });
@@ -94,7 +104,15 @@ describe('webhook pure helpers', () => {
     const receipt = flattenEvent('receipt', {
       eventId: 'e',
       occurredAt: '2026-01-01T00:00:00Z',
-      data: { purchaseOrderId: 'po', nf: '123', receiptStatus: '3', items: [{ id: 'i1', productID: 'p1', quantity: 5, received: 5 }, { id: 'i2', productID: 'p2', quantity: 1, received: 1 }] },
+      data: {
+        purchaseOrderId: 'po',
+        nf: '123',
+        receiptStatus: '3',
+        items: [
+          { id: 'i1', productID: 'p1', quantity: 5, received: 5 },
+          { id: 'i2', productID: 'p2', quantity: 1, received: 1 },
+        ],
+      },
     });
     assert.equal(receipt.length, 2);
     assert.deepEqual(
@@ -110,7 +128,15 @@ describe('webhook pure helpers', () => {
         order: 'PED-1',
         volumeCount: 2,
         volumes: [
-          { volumeNumber: 1, packageCode: 'PED-1-V01', weight: 2.5, items: [{ productID: 'a', quantity: 1 }, { productID: 'b', quantity: 2 }] },
+          {
+            volumeNumber: 1,
+            packageCode: 'PED-1-V01',
+            weight: 2.5,
+            items: [
+              { productID: 'a', quantity: 1 },
+              { productID: 'b', quantity: 2 },
+            ],
+          },
           { volumeNumber: 2, packageCode: 'PED-1-V02', weight: 1, items: [{ productID: 'c', quantity: 3 }] },
         ],
       },
@@ -158,14 +184,32 @@ describe('webhook flush to the outbox', () => {
 
   test('writes one JSONL (+ CSV) per kind and batch, links source file and line, marks delivered', async () => {
     const file = await journal.addFile({ channel: 'notas', name: 'NFE-0001.xml', path: '/in/NFE-0001.xml', size: 10, sha256: 'flush-1', runId: 'r' });
-    await journal.addRecords(file.id, [{ target: 'PurchaseOrder', op: 'create', key: 'NF-1', source: { line: 12, lineEnd: 30 }, mapping: 'nfe', payload: {}, payloadHash: 'h' }]);
+    await journal.addRecords(file.id, [
+      { target: 'PurchaseOrder', op: 'create', key: 'NF-1', source: { line: 12, lineEnd: 30 }, mapping: 'nfe', payload: {}, payloadHash: 'h' },
+    ]);
     const [rec] = await journal.listRecords({ fileIds: [file.id] });
     assert.ok(rec);
     await journal.settle(rec.id, { status: 'sent', outcome: 'created', wmsId: 'po-wms-1' });
 
-    const receipt = { eventId: 'r-1', kind: 'receipt', occurredAt: '2026-11-21T10:00:00Z', data: { purchaseOrderId: 'po-wms-1', nf: '1', items: [{ id: 'i', productID: 'p', quantity: 2, received: 2 }, { id: 'j', productID: 'q', quantity: 1.5, received: 1.5 }] } };
+    const receipt = {
+      eventId: 'r-1',
+      kind: 'receipt',
+      occurredAt: '2026-11-21T10:00:00Z',
+      data: {
+        purchaseOrderId: 'po-wms-1',
+        nf: '1',
+        items: [
+          { id: 'i', productID: 'p', quantity: 2, received: 2 },
+          { id: 'j', productID: 'q', quantity: 1.5, received: 1.5 },
+        ],
+      },
+    };
     await journal.addWebhookEvent({ dedupKey: 'r-1', kind: 'receipt', body: JSON.stringify(receipt), recordId: rec.id });
-    await journal.addWebhookEvent({ dedupKey: 's-1', kind: 'stock', body: JSON.stringify({ eventId: 's-1', data: { positions: [{ productId: 'p', quantity: 3 }] } }) });
+    await journal.addWebhookEvent({
+      dedupKey: 's-1',
+      kind: 'stock',
+      body: JSON.stringify({ eventId: 's-1', data: { positions: [{ productId: 'p', quantity: 3 }] } }),
+    });
     await journal.addWebhookEvent({ dedupKey: 'r-2', kind: 'receipt', body: JSON.stringify({ eventId: 'r-2', data: { purchaseOrderId: 'unknown-po' } }) });
 
     const { delivered, files } = await flushWebhookEvents({ outboxDir }, { journal, logger: silentLogger() });
@@ -177,7 +221,10 @@ describe('webhook flush to the outbox', () => {
     assert.equal(receiptFiles.length, 2, receiptFiles.join(','));
     const jsonlName = receiptFiles.find((f) => f.endsWith('.jsonl'));
     assert.match(jsonlName ?? '', /^receipt-\d{8}-\d{6}-\d+\.jsonl$/);
-    const lines = (await readFile(join(outboxDir, 'webhooks', 'receipt', jsonlName!), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = (await readFile(join(outboxDir, 'webhooks', 'receipt', jsonlName!), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 2);
     assert.deepEqual(lines[0]?.['payload'], receipt);
     assert.equal(lines[0]?.['source_file'], 'NFE-0001.xml');
@@ -190,7 +237,10 @@ describe('webhook flush to the outbox', () => {
     const csvName = receiptFiles.find((f) => f.endsWith('.csv'));
     assert.equal(csvName, jsonlName!.replace(/\.jsonl$/, '.csv'));
     const csv = (await readFile(join(outboxDir, 'webhooks', 'receipt', csvName!), 'utf8')).replace(/^\uFEFF/, '');
-    const rows = csv.trimEnd().split('\r\n').map((l) => l.split(';'));
+    const rows = csv
+      .trimEnd()
+      .split('\r\n')
+      .map((l) => l.split(';'));
     const header = rows[0]!;
     const col = (row: string[], name: string): string | undefined => row[header.indexOf(name)];
     assert.equal(rows.length, 4, 'header + 2 item rows + 1 row for the item-less event');
@@ -238,12 +288,17 @@ describe('webhook flush to the outbox', () => {
   });
 
   test('batches are capped by batchSize; a body that no longer parses is kept as raw text', async () => {
-    for (let i = 0; i < 5; i++) await journal.addWebhookEvent({ dedupKey: `pk-${i}`, kind: 'packing', body: JSON.stringify({ eventId: `pk-${i}`, data: { volumes: [] } }) });
+    for (let i = 0; i < 5; i++)
+      await journal.addWebhookEvent({ dedupKey: `pk-${i}`, kind: 'packing', body: JSON.stringify({ eventId: `pk-${i}`, data: { volumes: [] } }) });
     await journal.addWebhookEvent({ dedupKey: 'bad-1', kind: 'packing', body: '{not json' });
     const { delivered, files } = await flushWebhookEvents({ outboxDir, batchSize: 2 }, { journal, logger: silentLogger() });
     assert.equal(delivered, 6);
     assert.equal(files.length, 3);
-    const all = (await Promise.all(files.map((f) => readFile(f.jsonl, 'utf8')))).join('').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const all = (await Promise.all(files.map((f) => readFile(f.jsonl, 'utf8'))))
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(all.length, 6);
     assert.equal(all.at(-1)?.['raw'], '{not json');
   });

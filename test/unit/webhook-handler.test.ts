@@ -397,7 +397,14 @@ describe('webhook handler: logging', () => {
     for (const level of ['info', 'debug'] as const) {
       const log = capture(level);
       const h = createWebhookHandler(
-        { basePath: '/webhooks', secret: SECRET, secretHeader: 'X-Webhook-Secret', maxBodyBytes: 1 << 20, kindFrom: DEFAULT_KIND_FROM, aliases: resolveKindAliases({}) },
+        {
+          basePath: '/webhooks',
+          secret: SECRET,
+          secretHeader: 'X-Webhook-Secret',
+          maxBodyBytes: 1 << 20,
+          kindFrom: DEFAULT_KIND_FROM,
+          aliases: resolveKindAliases({}),
+        },
         { journal, logger: log.logger },
       );
       const ev = uniqueEvent({ data: { marker: `PAYLOAD-MARKER-${level}` } });

@@ -87,7 +87,9 @@ describe('webhook receiver on a port', () => {
     });
     assert.ok(files.some((f) => f.endsWith('.jsonl')) && files.some((f) => f.endsWith('.csv')));
     // files first, then the mark: poll for it
-    const stored = await pollUntil('the delivered mark', async () => (await journal.listWebhookEvents({})).find((e) => e.dedupKey === 'loop-1' && e.deliveredAt !== null));
+    const stored = await pollUntil('the delivered mark', async () =>
+      (await journal.listWebhookEvents({})).find((e) => e.dedupKey === 'loop-1' && e.deliveredAt !== null),
+    );
     assert.match(String(stored.deliveredAt), /^\d{4}-/);
   });
 
@@ -122,7 +124,15 @@ test('close() answers requests in flight, then flushes what is left', async () =
   await r.close();
   const files = await listFiles(join(outboxDir, 'webhooks', 'packing'));
   assert.equal(files.length, 2);
-  const jsonl = await readFile(join(outboxDir, 'webhooks', 'packing', files.find((f) => f.endsWith('.jsonl'))!), 'utf8');
+  const jsonl = await readFile(
+    join(
+      outboxDir,
+      'webhooks',
+      'packing',
+      files.find((f) => f.endsWith('.jsonl'))!,
+    ),
+    'utf8',
+  );
   assert.equal(jsonl.trimEnd().split('\n').length, 2);
   await assert.rejects(request(`${r.url}/webhooks/healthz`), /ECONNREFUSED/);
   await r.close(); // idempotent
@@ -161,7 +171,10 @@ test("the journal's writer is warmed up before the receiver accepts its first se
 test('a journal that fails to warm up does not stop the receiver: the first event is still stored', async () => {
   const own = await createSqliteJournal({ path: join(tmp.dir, 'warm-fail.db') });
   const spy: Journal = { ...own, warmUp: () => Promise.reject(new Error('disk on fire')) };
-  const r = await createWebhookReceiver({ port: 0, outboxDir: join(tmp.dir, 'outbox-warm-fail'), flushIntervalMs: 0 }, { journal: spy, logger: silentLogger() });
+  const r = await createWebhookReceiver(
+    { port: 0, outboxDir: join(tmp.dir, 'outbox-warm-fail'), flushIntervalMs: 0 },
+    { journal: spy, logger: silentLogger() },
+  );
   try {
     assert.equal((await post(`${r.url}/webhooks/stock`, JSON.stringify({ eventId: 'wf-1' }))).status, 200);
   } finally {
@@ -212,7 +225,7 @@ test('configuration errors: short secret, bad alias, basePath "/"', async () => 
   await assert.rejects(createWebhookReceiver({ port: 0, outboxDir: tmp.dir, basePath: '/' }, deps), /basePath/);
 });
 
-test('slow senders: a stalled header or body is cut off at the documented limit, not at Node\'s 30 s sweep', async () => {
+test("slow senders: a stalled header or body is cut off at the documented limit, not at Node's 30 s sweep", async () => {
   const { connect } = await import('node:net');
   const r = await createWebhookReceiver(
     { port: 0, outboxDir: join(tmp.dir, 'outbox-slow'), flushIntervalMs: 0, timeouts: { headersMs: 400, requestMs: 800 } },

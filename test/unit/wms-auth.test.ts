@@ -114,16 +114,19 @@ describe('auth manager', () => {
   test('authorize failure reaches every waiter and the next call tries again', async () => {
     let fail = true;
     let calls = 0;
-    const auth = createAuthManager({}, {
-      async authorize() {
-        calls++;
-        if (fail) throw new Error('bad credentials');
-        return { token: 'ok-token', refreshToken: 'ok-refresh' };
+    const auth = createAuthManager(
+      {},
+      {
+        async authorize() {
+          calls++;
+          if (fail) throw new Error('bad credentials');
+          return { token: 'ok-token', refreshToken: 'ok-refresh' };
+        },
+        async refresh() {
+          throw new Error('no');
+        },
       },
-      async refresh() {
-        throw new Error('no');
-      },
-    });
+    );
     const results = await Promise.allSettled([auth.getToken(), auth.getToken(), auth.getToken()]);
     assert.ok(results.every((r) => r.status === 'rejected'));
     assert.equal(calls, 1);

@@ -16,7 +16,10 @@ test('wms.dateTimes: utc as mapped, local-offset and local in the WMS time zone'
   assert.equal(formatDateTime('2026-03-01', 'local', 'America/Sao_Paulo'), '2026-03-01', 'a bare date is a date');
   assert.equal(formatDateTime('2026-03-01T10:00:00-03:00', 'local', 'America/Sao_Paulo'), '2026-03-01T10:00:00-03:00', 'an offset is kept');
   const body = { registrationDate: z, items: [{ expirationDate: '2027-01-10T03:00:00Z', lotNumber: 'L1' }] };
-  assert.deepEqual(withDateTimes(body, 'local', 'America/Sao_Paulo'), { registrationDate: '2026-03-01T10:00:00', items: [{ expirationDate: '2027-01-10T00:00:00', lotNumber: 'L1' }] });
+  assert.deepEqual(withDateTimes(body, 'local', 'America/Sao_Paulo'), {
+    registrationDate: '2026-03-01T10:00:00',
+    items: [{ expirationDate: '2027-01-10T00:00:00', lotNumber: 'L1' }],
+  });
   assert.equal(body.registrationDate, z, 'the input is not changed');
 });
 
@@ -50,5 +53,8 @@ test('against a WMS that reads DateTimes as local time: the same instant arrives
 });
 
 test('an unknown wms time zone is a configuration error', () => {
-  assert.throws(() => createWmsClient({ baseUrl: 'http://127.0.0.1:1', accessKeyID: 'a', secretKey: 'b', dateTimes: 'local', timeZone: 'Mars/Base' }), /timeZone "Mars\/Base" is not an IANA time zone/);
+  assert.throws(
+    () => createWmsClient({ baseUrl: 'http://127.0.0.1:1', accessKeyID: 'a', secretKey: 'b', dateTimes: 'local', timeZone: 'Mars/Base' }),
+    /timeZone "Mars\/Base" is not an IANA time zone/,
+  );
 });

@@ -34,12 +34,22 @@ describe('the method table generated from the endpoint table', () => {
       res.end(JSON.stringify(answer));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const client = createWmsClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, accessKeyID: 'k', secretKey: 'secret', pagingBase: 1, validateRequests: false });
+    const client = createWmsClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      accessKeyID: 'k',
+      secretKey: 'secret',
+      pagingBase: 1,
+      validateRequests: false,
+    });
     try {
       assert.equal(await client.getProviderByErp('F/001 ç'), null, '404 is null');
       for await (const _ of client.listDocksOfWarehouse('w 1', { pageSize: 7 })) assert.fail('no records');
       await client.deleteConversionFactor('cf-1');
-      assert.equal(await client.updateProvider({ id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', name: 'P', codeERP: 'F-001' } as never), null, 'no record in the answer: null');
+      assert.equal(
+        await client.updateProvider({ id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', name: 'P', codeERP: 'F-001' } as never),
+        null,
+        'no record in the answer: null',
+      );
       assert.deepEqual(seen, [
         'POST /open/v1/authorize',
         'GET /open/v1/Provider/erp/F%2F001%20%C3%A7',

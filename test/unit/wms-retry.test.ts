@@ -111,11 +111,14 @@ describe('backoff with full jitter', () => {
   test('grows exponentially up to maxDelayMs', () => {
     assert.equal(isIdempotent('get'), true);
     const tops = [1, 2, 3, 4, 5, 6, 7, 8].map((a) => backoffDelay(a, policy, max));
-    assert.deepEqual(tops.map((t) => Math.round(t / 100) * 100), [200, 400, 800, 1600, 3200, 6400, 10000, 10000]);
+    assert.deepEqual(
+      tops.map((t) => Math.round(t / 100) * 100),
+      [200, 400, 800, 1600, 3200, 6400, 10000, 10000],
+    );
   });
   test('stays within [0, cap) for random draws', () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let attempt = 1; attempt <= 8; attempt++) {
       const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
       let lo = Infinity;
