@@ -170,7 +170,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   const done = new Promise<void>((r) => (resolveDone = r));
 
   async function shutdown(reason: string): Promise<void> {
-    logger.info({ reason }, 'st.stopping: finishing requests in flight; unsent records stay pending for the next start');
+    logger.info({ reason }, 'stopping: finishing requests in flight; unsent records stay pending for the next start');
     if (batchTimer) clearTimeout(batchTimer);
     if (pullTimer) clearInterval(pullTimer);
     resumer.clear();

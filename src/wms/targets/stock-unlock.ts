@@ -1,23 +1,10 @@
-import * as S from '../schemas.js';
+import { stockLock } from './stock-lock.js';
 import { defineTarget } from './spec.js';
 
+/** A stock unlock is a stock lock in every rule but the call it makes. */
 export const stockUnlock = defineTarget({
+  ...stockLock,
   name: 'StockUnlock',
   label: 'stock unlock',
-  // after a stock sync dropped with them has replaced the stock they act on
-  tier: 4,
-  schema: S.StockLockRequest,
-  key: { parts: [['productId'], ['warehouseId'], ['lotNumber', ''], ['materialStatusId']], label: 'productId|warehouseId|lotNumber|materialStatusId' },
-  items: null,
-  ops: ['create'],
-  defaultOp: 'create',
-  xref: null,
-  refs: { warehouseId: 'Warehouse', materialStatusId: 'MaterialStatus', productId: 'Product', ownerId: 'Owners', unitMeasurementId: 'UnitMeasurement' },
-  document: false,
-  inDoubtPolicy: 'resend',
   send: { kind: 'stock-status', apply: 'unlockStock' },
-  readBack: 'resend',
-  // per warehouse + product + lot; an operation with no lot touches every lot of the product
-  sequence: { scope: 'stock', by: 'fields', fields: ['warehouseId', 'productId'], part: 'lotNumber' },
-  sandbox: 'Stock',
 });
