@@ -7,6 +7,16 @@ import { z } from 'zod';
 import { CsvFormatSchema } from '../outbox/csv.js';
 import { parseSchedule } from '../shared/schedule.js';
 
+/** How long the journal keeps settled files (both stores). */
+const RetainDays = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .describe(
+    '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
+  );
+
 const Duration = z.number().int().nonnegative();
 /** a period something waits between two polls or attempts: 0 would spin (refused here, not at run time) */
 const Interval = z.number().int().min(1);
@@ -241,14 +251,7 @@ export const ConfigSchema = z.strictObject({
           .enum(['FULL', 'NORMAL'])
           .default('FULL')
           .describe('FULL: every commit survives a power loss; NORMAL: faster, survives a crash of wmsbridge but not of the machine'),
-        retainDays: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe(
-            '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
-          ),
+        retainDays: RetainDays,
       }),
       z.strictObject({
         kind: z.literal('postgres').describe('PostgreSQL journal shared by several instances (docs/SCALING.md)'),
@@ -266,14 +269,7 @@ export const ConfigSchema = z.strictObject({
           .default(30_000)
           .describe('a file claimed by an instance that stops renewing for this long is resumed by another'),
         dependencyWaitMs: z.number().int().min(0).default(120_000).describe('how long a record waits for a dependency another instance is still sending'),
-        retainDays: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe(
-            '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
-          ),
+        retainDays: RetainDays,
       }),
     ])
     .default({ kind: 'sqlite', synchronous: 'FULL' })

@@ -5,6 +5,7 @@
  * reasons are rendered from a record's Reason (code + parameters), never by matching message text.
  */
 import type { Reason } from '../shared/reason.js';
+import { wallClockText } from '../shared/time.js';
 import { en } from './en.js';
 import { ptBR } from './pt-BR.js';
 
@@ -47,21 +48,7 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
   const plural = new Intl.PluralRules(locale);
   const intFmt = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
   const decFmts = new Map<number, Intl.NumberFormat>();
-  const dtf = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  });
-  const parts = (d: Date): Record<string, string> => {
-    const p: Record<string, string> = {};
-    for (const x of dtf.formatToParts(d)) p[x.type] = x.value;
-    return p;
-  };
+  const parts = (d: Date): Record<string, string> => wallClockText(d.getTime(), timeZone);
   const toDate = (v: string | Date): Date => (v instanceof Date ? v : new Date(v));
   const num = (n: number, maxFractionDigits = 2): string => {
     if (!Number.isFinite(n)) return '-';

@@ -21,6 +21,7 @@ import { createCsvWriter, resolveCsvFormat, type CsvFormatOptions } from './csv.
 import { ATTENTION_OUTCOMES, OUTCOMES, type Outcome, type RunSummary } from './types.js';
 import { createI18n, isOutageReason, type I18n, type Locale } from '../i18n/index.js';
 import type { Reason } from '../shared/reason.js';
+import { wallClockText } from '../shared/time.js';
 import { writeXlsx, type XlsxColumn } from './xlsx.js';
 
 export interface RunReportOptions {
@@ -87,21 +88,8 @@ export function reportI18n(options: Pick<RunReportOptions, 'locale' | 'timeZone'
 }
 
 function dateParts(iso: string, timeZone: string | undefined): Record<string, string> | undefined {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return undefined;
-  const dtf = new Intl.DateTimeFormat('en-GB', {
-    timeZone: tzName(timeZone),
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  });
-  const p: Record<string, string> = {};
-  for (const part of dtf.formatToParts(d)) p[part.type] = part.value;
-  return p;
+  const t = new Date(iso).getTime();
+  return Number.isNaN(t) ? undefined : wallClockText(t, tzName(timeZone));
 }
 
 /** dd/MM/yyyy HH:mm:ss followed by the time zone name, e.g. "29/07/2025 11:56:56 America/Sao_Paulo". */

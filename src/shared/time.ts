@@ -37,6 +37,13 @@ function formatter(timeZone: string | undefined): Intl.DateTimeFormat {
   return f;
 }
 
+/** An instant's calendar fields in a zone as zero-padded text (yyyy, MM, dd, HH, mm, ss), for dates people read. */
+export function wallClockText(instant: number, timeZone: string | undefined): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string> {
+  const w = wallClock(instant, timeZone);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return { year: String(w.year).padStart(4, '0'), month: two(w.month), day: two(w.day), hour: two(w.hour), minute: two(w.minute), second: two(w.second) };
+}
+
 /** Whether `timeZone` is an IANA zone this runtime knows. */
 export function isValidTimeZone(timeZone: string): boolean {
   try {
