@@ -20,8 +20,7 @@ import type { WmsClient } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { BridgeError, ErrorCode } from '../shared/errors.js';
-import { isWaitingForWms } from '../shared/reason.js';
-import { PushReason } from '../shared/reason.js';
+import { isWaitingForWms, PushReason } from '../shared/reason.js';
 import { createRefResolver, failureKey, type DependencyState, type RunFailures } from './refs.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { createSequenceGate, touchOf, type Blocker } from './sequence.js';
@@ -84,6 +83,13 @@ export function dependencyStateOf(r: Pick<RecordRow, 'status' | 'outcome' | 'err
   return null;
 }
 
+/** Notes, for the records that refer to it, a cross-referenced record that is not usable as a reference. */
+function rememberFailure(failures: RunFailures, r: Pick<RecordRow, 'target' | 'key' | 'status' | 'outcome' | 'error' | 'reason' | 'wmsId'>): void {
+  const xref = TARGET_INFO[r.target].xref;
+  const dep = xref ? dependencyStateOf(r) : null;
+  if (xref && dep) failures.set(failureKey(xref, r.key), dep);
+}
+
 /**
  * The run's shared services for every record (record.ts): settle, the outage bookkeeping, the request
  * slots, the channel policies, the stop conditions.
@@ -123,11 +129,7 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
     async settle(row, result) {
       await journal.settle(row.id, result);
       state.settled++;
-      const xref = TARGET_INFO[row.target].xref;
-      const dep = xref
-        ? dependencyStateOf({ ...row, ...result, error: result.error ?? null, reason: result.reason ?? undefined, wmsId: result.wmsId ?? null })
-        : null;
-      if (xref && dep) failures.set(failureKey(xref, row.key), dep);
+      rememberFailure(failures, { ...row, ...result, error: result.error ?? null, reason: result.reason ?? undefined, wmsId: result.wmsId ?? null });
       onSettledRow(row, result);
     },
     async unmark(row, why) {
@@ -179,11 +181,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   const runInOrder = createInOrder(run, runRecord, sequenced, () => state.wmsUnavailable !== undefined || wmsDown(), opts.signal);
 
   // resume: what already failed in these files blocks its dependants
-  for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'] }, opts.batchSize)) {
-    const xref = TARGET_INFO[row.target].xref;
-    const dep = dependencyStateOf(row);
-    if (xref && dep) run.failures.set(failureKey(xref, row.key), dep);
-  }
+  for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'] }, opts.batchSize)) rememberFailure(run.failures, row);
 
   for (let tier = 0; tier <= MAX_TIER && !run.stopping(); tier++) {
     // session targets (stock sync) are sent file by file, after the tier's other records

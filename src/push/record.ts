@@ -21,6 +21,7 @@ import {
   describeError,
   idInMessage,
   isWmsUnavailable,
+  type ErrorAction,
   type InDoubtPolicy,
   type ReadBack,
 } from './decide.js';
@@ -181,7 +182,7 @@ class RecordSender {
       marked = true;
     };
     let out: SendOutput | undefined;
-    let sendError: { err: unknown } | null = null;
+    let sendError: { err: unknown; action: ErrorAction } | null = null;
     try {
       if (markAhead) await mark();
       await this.run.requestSlot(row, async () => {
@@ -189,10 +190,10 @@ class RecordSender {
         try {
           out = await send(input, this.ctxOf(row));
         } catch (err) {
-          sendError = { err };
+          const action = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
           // refused credentials stop the run before the next slot is given (the settle comes after the slot)
-          const d = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
-          if (d.act === 'settle' && d.stopRun) this.run.stopRun(d.stopRun, err);
+          if (action.act === 'settle' && action.stopRun) this.run.stopRun(action.stopRun, err);
+          sendError = { err, action };
           return;
         }
         if (!markAhead) await this.afterSent(row, out);
@@ -205,7 +206,9 @@ class RecordSender {
       return;
     }
     if (sendError) {
-      await this.onSendError(row, input, (sendError as { err: unknown }).err);
+      const { err, action } = sendError as { err: unknown; action: ErrorAction };
+      if (action.act === 'read-back') await this.afterMaybeApplied(row, input, err);
+      else await this.apply(row, input, err, action);
       return;
     }
     if (markAhead && out) await this.afterSent(row, out);
@@ -228,22 +231,8 @@ class RecordSender {
     await Promise.all(writes);
   }
 
-  private async onSendError(row: RecordRow, input: SendInput, err: unknown): Promise<void> {
-    const action = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
-    if (action.act === 'read-back') {
-      await this.afterMaybeApplied(row, input, err);
-      return;
-    }
-    await this.apply(row, input, err, action, true);
-  }
-
-  private async apply(
-    row: RecordRow,
-    input: SendInput,
-    err: unknown,
-    action: Exclude<ReturnType<typeof decideOnError>, { act: 'read-back' }>,
-    marked: boolean,
-  ): Promise<void> {
+  /** What decide said after a send or a resend (the record was marked: a wait for the WMS requeues it). */
+  private async apply(row: RecordRow, input: SendInput, err: unknown, action: Exclude<ErrorAction, { act: 'read-back' }>): Promise<void> {
     switch (action.act) {
       case 'settle':
         await this.run.settle(row, action.result);
@@ -253,7 +242,7 @@ class RecordSender {
         await this.alreadyExisted(row, input, err as WmsError);
         return;
       case 'wait-for-wms':
-        await this.run.waitForWms(row, err as WmsError, marked);
+        await this.run.waitForWms(row, err as WmsError, true);
         return;
     }
   }
@@ -279,7 +268,7 @@ class RecordSender {
       await this.afterSent(row, await this.run.requestSlot(row, () => send(input, this.ctxOf(row))));
     } catch (err2) {
       const again = decideOnError(row, err2, { stage: 'resend', readBack: rb === 'absent' ? 'absent' : 'unknown' }, ENDPOINTS.authorize.path);
-      if (again.act !== 'read-back') await this.apply(row, input, err2, again, true);
+      if (again.act !== 'read-back') await this.apply(row, input, err2, again);
     }
   }
 

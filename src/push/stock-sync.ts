@@ -23,39 +23,38 @@ export async function pushStockSync(
   run: Pick<PushRun, 'journal' | 'client' | 'resolver' | 'settle' | 'waitForWms'>,
   opts: { batchSize: number; chunkSize: number; signal?: AbortSignal | undefined },
 ): Promise<void> {
-  const d = { ...run, ...opts };
   const q = { fileIds: [file.id], targets: ['StockSync' as Target] };
-  const counts = await d.journal.countRecords(q);
+  const counts = await run.journal.countRecords(q);
   if ((counts.pending ?? 0) + (counts.in_doubt ?? 0) === 0) return;
   // pass 1: resolve every row; refuse the session if any row is refused
   let refused = counts.rejected ?? 0;
   let waiting = 0;
   const owners = new Set<string>();
-  for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
-    const r = await d.resolver.resolve(row.payload);
+  for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+    const r = await run.resolver.resolve(row.payload);
     if (!r.ok && r.code === 'dependency_waiting') {
       // not the data: this row waits, and the session with it (the other rows stay pending)
-      await d.settle(row, { status: 'held', outcome: 'held', error: r.message, reason: refReason(r) });
+      await run.settle(row, { status: 'held', outcome: 'held', error: r.message, reason: refReason(r) });
       waiting++;
       continue;
     }
     if (!r.ok) {
       const status = r.status === 'rejected' ? 'rejected' : 'held';
-      await d.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}`, reason: refReason(r) });
+      await run.settle(row, { status, outcome: status, error: `${r.field}: ${r.message}`, reason: refReason(r) });
       refused++;
       continue;
     }
     const c = TARGET_INFO.StockSync.schema.safeParse(r.payload);
     if (!c.success) {
-      await d.settle(row, schemaRejection(c.error.issues));
+      await run.settle(row, schemaRejection(c.error.issues));
       refused++;
       continue;
     }
     owners.add(String(r.payload['ownerId']));
   }
   if (refused > 0) {
-    for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
-      await d.settle(row, {
+    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+      await run.settle(row, {
         status: 'held',
         outcome: 'held',
         error: `stock sync of ${file.name} not sent: ${refused} row(s) were refused, and a partial synchronisation would zero the stock of the missing products; fix the rejects and drop the whole file again`,
@@ -77,7 +76,7 @@ export async function pushStockSync(
         // an earlier chunk failed: sending the rest (and the last chunk) would apply a partial session
         await Promise.all(
           rows.map((c) =>
-            d.settle(c.row, {
+            run.settle(c.row, {
               status: 'held',
               outcome: 'held',
               error: `stock sync session ${sessionId} stopped: ${broken}`,
@@ -88,34 +87,36 @@ export async function pushStockSync(
         return;
       }
       // issued together: one commit for the whole chunk, not one per row
-      await Promise.all(rows.map((c) => d.journal.markSending(c.row.id)));
+      await Promise.all(rows.map((c) => run.journal.markSending(c.row.id)));
       try {
-        await d.client.syncStock(
+        await run.client.syncStock(
           { sessionId, ownerId, isLastChunk: isLast, products: rows.map((c) => ({ productId: c.productId, quantity: c.quantity })) },
           { idempotent: true },
         );
-        await Promise.all(rows.map((c) => d.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null })));
+        await Promise.all(rows.map((c) => run.settle(c.row, { status: 'sent', outcome: 'updated', wmsId: null, error: null })));
       } catch (err) {
         if (isWmsUnavailable(err)) {
           // nothing of this chunk was applied: its rows, and the rest of the session, wait for the next run
-          for (const c of rows) await d.waitForWms(c.row, err as WmsError, true);
+          for (const c of rows) await run.waitForWms(c.row, err as WmsError, true);
           throw err;
         }
         const status = isWmsError(err) && isRejection(err) ? 'rejected' : 'failed';
         broken = `a chunk failed: ${describeError(err)}`;
         await Promise.all(
-          rows.map((c) => d.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) })),
+          rows.map((c) =>
+            run.settle(c.row, { status, outcome: status, error: `stock sync session ${sessionId}: ${describeError(err)}`, reason: reasonOf(err) }),
+          ),
         );
       }
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent
     let pending: typeof chunk | null = null;
-    for await (const row of iterate(d.journal, { ...q, statuses: ['pending', 'in_doubt'] }, d.batchSize)) {
-      if (d.signal?.aborted) return;
-      const r = await d.resolver.resolve(row.payload);
+    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+      if (opts.signal?.aborted) return;
+      const r = await run.resolver.resolve(row.payload);
       if (!r.ok || String(r.payload['ownerId']) !== ownerId) continue;
       chunk.push({ row, productId: String(r.payload['productId']), quantity: Number(r.payload['quantity']) });
-      if (chunk.length >= d.chunkSize) {
+      if (chunk.length >= opts.chunkSize) {
         if (pending) {
           const next = chunk;
           chunk = pending;
