@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { cp, readdir, writeFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, PROJECT_ROOT } from '../helpers/cli.js';
+import { runCli, PROJECT_ROOT, workspaceFlags } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -27,18 +27,7 @@ async function night(name: string, config: Record<string, unknown>): Promise<{ d
   await mkdir(dir, { recursive: true });
   await cp(join(PROJECT_ROOT, 'inbox'), join(dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
   await writeFile(join(dir, 'config.json'), JSON.stringify(config));
-  const flags = [
-    '--config',
-    join(dir, 'config.json'),
-    '--inbox',
-    join(dir, 'inbox'),
-    '--outbox',
-    join(dir, 'outbox'),
-    '--state-dir',
-    join(dir, 'state'),
-    '--mappings',
-    join(PROJECT_ROOT, 'mappings'),
-  ];
+  const flags = ['--config', join(dir, 'config.json'), ...workspaceFlags(dir)];
   return { dir, flags };
 }
 

@@ -10,7 +10,7 @@ import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, PROJECT_ROOT } from '../helpers/cli.js';
+import { runCli, PROJECT_ROOT, workspaceFlags } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 
 let sb: Sandbox;
@@ -21,20 +21,7 @@ function env(): NodeJS.ProcessEnv {
   return { WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
 }
 function args(cmd: string[], extra: string[] = []): string[] {
-  return [
-    ...cmd,
-    '--config',
-    join(tmp.dir, 'wmsbridge.config.json'),
-    '--inbox',
-    join(tmp.dir, 'inbox'),
-    '--outbox',
-    join(tmp.dir, 'outbox'),
-    '--state-dir',
-    join(tmp.dir, 'state'),
-    '--mappings',
-    join(PROJECT_ROOT, 'mappings'),
-    ...extra,
-  ];
+  return [...cmd, '--config', join(tmp.dir, 'wmsbridge.config.json'), ...workspaceFlags(tmp.dir), ...extra];
 }
 async function reconFiles(): Promise<{ dir: string; names: string[] }> {
   const root = join(tmp.dir, 'outbox', 'reconciliation');

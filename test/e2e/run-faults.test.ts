@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, PROJECT_ROOT } from '../helpers/cli.js';
+import { runCli, PROJECT_ROOT, workspaceFlags } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 
 let sb: Sandbox;
@@ -33,18 +33,7 @@ test('faults, 429s, resets and a 1 s token: delivered, not duplicated where a re
   // failed for good" a property of the pipeline, not of the dice (the channels are the inbox's folders)
   const { writeFile } = await import('node:fs/promises');
   await writeFile(join(tmp.dir, 'faults.config.json'), JSON.stringify({ wms: { retries: 10 } }));
-  const dirs = [
-    '--config',
-    join(tmp.dir, 'faults.config.json'),
-    '--inbox',
-    join(tmp.dir, 'inbox'),
-    '--outbox',
-    join(tmp.dir, 'outbox'),
-    '--state-dir',
-    join(tmp.dir, 'state'),
-    '--mappings',
-    join(PROJECT_ROOT, 'mappings'),
-  ];
+  const dirs = ['--config', join(tmp.dir, 'faults.config.json'), ...workspaceFlags(tmp.dir)];
   const res = await runCli(['run', ...dirs], { env, timeoutMs: 200_000 });
   assert.ok(res.code === 0 || res.code === 1, `exit ${res.code}: ${res.stderr.slice(-3000)}`);
 

@@ -21,7 +21,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, spawnCli, PROJECT_ROOT, type CliResult } from '../helpers/cli.js';
+import { runCli, spawnCli, PROJECT_ROOT, type CliResult, workspaceFlags } from '../helpers/cli.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { createWmsClient } from '../../src/wms/client.js';
 import { WmsError } from '../../src/wms/errors.js';
@@ -86,16 +86,7 @@ function startRecordingProxy(target: string): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-const dirs = (): string[] => [
-  '--inbox',
-  join(tmp.dir, 'inbox'),
-  '--outbox',
-  join(tmp.dir, 'outbox'),
-  '--state-dir',
-  join(tmp.dir, 'state'),
-  '--mappings',
-  join(PROJECT_ROOT, 'mappings'),
-];
+const dirs = (): string[] => workspaceFlags(tmp.dir);
 
 function record(what: string, r: CliResult): void {
   outputs.push({ what: `${what} stdout`, text: r.stdout }, { what: `${what} stderr`, text: r.stderr });

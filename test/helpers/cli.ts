@@ -5,10 +5,15 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 const here = fileURLToPath(import.meta.url);
 const fromTs = here.endsWith('.ts');
 export const PROJECT_ROOT = fileURLToPath(new URL(fromTs ? '../../' : '../../../', import.meta.url));
+/** The CLI flags of a workspace in `dir` (its inbox, outbox and state folders), with the shipped mappings by default. */
+export function workspaceFlags(dir: string, mappingsDir = join(PROJECT_ROOT, 'mappings')): string[] {
+  return ['--inbox', join(dir, 'inbox'), '--outbox', join(dir, 'outbox'), '--state-dir', join(dir, 'state'), '--mappings', mappingsDir];
+}
 /** Real-world samples written by others (origin and licence: each folder's SOURCE.txt). */
 export const SAMPLES_DIR = fileURLToPath(new URL(fromTs ? '../fixtures/samples/' : '../../../test/fixtures/samples/', import.meta.url));
 

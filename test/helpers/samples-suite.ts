@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { parse } from 'csv-parse/sync';
 import { makeTempDir } from './tmp.js';
-import { runCli, PROJECT_ROOT } from './cli.js';
+import { runCli, PROJECT_ROOT, workspaceFlags } from './cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from './sandbox.js';
 import { dialectMatrix, parseDialect, type SandboxDialect } from '../../src/sandbox/dialect.js';
 
@@ -45,18 +45,7 @@ function env(): NodeJS.ProcessEnv {
 }
 
 function args(cmd: string, extra: string[] = []): string[] {
-  return [
-    cmd,
-    '--inbox',
-    join(tmp.dir, 'inbox'),
-    '--outbox',
-    join(tmp.dir, 'outbox'),
-    '--state-dir',
-    join(tmp.dir, 'state'),
-    '--mappings',
-    join(PROJECT_ROOT, 'mappings'),
-    ...extra,
-  ];
+  return [cmd, ...workspaceFlags(tmp.dir), ...extra];
 }
 
 /**
