@@ -208,14 +208,14 @@ function recordSection(ctx: Ctx): RecordMethods {
   const { store, op } = ctx;
   return {
     countUnsettled: (target, key) => op('countUnsettled', () => store.countByKey(target, key, UNSETTLED_STATUSES)),
-    addRecords: (fileId, records) => op('addRecords', () => (records.length === 0 ? undefined : store.insertRecords(fileId, records))),
+    addRecords: (fileId, records) => op('addRecords', () => (records.length === 0 ? 0 : store.insertRecords(fileId, records))),
     /**
      * Only a file none of whose records left the building can be re-mapped: a record that was (or may
      * have been) sent must stay, or its outcome would be forgotten.
      */
-    deleteRecords: (fileId) =>
+    deleteRecords: (fileId, options) =>
       op('deleteRecords', async () => {
-        const touched = await store.deleteUntouchedRecords(fileId, UNTOUCHED_STATUSES);
+        const touched = await store.deleteUntouchedRecords(fileId, UNTOUCHED_STATUSES, options?.afterId ?? 0);
         if (touched > 0) {
           throw ctx.fail('deleteRecords', `file ${fileId} has ${touched} record(s) that were sent or are in flight; refusing to delete its records`);
         }

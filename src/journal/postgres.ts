@@ -458,34 +458,38 @@ class PostgresStore implements JournalStore {
     return r.rows[0]?.n ?? 0;
   }
 
-  async insertRecords(fileId: number, records: NewRecord[]): Promise<void> {
-    await this.tx(async (c) => {
-      for (let i = 0; i < records.length; i += INSERT_CHUNK) await this.insertChunk(c, fileId, records.slice(i, i + INSERT_CHUNK));
+  async insertRecords(fileId: number, records: NewRecord[]): Promise<number> {
+    return this.tx(async (c) => {
+      let last = 0;
+      for (let i = 0; i < records.length; i += INSERT_CHUNK) last = await this.insertChunk(c, fileId, records.slice(i, i + INSERT_CHUNK));
+      return last;
     });
   }
 
   /** unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order */
-  private async insertChunk(c: Run, fileId: number, records: NewRecord[]): Promise<void> {
+  private async insertChunk(c: Run, fileId: number, records: NewRecord[]): Promise<number> {
     const cols: Array<Array<string | null>> = Array.from({ length: 12 }, () => []);
     for (const r of records) recordColumns(r).forEach((v, i) => cols[i]!.push(v));
-    await c(
-      `INSERT INTO ${this.S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+    const r = await c<{ last: string | number | null }>(
+      `WITH ins AS (INSERT INTO ${this.S}.records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
        SELECT $1, t.target, t.op, t.key, t.source::json, t.mapping, t.payload::json, t.payload_hash, t.attachment_path, t.raw::json, t.status, t.error, t.reason, 0, now()
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
          WITH ORDINALITY AS t(target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, ord)
-       ORDER BY t.ord`,
+       ORDER BY t.ord
+       RETURNING id) SELECT max(id) AS last FROM ins`,
       [fileId, ...cols],
     );
+    return Number(r.rows[0]?.last ?? 0);
   }
 
-  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): Promise<number> {
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[], afterId: number): Promise<number> {
     return this.tx(async (c) => {
       const touched = await c<{ n: number }>(
-        `SELECT COUNT(*) AS n FROM ${this.S}.records WHERE file_id = $1 AND (status NOT IN ${inList(untouched)} OR attempts > 0)`,
-        [fileId],
+        `SELECT COUNT(*) AS n FROM ${this.S}.records WHERE file_id = $1 AND id > $2 AND (status NOT IN ${inList(untouched)} OR attempts > 0)`,
+        [fileId, afterId],
       );
       const n = touched.rows[0]?.n ?? 0;
-      if (n === 0) await c(`DELETE FROM ${this.S}.records WHERE file_id = $1`, [fileId]);
+      if (n === 0) await c(`DELETE FROM ${this.S}.records WHERE file_id = $1 AND id > $2`, [fileId, afterId]);
       return n;
     });
   }

@@ -367,28 +367,28 @@ class SqliteStore implements JournalStore {
     return (this.stmt(`SELECT COUNT(*) AS n FROM records WHERE target = ? AND key = ? AND status IN ${inList(statuses)}`).get(target, key) as { n: number }).n;
   }
 
-  insertRecords(fileId: number, records: NewRecord[]): void {
-    this.db
-      .transaction(() => {
+  insertRecords(fileId: number, records: NewRecord[]): number {
+    return this.db
+      .transaction((): number => {
         const insert = this.stmt(
           `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
         );
         const ts = now();
-        for (const r of records) insert.run(fileId, ...recordColumns(r), ts);
+        let last = 0;
+        for (const r of records) last = Number(insert.run(fileId, ...recordColumns(r), ts).lastInsertRowid);
+        return last;
       })
       .immediate();
   }
 
-  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): number {
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[], afterId: number): number {
     return this.db
       .transaction((): number => {
-        const touched = this.stmt(`SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND (status NOT IN ${inList(untouched)} OR attempts > 0)`).get(
-          fileId,
-        ) as {
-          n: number;
-        };
-        if (touched.n === 0) this.stmt('DELETE FROM records WHERE file_id = ?').run(fileId);
+        const touched = this.stmt(
+          `SELECT COUNT(*) AS n FROM records WHERE file_id = ? AND id > ? AND (status NOT IN ${inList(untouched)} OR attempts > 0)`,
+        ).get(fileId, afterId) as { n: number };
+        if (touched.n === 0) this.stmt('DELETE FROM records WHERE file_id = ? AND id > ?').run(fileId, afterId);
         return touched.n;
       })
       .immediate();

@@ -86,12 +86,13 @@ export interface JournalStore {
   // records
   countByKey(target: Target, key: string, statuses: readonly RecordStatus[]): Awaitable<number>;
   /** one transaction */
-  insertRecords(fileId: number, records: NewRecord[]): Awaitable<void>;
+  /** one transaction; returns the id of the last record inserted */
+  insertRecords(fileId: number, records: NewRecord[]): Awaitable<number>;
   /**
-   * One transaction: counts the file's records in another status than `untouched` or with attempts; deletes
-   * every record of the file only when there are none. Returns that count.
+   * One transaction: counts the file's records (above `afterId`) in another status than `untouched` or with
+   * attempts; deletes those records only when there are none. Returns that count.
    */
-  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[]): Awaitable<number>;
+  deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[], afterId: number): Awaitable<number>;
   /** one transaction: files, their records (webhook links cleared), duplicate links to them, their meta keys */
   prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
   listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;

@@ -226,13 +226,19 @@ export interface Journal {
   countUnsettled(target: Target, key: string): Promise<number>;
 
   // ---- records -----------------------------------------------------------------------------
-  /** Inserts a batch of records for one file in one transaction. */
-  addRecords(fileId: number, records: NewRecord[]): Promise<void>;
+  /**
+   * Inserts a batch of records for one file in one transaction. Returns the id of the batch's last record
+   * (ids grow in batch order; 0 for an empty batch): a file sent while it is still being mapped publishes its
+   * records to the sender up to that id.
+   */
+  addRecords(fileId: number, records: NewRecord[]): Promise<number>;
   /**
    * Removes every record of a file: used when a file that was claimed but not fully mapped (a crash
-   * mid-mapping, nothing of it sent yet) is mapped again from the start.
+   * mid-mapping, nothing of it sent yet) is mapped again from the start. With `afterId`, only the file's
+   * records above that id (a streamed file's records not yet published to the sender). Refuses (JournalError)
+   * when one of the records to remove was sent or is in flight.
    */
-  deleteRecords(fileId: number): Promise<void>;
+  deleteRecords(fileId: number, options?: { afterId?: number }): Promise<void>;
   /**
    * Retention: removes files last updated before `before` whose status is settled (done, error,
    * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),

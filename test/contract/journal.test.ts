@@ -464,6 +464,29 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.listRecords({ fileIds: [g.id] })).length, 1);
     });
 
+    test('addRecords returns the id of its last record; deleteRecords afterId removes only the records above it', async () => {
+      const f = await newFile(j);
+      const first = await j.addRecords(f.id, [rec('S1'), rec('S2')]);
+      const second = await j.addRecords(f.id, [rec('S3'), rec('S4', { status: 'rejected', error: 'bad' })]);
+      assert.equal(await j.addRecords(f.id, []), 0, 'an empty batch inserts nothing');
+      const ids = (await j.listRecords({ fileIds: [f.id] })).map((r) => r.id);
+      assert.equal(first, ids[1]);
+      assert.equal(second, ids[3]);
+      // the published part (up to `first`) may be in flight: only what is above it goes
+      await j.markSending(ids[0]!);
+      await j.deleteRecords(f.id, { afterId: first });
+      assert.deepEqual(
+        (await j.listRecords({ fileIds: [f.id] })).map((r) => r.key),
+        ['S1', 'S2'],
+      );
+      // a record above afterId that was touched refuses the delete, and nothing goes
+      await j.addRecords(f.id, [rec('S5')]);
+      const s5 = (await j.listRecords({ fileIds: [f.id], afterId: first }))[0]!;
+      await j.markSending(s5.id);
+      await assert.rejects(j.deleteRecords(f.id, { afterId: first }), (e: { code?: string }) => e.code === ErrorCode.JOURNAL);
+      assert.equal((await j.listRecords({ fileIds: [f.id] })).length, 3);
+    });
+
     test('findLatest and findRecordByWmsId', async () => {
       const f1 = await newFile(j);
       const f2 = await newFile(j);
