@@ -92,25 +92,39 @@ export async function mapFileToJournal(opts: {
   ctx: MapContext;
   batchSize?: number;
   onRow?: () => void;
+  /**
+   * Outputs (records and rejects) already in the journal from an earlier run that streamed this file: mapped
+   * again (the same file gives the same outputs) but not inserted again.
+   */
+  skip?: number;
+  /**
+   * After each batch is committed: the id of its last record and the outputs mapped so far (skipped ones
+   * included). A file sent while it is still being mapped publishes its records here; throwing stops the mapping.
+   */
+  onBatch?: (lastId: number, outputs: number) => Promise<void>;
 }): Promise<MapFileResult> {
   const batchSize = opts.batchSize ?? 1000;
   const items = openParser(opts.path, opts.mapping.source);
   const checked = checkHeader(items, opts.mapping, opts.fileName);
   let batch: NewRecord[] = [];
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
+  const skip = opts.skip ?? 0;
+  const commit = async (): Promise<void> => {
+    const lastId = await opts.journal.addRecords(opts.fileId, batch);
+    batch = [];
+    if (lastId > 0) await opts.onBatch?.(lastId, res.records + res.rejects);
+  };
   for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
     const rec = toNewRecord(out, opts.mapping);
     if (rec.status === 'rejected') res.rejects++;
     else res.records++;
     res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
     opts.onRow?.();
+    if (res.records + res.rejects <= skip) continue;
     batch.push(rec);
-    if (batch.length >= batchSize) {
-      await opts.journal.addRecords(opts.fileId, batch);
-      batch = [];
-    }
+    if (batch.length >= batchSize) await commit();
   }
-  if (batch.length) await opts.journal.addRecords(opts.fileId, batch);
+  if (batch.length) await commit();
   // what the rejects writer needs to write rows back in the original shape (header cells, newline)
   const facts: StoredParseFacts = {
     ...(items.facts.header ? { headerCells: items.facts.header } : {}),

@@ -65,6 +65,12 @@ async function finishMapped(run: RunState, w: Working, keyLabel: ReturnType<type
     keyLabel,
   });
   if (unfinished > 0 || opts.dryRun || w.archived) return;
+  // a streamed file whose mapping stopped before its end (run-map.ts): what was read is sent, the original goes to the error folder
+  if (w.row.error) {
+    w.error = w.row.error;
+    await finishInError(run, w);
+    return;
+  }
   // sending began from what was parsed; a file that changed since cannot be withdrawn: say so
   const changed = await changedSinceClaim(w.claimed);
   if (changed) {

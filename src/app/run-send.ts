@@ -5,14 +5,16 @@
 import type { ResolvedChannel } from '../config/load.js';
 import { createProgress } from '../shared/progress.js';
 import { FatalPushError, pushFiles, type ChannelPolicy } from '../push/pipeline.js';
+import type { RecordFeed } from '../push/feed.js';
 import type { AppContext } from './context.js';
-import type { RunState } from './run-state.js';
+import type { RunState, Working } from './run-state.js';
 
-export async function sendFiles(run: RunState): Promise<void> {
+/** `streamed`: files being mapped while they are sent, and the feed their batches are published to */
+export async function sendFiles(run: RunState, streamed?: { files: readonly Working[]; feed: RecordFeed }): Promise<void> {
   const { ctx, opts, log } = run;
   const { config } = ctx;
   let settled = 0;
-  const toSend = run.working.filter((w) => w.row.status === 'mapped' && !w.error);
+  const toSend = run.working.filter((w) => (w.row.status === 'mapped' && !w.error) || streamed?.files.includes(w));
   if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log);
   // a file not read because the WMS did not answer may define what the others refer to: sending them now
   // would reject records for references the next run will have, so everything waits for that run
@@ -33,6 +35,7 @@ export async function sendFiles(run: RunState): Promise<void> {
         batchSize: config.sending.batchSize,
         dependencyWaitMs: ctx.dependencyWaitMs,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(streamed ? { feed: streamed.feed } : {}),
         onSettled: (row, result) => {
           settled++;
           progress?.tick(1);

@@ -9,7 +9,8 @@ import type { AppContext } from './context.js';
 import { startRun, type RunOptions } from './run-state.js';
 import { resume } from './run-resume.js';
 import { intake } from './run-intake.js';
-import { mapFiles } from './run-map.js';
+import { mapFiles, mapStreamed } from './run-map.js';
+import { createStreamFeed } from '../push/feed.js';
 import { sendFiles } from './run-send.js';
 import { finishFiles } from './run-finish.js';
 import { report, type RunResult } from './run-report.js';
@@ -24,10 +25,16 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (!opts.dryRun) await resume(run);
     // 2. intake: claim every ready file (dry runs read them in place)
     await intake(run);
-    // 3. map every claimed file into the journal
-    await mapFiles(run);
-    // 4. send, tier by tier across every file of the run
-    await sendFiles(run);
+    // 3. map every claimed file into the journal; large files are mapped in step 4, while they are sent
+    const streamed = await mapFiles(run);
+    // 4. send, tier by tier across every file of the run (and the streamed files' batches as they are published)
+    if (streamed.length === 0) await sendFiles(run);
+    else {
+      const feed = createStreamFeed();
+      for (const w of streamed) feed.add(w.row.id, w.mapping!.target, 0);
+      const done = await Promise.allSettled([mapStreamed(run, streamed, feed), sendFiles(run, { files: streamed, feed })]);
+      for (const d of done) if (d.status === 'rejected') throw d.reason;
+    }
     // 5. finish: results, rejects, archive (only files with nothing left to send)
     await finishFiles(run);
     // 6. report, exit code, retention, the summary line

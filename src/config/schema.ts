@@ -298,8 +298,17 @@ export const ConfigSchema = z.strictObject({
         .max(100_000)
         .default(1000)
         .describe('records per journal insert while mapping, and queued in memory at most while sending (read in pages of up to 200)'),
+      /** @default 33554432 */
+      streamFrom: z
+        .number()
+        .int()
+        .min(0)
+        .default(32 * 1024 * 1024)
+        .describe(
+          'files of at least this many bytes are sent while they are still being mapped, batch by batch (0: every file); smaller files are mapped whole, and checked unchanged, before the first record leaves. Stock synchronisations are never streamed (docs/ARCHITECTURE.md, "Streaming")',
+        ),
     })
-    .default({ concurrency: 16, batchSize: 1000 })
+    .default({ concurrency: 16, batchSize: 1000, streamFrom: 32 * 1024 * 1024 })
     .describe('how records are sent'),
   outbox: z
     .strictObject({

@@ -312,7 +312,7 @@ export async function claimFile(ready: ReadyFile, options: ClaimOptions = {}): P
  * changed, in words. A writer that paused longer than the readiness window and went on writing into the
  * file (same inode, now in the work folder) is caught here, after parsing and before anything is sent.
  */
-export async function changedSinceClaim(claimed: ClaimedFile): Promise<string | null> {
+export async function changedSinceClaim(claimed: ClaimedFile, options?: { contentHash?: boolean }): Promise<string | null> {
   let st;
   try {
     st = await fsp.stat(claimed.workPath);
@@ -323,7 +323,7 @@ export async function changedSinceClaim(claimed: ClaimedFile): Promise<string | 
   // mtime compared to the millisecond (what every filesystem and share keeps); closer, the hash decides
   if (claimed.mtimeMs !== undefined && Math.abs(st.mtimeMs - claimed.mtimeMs) >= 1)
     return `it was written again (modified ${new Date(st.mtimeMs).toISOString()})`;
-  if (!claimed.sha256) return null;
+  if (!claimed.sha256 || options?.contentHash === false) return null;
   const sha = await sha256File(claimed.workPath);
   return sha === claimed.sha256 ? null : 'its content changed (same size, different sha256)';
 }

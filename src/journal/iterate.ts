@@ -4,10 +4,10 @@ import type { Target } from '../wms/targets.js';
 
 export async function* iterate(
   journal: Pick<Journal, 'listRecords'>,
-  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][] },
+  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][]; afterId?: number },
   batchSize: number,
 ): AsyncGenerator<RecordRow> {
-  let afterId = 0;
+  let afterId = query.afterId ?? 0;
   for (;;) {
     const rows = await journal.listRecords({ ...query, afterId, limit: batchSize });
     if (rows.length === 0) return;

@@ -32,7 +32,7 @@ export const PRUNABLE_FILE_STATUSES: readonly FileStatus[] = ['done', 'error', '
 export const WAITING_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'held', 'in_doubt', 'failed'];
 
 /** Meta keys that belong to one file (removed with it). */
-export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`];
+export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`, `stream:${fileId}`];
 
 /** The columns of an updateFile patch (keys given as undefined are left alone). */
 const FILE_PATCH_COLUMNS: Record<string, string> = {

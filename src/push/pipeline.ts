@@ -27,6 +27,7 @@ import { createSequenceGate, touchOf, type Blocker } from './sequence.js';
 import { describeError, inDoubtPolicyFor, isWmsUnavailable } from './decide.js';
 import { createRecordSender, type PushRun } from './record.js';
 import { pushStockSync } from './stock-sync.js';
+import type { RecordFeed } from './feed.js';
 
 export interface ChannelPolicy {
   /** the channel's inbox folder (attachments are read from inside it only) */
@@ -55,6 +56,11 @@ export interface PushOptions {
    */
   dependencyWaitMs?: number;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /**
+   * files still being mapped while they are sent (feed.ts): a tier is read up to what they published, and
+   * waits for their next batch until they can add no more records of it
+   */
+  feed?: RecordFeed;
 }
 
 export interface PushStats {
@@ -213,6 +219,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
  * Every pending or in-doubt record of one tier, in id (source) order, with back-pressure: never more than a
  * batch of records queued in memory. A counter and one waiter: a Promise.race over the queued tasks would add
  * a reaction to each of them at every turn (quadratic work and memory: found with --cpu-prof on 20,000 records).
+ * With a feed, the tier is read again from where it stopped each time a file still being mapped publishes a
+ * batch, until no such file can add records of the tier.
  */
 async function sendTier(
   opts: PushOptions,
@@ -224,20 +232,30 @@ async function sendTier(
   let queued = 0;
   let slotFree: (() => void) | null = null;
   let allDone: (() => void) | null = null;
-  for await (const row of iterate(opts.journal, { fileIds, targets, statuses: ['pending', 'in_doubt'] }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
-    if (stopping()) break;
-    queued++;
-    runInOrder(row)
-      .catch((err: unknown) => {
-        opts.logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
-      })
-      .finally(() => {
-        queued--;
-        slotFree?.();
-        if (queued === 0) allDone?.();
-      });
-    while (queued >= opts.batchSize) await new Promise<void>((r) => (slotFree = r));
-    slotFree = null;
+  const feed = opts.feed;
+  let afterId = 0;
+  for (;;) {
+    // asked before the pass: a batch published during the pass settles `more`, and the pass after reads it
+    const open = feed?.open(targets) ?? false;
+    const more = open ? feed!.next() : null;
+    for await (const row of iterate(opts.journal, { fileIds, targets, statuses: ['pending', 'in_doubt'], afterId }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
+      if (stopping() || (feed && !feed.published(row))) break;
+      afterId = row.id;
+      queued++;
+      runInOrder(row)
+        .catch((err: unknown) => {
+          opts.logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
+        })
+        .finally(() => {
+          queued--;
+          slotFree?.();
+          if (queued === 0) allDone?.();
+        });
+      while (queued >= opts.batchSize) await new Promise<void>((r) => (slotFree = r));
+      slotFree = null;
+    }
+    if (!more || stopping()) break;
+    await more;
   }
   if (queued > 0) await new Promise<void>((r) => (allDone = r));
 }

@@ -40,8 +40,17 @@ async function state(resource: string): Promise<Array<Record<string, any>>> {
   return Array.isArray(j) ? j : (j[resource] ?? j.data ?? j.records);
 }
 
+/** a config file the suite runs with (streamed: every file sent while it is mapped), or none: defaults, channels from the inbox */
+let configFile: string | null = null;
+
 function env(): NodeJS.ProcessEnv {
-  return { WMS_URL: sb.url, WMS_ACCESS_KEY_ID: sb.accessKeyID, WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+  return {
+    WMS_URL: sb.url,
+    WMS_ACCESS_KEY_ID: sb.accessKeyID,
+    WMS_SECRET_KEY: sb.secretKey,
+    WMSBRIDGE_LOG_LEVEL: 'warn',
+    ...(configFile ? { WMSBRIDGE_CONFIG: configFile } : {}),
+  };
 }
 
 function args(cmd: string, extra: string[] = []): string[] {
@@ -52,13 +61,18 @@ function args(cmd: string, extra: string[] = []): string[] {
  * One suite against a sandbox speaking `dialect`. `rerun`: also run the files again (nothing new created).
  * WMSBRIDGE_E2E_DIALECT=<name> runs only that dialect.
  */
-export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { rerun: boolean }): void {
+export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { rerun: boolean; streamed?: boolean }): void {
   const only = process.env['WMSBRIDGE_E2E_DIALECT'];
   if (only && only !== name) return;
-  describe(`sample inbox, sandbox dialect ${name}`, () => {
+  describe(`sample inbox, sandbox dialect ${name}${opts.streamed ? ', every file streamed (sending.streamFrom 0)' : ''}`, () => {
     before(async () => {
       sb = await startSandbox({ dialect });
       tmp = await makeTempDir('wmsbridge-e2e-samples-');
+      configFile = null;
+      if (opts.streamed) {
+        configFile = join(tmp.dir, 'streamed.config.json');
+        await writeFile(configFile, JSON.stringify({ sending: { streamFrom: 0 } }));
+      }
       await cp(join(PROJECT_ROOT, 'inbox'), join(tmp.dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
     });
 
