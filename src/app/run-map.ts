@@ -176,8 +176,13 @@ async function publishBatch(run: RunState, w: Working, feed: StreamFeed, point: 
   if (changed) throw new ChangedWhileStreaming(changed);
   await run.ctx.journal.setMeta(streamKey(w.row.id), JSON.stringify(point));
   feed.publish(w.row.id, point.lastId);
+  // no further ahead of the send loop than a few of its batches (feed.ts, back-pressure)
+  await feed.room(w.row.id, STREAM_LEAD_BATCHES * run.ctx.config.sending.batchSize, run.opts.signal);
   if (run.opts.signal?.aborted) throw new StreamInterrupted();
 }
+
+/** how many send batches (sending.batchSize records) a streamed file is mapped ahead of the send loop */
+const STREAM_LEAD_BATCHES = 4;
 
 /**
  * The mapping of a file stopped before its end (it changed, or could not be read further). Records not

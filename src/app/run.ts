@@ -32,7 +32,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     else {
       const feed = createStreamFeed();
       for (const w of streamed) feed.add(w.row.id, w.mapping!.target, 0);
-      const done = await Promise.allSettled([mapStreamed(run, streamed, feed), sendFiles(run, { files: streamed, feed })]);
+      const done = await Promise.allSettled([mapStreamed(run, streamed, feed), sendFiles(run, { files: streamed, feed }).finally(() => feed.release())]);
       for (const d of done) if (d.status === 'rejected') throw d.reason;
     }
     // 5. finish: results, rejects, archive (only files with nothing left to send)

@@ -240,6 +240,7 @@ async function sendTier(
     const more = open ? feed!.next() : null;
     for await (const row of iterate(opts.journal, { fileIds, targets, statuses: ['pending', 'in_doubt'], afterId }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
       if (stopping() || (feed && !feed.published(row))) break;
+      feed?.taken(row);
       afterId = row.id;
       queued++;
       runInOrder(row)
