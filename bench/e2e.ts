@@ -37,6 +37,7 @@ async function makeWorkspace(
   sandbox: { url: string; accessKeyID: string },
   synchronous: 'FULL' | 'NORMAL' = 'FULL',
   postgresSchema?: string,
+  concurrency = CONCURRENCY,
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-e2e-'));
   await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
@@ -55,8 +56,8 @@ async function makeWorkspace(
     stateDir: 'state',
     journal: postgresSchema ? { kind: 'postgres', url: PG_URL, schema: postgresSchema } : { kind: 'sqlite', synchronous },
     channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
-    wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, connections: CONCURRENCY },
-    sending: { concurrency: CONCURRENCY, batchSize: 1000 },
+    wms: { url: sandbox.url, accessKeyId: sandbox.accessKeyID, connections: concurrency },
+    sending: { concurrency, batchSize: 1000 },
     log: { level: 'warn' },
   };
   await writeFile(join(dir, 'wmsbridge.config.json'), JSON.stringify(config, null, 2));
@@ -237,8 +238,13 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
     const { cmd, args } = benchModuleCommand('e2e');
     /** one drop of n records through the real pipeline in its own process */
-    const runDrop = async (n: number, synchronous: 'FULL' | 'NORMAL' = 'FULL', postgresSchema?: string): Promise<{ dir: string; f: ChildFigures }> => {
-      const dir = await makeWorkspace(n, sb, synchronous, postgresSchema);
+    const runDrop = async (
+      n: number,
+      synchronous: 'FULL' | 'NORMAL' = 'FULL',
+      postgresSchema?: string,
+      concurrency = CONCURRENCY,
+    ): Promise<{ dir: string; f: ChildFigures }> => {
+      const dir = await makeWorkspace(n, sb, synchronous, postgresSchema, concurrency);
       dirs.push(dir);
       return { dir, f: await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey }) };
     };
@@ -272,8 +278,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     }
     // the trivial concurrent pusher on the same stand-in, same file, same concurrency: the whole run of
     // wmsbridge (start of the scan to the last settle, report included) as a fraction of the pusher's
-    const pusher = async (dir: string): Promise<ChildFigures> =>
-      runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pusher', dir, String(CONCURRENCY), sb.url, sb.accessKeyID, sb.secretKey]);
+    const pusher = async (dir: string, workers = CONCURRENCY): Promise<ChildFigures> =>
+      runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pusher', dir, String(workers), sb.url, sb.accessKeyID, sb.secretKey]);
     {
       const n = sizes[sizes.length - 1]!;
       const { dir, f } = await runDrop(n);
@@ -285,6 +291,21 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`whole_run_ratio_to_pusher_${n}`] = round(f.records / (f.totalMs / 1000) / pusherRps, 3);
       figures[`send_phase_ratio_to_pusher_${n}`] = round(f.records / (f.sendMs / 1000) / (p.records / (p.sendMs / 1000)), 3);
       figures[`pusher_ratio_to_bound_${n}`] = round(pusherRps / bound, 3);
+    }
+    // the same at concurrency 128 (bound 6,400/s): where the per-record CPU, not the WMS, sets the pace
+    {
+      const n = sizes[sizes.length - 1]!;
+      const c = 128;
+      const { dir, f } = await runDrop(n, 'FULL', undefined, c);
+      const p = await pusher(dir, c);
+      const bound128 = c / (LATENCY_MS / 1000);
+      const rps = f.records / (f.totalMs / 1000);
+      figures[`c128_whole_run_rps_${n}`] = round(rps);
+      figures[`c128_whole_run_ratio_to_bound_${n}`] = round(rps / bound128, 3);
+      figures[`c128_trivial_pusher_rps_${n}`] = round(p.records / (p.totalMs / 1000));
+      figures[`c128_pusher_ratio_to_bound_${n}`] = round(p.records / (p.totalMs / 1000) / bound128, 3);
+      figures[`c128_whole_run_ratio_to_pusher_${n}`] = round(rps / (p.records / (p.totalMs / 1000)), 3);
+      figures[`c128_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
     }
     // the same, CPU-bound (no added latency): what a record costs when the WMS is not the limit
     {
@@ -358,7 +379,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         `The naive script (csv-parse + one request at a time) sends the first ${naiveRows} rows of the same file. ` +
         `trivial_pusher_*: a zero-dependency concurrent pusher (node:http keep-alive, ${CONCURRENCY} workers, no journal) posting ` +
         "the same file to the same sandbox in the same run; whole_run_ratio_to_pusher is wmsbridge's whole run (scan, claim, " +
-        "map, journal, send, results, report) over the pusher's whole run; cpu_bound_* is the same pair with no added latency. " +
+        "map, journal, send, results, report) over the pusher's whole run; c128_* is the same pair at concurrency 128 (bound " +
+        `${128 / (LATENCY_MS / 1000)}/s: on 2 cores shared with the sandbox even the pusher cannot reach it); cpu_bound_* is the same pair with no added latency. ` +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
