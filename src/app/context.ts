@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { openJournal } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
-import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { WmsClient } from '../wms/client-types.js';
@@ -84,6 +84,8 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
       if (creds) {
         ({ url: baseUrl, accessKeyID, secretKey } = creds);
       } else {
+        // loaded only when it runs: a run against a real WMS does not pay for the sandbox's modules at start-up
+        const { createSandbox } = await import('../sandbox/index.js');
         sandbox = await createSandbox({
           seed: config.sandbox.seed,
           latencyMs: config.sandbox.latencyMs,

@@ -7,7 +7,7 @@
  * as a whole rejects all of its writes. The figures (batches, writes, commit latency) feed
  * Journal.writeStats().
  */
-import { createLatencyRecorder } from '../shared/metrics.js';
+import { createLatencyRecorder } from '../shared/latency.js';
 import { COMMIT_BUCKETS_MS, type JournalWriteStats } from './types.js';
 
 /** One write's outcome in a committed batch. */

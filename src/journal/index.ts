@@ -3,7 +3,6 @@
  * instances share work (docs/SCALING.md). Both sit behind the same async interface.
  */
 import { ConfigError } from '../shared/errors.js';
-import { createPostgresJournal } from './postgres.js';
 import { createSqliteJournal } from './sqlite.js';
 import type { Journal } from './types.js';
 
@@ -30,13 +29,16 @@ export async function openJournal(spec: JournalSpec): Promise<Journal> {
   switch (spec.kind) {
     case 'sqlite':
       return createSqliteJournal({ path: spec.path, ...(spec.synchronous ? { synchronous: spec.synchronous } : {}) });
-    case 'postgres':
+    case 'postgres': {
+      // loaded only for a shared journal: the SQLite default does not pay for pg at start-up
+      const { createPostgresJournal } = await import('./postgres.js');
       return createPostgresJournal({
         url: spec.url,
         ...(spec.password !== undefined ? { password: spec.password } : {}),
         ...(spec.schema !== undefined ? { schema: spec.schema } : {}),
         ...(spec.poolSize !== undefined ? { poolSize: spec.poolSize } : {}),
       });
+    }
     default: {
       const kind: never = spec;
       throw new ConfigError(`journal: unknown store kind ${JSON.stringify((kind as { kind: unknown }).kind)}`);
@@ -47,5 +49,5 @@ export async function openJournal(spec: JournalSpec): Promise<Journal> {
 export type * from './types.js';
 export { JournalError } from './errors.js';
 export { createSqliteJournal, type SqliteJournalOptions } from './sqlite.js';
-export { createPostgresJournal, describePostgresUrl, leaderLockKey, type PostgresJournalOptions } from './postgres.js';
+export type { PostgresJournalOptions } from './postgres.js';
 export { acquireStateLock, isPidAlive, LOCK_FILE, type StateLock, type StateLockOptions, type LockInfo } from './state-lock.js';

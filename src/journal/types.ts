@@ -3,7 +3,7 @@
  * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
  * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
  */
-import type { LatencySnapshot } from '../shared/metrics.js';
+import type { LatencySnapshot } from '../shared/latency.js';
 import type { RecordOp, SourceLocation } from '../map/types.js';
 import type { RawRow } from '../parse/types.js';
 import type { Target, RefResource } from '../wms/targets.js';

@@ -8,7 +8,7 @@
  * zone. Every sheet has its header row frozen and an auto-filter.
  */
 import { Writable } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { wallClock } from '../shared/time.js';
 import { createAtomicWriteStream, outboxError } from './atomic.js';
 
@@ -76,6 +76,8 @@ function cellValue(v: unknown, type: XlsxType, timeZone: string): ExcelJS.CellVa
 
 /** Writes a workbook atomically at `path`; returns the number of data rows per sheet. */
 export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }): Promise<number[]> {
+  // the writer alone, when a workbook is written: exceljs's main entry takes ~1 s to load (exceljs-writer.d.ts)
+  const { default: WorkbookWriter } = await import('exceljs/lib/stream/xlsx/workbook-writer.js');
   const out = createAtomicWriteStream(path);
   // exceljs ends the stream it is given; the atomic stream must be ended by commit() (which renames it), so
   // exceljs writes through a forwarder whose end is a no-op for the file
@@ -91,7 +93,7 @@ export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], opti
       cb();
     },
   });
-  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: forward, useStyles: true, useSharedStrings: false });
+  const wb = new WorkbookWriter({ stream: forward, useStyles: true, useSharedStrings: false });
   wb.creator = 'wmsbridge';
   const counts: number[] = [];
   try {

@@ -7,7 +7,6 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import iconv from 'iconv-lite';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { InputError, errorMessage } from '../shared/errors.js';
 import { MAX_NESTING, xmlTooDeep } from './depth.js';
 import { decodeXmlEntities, flattenInto, type Flat } from './flatten.js';
@@ -279,6 +278,8 @@ export async function* parseXml(path: string, o: XmlOptions, facts: ParseFacts, 
       details: { file: path, line: deep.line },
     });
   }
+  // loaded with the first XML file: a run without one does not pay for the parser's modules at start-up
+  const { XMLParser, XMLValidator } = await import('fast-xml-parser');
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
   if (valid !== true) {
     throw new InputError(`${path}:${valid.err.line}: XML is not well-formed: ${valid.err.msg} (column ${valid.err.col})`, {

@@ -10,6 +10,7 @@
  */
 import { collectDefaultMetrics, Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
 import { VERSION } from './version.js';
+import type { LatencySnapshot } from './latency.js';
 
 export type Labels = Record<string, string | number>;
 
@@ -140,42 +141,5 @@ export function createMetricsRegistry(): MetricsRegistry {
       // prom-client separates metric families with an empty line; one family after the other is enough
       return (await registry.metrics()).replace(/\n{2,}/g, '\n');
     },
-  };
-}
-
-/**
- * Latency kept as per-bucket counts (cheap to update on a hot path, no registry needed), for a component
- * that reports its own figures: exposed in seconds by MetricsRegistry.latencyHistogram.
- */
-export interface LatencySnapshot {
-  /** upper bounds in ms */
-  bucketsMs: number[];
-  /** counts per bucket; one more than bucketsMs (the last one is above every bound) */
-  counts: number[];
-  sumMs: number;
-  count: number;
-  maxMs: number;
-}
-
-export interface LatencyRecorder {
-  observe(ms: number): void;
-  snapshot(): LatencySnapshot;
-}
-
-export function createLatencyRecorder(bucketsMs: readonly number[]): LatencyRecorder {
-  const counts = new Array<number>(bucketsMs.length + 1).fill(0);
-  let sumMs = 0;
-  let count = 0;
-  let maxMs = 0;
-  return {
-    observe(ms) {
-      sumMs += ms;
-      count++;
-      if (ms > maxMs) maxMs = ms;
-      let i = 0;
-      while (i < bucketsMs.length && ms > bucketsMs[i]!) i++;
-      counts[i]!++;
-    },
-    snapshot: () => ({ bucketsMs: [...bucketsMs], counts: [...counts], sumMs, count, maxMs }),
   };
 }

@@ -8,7 +8,7 @@
  * See docs/CLIENT.md.
  */
 import type { Logger } from '../shared/logger.js';
-import { createLatencyRecorder, type LatencyRecorder } from '../shared/metrics.js';
+import { createLatencyRecorder, type LatencyRecorder } from '../shared/latency.js';
 import { createAuthManager, type AuthManager } from './auth.js';
 import { createCircuitBreaker, type CircuitBreaker } from './breaker.js';
 import { answerError, authFailure, isSuccess, isUnauthorized, networkError, notSent, parseBody, type Envelope, type Scrub } from './client-errors.js';
