@@ -77,6 +77,9 @@ interface StreamFigures {
   rssAtFirstSettleMb: number;
   /** highest RSS sampled during the window (every 250 ms) */
   peakRssMb: number;
+  /** highest RSS sampled in the first and in the second half of the window: flat memory is a ratio of about 1 */
+  peakRssFirstHalfMb: number;
+  peakRssSecondHalfMb: number;
   /** RSS at the end of the window */
   rssAtEndMb: number;
   /** from the stop signal to the run's end (results and report written) */
@@ -116,8 +119,12 @@ async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
   let rssAtFirst = 0;
   let peak = 0;
   let stopAt = 0;
+  const samples: Array<[number, number]> = [];
   const sampler = setInterval(() => {
-    if (firstAt) peak = Math.max(peak, rss());
+    if (!firstAt) return;
+    const r = rss();
+    peak = Math.max(peak, r);
+    samples.push([performance.now(), r]);
   }, 250);
   try {
     const t0 = performance.now();
@@ -148,6 +155,8 @@ async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
     });
     const end = performance.now();
     const windowS = ((stopAt || end) - firstAt) / 1000;
+    const half = firstAt + ((stopAt || end) - firstAt) / 2;
+    const peakOf = (xs: Array<[number, number]>): number => xs.reduce((m, [, r]) => Math.max(m, r), 0);
     return {
       fileMb,
       claimS: round((claimedAt - t0) / 1000, 2),
@@ -156,6 +165,8 @@ async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
       settledPerS: round((windowEnd || settled) / windowS),
       rssAtFirstSettleMb: rssAtFirst,
       peakRssMb: peak,
+      peakRssFirstHalfMb: peakOf(samples.filter(([t]) => t <= half)),
+      peakRssSecondHalfMb: peakOf(samples.filter(([t]) => t > half && t <= (stopAt || end))),
       rssAtEndMb: rss(),
       stopS: stopAt ? round((end - stopAt) / 1000, 2) : 0,
       exitCode: result.exitCode,
@@ -169,7 +180,7 @@ async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
 
 export async function benchStream(options: { bigMb?: number; wholeFileMb?: number; windowS?: number; rows?: number } = {}): Promise<BenchResult> {
   const bigMb = options.bigMb ?? 1024;
-  const wholeFileMb = options.wholeFileMb ?? 50;
+  const wholeFileMb = options.wholeFileMb ?? 20;
   const windowS = options.windowS ?? 20;
   const rows = options.rows ?? 20_000;
   const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
@@ -200,6 +211,9 @@ export async function benchStream(options: { bigMb?: number; wholeFileMb?: numbe
       figures['streamed_rss_at_first_settle_mb'] = f.rssAtFirstSettleMb;
       figures['streamed_peak_rss_mb'] = f.peakRssMb;
       figures['streamed_peak_rss_ratio_to_first_settle'] = round(f.peakRssMb / f.rssAtFirstSettleMb, 2);
+      figures['streamed_peak_rss_first_half_mb'] = f.peakRssFirstHalfMb;
+      figures['streamed_peak_rss_second_half_mb'] = f.peakRssSecondHalfMb;
+      figures['streamed_peak_rss_ratio_second_to_first_half'] = round(f.peakRssSecondHalfMb / Math.max(1, f.peakRssFirstHalfMb), 2);
       figures['streamed_stop_s'] = f.stopS;
       await clean();
     }
@@ -229,7 +243,8 @@ export async function benchStream(options: { bigMb?: number; wholeFileMb?: numbe
         `concurrency ${CONCURRENCY}) against the sandbox child with ${LATENCY_MS} ms added latency. streamed_claim_s: from the start of ` +
         'the run to the file journaled as claimed (renamed into work/ and its sha256 read whole); streamed_first_settle_after_claim_s: ' +
         'from the claim to the first settled record (its request left at most one WMS latency before). The run keeps sending for ' +
-        `${windowS} s while the file is still read, RSS sampled every 250 ms (peak / RSS at the first settle: flat memory is about 1), ` +
+        `${windowS} s while the file is still read, RSS sampled every 250 ms (flat memory: the peak of the window's second half over ` +
+        'its first half is about 1; the first half includes warm-up: connections, JIT, caches), ' +
         `then is stopped as by SIGTERM (stop_s: until results and report are written). whole_file_*: a ${wholeFileMb} MB file with ` +
         'streaming off (sending.streamFrom above its size): its first request waits for the whole file to be mapped. drop_*: a ' +
         `${rows.toLocaleString('en-US')}-record drop run to the end with streamFrom 0 and with streaming off (ratio > 1: streaming was faster).`,

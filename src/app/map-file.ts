@@ -91,6 +91,8 @@ export async function mapFileToJournal(opts: {
   journal: Journal;
   ctx: MapContext;
   batchSize?: number;
+  /** records in the first batch (default batchSize): a streamed file publishes a small one first, so sending starts sooner */
+  firstBatchSize?: number;
   onRow?: () => void;
   /**
    * Outputs (records and rejects) already in the journal from an earlier run that streamed this file: mapped
@@ -103,7 +105,8 @@ export async function mapFileToJournal(opts: {
    */
   onBatch?: (lastId: number, outputs: number) => Promise<void>;
 }): Promise<MapFileResult> {
-  const batchSize = opts.batchSize ?? 1000;
+  const fullBatch = opts.batchSize ?? 1000;
+  let batchSize = opts.firstBatchSize ?? fullBatch;
   const items = openParser(opts.path, opts.mapping.source);
   const checked = checkHeader(items, opts.mapping, opts.fileName);
   let batch: NewRecord[] = [];
@@ -112,6 +115,7 @@ export async function mapFileToJournal(opts: {
   const commit = async (): Promise<void> => {
     const lastId = await opts.journal.addRecords(opts.fileId, batch);
     batch = [];
+    batchSize = fullBatch;
     if (lastId > 0) await opts.onBatch?.(lastId, res.records + res.rejects);
   };
   for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {

@@ -14,7 +14,9 @@ export async function finishFiles(run: RunState): Promise<void> {
   const keyLabel = stockKeyLabeler(run.ctx.refCache, run.ctx.journal);
   for (const w of run.working) {
     if (w.waitingForWms) continue; // left claimed for the next run
-    if (w.row.status === 'claimed' && !w.error && !run.opts.dryRun) continue; // not mapped (interrupted): the next run maps it
+    // not mapped (interrupted): the next run maps it; a streamed file interrupted after publishing records has
+    // results for what was sent (its original stays claimed: the next run reads on after what was published)
+    if (w.row.status === 'claimed' && !w.error && !run.opts.dryRun && !w.streamed) continue;
     try {
       if (w.row.status === 'duplicate') {
         await finishDuplicate(run, w);
@@ -64,7 +66,7 @@ async function finishMapped(run: RunState, w: Working, keyLabel: ReturnType<type
     logger: log,
     keyLabel,
   });
-  if (unfinished > 0 || opts.dryRun || w.archived) return;
+  if (unfinished > 0 || opts.dryRun || w.archived || w.row.status === 'claimed') return;
   // a streamed file whose mapping stopped before its end (run-map.ts): what was read is sent, the original goes to the error folder
   if (w.row.error) {
     w.error = w.row.error;

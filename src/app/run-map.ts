@@ -110,7 +110,10 @@ async function mapOne(run: RunState, w: Working, feed?: StreamFeed): Promise<voi
   const from = feed ? await streamPointOf(run, w) : null;
   // a mapping interrupted by a crash starts over (nothing of it was sent); a streamed one from its last published batch
   await journal.deleteRecords(w.row.id, from ? { afterId: from.lastId } : undefined);
-  if (from) feed!.publish(w.row.id, from.lastId);
+  if (from) {
+    feed!.publish(w.row.id, from.lastId);
+    w.streamed = true;
+  }
   const progress = opts.progress ? createProgress({ label: `map ${w.row.name}` }) : null;
   try {
     await ctx.refCache.load(mapping.referenceNeeds.map((r) => r.resource));
@@ -123,7 +126,13 @@ async function mapOne(run: RunState, w: Working, feed?: StreamFeed): Promise<voi
       ctx: { file: w.row.name, refs: ctx.refCache, now: run.started },
       batchSize: config.sending.batchSize,
       ...(progress ? { onRow: () => progress.tick(1) } : {}),
-      ...(feed ? { skip: from?.outputs ?? 0, onBatch: (lastId: number, outputs: number) => publishBatch(run, w, feed, { lastId, outputs }) } : {}),
+      ...(feed
+        ? {
+            firstBatchSize: STREAM_FIRST_BATCH,
+            skip: from?.outputs ?? 0,
+            onBatch: (lastId: number, outputs: number) => publishBatch(run, w, feed, { lastId, outputs }),
+          }
+        : {}),
     });
     w.rows = res.rows;
     // a claimed file is exactly what was parsed: a writer that went on writing into it must not get
@@ -176,6 +185,7 @@ async function publishBatch(run: RunState, w: Working, feed: StreamFeed, point: 
   if (changed) throw new ChangedWhileStreaming(changed);
   await run.ctx.journal.setMeta(streamKey(w.row.id), JSON.stringify(point));
   feed.publish(w.row.id, point.lastId);
+  w.streamed = true;
   // no further ahead of the send loop than a few of its batches (feed.ts, back-pressure)
   await feed.room(w.row.id, STREAM_LEAD_BATCHES * run.ctx.config.sending.batchSize, run.opts.signal);
   if (run.opts.signal?.aborted) throw new StreamInterrupted();
@@ -183,6 +193,8 @@ async function publishBatch(run: RunState, w: Working, feed: StreamFeed, point: 
 
 /** how many send batches (sending.batchSize records) a streamed file is mapped ahead of the send loop */
 const STREAM_LEAD_BATCHES = 4;
+/** a streamed file's first batch: small, so that the first requests leave as soon as possible */
+const STREAM_FIRST_BATCH = 100;
 
 /**
  * The mapping of a file stopped before its end (it changed, or could not be read further). Records not

@@ -171,7 +171,14 @@ function buildSummary(a: {
   for (const w of a.working) {
     const f = w.figures;
     const status: FileSummary['status'] =
-      w.row.status === 'duplicate' ? 'duplicate' : w.error ? 'error' : f && (f.outcomes.skipped ?? 0) > 0 && !a.opts.dryRun ? 'partial' : 'done';
+      w.row.status === 'duplicate'
+        ? 'duplicate'
+        : w.error
+          ? 'error'
+          : // an interrupted run leaves a file unread (claimed) or with records not sent yet: the next run goes on
+            !a.opts.dryRun && (w.row.status === 'claimed' || (f && (f.outcomes.skipped ?? 0) > 0))
+            ? 'partial'
+            : 'done';
     files.push({
       channel: w.channel.name,
       name: w.row.name,

@@ -52,6 +52,8 @@ export interface Working {
   startedMs: number;
   finishedMs?: number;
   rows: number;
+  /** a streamed file that published records: it has results (what was sent) even when it was not read to its end */
+  streamed?: boolean;
 }
 
 export interface RunState {

@@ -20,6 +20,9 @@ export { INTERRUPT_EXIT_CODES, summaryLine, webhooksSinceLastReport, type RunRes
 
 export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunResult> {
   const run = startRun(ctx, opts);
+  // the journal's writer thread starts while files are claimed and mapped, not at the first send (100-300 ms);
+  // a failure here shows again, with its context, at the first write
+  if (!opts.dryRun) ctx.journal.warmUp?.().catch(() => undefined);
   try {
     // 1. resume: files left claimed or mapped, records that failed or wait, claimed files not journaled
     if (!opts.dryRun) await resume(run);

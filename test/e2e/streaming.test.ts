@@ -219,3 +219,50 @@ test(
     assert.ok(![...creates.values()].some((n) => n > 2));
   },
 );
+
+test(
+  'SIGTERM while a file streams: exit 143, the report shows what was sent (file partial, a result file), the next run finishes it',
+  { timeout: 200_000 },
+  async () => {
+    const ROWS = 15_000;
+    const w = await setup('term', ROWS, 'TRM');
+    await sandboxCall(sb, 'POST', '/__sandbox/faults', { body: { latencyMs: 5 } });
+    let code: number | null = null;
+    let log = '';
+    try {
+      const child = spawnCli(w.args, { env: w.env });
+      child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      const exited = new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+      const stopped = await until(async () => {
+        const n = await journaled(w.dbPath);
+        if (!(await oneSent()) || n === null || n >= ROWS) return false;
+        child.kill('SIGTERM');
+        return true;
+      });
+      assert.ok(stopped, 'the mapping had ended before a category reached the WMS');
+      code = await exited;
+    } finally {
+      await sandboxCall(sb, 'POST', '/__sandbox/faults', { body: { latencyMs: 2 } });
+    }
+    assert.equal(code, 143, log.slice(-3000));
+    const summaries = (await walk(join(w.base, 'outbox'))).filter((p) => p.endsWith('summary.json'));
+    assert.equal(summaries.length, 1);
+    const summary = JSON.parse(await readFile(summaries[0]!, 'utf8')) as {
+      files: Array<{ name: string; status: string; outcomes: Record<string, number>; resultFile?: string }>;
+    };
+    const file = summary.files.find((f) => f.name === 'TRM.csv');
+    assert.ok(file, JSON.stringify(summary.files));
+    assert.equal(file.status, 'partial', 'an unfinished streamed file is not done');
+    const sentBefore = (await categoryCodes('TRM')).length;
+    assert.ok(sentBefore > 0 && (file.outcomes['created'] ?? 0) > 0, JSON.stringify(file));
+    assert.ok(file.resultFile, 'what was sent is in a result file');
+    // the original is still claimed, not archived: it was not read to its end
+    assert.equal((await walk(join(w.inbox, 'big', '.wmsbridge', 'archive'))).length, 0);
+    const r = await runCli(w.args, { env: w.env, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, (r.stdout + r.stderr).slice(-3000));
+    assert.equal(new Set(await categoryCodes('TRM')).size, ROWS, 'every category exists after the next run');
+    const creates = await createsPerCode('TRM');
+    assert.ok(![...creates.values()].some((n) => n > 1), 'a graceful stop leaves nothing in doubt: nothing created twice');
+  },
+);
