@@ -14,20 +14,21 @@ import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { parse } from 'csv-parse';
 import { request } from 'undici';
-import { benchModuleCommand, isMainModule, round, runJsonChild, setSandboxFaults, startSandboxChild, type BenchResult } from './lib.js';
+import {
+  benchModuleCommand,
+  CATEGORY_MAPPING,
+  isMainModule,
+  loadPipeline,
+  printResult,
+  round,
+  runJsonChild,
+  setSandboxFaults,
+  startSandboxChild,
+  type BenchResult,
+} from './lib.js';
 
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
-
-const MAPPING = `name: bench-categorias
-match: { channel: cadastros, files: "CATEGORIAS_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Category
-fields:
-  codeERP: { col: codigo, transforms: [trim] }
-  name: { col: descricao, transforms: [trim] }
-  description: { col: obs }
-`;
 
 /** the local PostgreSQL the tests use (env says how): the shared journal's figure, when it is reachable */
 const PG_URL = process.env['WMSBRIDGE_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -42,7 +43,7 @@ async function makeWorkspace(
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-e2e-'));
   await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(dir, 'mappings'), { recursive: true });
-  await writeFile(join(dir, 'mappings', 'categorias.yaml'), MAPPING);
+  await writeFile(join(dir, 'mappings', 'categorias.yaml'), CATEGORY_MAPPING);
   const lines = ['codigo;descricao;obs'];
   for (let i = 0; i < rows; i++) lines.push(`BENCH${String(i).padStart(7, '0')};Categoria de teste ${i};gerada pelo benchmark`);
   const text = `${lines.join('\r\n')}\r\n`;
@@ -84,23 +85,14 @@ interface ChildFigures {
 
 /** child: the real pipeline, in-process, timing the send phase by its settled records */
 async function childPipeline(dir: string): Promise<ChildFigures> {
-  const { loadConfig } = await import('../src/config/load.js');
-  const { createAppContext } = await import('../src/app/context.js');
-  const { loadMappingsDir } = await import('../src/map/index.js');
-  const { runOnce } = await import('../src/app/run.js');
-  const { scanReadyFiles } = await import('../src/app/scan.js');
-  const { silentLogger } = await import('../src/shared/logger.js');
-  const config = await loadConfig({ cwd: dir });
-  const logger = silentLogger();
-  const { mappings } = await loadMappingsDir(config.mappingsDir);
-  const ctx = await createAppContext(config, { logger });
+  const { mappings, ctx, runOnce, scan } = await loadPipeline(dir);
   const { monitorEventLoopDelay } = await import('node:perf_hooks');
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   try {
     loopDelay.enable();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    const ready = await scanReadyFiles(config, { logger, maxWaitMs: 5000 });
+    const ready = await scan();
     let first = 0;
     let last = 0;
     const result = await runOnce(ctx, {
@@ -501,13 +493,7 @@ async function profileRun(rows: number, outDir: string): Promise<Record<string, 
 if (isMainModule(import.meta.url)) {
   const argv = process.argv.slice(2);
   if (argv[0] === '--profile-run') {
-    profileRun(Number(argv[1] ?? 40_000), argv[2] ?? join(tmpdir(), `wmsbridge-profile-run-${process.pid}`)).then(
-      (f) => process.stdout.write(`${JSON.stringify(f)}\n`),
-      (err: unknown) => {
-        process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
-        process.exitCode = 1;
-      },
-    );
+    printResult(profileRun(Number(argv[1] ?? 40_000), argv[2] ?? join(tmpdir(), `wmsbridge-profile-run-${process.pid}`)));
   } else if (argv[0] === '--child') {
     const [, kind, dir, limit, url, key, secret] = argv;
     const p =
@@ -516,16 +502,6 @@ if (isMainModule(import.meta.url)) {
         : kind === 'pusher'
           ? childPusher(dir!, Number(limit), url!, key!, secret!)
           : childNaive(dir!, Number(limit), url!, key!, secret!);
-    p.then((f) => process.stdout.write(`${JSON.stringify(f)}\n`)).catch((err: unknown) => {
-      process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
-      process.exitCode = 1;
-    });
-  } else {
-    benchEndToEnd()
-      .then((r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`))
-      .catch((err: unknown) => {
-        process.stderr.write(`${String(err)}\n`);
-        process.exitCode = 1;
-      });
-  }
+    printResult(p);
+  } else printResult(benchEndToEnd(), { indent: true });
 }

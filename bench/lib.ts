@@ -128,3 +128,42 @@ export function round(n: number, digits = 0): number {
 export function isMainModule(url: string): boolean {
   return process.argv[1] !== undefined && fileURLToPath(url) === process.argv[1];
 }
+
+/** the categories mapping of the end-to-end benchmarks (CATEGORIAS_*.csv: codigo;descricao;obs) */
+export const CATEGORY_MAPPING = `name: bench-categorias
+match: { channel: cadastros, files: "CATEGORIAS_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Category
+fields:
+  codeERP: { col: codigo, transforms: [trim] }
+  name: { col: descricao, transforms: [trim] }
+  description: { col: obs }
+`;
+
+/**
+ * In a benchmark child: the real pipeline of the workspace `dir` (its config, mappings and context, a silent
+ * logger), as `wmsbridge run` builds it, with the scan and runOnce to drive it.
+ */
+export async function loadPipeline(dir: string) {
+  const { loadConfig } = await import('../src/config/load.js');
+  const { createAppContext } = await import('../src/app/context.js');
+  const { loadMappingsDir } = await import('../src/map/index.js');
+  const { runOnce } = await import('../src/app/run.js');
+  const { scanReadyFiles } = await import('../src/app/scan.js');
+  const { silentLogger } = await import('../src/shared/logger.js');
+  const config = await loadConfig({ cwd: dir });
+  const logger = silentLogger();
+  const { mappings } = await loadMappingsDir(config.mappingsDir);
+  const ctx = await createAppContext(config, { logger });
+  return { config, logger, mappings, ctx, runOnce, scan: () => scanReadyFiles(config, { logger, maxWaitMs: 5000 }) };
+}
+
+/** A benchmark module run by itself: prints its result as JSON (one line for a child, indented for a person). */
+export function printResult(result: Promise<unknown>, options: { indent?: boolean } = {}): void {
+  result
+    .then((r) => process.stdout.write(`${JSON.stringify(r, null, options.indent ? 2 : undefined)}\n`))
+    .catch((err: unknown) => {
+      process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
+      process.exitCode = 1;
+    });
+}

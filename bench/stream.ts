@@ -15,27 +15,28 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { benchModuleCommand, isMainModule, round, runJsonChild, setSandboxFaults, startSandboxChild, type BenchResult } from './lib.js';
+import {
+  benchModuleCommand,
+  CATEGORY_MAPPING,
+  isMainModule,
+  loadPipeline,
+  printResult,
+  round,
+  runJsonChild,
+  setSandboxFaults,
+  startSandboxChild,
+  type BenchResult,
+} from './lib.js';
 
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
-
-const MAPPING = `name: bench-categorias
-match: { channel: cadastros, files: "CATEGORIAS_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Category
-fields:
-  codeERP: { col: codigo, transforms: [trim] }
-  name: { col: descricao, transforms: [trim] }
-  description: { col: obs }
-`;
 
 /** a workspace whose inbox holds one categories file of about `bytes` bytes (or exactly `rows` rows) */
 async function makeWorkspace(size: { bytes?: number; rows?: number }, sandbox: { url: string; accessKeyID: string }, streamFrom: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-stream-'));
   await mkdir(join(dir, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(dir, 'mappings'), { recursive: true });
-  await writeFile(join(dir, 'mappings', 'categorias.yaml'), MAPPING);
+  await writeFile(join(dir, 'mappings', 'categorias.yaml'), CATEGORY_MAPPING);
   const out = createWriteStream(join(dir, 'inbox', 'cadastros', 'CATEGORIAS_bench.csv'));
   let written = 0;
   let chunk: string[] = ['codigo;descricao;obs\r\n'];
@@ -92,16 +93,7 @@ interface StreamFigures {
 
 /** child: the real pipeline, in-process; stops `windowMs` after the first settled record (0: runs to the end) */
 async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
-  const { loadConfig } = await import('../src/config/load.js');
-  const { createAppContext } = await import('../src/app/context.js');
-  const { loadMappingsDir } = await import('../src/map/index.js');
-  const { runOnce } = await import('../src/app/run.js');
-  const { scanReadyFiles } = await import('../src/app/scan.js');
-  const { silentLogger } = await import('../src/shared/logger.js');
-  const config = await loadConfig({ cwd: dir });
-  const logger = silentLogger();
-  const { mappings } = await loadMappingsDir(config.mappingsDir);
-  const ctx = await createAppContext(config, { logger });
+  const { mappings, ctx, runOnce, scan } = await loadPipeline(dir);
   const journal = ctx.journal;
   // the claim's moment: the file is journaled right after its rename and hash (bench instrumentation only)
   let claimedAt = 0;
@@ -128,7 +120,7 @@ async function childRun(dir: string, windowMs: number): Promise<StreamFigures> {
   }, 250);
   try {
     const t0 = performance.now();
-    const ready = await scanReadyFiles(config, { logger, maxWaitMs: 5000 });
+    const ready = await scan();
     let windowEnd = 0;
     const result = await runOnce(ctx, {
       command: 'bench',
@@ -257,19 +249,6 @@ export async function benchStream(options: { bigMb?: number; wholeFileMb?: numbe
 
 if (isMainModule(import.meta.url)) {
   const argv = process.argv.slice(2);
-  if (argv[0] === '--child') {
-    childRun(argv[1]!, Number(argv[2] ?? 0))
-      .then((f) => process.stdout.write(`${JSON.stringify(f)}\n`))
-      .catch((err: unknown) => {
-        process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
-        process.exitCode = 1;
-      });
-  } else {
-    benchStream()
-      .then((r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`))
-      .catch((err: unknown) => {
-        process.stderr.write(`${String(err)}\n`);
-        process.exitCode = 1;
-      });
-  }
+  if (argv[0] === '--child') printResult(childRun(argv[1]!, Number(argv[2] ?? 0)));
+  else printResult(benchStream(), { indent: true });
 }
