@@ -251,9 +251,12 @@ function recordSection(ctx: Ctx): RecordMethods {
         if (fileIds.length === 0 || targets.length === 0 || limit <= 0) return [];
         return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES);
       }),
-    releaseRecordClaims: (owner) => op('releaseRecordClaims', () => store.releaseRecordClaims(owner, CLAIMABLE_STATUSES)),
+    releaseRecordClaims: (owner, fileIds) =>
+      op('releaseRecordClaims', () => (fileIds?.length === 0 ? 0 : store.releaseRecordClaims(owner, CLAIMABLE_STATUSES, fileIds))),
     countClaimedByOthers: (fileIds, targets, owner) =>
-      op('countClaimedByOthers', () => (fileIds.length === 0 || targets.length === 0 ? 0 : store.countClaimedByOthers(fileIds, targets, owner, CLAIMED_STATUSES))),
+      op('countClaimedByOthers', () =>
+        fileIds.length === 0 || targets.length === 0 ? 0 : store.countClaimedByOthers(fileIds, targets, owner, CLAIMED_STATUSES),
+      ),
     // the claimer of an in-flight record stopped renewing: the send may or may not have reached the WMS
     recoverExpiredClaims: (fileIds) => op('recoverExpiredClaims', () => (fileIds.length === 0 ? 0 : store.moveExpiredClaims(fileIds, 'sending', 'in_doubt'))),
   };

@@ -554,7 +554,14 @@ class PostgresStore implements JournalStore {
     return r.rowCount ?? 0;
   }
 
-  async claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): Promise<RecordRow[]> {
+  async claimRecords(
+    fileIds: number[],
+    targets: Target[],
+    owner: string,
+    limit: number,
+    ttlMs: number,
+    statuses: readonly RecordStatus[],
+  ): Promise<RecordRow[]> {
     // SKIP LOCKED: a row another claimer has locked in its own statement is passed over, not waited for; a row
     // claimed and committed since this statement's snapshot is re-checked against the WHERE once locked (no longer free)
     const r = await this.q<PgRecordRow>(
@@ -570,18 +577,28 @@ class PostgresStore implements JournalStore {
     return r.rows.map(fromPg).sort((a, b) => a.id - b.id);
   }
 
+  /**
+   * SKIP LOCKED: the owner's own group-committed writes (markSending, settle) lock the same rows in their order, a
+   * renewal that waited for them while holding others could deadlock with them. A row being written right now is
+   * renewed by the next renewal (well within the ttl), or needs none (settled).
+   */
   async renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Promise<number> {
     const r = await this.q(
-      `UPDATE ${this.S}.records SET claim_until = ${LEASE_EXPR('$2')} WHERE claim_owner = $1 AND status IN ${inList(statuses)}`,
+      `WITH c AS (SELECT id FROM ${this.S}.records WHERE claim_owner = $1 AND status IN ${inList(statuses)} FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.S}.records r SET claim_until = ${LEASE_EXPR('$2')} FROM c WHERE r.id = c.id`,
       [owner, Math.round(ttlMs)],
     );
     return r.rowCount ?? 0;
   }
 
-  async releaseRecordClaims(owner: string, statuses: readonly RecordStatus[]): Promise<number> {
-    const r = await this.q(`UPDATE ${this.S}.records SET claim_owner = NULL, claim_until = NULL WHERE claim_owner = $1 AND status IN ${inList(statuses)}`, [
-      owner,
-    ]);
+  /** SKIP LOCKED as renewRecordClaims: a claim not released now expires */
+  async releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): Promise<number> {
+    const files = fileIds ? ' AND file_id = ANY($2::bigint[])' : '';
+    const r = await this.q(
+      `WITH c AS (SELECT id FROM ${this.S}.records WHERE claim_owner = $1 AND status IN ${inList(statuses)}${files} FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.S}.records r SET claim_owner = NULL, claim_until = NULL FROM c WHERE r.id = c.id`,
+      fileIds ? [owner, fileIds] : [owner],
+    );
     return r.rowCount ?? 0;
   }
 

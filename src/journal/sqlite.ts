@@ -470,8 +470,11 @@ class SqliteStore implements JournalStore {
     return this.stmt(`UPDATE records SET claim_until = ? WHERE claim_owner = ? AND status IN ${inList(statuses)}`).run(later(ttlMs), owner).changes;
   }
 
-  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[]): number {
-    return this.stmt(`UPDATE records SET claim_owner = NULL, claim_until = NULL WHERE claim_owner = ? AND status IN ${inList(statuses)}`).run(owner).changes;
+  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): number {
+    const sql = `UPDATE records SET claim_owner = NULL, claim_until = NULL WHERE claim_owner = ? AND status IN ${inList(statuses)}`;
+    return fileIds
+      ? this.stmt(`${sql} AND file_id IN (SELECT value FROM json_each(?))`).run(owner, JSON.stringify(fileIds)).changes
+      : this.stmt(sql).run(owner).changes;
   }
 
   countClaimedByOthers(fileIds: number[], targets: Target[], owner: string, statuses: readonly RecordStatus[]): number {

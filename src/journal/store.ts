@@ -88,8 +88,8 @@ export interface JournalStore {
   claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<RecordRow[]>;
   /** extends the claims `owner` holds on records in `statuses`; returns how many */
   renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<number>;
-  /** clears the claims `owner` holds on records in `statuses`; returns how many */
-  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[]): Awaitable<number>;
+  /** clears the claims `owner` holds on records in `statuses` (of these files when given); returns how many */
+  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): Awaitable<number>;
   /** records of these files/targets in `statuses` claimed live by another owner than `owner` */
   countClaimedByOthers(fileIds: number[], targets: Target[], owner: string, statuses: readonly RecordStatus[]): Awaitable<number>;
   /** records of these files in `from` whose claim expired become `to`, unclaimed; returns how many */

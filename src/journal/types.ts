@@ -236,8 +236,11 @@ export interface Journal {
    * releaseRecordClaims; a claim is a lease, not a fence (see acquireFileLease).
    */
   claimRecordBatch(fileIds: number[], targets: Target[], owner: string, limit: number, leaseTtlMs: number): Promise<RecordRow[]>;
-  /** Gives back the claims `owner` holds on records still pending (the next claimer takes them at once). Returns how many. */
-  releaseRecordClaims(owner: string): Promise<number>;
+  /**
+   * Gives back the claims `owner` holds on records still pending (the next claimer takes them at once), of these
+   * files only when given (one process may run several sends under one owner id). Returns how many.
+   */
+  releaseRecordClaims(owner: string, fileIds?: number[]): Promise<number>;
   /**
    * Records of these files (and targets) that another owner than `owner` holds a live claim on and has not settled
    * (pending or sending): what a file's owner waits for before its next tier or its result.

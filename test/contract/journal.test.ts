@@ -701,7 +701,8 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
           'only the expired claim, not the renewed one',
         );
         assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'ce-B'), 2, "ce-R's renewed claim is live");
-        assert.equal(await j.releaseRecordClaims('ce-R'), 2);
+        assert.equal(await j.releaseRecordClaims('ce-R', [f.id + 1000]), 0, 'another file: nothing released');
+        assert.equal(await j.releaseRecordClaims('ce-R', [f.id]), 2);
         assert.deepEqual(
           (await peer.claimRecordBatch([f.id], ['Product'], 'ce-B', 10, 60_000)).map((r) => r.id),
           renewed.map((r) => r.id),
