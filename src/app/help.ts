@@ -4,7 +4,8 @@
  * does everything per file (in-doubt records, order-dependent and session targets, waiting for the helpers'
  * records before its next tier, the result, the report, the archive); a helper only claims pending records of a
  * shareable target (push/pipeline.ts shareableTarget) of a file whose owner said it shares it (run-send.ts
- * shareKey), once no record of a lower tier of that owner's files is left unsettled.
+ * shareKey), once no live instance is still mapping a file and no record of a lower tier is left unsettled in the
+ * files being worked on.
  */
 import type { FileRow } from '../journal/types.js';
 import type { CompiledMapping } from '../map/index.js';
@@ -86,9 +87,9 @@ function targetOf(ctx: AppContext, mappings: CompiledMapping[], f: FileRow): Tar
 }
 
 /**
- * Whether this instance may send batches of `f` now ('yes'), may later ('wait': its owner is still mapping, has
- * not marked it shared yet, or still sends a lower tier), or never ('no': an order-dependent or session target,
- * a file its owner does not share).
+ * Whether this instance may send batches of `f` now ('yes'), may later ('wait': an instance is still mapping a
+ * file, the owner has not marked it shared yet, or a lower tier is still being sent), or never ('no': an
+ * order-dependent or session target, a file its owner does not share).
  */
 async function takeable(
   ctx: AppContext,
@@ -97,7 +98,8 @@ async function takeable(
   live: FileRow[],
   firstSeen: Map<number, number>,
 ): Promise<'yes' | 'wait' | 'no'> {
-  if (f.status === 'claimed') return 'wait';
+  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts)
+  if (live.some((g) => g.status === 'claimed')) return 'wait';
   const target = targetOf(ctx, mappings, f);
   if (!target || !shareableTarget(target)) return 'no';
   if ((await ctx.journal.getMeta(shareKey(f.id))) !== f.owner) {
@@ -105,12 +107,11 @@ async function takeable(
     firstSeen.set(f.id, seen);
     return Date.now() - seen < SHARE_GRACE_MS ? 'wait' : 'no';
   }
-  const ownerFiles = live.filter((g) => g.owner === f.owner);
-  if (ownerFiles.some((g) => g.status === 'claimed')) return 'wait';
+  // tier order across instances: nothing of a lower tier is still to be sent in the files being worked on
   const tier = TARGET_INFO[target].tier;
   const lower = TARGETS.filter((t) => TARGET_INFO[t].tier < tier);
   if (lower.length === 0) return 'yes';
-  const c = await ctx.journal.countRecords({ fileIds: ownerFiles.map((g) => g.id), targets: lower, statuses: ['pending', 'sending', 'in_doubt'] });
+  const c = await ctx.journal.countRecords({ fileIds: live.map((g) => g.id), targets: lower, statuses: ['pending', 'sending', 'in_doubt'] });
   return c.pending + c.sending + c.in_doubt === 0 ? 'yes' : 'wait';
 }
 

@@ -246,8 +246,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
 
 /**
  * Every pending or in-doubt record of one tier, in id (source) order, with back-pressure: never more than a
- * batch of records queued in memory. With a feed, the tier is read again from where it stopped each time a file still being mapped publishes a
- * batch, until no such file can add records of the tier.
+ * batch of records queued in memory. With a feed, the tier is read again from where it stopped each time a
+ * file still being mapped publishes a batch, until no such file can add records of the tier.
  */
 async function sendTier(
   opts: PushOptions,
