@@ -2,7 +2,9 @@
  * Several instances: records/s with 1, 2 and 3 `wmsbridge run` processes sharing one inbox and one
  * PostgreSQL journal, against the sandbox (child process) with 20 ms added latency. Each instance sends
  * with concurrency 8, so one instance's Little's-law bound is 8 / 0.020 = 400 records/s and n instances'
- * is n x 400: the figure is how close the cluster gets to n x the single-instance rate.
+ * is n x 400: the figure is how close the cluster gets to n x the single-instance rate. Two drops: several
+ * files (shared out by file), and one big file (shared out by record batches, issue 19: target 3 instances
+ * >= 2.5 x one).
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -37,9 +39,46 @@ function runInstance(configPath: string, secret: string): Promise<number> {
   return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(0) : reject(new Error(`instance exited ${code}: ${err}`)))));
 }
 
-export async function benchCluster(options: { records?: number; instances?: number[] } = {}): Promise<BenchResult> {
+/** n `wmsbridge run` processes started together on one inbox and one fresh schema; returns the wall time (s). */
+async function clusterRun(
+  sb: { url: string; accessKeyID: string; secretKey: string },
+  dirs: string[],
+  n: number,
+  label: string,
+  files: string[][],
+): Promise<number> {
+  const schema = `wmsbridge_bench_${process.pid}_${label}_${n}`;
+  await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-cluster-'));
+  dirs.push(dir);
+  const inbox = join(dir, 'inbox', 'cadastros');
+  await mkdir(inbox, { recursive: true });
+  await mkdir(join(dir, 'mappings'));
+  await writeFile(
+    join(dir, 'mappings', 'cat.yaml'),
+    `name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ';' }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`,
+  );
+  for (const [f, rows] of files.entries()) await writeFile(join(inbox, `CAT_${f}.csv`), `codigo;nome\n${rows.join('\n')}\n`);
+  const config = {
+    journal: { kind: 'postgres', url: PG_URL, schema, leaseTtlMs: 10_000 },
+    channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+    wms: { url: sb.url, accessKeyId: sb.accessKeyID, connections: CONCURRENCY },
+    sending: { concurrency: CONCURRENCY },
+    log: { level: 'warn' },
+  };
+  const configPath = join(dir, 'wmsbridge.config.json');
+  await writeFile(configPath, JSON.stringify(config));
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: n }, () => runInstance(configPath, sb.secretKey)));
+  const seconds = (performance.now() - t0) / 1000;
+  await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  return seconds;
+}
+
+export async function benchCluster(options: { records?: number; instances?: number[]; bigFileRecords?: number } = {}): Promise<BenchResult> {
   const records = options.records ?? 6000;
   const counts = options.instances ?? [1, 2, 3];
+  const bigRecords = options.bigFileRecords ?? 20_000;
   const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
   const figures: Record<string, number | string> = {
     records,
@@ -48,43 +87,29 @@ export async function benchCluster(options: { records?: number; instances?: numb
     bound_per_instance_rps: CONCURRENCY / (LATENCY_MS / 1000),
   };
   const dirs: string[] = [];
-  let base = 0;
   try {
     await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
+    // several files: shared out by the claim race and the file leases
+    let base = 0;
     for (const n of counts) {
-      const schema = `wmsbridge_bench_${process.pid}_${n}`;
-      await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-cluster-'));
-      dirs.push(dir);
-      const inbox = join(dir, 'inbox', 'cadastros');
-      await mkdir(inbox, { recursive: true });
-      await mkdir(join(dir, 'mappings'));
-      await writeFile(
-        join(dir, 'mappings', 'cat.yaml'),
-        `name: cat\nmatch: { channel: cadastros, files: "CAT_*.csv" }\nsource: { format: delimited, delimiter: ';' }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`,
-      );
       const per = Math.ceil(records / FILES);
-      for (let f = 0; f < FILES; f++) {
-        const rows = Array.from({ length: Math.min(per, records - f * per) }, (_, i) => `N${n}_${f}_${i};Categoria ${f} ${i}`);
-        await writeFile(join(inbox, `CAT_${f}.csv`), `codigo;nome\n${rows.join('\n')}\n`);
-      }
-      const config = {
-        journal: { kind: 'postgres', url: PG_URL, schema, leaseTtlMs: 10_000 },
-        channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
-        wms: { url: sb.url, accessKeyId: sb.accessKeyID, connections: CONCURRENCY },
-        sending: { concurrency: CONCURRENCY },
-        log: { level: 'warn' },
-      };
-      const configPath = join(dir, 'wmsbridge.config.json');
-      await writeFile(configPath, JSON.stringify(config));
-      const t0 = performance.now();
-      await Promise.all(Array.from({ length: n }, () => runInstance(configPath, sb.secretKey)));
-      const seconds = (performance.now() - t0) / 1000;
-      const rps = records / seconds;
+      const files = Array.from({ length: FILES }, (_, f) =>
+        Array.from({ length: Math.max(0, Math.min(per, records - f * per)) }, (_, i) => `N${n}_${f}_${i};Categoria ${f} ${i}`),
+      );
+      const rps = records / (await clusterRun(sb, dirs, n, 'files', files));
       if (n === counts[0]) base = rps;
       figures[`rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps);
       figures[`speedup_${n}`] = round(rps / base, 2);
-      await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+    // one big file: its owner maps it, every instance sends claimed record batches of it (issue 19)
+    figures['bigfile_records'] = bigRecords;
+    let bigBase = 0;
+    for (const n of [1, 3]) {
+      const rows = Array.from({ length: bigRecords }, (_, i) => `B${n}_${i};Categoria grande ${i}`);
+      const rps = bigRecords / (await clusterRun(sb, dirs, n, 'big', [rows]));
+      if (n === 1) bigBase = rps;
+      figures[`bigfile_rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps);
+      if (n > 1) figures[`bigfile_speedup_${n}`] = round(rps / bigBase, 2);
     }
     return {
       name: 'cluster',
@@ -92,6 +117,8 @@ export async function benchCluster(options: { records?: number; instances?: numb
       notes:
         `${records} Category records in ${FILES} files, n \`wmsbridge run\` processes started together on one inbox with a PostgreSQL journal ` +
         '(the files are shared out by the claim race and leases), whole-run wall time including process start-up, against one sandbox child. ' +
+        `bigfile: ${bigRecords} Category records in ONE file, 1 then 3 instances: the claimer maps it, every instance sends claimed batches of its ` +
+        'records (claimRecordBatch, docs/SCALING.md "Record batches"). ' +
         'On 2 cores the instances, the sandbox and PostgreSQL share the CPU: the speedup shows coordination overhead, not what separate machines would add.',
     };
   } finally {

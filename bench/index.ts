@@ -42,8 +42,8 @@ const BENCHES: BenchDef[] = [
   },
   {
     name: 'cluster',
-    what: 'records/s with 1, 2 and 3 instances sharing a PostgreSQL journal (issue 10)',
-    run: async (q) => (await import('./cluster.js')).benchCluster(q ? { records: 1500 } : {}),
+    what: 'records/s with 1, 2 and 3 instances sharing a PostgreSQL journal (issue 10), and 1 vs 3 on one big file (issue 19)',
+    run: async (q) => (await import('./cluster.js')).benchCluster(q ? { records: 1500, bigFileRecords: 3000 } : {}),
   },
   {
     name: 'pull',
@@ -99,6 +99,13 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
     what: 'peak RSS while a 1 GB file streams / RSS at its first request',
   },
   { bench: 'e2e', figure: 'peak_rss_ratio_200000_vs_20000', op: '<=', target: 1.2, what: 'end-to-end peak RSS, 200k records / 20k records' },
+  {
+    bench: 'cluster',
+    figure: 'bigfile_speedup_3',
+    op: '>=',
+    target: 2.5,
+    what: '3 instances / 1 on ONE 20,000-record file, 20 ms, concurrency 8 each, PostgreSQL journal (issue 19)',
+  },
   { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
   { bench: 'webhook', figure: 'durable webhooks/s', op: '>=', target: 5000, what: 'webhooks stored durably per second, 32 senders on loopback (issue 19)' },
   { bench: 'webhook', figure: 'durable p99 ms', op: '<=', target: 20, what: 'webhook answer p99 (ms), stored durably, 32 senders (issue 19)' },

@@ -24,6 +24,9 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
   if (!opts.dryRun && toSend.length > 0 && unread === 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     let lastTick = 0;
+    // a shared journal: other instances may send batches of these files (claims); a streamed file stays this instance's
+    const share = ctx.shared && !streamed ? { owner: run.owner, leaseTtlMs: run.ttl } : undefined;
+    if (share) for (const w of toSend) await ctx.journal.setMeta(shareKey(w.row.id), run.owner);
     try {
       run.pushed = await pushFiles({
         journal: ctx.journal,
@@ -36,6 +39,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
         dependencyWaitMs: ctx.dependencyWaitMs,
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(streamed ? { feed: streamed.feed } : {}),
+        ...(share ? { share } : {}),
         onSettled: (row, result) => {
           settled++;
           progress?.tick(1);
@@ -59,7 +63,14 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
   run.timeline.push({ atMs: Math.round(performance.now() - run.t0), settled });
 }
 
-function policyOf(channel: ResolvedChannel, globalConcurrency: number): ChannelPolicy {
+/**
+ * The meta key by which a file's owner says other instances may send claimed batches of it (its value: the owner).
+ * A helper takes batches only of a file whose current owner wrote it: never of a streamed file, nor of a file whose
+ * owner runs a wmsbridge that does not claim (they would send the same records).
+ */
+export const shareKey = (fileId: number): string => `share:${fileId}`;
+
+export function policyOf(channel: ResolvedChannel, globalConcurrency: number): ChannelPolicy {
   return {
     inboxDir: channel.dir,
     concurrency: channel.concurrency && channel.concurrency < globalConcurrency ? channel.concurrency : undefined,

@@ -13,6 +13,7 @@ import { mapFiles, mapStreamed } from './run-map.js';
 import { createStreamFeed } from '../push/feed.js';
 import { sendFiles } from './run-send.js';
 import { finishFiles } from './run-finish.js';
+import { helpOthers } from './help.js';
 import { report, type RunResult } from './run-report.js';
 
 export type { RunOptions } from './run-state.js';
@@ -38,6 +39,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       const done = await Promise.allSettled([mapStreamed(run, streamed, feed), sendFiles(run, { files: streamed, feed }).finally(() => feed.release())]);
       for (const d of done) if (d.status === 'rejected') throw d.reason;
     }
+    // 4b. a shared journal: `run` also sends batches of files other live instances are sending (one big file is
+    // shared by every instance); `watch` helps between its batches
+    if (opts.command !== 'watch' && !opts.dryRun) await helpOthers(ctx, { mappings: opts.mappings, ...(opts.signal ? { signal: opts.signal } : {}) });
     // 5. finish: results, rejects, archive (only files with nothing left to send)
     await finishFiles(run);
     // 6. report, exit code, retention, the summary line

@@ -13,6 +13,7 @@ import { runOnce } from './run.js';
 import { missingInboxFolders, watcherOptions } from './scan.js';
 import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
+import { helpOthers } from './help.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
 import { createRunMetrics, type RunMetrics } from './metrics.js';
 import { assertSafeWebhookListen, webhooksOptionsFromConfig } from '../webhook/options.js';
@@ -80,6 +81,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     const batch = [...queue.values()];
     queue.clear();
     if ((batch.length === 0 && !resume) || st.stopping) return;
+    helper.yieldTo(); // this instance's own files first: helping stops taking batches (what it took is sent)
     st.running = (async () => {
       try {
         const result = await runOnce(ctx, {
@@ -125,6 +127,9 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     metrics.recordRun(result.summary);
     logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
   });
+
+  // a shared journal: between its own batches the daemon sends batches of files other live instances are sending
+  const helper = startHelping(ctx, st, mappings);
 
   const receiver = await startWebhookReceiver(ctx);
 
@@ -174,11 +179,13 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     if (batchTimer) clearTimeout(batchTimer);
     if (pullTimer) clearInterval(pullTimer);
     resumer.clear();
+    helper.clear();
     clearInterval(inboxTimer);
     await watcher.close().catch(() => {});
     abort.abort();
     if (st.running) await st.running.catch(() => {});
     await resumer.settled();
+    await helper.settled();
     await receiver?.close().catch(() => {});
     if (server) await new Promise<void>((r) => server.server.close(() => r()));
     logger.info('stopped');
@@ -301,6 +308,40 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
   const url = `http://${a.address}:${a.port}`;
   logger.info({ url }, 'serving /healthz and /metrics');
   return { server, url };
+}
+
+/** How often an idle daemon with a shared journal looks for other instances' files to help with. */
+const HELP_CHECK_MS = 1000;
+
+/**
+ * Helping other instances (help.ts), while no batch of this daemon's runs: looked for every second; a batch that
+ * starts stops the help session from taking more (yieldTo).
+ */
+function startHelping(ctx: AppContext, st: DaemonState, mappings: CompiledMapping[]): { clear(): void; yieldTo(): void; settled(): Promise<void> } {
+  let helping: Promise<void> | null = null;
+  let abort: AbortController | null = null;
+  const timer = ctx.shared
+    ? setInterval(() => {
+        if (st.stopping || helping || st.running || st.inboxMissing.length > 0) return;
+        const a = (abort = new AbortController());
+        helping = helpOthers(ctx, { mappings, signal: a.signal })
+          .then(() => undefined)
+          .catch((err: unknown) => ctx.logger.warn({ err }, 'could not help other instances'))
+          .finally(() => {
+            helping = null;
+          });
+      }, HELP_CHECK_MS)
+    : null;
+  return {
+    clear() {
+      if (timer) clearInterval(timer);
+      abort?.abort();
+    },
+    yieldTo: () => abort?.abort(),
+    settled: async () => {
+      if (helping) await helping;
+    },
+  };
 }
 
 /**

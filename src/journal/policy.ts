@@ -20,6 +20,10 @@ export const DUPLICATE_OF_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'
 export const LEASED_STATUSES: readonly FileStatus[] = ['claimed', 'mapped'];
 /** Statuses of a record that is not settled yet (see Journal.countUnsettled). */
 export const UNSETTLED_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'in_doubt'];
+/** Records a claim covers while it matters (claimRecordBatch): not sent yet, or in flight. */
+export const CLAIMED_STATUSES: readonly RecordStatus[] = ['pending', 'sending'];
+/** What claimRecordBatch hands out: records not sent yet (never one in flight, settled or in doubt). */
+export const CLAIMABLE_STATUSES: readonly RecordStatus[] = ['pending'];
 /** Settled statuses findLatest looks at. */
 export const SETTLED_STATUSES: readonly RecordStatus[] = ['sent', 'rejected', 'failed', 'held'];
 /** What an operator's retry puts back to pending (a sent record is never requeued). */
@@ -32,7 +36,7 @@ export const PRUNABLE_FILE_STATUSES: readonly FileStatus[] = ['done', 'error', '
 export const WAITING_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'held', 'in_doubt', 'failed'];
 
 /** Meta keys that belong to one file (removed with it). */
-export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`, `stream:${fileId}`];
+export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`, `stream:${fileId}`, `share:${fileId}`];
 
 /** The columns of an updateFile patch (keys given as undefined are left alone). */
 const FILE_PATCH_COLUMNS: Record<string, string> = {
@@ -165,8 +169,10 @@ function fileSection(ctx: Ctx): FileMethods {
         return false;
       }),
     renewLeases: (owner, ttlMs) =>
-      op('renewLeases', () => {
+      op('renewLeases', async () => {
         checkTtl(ctx, 'renewLeases', ttlMs);
+        // the records first: a file's lease never outlives the claims its records are sent under
+        await store.renewRecordClaims(owner, ttlMs, CLAIMED_STATUSES);
         return store.renewLeases(owner, ttlMs, LEASED_STATUSES);
       }),
     releaseFileLease: (fileId, owner) => op('releaseFileLease', () => store.releaseLease(fileId, owner)),
@@ -198,6 +204,10 @@ type RecordMethods = Pick<
   | 'recoverInFlight'
   | 'findLatest'
   | 'findRecordByWmsId'
+  | 'claimRecordBatch'
+  | 'releaseRecordClaims'
+  | 'countClaimedByOthers'
+  | 'recoverExpiredClaims'
 >;
 
 /** A query with an empty list matches nothing: the store is not asked. */
@@ -235,6 +245,20 @@ function recordSection(ctx: Ctx): RecordMethods {
     recoverInFlight: (fileIds) => op('recoverInFlight', () => store.moveStatus('sending', 'in_doubt', fileIds)),
     findLatest: (target, key, options) => op('findLatest', () => store.findLatest(target, key, SETTLED_STATUSES, options?.excludeFileId)),
     findRecordByWmsId: (wmsId) => op('findRecordByWmsId', () => store.findRecordByWmsId(wmsId)),
+    claimRecordBatch: (fileIds, targets, owner, limit, leaseTtlMs) =>
+      op('claimRecordBatch', () => {
+        checkTtl(ctx, 'claimRecordBatch', leaseTtlMs);
+        if (fileIds.length === 0 || targets.length === 0 || limit <= 0) return [];
+        return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES);
+      }),
+    releaseRecordClaims: (owner, fileIds) =>
+      op('releaseRecordClaims', () => (fileIds?.length === 0 ? 0 : store.releaseRecordClaims(owner, CLAIMABLE_STATUSES, fileIds))),
+    countClaimedByOthers: (fileIds, targets, owner) =>
+      op('countClaimedByOthers', () =>
+        fileIds.length === 0 || targets.length === 0 ? 0 : store.countClaimedByOthers(fileIds, targets, owner, CLAIMED_STATUSES),
+      ),
+    // the claimer of an in-flight record stopped renewing: the send may or may not have reached the WMS
+    recoverExpiredClaims: (fileIds) => op('recoverExpiredClaims', () => (fileIds.length === 0 ? 0 : store.moveExpiredClaims(fileIds, 'sending', 'in_doubt'))),
   };
 }
 

@@ -152,6 +152,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX xref_field_by_key ON S.xref_field (resource, key);
   `,
+  // 4 (issue 19): a record's claim (claimRecordBatch): several instances send batches of one file
+  `
+  ALTER TABLE S.records ADD COLUMN claim_owner TEXT;
+  ALTER TABLE S.records ADD COLUMN claim_until TIMESTAMPTZ;
+  CREATE INDEX records_by_claim_owner ON S.records (claim_owner) WHERE claim_owner IS NOT NULL AND status IN ('pending', 'sending');
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -542,8 +548,76 @@ class PostgresStore implements JournalStore {
   }
 
   async moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): Promise<number> {
-    const sql = `UPDATE ${this.S}.records SET status = $1, updated_at = now() WHERE status = $2`;
+    const sql = `UPDATE ${this.S}.records SET status = $1, claim_owner = NULL, claim_until = NULL, updated_at = now()
+       WHERE status = $2 AND (claim_owner IS NULL OR claim_until < now())`;
     const r = fileIds ? await this.q(`${sql} AND file_id = ANY($3::bigint[])`, [to, from, fileIds]) : await this.q(sql, [to, from]);
+    return r.rowCount ?? 0;
+  }
+
+  async claimRecords(
+    fileIds: number[],
+    targets: Target[],
+    owner: string,
+    limit: number,
+    ttlMs: number,
+    statuses: readonly RecordStatus[],
+  ): Promise<RecordRow[]> {
+    // SKIP LOCKED: a row another claimer has locked in its own statement is passed over, not waited for; a row
+    // claimed and committed since this statement's snapshot is re-checked against the WHERE once locked (no longer free)
+    const r = await this.q<PgRecordRow>(
+      `WITH c AS (
+         SELECT id FROM ${this.S}.records
+         WHERE file_id = ANY($1::bigint[]) AND target = ANY($2::text[]) AND status IN ${inList(statuses)}
+           AND (claim_owner IS NULL OR claim_until < now())
+         ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.S}.records r SET claim_owner = $3, claim_until = ${LEASE_EXPR('$5')} FROM c WHERE r.id = c.id RETURNING r.*`,
+      [fileIds, targets, owner, limit, Math.round(ttlMs)],
+      'claimRecords',
+    );
+    return r.rows.map(fromPg).sort((a, b) => a.id - b.id);
+  }
+
+  /**
+   * SKIP LOCKED: the owner's own group-committed writes (markSending, settle) lock the same rows in their order, a
+   * renewal that waited for them while holding others could deadlock with them. A row being written right now is
+   * renewed by the next renewal (well within the ttl), or needs none (settled).
+   */
+  async renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Promise<number> {
+    const r = await this.q(
+      `WITH c AS (SELECT id FROM ${this.S}.records WHERE claim_owner = $1 AND status IN ${inList(statuses)} FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.S}.records r SET claim_until = ${LEASE_EXPR('$2')} FROM c WHERE r.id = c.id`,
+      [owner, Math.round(ttlMs)],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** SKIP LOCKED as renewRecordClaims: a claim not released now expires */
+  async releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): Promise<number> {
+    const files = fileIds ? ' AND file_id = ANY($2::bigint[])' : '';
+    const r = await this.q(
+      `WITH c AS (SELECT id FROM ${this.S}.records WHERE claim_owner = $1 AND status IN ${inList(statuses)}${files} FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.S}.records r SET claim_owner = NULL, claim_until = NULL FROM c WHERE r.id = c.id`,
+      fileIds ? [owner, fileIds] : [owner],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async countClaimedByOthers(fileIds: number[], targets: Target[], owner: string, statuses: readonly RecordStatus[]): Promise<number> {
+    const r = await this.q<{ n: string }>(
+      `SELECT COUNT(*) AS n FROM ${this.S}.records
+       WHERE file_id = ANY($1::bigint[]) AND target = ANY($2::text[]) AND status IN ${inList(statuses)}
+         AND claim_owner IS NOT NULL AND claim_owner <> $3 AND claim_until >= now()`,
+      [fileIds, targets, owner],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async moveExpiredClaims(fileIds: number[], from: RecordStatus, to: RecordStatus): Promise<number> {
+    const r = await this.q(
+      `UPDATE ${this.S}.records SET status = $2, claim_owner = NULL, claim_until = NULL, updated_at = now()
+       WHERE file_id = ANY($1::bigint[]) AND status = $3 AND claim_owner IS NOT NULL AND claim_until < now()`,
+      [fileIds, to, from],
+    );
     return r.rowCount ?? 0;
   }
 

@@ -145,6 +145,12 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX xref_field_by_key ON xref_field (resource, key);
   `,
+  // 5 (issue 19): a record's claim (claimRecordBatch): the same columns as PostgreSQL's, so both stores pass one contract
+  `
+  ALTER TABLE records ADD COLUMN claim_owner TEXT;
+  ALTER TABLE records ADD COLUMN claim_until TEXT;
+  CREATE INDEX records_by_claim_owner ON records (claim_owner) WHERE claim_owner IS NOT NULL AND status IN ('pending', 'sending');
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -438,15 +444,54 @@ class SqliteStore implements JournalStore {
 
   moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): number {
     const ts = now();
+    const sql = `UPDATE records SET status = ?, claim_owner = NULL, claim_until = NULL, updated_at = ?
+       WHERE status = ? AND (claim_owner IS NULL OR claim_until < ?)`;
     const info = fileIds
-      ? this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ? AND file_id IN (SELECT value FROM json_each(?))`).run(
-          to,
-          ts,
-          from,
-          JSON.stringify(fileIds),
-        )
-      : this.stmt(`UPDATE records SET status = ?, updated_at = ? WHERE status = ?`).run(to, ts, from);
+      ? this.stmt(`${sql} AND file_id IN (SELECT value FROM json_each(?))`).run(to, ts, from, ts, JSON.stringify(fileIds))
+      : this.stmt(sql).run(to, ts, from, ts);
     return info.changes;
+  }
+
+  /** one statement, so atomic against another connection to the file (SQLite has one writer at a time) */
+  claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): RecordRow[] {
+    const ts = now();
+    const rows = this.stmt(
+      `UPDATE records SET claim_owner = ?, claim_until = ?
+       WHERE id IN (SELECT id FROM records
+         WHERE file_id IN (SELECT value FROM json_each(?)) AND target IN (SELECT value FROM json_each(?)) AND status IN ${inList(statuses)}
+           AND (claim_owner IS NULL OR claim_until < ?)
+         ORDER BY id LIMIT ?)
+       RETURNING *`,
+    ).all(owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), ts, limit) as SqliteRecordRow[];
+    return rows.map(fromSqlite).sort((a, b) => a.id - b.id);
+  }
+
+  renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): number {
+    return this.stmt(`UPDATE records SET claim_until = ? WHERE claim_owner = ? AND status IN ${inList(statuses)}`).run(later(ttlMs), owner).changes;
+  }
+
+  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): number {
+    const sql = `UPDATE records SET claim_owner = NULL, claim_until = NULL WHERE claim_owner = ? AND status IN ${inList(statuses)}`;
+    return fileIds
+      ? this.stmt(`${sql} AND file_id IN (SELECT value FROM json_each(?))`).run(owner, JSON.stringify(fileIds)).changes
+      : this.stmt(sql).run(owner).changes;
+  }
+
+  countClaimedByOthers(fileIds: number[], targets: Target[], owner: string, statuses: readonly RecordStatus[]): number {
+    const r = this.stmt(
+      `SELECT COUNT(*) AS n FROM records
+       WHERE file_id IN (SELECT value FROM json_each(?)) AND target IN (SELECT value FROM json_each(?)) AND status IN ${inList(statuses)}
+         AND claim_owner IS NOT NULL AND claim_owner <> ? AND claim_until >= ?`,
+    ).get(JSON.stringify(fileIds), JSON.stringify(targets), owner, now()) as { n: number };
+    return r.n;
+  }
+
+  moveExpiredClaims(fileIds: number[], from: RecordStatus, to: RecordStatus): number {
+    const ts = now();
+    return this.stmt(
+      `UPDATE records SET status = ?, claim_owner = NULL, claim_until = NULL, updated_at = ?
+       WHERE file_id IN (SELECT value FROM json_each(?)) AND status = ? AND claim_owner IS NOT NULL AND claim_until < ?`,
+    ).run(to, ts, JSON.stringify(fileIds), from, ts).changes;
   }
 
   findLatest(target: Target, key: string, statuses: readonly RecordStatus[], excludeFileId?: number): RecordRow | undefined {

@@ -83,6 +83,18 @@ export interface JournalStore {
   listLeasable(owner: string, statuses: readonly FileStatus[]): Awaitable<FileRow[]>;
   tryLeaderLock(name: string): Awaitable<StoreLeaderLock | null>;
 
+  // record claims (several instances sending one file)
+  /** one statement: claims up to `limit` records in `statuses` of these files/targets not claimed live by another owner */
+  claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<RecordRow[]>;
+  /** extends the claims `owner` holds on records in `statuses`; returns how many */
+  renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<number>;
+  /** clears the claims `owner` holds on records in `statuses` (of these files when given); returns how many */
+  releaseRecordClaims(owner: string, statuses: readonly RecordStatus[], fileIds?: number[]): Awaitable<number>;
+  /** records of these files/targets in `statuses` claimed live by another owner than `owner` */
+  countClaimedByOthers(fileIds: number[], targets: Target[], owner: string, statuses: readonly RecordStatus[]): Awaitable<number>;
+  /** records of these files in `from` whose claim expired become `to`, unclaimed; returns how many */
+  moveExpiredClaims(fileIds: number[], from: RecordStatus, to: RecordStatus): Awaitable<number>;
+
   // records
   countByKey(target: Target, key: string, statuses: readonly RecordStatus[]): Awaitable<number>;
   /** one transaction */
@@ -99,7 +111,7 @@ export interface JournalStore {
   countByStatus(query: StoreRecordQuery): Awaitable<Array<{ status: RecordStatus; n: number }>>;
   /** records in `from` (among `ids`) become `to` with outcome, error and reason cleared; returns how many */
   resetRecords(ids: number[], from: readonly RecordStatus[], to: RecordStatus): Awaitable<number>;
-  /** records in status `from` (of these files, or all) become `to`; returns how many */
+  /** records in status `from` (of these files, or all) become `to`; returns how many. A record claimed live by an owner is left alone. */
   moveStatus(from: RecordStatus, to: RecordStatus, fileIds?: number[]): Awaitable<number>;
   findLatest(target: Target, key: string, statuses: readonly RecordStatus[], excludeFileId?: number): Awaitable<RecordRow | undefined>;
   findRecordByWmsId(wmsId: string): Awaitable<RecordRow | undefined>;

@@ -196,8 +196,9 @@ export interface Journal {
    */
   acquireFileLease(fileId: number, owner: string, ttlMs: number): Promise<boolean>;
   /**
-   * Extends to now + `ttlMs` the lease of every file `owner` holds in status claimed or mapped
-   * (call it well within the ttl, e.g. every ttl/3). Returns how many leases were extended; a file
+   * Extends to now + `ttlMs` the lease of every file `owner` holds in status claimed or mapped, and its claims
+   * on records still pending or sending (claimRecordBatch)
+   * (call it well within the ttl, e.g. every ttl/3). Returns how many file leases were extended; a file
    * another owner took after this owner's lease expired is not counted (it is no longer held).
    */
   renewLeases(owner: string, ttlMs: number): Promise<number>;
@@ -224,6 +225,32 @@ export interface Journal {
    * of calling it "not found".
    */
   countUnsettled(target: Target, key: string): Promise<number>;
+
+  // ---- record batches: several instances sending one file (docs/SCALING.md, "Record batches") ---------------
+  /**
+   * Claims up to `limit` pending records of these files and targets, in id order, for `owner` for `leaseTtlMs`
+   * from now: records nobody holds a live claim on (unclaimed, or whose claim expired; a record `owner` already
+   * holds is not returned again, so an owner may claim page after page while it sends the earlier ones). Atomic: two owners never get the same record (PostgreSQL: FOR UPDATE SKIP LOCKED, so racing
+   * claimers skip each other's rows instead of waiting). A record that is not pending (in flight, settled, in
+   * doubt) is never returned. Claims are renewed by renewLeases (pending and sending records) and given back by
+   * releaseRecordClaims; a claim is a lease, not a fence (see acquireFileLease).
+   */
+  claimRecordBatch(fileIds: number[], targets: Target[], owner: string, limit: number, leaseTtlMs: number): Promise<RecordRow[]>;
+  /**
+   * Gives back the claims `owner` holds on records still pending (the next claimer takes them at once), of these
+   * files only when given (one process may run several sends under one owner id). Returns how many.
+   */
+  releaseRecordClaims(owner: string, fileIds?: number[]): Promise<number>;
+  /**
+   * Records of these files (and targets) that another owner than `owner` holds a live claim on and has not settled
+   * (pending or sending): what a file's owner waits for before its next tier or its result.
+   */
+  countClaimedByOthers(fileIds: number[], targets: Target[], owner: string): Promise<number>;
+  /**
+   * Records of these files left 'sending' under a claim that expired (the claimer stopped renewing: it died or
+   * lost the database): they become 'in_doubt', unclaimed, as recoverInFlight does after a crash. Returns how many.
+   */
+  recoverExpiredClaims(fileIds: number[]): Promise<number>;
 
   // ---- records -----------------------------------------------------------------------------
   /**
@@ -258,7 +285,10 @@ export interface Journal {
    * requeued.
    */
   requeue(recordIds: number[]): Promise<number>;
-  /** At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. */
+  /**
+   * At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. A record another
+   * owner holds a live claim on (a helper still sending it, see claimRecordBatch) is left to that owner.
+   */
   recoverInFlight(fileIds?: number[]): Promise<number>;
   /**
    * Latest settled record (status sent, rejected, failed or held) for (target, key), optionally in

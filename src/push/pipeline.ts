@@ -61,6 +61,29 @@ export interface PushOptions {
    * waits for their next batch until they can add no more records of it
    */
   feed?: RecordFeed;
+  /**
+   * A shared journal (docs/SCALING.md, "Record batches"): the records of targets whose order does not matter
+   * (shareableTarget) are claimed in batches (claimRecordBatch) instead of read, so other instances may send
+   * batches of the same files. The files' owner also sends their in-doubt records and, before each next tier,
+   * waits until the records other instances claimed are settled (an instance that stopped renewing its claims:
+   * its records in flight become in doubt, and the owner settles them). A helper (`helper`) sends only claimed
+   * batches of the tiers it is given and leaves everything else to the owner.
+   */
+  share?: ShareOptions;
+}
+
+export interface ShareOptions {
+  /** the claims' owner: this instance */
+  owner: string;
+  leaseTtlMs: number;
+  /** helping another instance's files: only claimed batches, only while `mayTake` answers true (asked at most once a second) */
+  helper?: { mayTake: () => Promise<boolean> };
+}
+
+/** Targets whose records may be sent by any instance in any order within their tier: no source-order rule, no session. */
+export function shareableTarget(target: Target): boolean {
+  const info = TARGET_INFO[target];
+  return info.sequence === null && info.send.kind !== 'session';
 }
 
 export interface PushStats {
@@ -192,9 +215,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   for (let tier = 0; tier <= MAX_TIER && !run.stopping(); tier++) {
     // session targets (stock sync) are sent file by file, after the tier's other records
     const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && TARGET_INFO[t].send.kind !== 'session');
-    await sendTier(opts, fileIds, targets, runInOrder, run.stopping);
+    // claims need every record of the file in the journal: a streamed file (feed) is its owner's alone
+    const claimed = opts.share && !opts.feed ? targets.filter(shareableTarget) : [];
+    const read = opts.share?.helper ? [] : targets.filter((t) => !claimed.includes(t));
+    if (read.length > 0) await sendTier(opts, fileIds, read, runInOrder, run.stopping);
+    if (claimed.length > 0) await sendClaimed(opts, opts.share!, fileIds, claimed, runInOrder, run.stopping);
     await retryDeferred(opts, state, runRecord, run.stopping);
-    if (tier === TARGET_INFO.StockSync.tier && !opts.signal?.aborted && !state.fatal) {
+    if (tier === TARGET_INFO.StockSync.tier && !opts.share?.helper && !opts.signal?.aborted && !state.fatal) {
       for (const f of opts.files) {
         if (wmsDown()) break;
         try {
@@ -207,6 +234,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
       }
     }
   }
+  // claimed but not sent (stopping): the next claimer takes them at once instead of after the claim expires
+  if (opts.share) await journal.releaseRecordClaims(opts.share.owner, fileIds).catch((err: unknown) => logger.warn({ err }, 'could not release record claims'));
   if (state.fatal) throw state.fatal;
   if (!state.wmsUnavailable && wmsDown()) {
     const a = opts.client.availability!();
@@ -217,10 +246,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
 
 /**
  * Every pending or in-doubt record of one tier, in id (source) order, with back-pressure: never more than a
- * batch of records queued in memory. A counter and one waiter: a Promise.race over the queued tasks would add
- * a reaction to each of them at every turn (quadratic work and memory: found with --cpu-prof on 20,000 records).
- * With a feed, the tier is read again from where it stopped each time a file still being mapped publishes a
- * batch, until no such file can add records of the tier.
+ * batch of records queued in memory. With a feed, the tier is read again from where it stopped each time a
+ * file still being mapped publishes a batch, until no such file can add records of the tier.
  */
 async function sendTier(
   opts: PushOptions,
@@ -229,9 +256,7 @@ async function sendTier(
   runInOrder: (row: RecordRow) => Promise<void>,
   stopping: () => boolean,
 ): Promise<void> {
-  let queued = 0;
-  let slotFree: (() => void) | null = null;
-  let allDone: (() => void) | null = null;
+  const queue = createSendQueue(opts, runInOrder, opts.batchSize);
   const feed = opts.feed;
   let afterId = 0;
   for (;;) {
@@ -242,6 +267,25 @@ async function sendTier(
       if (stopping() || (feed && !feed.published(row))) break;
       feed?.taken(row);
       afterId = row.id;
+      await queue.push(row);
+    }
+    if (!more || stopping()) break;
+    await more;
+  }
+  await queue.drain();
+}
+
+/**
+ * Records entered into the send loop with back-pressure: `push` returns once fewer than `limit` are queued. A
+ * counter and one waiter: a Promise.race over the queued tasks would add a reaction to each of them at every turn
+ * (quadratic work and memory: found with --cpu-prof on 20,000 records).
+ */
+function createSendQueue(opts: PushOptions, runInOrder: (row: RecordRow) => Promise<void>, limit: number) {
+  let queued = 0;
+  let slotFree: (() => void) | null = null;
+  let allDone: (() => void) | null = null;
+  return {
+    async push(row: RecordRow): Promise<void> {
       queued++;
       runInOrder(row)
         .catch((err: unknown) => {
@@ -252,13 +296,94 @@ async function sendTier(
           slotFree?.();
           if (queued === 0) allDone?.();
         });
-      while (queued >= opts.batchSize) await new Promise<void>((r) => (slotFree = r));
+      while (queued >= limit) await new Promise<void>((r) => (slotFree = r));
       slotFree = null;
+    },
+    async drain(): Promise<void> {
+      if (queued > 0) await new Promise<void>((r) => (allDone = r));
+    },
+  };
+}
+
+/** How often a file's owner looks again at the records other instances claimed, at the end of a tier. */
+const CLAIM_POLL_MS = 100;
+
+/**
+ * A tier's shareable records through claims (PushOptions.share): batches of pending records claimed in id order
+ * until none is left. The owner first sends the tier's in-doubt records (never claimed: the in-doubt policy is
+ * the owner's), then waits until what other instances claimed is settled; a claim that expired with records in
+ * flight turns them in doubt and the owner settles them. Each record enters the send loop once.
+ */
+async function sendClaimed(
+  opts: PushOptions,
+  share: ShareOptions,
+  fileIds: number[],
+  targets: Target[],
+  runInOrder: (row: RecordRow) => Promise<void>,
+  stopping: () => boolean,
+): Promise<void> {
+  const { journal, logger } = opts;
+  // claimed and queued records stay pending until marked: a page of them, a send window's worth twice over
+  const page = Math.min(opts.batchSize, Math.max(16, 2 * sendWindow(opts.concurrency)));
+  const queue = createSendQueue(opts, runInOrder, page);
+  const entered = new Set<number>();
+  const enter = async (row: RecordRow): Promise<void> => {
+    if (entered.has(row.id)) return;
+    entered.add(row.id);
+    await queue.push(row);
+  };
+  const sendInDoubt = async (): Promise<void> => {
+    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'] }, page)) {
+      if (stopping()) break;
+      await enter(row);
     }
-    if (!more || stopping()) break;
-    await more;
+  };
+  const mayTake = throttled(share.helper?.mayTake);
+  if (!share.helper) await sendInDoubt();
+  let settledOthers = false;
+  while (!stopping()) {
+    if (!(await mayTake())) break;
+    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs);
+    if (rows.length > 0) {
+      settledOthers = false;
+      for (const row of rows) {
+        if (stopping()) break;
+        await enter(row);
+      }
+      continue;
+    }
+    if (share.helper) break;
+    // nothing left to claim: the records other instances hold settle (or their claims expire) before the next tier
+    const recovered = await journal.recoverExpiredClaims(fileIds);
+    if (recovered > 0) {
+      logger.warn({ count: recovered }, 'an instance stopped renewing its claims while sending: its records in flight are in doubt, settling them here');
+      await sendInDoubt();
+      continue;
+    }
+    if ((await journal.countClaimedByOthers(fileIds, targets, share.owner)) === 0) {
+      // one more claim after the last claim was given back (a helper that stopped releases what it did not send)
+      if (settledOthers) break;
+      settledOthers = true;
+      continue;
+    }
+    settledOthers = false;
+    await new Promise((r) => setTimeout(r, CLAIM_POLL_MS));
   }
-  if (queued > 0) await new Promise<void>((r) => (allDone = r));
+  await queue.drain();
+}
+
+/** A check asked at most once a second (its last answer in between); none: always true. */
+function throttled(check: (() => Promise<boolean>) | undefined): () => Promise<boolean> {
+  if (!check) return () => Promise.resolve(true);
+  let at = 0;
+  let last = true;
+  return async () => {
+    if (Date.now() - at >= 1000) {
+      last = await check();
+      at = Date.now();
+    }
+    return last;
+  };
 }
 
 /** Dependencies still being sent elsewhere (another instance): try again until they settle or the wait is over. */

@@ -630,6 +630,115 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       }
     });
 
+    test('claimRecordBatch: two journals racing get disjoint batches covering every pending record once; never a settled, in-flight or other-target one', async () => {
+      const peer = await open();
+      try {
+        const f = await newFile(j);
+        await j.addRecords(f.id, [
+          ...Array.from({ length: 60 }, (_, i) => rec(`CB${i}`)),
+          rec('CB-map-rejected', { status: 'rejected', error: 'bad' }),
+          rec('CB-cat', { target: 'Category' }),
+        ]);
+        const rows = await j.listRecords({ fileIds: [f.id], targets: ['Product'] });
+        await j.markSending(rows[0]!.id); // in flight
+        await j.markSending(rows[1]!.id);
+        await j.settle(rows[1]!.id, { status: 'sent', outcome: 'created', wmsId: 'w1' });
+        const pending = rows.filter((r) => r.status === 'pending').slice(2);
+        const drain = async (journal: Journal, owner: string): Promise<number[]> => {
+          const got: number[] = [];
+          for (;;) {
+            const batch = await journal.claimRecordBatch([f.id], ['Product'], owner, 7, 60_000);
+            if (batch.length === 0) return got;
+            assert.ok(batch.every((r) => r.status === 'pending' && r.target === 'Product'));
+            assert.deepEqual(
+              batch.map((r) => r.id),
+              [...batch.map((r) => r.id)].sort((a, b) => a - b),
+              'a batch is in id order',
+            );
+            got.push(...batch.map((r) => r.id));
+          }
+        };
+        const [a, b] = await Promise.all([drain(j, 'cb-A'), drain(peer, 'cb-B')]);
+        assert.equal(new Set([...a, ...b]).size, a.length + b.length, 'no record went to both owners');
+        assert.deepEqual(
+          [...a, ...b].sort((x, y) => x - y),
+          pending.map((r) => r.id),
+          'every pending record once; the one in flight, the sent one, the one rejected at map time and the other target never',
+        );
+        assert.deepEqual(await j.claimRecordBatch([f.id], ['Product'], 'cb-A', 100, 60_000), [], 'an owner does not get its own claims again');
+        assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'cb-A'), b.length, "cb-B's live claims, as cb-A sees them");
+        assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'cb-nobody'), a.length + b.length);
+        assert.equal((await j.claimRecordBatch([f.id], ['Category'], 'cb-B', 10, 60_000)).length, 1, 'the other target is claimable on its own');
+        assert.deepEqual(await j.claimRecordBatch([], ['Product'], 'cb-A', 10, 60_000), []);
+        await assert.rejects(
+          () => j.claimRecordBatch([f.id], ['Product'], 'cb-A', 10, 0),
+          (e: { code?: string }) => e.code === ErrorCode.JOURNAL,
+        );
+      } finally {
+        await peer.close();
+      }
+    });
+
+    test('a claim expires unless renewed: another owner then takes the records; releaseRecordClaims gives pending ones back at once', async () => {
+      const peer = await open();
+      try {
+        const f = await newFile(j);
+        await j.addRecords(f.id, [rec('CE1'), rec('CE2'), rec('CE3'), rec('CE4')]);
+        const first = await j.claimRecordBatch([f.id], ['Product'], 'ce-A', 2, 300);
+        assert.equal(first.length, 2);
+        const renewed = await j.claimRecordBatch([f.id], ['Product'], 'ce-R', 2, 300);
+        assert.equal(renewed.length, 2);
+        await j.renewLeases('ce-R', 60_000);
+        assert.equal((await peer.claimRecordBatch([f.id], ['Product'], 'ce-B', 10, 60_000)).length, 0, 'both claims live');
+        let taken: number[] = [];
+        await eventually("ce-A's 300 ms claim expired and ce-B took its records", async () => {
+          taken = taken.concat((await peer.claimRecordBatch([f.id], ['Product'], 'ce-B', 10, 60_000)).map((r) => r.id));
+          return taken.length > 0;
+        });
+        assert.deepEqual(
+          taken,
+          first.map((r) => r.id),
+          'only the expired claim, not the renewed one',
+        );
+        assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'ce-B'), 2, "ce-R's renewed claim is live");
+        assert.equal(await j.releaseRecordClaims('ce-R', [f.id + 1000]), 0, 'another file: nothing released');
+        assert.equal(await j.releaseRecordClaims('ce-R', [f.id]), 2);
+        assert.deepEqual(
+          (await peer.claimRecordBatch([f.id], ['Product'], 'ce-B', 10, 60_000)).map((r) => r.id),
+          renewed.map((r) => r.id),
+          'released records are claimable at once',
+        );
+      } finally {
+        await peer.close();
+      }
+    });
+
+    test('records in flight under an expired claim become in doubt (recoverExpiredClaims); recoverInFlight leaves a live claim to its owner', async () => {
+      const f = await newFile(j);
+      await j.addRecords(f.id, [rec('CX1'), rec('CX2'), rec('CX3')]);
+      const [live] = await j.claimRecordBatch([f.id], ['Product'], 'cx-live', 1, 60_000);
+      const [dying] = await j.claimRecordBatch([f.id], ['Product'], 'cx-dying', 1, 300);
+      assert.ok(live && dying);
+      await j.markSending(live.id);
+      await j.markSending(dying.id);
+      assert.equal(await j.recoverExpiredClaims([f.id]), 0, 'both claims live');
+      assert.equal(await j.recoverInFlight([f.id]), 0, 'a live claim: its owner may still be sending');
+      assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'cx-owner'), 2, 'in flight under live claims');
+      await eventually('the 300 ms claim expired and its record in flight became in doubt', async () => (await j.recoverExpiredClaims([f.id])) === 1);
+      const after = new Map((await j.listRecords({ fileIds: [f.id] })).map((r) => [r.id, r.status]));
+      assert.equal(after.get(dying.id), 'in_doubt');
+      assert.equal(after.get(live.id), 'sending', 'the live claim is left to its owner');
+      assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'cx-owner'), 1);
+      const rest = await j.claimRecordBatch([f.id], ['Product'], 'cx-other', 10, 60_000);
+      assert.deepEqual(
+        rest.map((r) => r.key),
+        ['CX3'],
+        'an in-doubt or in-flight record is never claimed',
+      );
+      await j.settle(live.id, { status: 'sent', outcome: 'created' });
+      assert.equal(await j.countClaimedByOthers([f.id], ['Product'], 'cx-owner'), 1, 'a settled record no longer counts; CX3 (claimed, pending) does');
+    });
+
     test('renewLeases extends every claimed/mapped file of the owner, only those', async () => {
       const f1 = await newFile(j, undefined, { owner: 'renew-A', leaseTtlMs: 500 });
       const f2 = await newFile(j);

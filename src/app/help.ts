@@ -1,0 +1,148 @@
+/**
+ * Helping (docs/SCALING.md, "Record batches"): with a shared journal, an instance with nothing of its own sends
+ * claimed batches of files another LIVE instance owns, so one big file is sent by every instance. The owner still
+ * does everything per file (in-doubt records, order-dependent and session targets, waiting for the helpers'
+ * records before its next tier, the result, the report, the archive); a helper only claims pending records of a
+ * shareable target (push/pipeline.ts shareableTarget) of a file whose owner said it shares it (run-send.ts
+ * shareKey), once no live instance is still mapping a file and no record of a lower tier is left unsettled in the
+ * files being worked on.
+ */
+import type { FileRow } from '../journal/types.js';
+import type { CompiledMapping } from '../map/index.js';
+import { FatalPushError, pushFiles, shareableTarget } from '../push/pipeline.js';
+import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
+import type { AppContext } from './context.js';
+import { policyOf, shareKey } from './run-send.js';
+import { pickMapping } from './run-state.js';
+
+/** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
+const SHARE_GRACE_MS = 2000;
+/** How often a helper with nothing to take looks again while something may still become takeable. */
+const HELP_POLL_MS = 250;
+
+export interface HelpResult {
+  /** records this instance settled for other instances' files */
+  settled: number;
+  files: number;
+}
+
+/**
+ * Sends claimed batches of other live instances' files until nothing is left to take and nothing may become
+ * takeable (no live instance still mapping a file, no shared file waiting for a lower tier). Returns at once
+ * without a shared journal.
+ */
+export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapping[]; signal?: AbortSignal }): Promise<HelpResult> {
+  const result: HelpResult = { settled: 0, files: 0 };
+  if (!ctx.shared) return result;
+  const { journal, logger } = ctx;
+  const owner = ctx.instanceId;
+  const renew = setInterval(
+    () => {
+      journal.renewLeases(owner, ctx.leaseTtlMs).catch((err: unknown) => logger.warn({ err }, 'could not renew record claims'));
+    },
+    Math.max(500, Math.floor(ctx.leaseTtlMs / 3)),
+  );
+  renew.unref();
+  const firstSeen = new Map<number, number>();
+  const helped = new Set<number>();
+  try {
+    while (!opts.signal?.aborted) {
+      const live = await liveFilesOfOthers(ctx);
+      if (live.length === 0) break;
+      let sent = 0;
+      let waiting = false;
+      for (const f of live) {
+        if (opts.signal?.aborted) break;
+        const take = await takeable(ctx, opts.mappings, f, live, firstSeen);
+        if (take === 'wait') waiting = true;
+        if (take !== 'yes') continue;
+        const n = await helpFile(ctx, f, opts.signal);
+        if (n === null) return result; // the credentials were refused: nothing can be sent
+        sent += n;
+        result.settled += n;
+        if (n > 0) helped.add(f.id);
+      }
+      if (sent === 0 && !waiting) break;
+      if (sent === 0) await new Promise((r) => setTimeout(r, HELP_POLL_MS));
+    }
+  } finally {
+    clearInterval(renew);
+    result.files = helped.size;
+    if (result.settled > 0) logger.info({ records: result.settled, files: result.files }, 'helped other instances: sent records of their files');
+  }
+  return result;
+}
+
+/** Files in claimed/mapped another instance holds a live lease on. */
+async function liveFilesOfOthers(ctx: AppContext): Promise<FileRow[]> {
+  const now = Date.now();
+  return (await ctx.journal.listFiles({ statuses: ['claimed', 'mapped'] })).filter(
+    (f) => f.owner !== null && f.owner !== ctx.instanceId && f.leaseUntil !== null && Date.parse(f.leaseUntil) > now,
+  );
+}
+
+function targetOf(ctx: AppContext, mappings: CompiledMapping[], f: FileRow): Target | null {
+  const channel = ctx.config.channels.find((c) => c.name === f.channel);
+  return channel ? (pickMapping(mappings, channel, f.name)?.target ?? null) : null;
+}
+
+/**
+ * Whether this instance may send batches of `f` now ('yes'), may later ('wait': an instance is still mapping a
+ * file, the owner has not marked it shared yet, or a lower tier is still being sent), or never ('no': an
+ * order-dependent or session target, a file its owner does not share).
+ */
+async function takeable(
+  ctx: AppContext,
+  mappings: CompiledMapping[],
+  f: FileRow,
+  live: FileRow[],
+  firstSeen: Map<number, number>,
+): Promise<'yes' | 'wait' | 'no'> {
+  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts)
+  if (live.some((g) => g.status === 'claimed')) return 'wait';
+  const target = targetOf(ctx, mappings, f);
+  if (!target || !shareableTarget(target)) return 'no';
+  if ((await ctx.journal.getMeta(shareKey(f.id))) !== f.owner) {
+    const seen = firstSeen.get(f.id) ?? Date.now();
+    firstSeen.set(f.id, seen);
+    return Date.now() - seen < SHARE_GRACE_MS ? 'wait' : 'no';
+  }
+  // tier order across instances: nothing of a lower tier is still to be sent in the files being worked on
+  const tier = TARGET_INFO[target].tier;
+  const lower = TARGETS.filter((t) => TARGET_INFO[t].tier < tier);
+  if (lower.length === 0) return 'yes';
+  const c = await ctx.journal.countRecords({ fileIds: live.map((g) => g.id), targets: lower, statuses: ['pending', 'sending', 'in_doubt'] });
+  return c.pending + c.sending + c.in_doubt === 0 ? 'yes' : 'wait';
+}
+
+/** Claimed batches of one file while its owner holds it; returns the records settled, null when sending stopped for good. */
+async function helpFile(ctx: AppContext, f: FileRow, signal: AbortSignal | undefined): Promise<number | null> {
+  const { config, journal, logger } = ctx;
+  const channel = config.channels.find((c) => c.name === f.channel)!;
+  let settled = 0;
+  // the file's owner still holds it: otherwise its records are for whoever resumes it
+  const mayTake = async (): Promise<boolean> => {
+    const now = await journal.getFile(f.id);
+    return now !== undefined && now.owner === f.owner && now.status === 'mapped' && now.leaseUntil !== null && Date.parse(now.leaseUntil) > Date.now();
+  };
+  try {
+    await pushFiles({
+      journal,
+      client: ctx.client,
+      refCache: ctx.refCache,
+      logger: logger.child({ helping: f.owner, file: f.name }),
+      files: [{ id: f.id, name: f.name, sha256: f.sha256, policy: policyOf(channel, config.sending.concurrency) }],
+      concurrency: config.sending.concurrency,
+      batchSize: config.sending.batchSize,
+      dependencyWaitMs: ctx.dependencyWaitMs,
+      ...(signal ? { signal } : {}),
+      share: { owner: ctx.instanceId, leaseTtlMs: ctx.leaseTtlMs, helper: { mayTake } },
+      onSettled: () => settled++,
+    });
+  } catch (err) {
+    if (!(err instanceof FatalPushError)) throw err;
+    logger.error({ err }, 'helping stopped');
+    return null;
+  }
+  return settled;
+}
