@@ -672,18 +672,22 @@ class PostgresStore implements JournalStore {
     return r.rowCount === 1;
   }
 
-  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number }> {
-    const r = await this.q<{ id: number }>(
-      `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id) VALUES ($1, $2, now(), $3, $4)
-       ON CONFLICT (dedup_key) DO NOTHING RETURNING id`,
-      [event.dedupKey, event.kind, event.body, event.recordId ?? null],
+  /** the link (sqlite-writes.ts addWebhookEvent) is looked up in the INSERT itself: one round trip per event */
+  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number; recordId: number | null }> {
+    const r = await this.q<{ id: number; record_id: number | null }>(
+      `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id)
+       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (SELECT id FROM ${this.S}.records WHERE wms_id = $5 ORDER BY id DESC LIMIT 1)))
+       ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
+      [event.dedupKey, event.kind, event.body, event.recordId ?? null, event.linkWmsId ?? null],
     );
     const stored = r.rows[0];
-    if (stored) return { stored: true, id: stored.id };
+    if (stored) return { stored: true, id: stored.id, recordId: stored.record_id };
     // the conflicting insert committed before ON CONFLICT saw it: this statement's snapshot has it
-    const existing = (await this.q<{ id: number }>(`SELECT id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])).rows[0];
+    const existing = (
+      await this.q<{ id: number; record_id: number | null }>(`SELECT id, record_id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])
+    ).rows[0];
     if (!existing) throw new JournalError(`journal ${this.location}: addWebhookEvent: event ${event.dedupKey} conflicted but cannot be read back`);
-    return { stored: false, id: existing.id };
+    return { stored: false, id: existing.id, recordId: existing.record_id };
   }
 
   async listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]> {

@@ -564,7 +564,7 @@ class SqliteStore implements JournalStore {
     return info.changes === 1;
   }
 
-  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number } {
+  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
     return QUEUED_WRITES.addWebhookEvent(this.stmt, event);
   }
 

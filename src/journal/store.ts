@@ -27,6 +27,8 @@ export interface NewWebhookEvent {
   kind: string;
   body: string;
   recordId?: number | null;
+  /** without recordId: link to the latest record whose send returned this WMS id, looked up in the insert's transaction */
+  linkWmsId?: string | null;
 }
 
 /** A record query whose lists are all non-empty (the policy answers an empty list itself). */
@@ -127,7 +129,7 @@ export interface JournalStore {
   setMeta(key: string, value: string): Awaitable<void>;
   /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */
   compareAndSetMeta(key: string, expected: string | null, value: string): Awaitable<boolean>;
-  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number }>;
+  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number; recordId: number | null }>;
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Awaitable<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Awaitable<void>;
 
