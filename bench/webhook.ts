@@ -145,6 +145,8 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
     const cpu = process.cpuUsage(cpu0);
     const { first, dup, latencies, errors } = sent;
     const stored = (await journal.listWebhookEvents({ undeliveredOnly: true })).length;
+    // group commit: how many events (both passes) shared one commit, and what a commit took
+    const commits = journal.writeStats();
 
     const f0 = performance.now();
     const flushed = await receiver.flush();
@@ -161,6 +163,8 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
         'duplicates/s': dup.sent > 0 ? round(dup.sent / (dup.ms / 1000), 0) : 0,
         'stored once': stored === first.sent ? 'yes' : `no (${stored} stored for ${first.sent})`,
         'non-200 answers': errors,
+        'events per commit': round(commits.writes / Math.max(1, commits.transactions ?? commits.batches), 1),
+        'commit mean ms': commits.commit.count > 0 ? round(commits.commit.sumMs / commits.commit.count, 2) : 0,
         'receiver CPU us/event': round((cpu.user + cpu.system) / Math.max(1, first.sent + dup.sent), 0),
         'flush events/s': flushMs > 0 ? round(flushed / (flushMs / 1000), 0) : 0,
       },

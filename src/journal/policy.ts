@@ -112,7 +112,10 @@ export function createJournal(store: JournalStore): Journal {
     addWebhookEvent: (event) =>
       store.groupCommitsWebhookEvents ? queued({ kind: 'addWebhookEvent', event }) : op('addWebhookEvent', () => store.insertWebhookEvent(event)),
     ...lookupSection(ctx),
-    writeStats: () => writes.stats(),
+    writeStats: () => {
+      const transactions = store.transactions?.();
+      return { ...writes.stats(), ...(transactions !== undefined ? { transactions } : {}) };
+    },
     warmUp: async () => {
       if (closed) return;
       await store.warmUp?.();

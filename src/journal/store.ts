@@ -67,6 +67,8 @@ export interface JournalStore {
   readonly location: string;
   /** batches of the send loop's writes committing at once */
   readonly maxBatchesInFlight: number;
+  /** transactions the batches committed in, when the store merges batches (SQLite's writer thread) */
+  transactions?(): number | undefined;
   /** whether addWebhookEvent goes through the group commit (else insertWebhookEvent is called) */
   readonly groupCommitsWebhookEvents: boolean;
 

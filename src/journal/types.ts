@@ -168,6 +168,8 @@ export const COMMIT_BUCKETS_MS: readonly number[] = [0.5, 1, 2, 5, 10, 25, 50, 1
 export interface JournalWriteStats {
   batches: number;
   writes: number;
+  /** transactions the batches committed in, when the store merges the batches waiting for it (SQLite's writer thread) */
+  transactions?: number;
   commit: LatencySnapshot;
 }
 
