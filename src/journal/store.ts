@@ -132,6 +132,12 @@ export interface JournalStore {
   /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */
   compareAndSetMeta(key: string, expected: string | null, value: string): Awaitable<boolean>;
   insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number; recordId: number | null }>;
+  /**
+   * Stores a batch of events at once (the policy gathers them like the send loop's writes): one outcome per event,
+   * in order, each `{ stored, id, recordId }` as insertWebhookEvent answers; a key twice in the batch is stored once.
+   * Used, when present, instead of insertWebhookEvent for stores that do not group-commit events with the send loop.
+   */
+  insertWebhookEvents?(events: NewWebhookEvent[]): Awaitable<WriteOutcome[]>;
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Awaitable<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Awaitable<void>;
 

@@ -507,6 +507,24 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.findRecordByWmsId('nope'), undefined);
     });
 
+    test('copies of one event added at once (one batch) are stored once: one answer stored, every answer the same id', async () => {
+      const keys = ['burst-a', 'burst-b', 'burst-a', 'burst-c', 'burst-a', 'burst-b'];
+      const answers = await Promise.all(keys.map((dedupKey, i) => j.addWebhookEvent({ dedupKey, kind: 'receipt', body: `{"copy":${i}}` })));
+      for (const key of new Set(keys)) {
+        const mine = answers.filter((_, i) => keys[i] === key);
+        assert.equal(mine.filter((a) => a.stored).length, 1, `${key}: one copy stored`);
+        assert.equal(new Set(mine.map((a) => a.id)).size, 1, `${key}: one id`);
+        assert.equal(answers[keys.indexOf(key)]!.stored, true, `${key}: the first copy is the one stored`);
+      }
+      const rows = (await j.listWebhookEvents({})).filter((e) => e.dedupKey.startsWith('burst-'));
+      assert.deepEqual(rows.map((e) => [e.dedupKey, e.body]).sort(), [
+        ['burst-a', '{"copy":0}'],
+        ['burst-b', '{"copy":1}'],
+        ['burst-c', '{"copy":3}'],
+      ]);
+      await j.markWebhookDelivered(rows.map((e) => e.id)); // the next tests count the undelivered events
+    });
+
     test('addWebhookEvent links by linkWmsId in its own transaction: the latest record with that WMS id, none, or recordId first', async () => {
       const f1 = await newFile(j);
       const f2 = await newFile(j);
