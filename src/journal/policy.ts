@@ -134,6 +134,14 @@ export function createJournal(store: JournalStore): Journal {
       return closed ? Promise.reject(fail('addWebhookEvent', 'the journal is closed')) : (events.add(event) as ReturnType<Journal['addWebhookEvent']>);
     },
     ...lookupSection(ctx),
+    // SQLite: the outbox flush's mark goes to the writer thread with the events, so the receiver's event loop never
+    // waits (busy_timeout, synchronously) for the write lock the thread holds while it commits
+    ...(store.groupCommitsWebhookEvents
+      ? {
+          markWebhookDelivered: (ids: number[]) =>
+            ids.length === 0 ? op('markWebhookDelivered', () => undefined) : queued<void>({ kind: 'markWebhookDelivered', ids }),
+        }
+      : {}),
     writeStats: () => {
       const transactions = store.transactions?.();
       const stats = events ? mergeWriteStats(writes.stats(), events.stats()) : writes.stats();

@@ -74,6 +74,11 @@ export const QUEUED_WRITES = {
     const existing = stmt('SELECT id, record_id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number; record_id: number | null };
     return { stored: false, id: existing.id, recordId: existing.record_id };
   },
+
+  /** the flush's mark (webhook/flush.ts), on the writer thread with the events it marks */
+  markWebhookDelivered(stmt: StatementCache, ids: number[]): void {
+    stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
+  },
 } as const;
 
 export type QueuedWriteName = keyof typeof QUEUED_WRITES;

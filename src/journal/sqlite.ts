@@ -241,6 +241,8 @@ function toQueuedOp(w: JournalWrite): QueuedWriteOp {
       return { name: 'putXrefFields', args: [w.resource, w.key, w.fields] };
     case 'addWebhookEvent':
       return { name: 'addWebhookEvent', args: [w.event] };
+    case 'markWebhookDelivered':
+      return { name: 'markWebhookDelivered', args: [w.ids] };
   }
 }
 
@@ -595,10 +597,7 @@ class SqliteStore implements JournalStore {
   }
 
   markWebhookDelivered(ids: number[]): void {
-    this.stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(
-      now(),
-      JSON.stringify(ids),
-    );
+    QUEUED_WRITES.markWebhookDelivered(this.stmt, ids);
   }
 
   async close(): Promise<void> {

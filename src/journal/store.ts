@@ -20,7 +20,8 @@ export type JournalWrite =
   | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
   | { kind: 'deleteXref'; resource: RefResource; key: string }
   | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> }
-  | { kind: 'addWebhookEvent'; event: NewWebhookEvent };
+  | { kind: 'addWebhookEvent'; event: NewWebhookEvent }
+  | { kind: 'markWebhookDelivered'; ids: number[] };
 
 export interface NewWebhookEvent {
   dedupKey: string;
