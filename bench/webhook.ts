@@ -15,8 +15,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { createSqliteJournal } from '../src/journal/sqlite.js';
+import { createPostgresJournal } from '../src/journal/postgres.js';
+import type { Journal } from '../src/journal/types.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { createWebhookReceiver } from '../src/webhook/receiver.js';
 import { WEBHOOK_KINDS } from '../src/webhook/kinds.js';
@@ -33,6 +36,28 @@ export interface BenchWebhooksOptions {
   duplicates?: number;
   /** stop issuing new requests past this (the figures then cover what was sent). @default 90000 */
   maxDurationMs?: number;
+}
+
+const PG_URL = process.env['WMSBRIDGE_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function pgAdmin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** whether the PostgreSQL run can run (the server of the tests and of bench/cluster.ts) */
+async function postgresReachable(): Promise<boolean> {
+  try {
+    await pgAdmin('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -67,6 +92,8 @@ interface RunOptions {
   duplicates: number;
   maxDurationMs: number;
   synchronous: 'FULL' | 'NORMAL';
+  /** the journal: a temp SQLite file, or a fresh schema on PG_URL (synchronous_commit as the server says). @default 'sqlite' */
+  store?: 'sqlite' | 'postgres';
   /** where the senders run. @default 'process' */
   senders?: 'process' | 'in-process';
 }
@@ -122,7 +149,11 @@ async function runSenders(url: string, events: number, concurrency: number, dupl
 async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number | string>; stopped: boolean }> {
   const { events, concurrency, duplicates, maxDurationMs } = o;
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-webhook-'));
-  const journal = await createSqliteJournal({ path: join(dir, 'journal.db'), synchronous: o.synchronous });
+  const schema = `wmsbridge_bench_webhook_${process.pid}`;
+  const journal: Journal =
+    o.store === 'postgres'
+      ? await createPostgresJournal({ url: PG_URL, schema })
+      : await createSqliteJournal({ path: join(dir, 'journal.db'), synchronous: o.synchronous });
   const receiver = await createWebhookReceiver({ port: 0, outboxDir: join(dir, 'outbox'), flushIntervalMs: 0 }, { journal, logger: silentLogger() });
   const cpu0 = process.cpuUsage();
   try {
@@ -145,6 +176,8 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
     const cpu = process.cpuUsage(cpu0);
     const { first, dup, latencies, errors } = sent;
     const stored = (await journal.listWebhookEvents({ undeliveredOnly: true })).length;
+    // group commit: how many events (both passes) shared one commit, and what a commit took
+    const commits = journal.writeStats();
 
     const f0 = performance.now();
     const flushed = await receiver.flush();
@@ -161,6 +194,8 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
         'duplicates/s': dup.sent > 0 ? round(dup.sent / (dup.ms / 1000), 0) : 0,
         'stored once': stored === first.sent ? 'yes' : `no (${stored} stored for ${first.sent})`,
         'non-200 answers': errors,
+        'events per commit': round(commits.writes / Math.max(1, commits.transactions ?? commits.batches), 1),
+        'commit mean ms': commits.commit.count > 0 ? round(commits.commit.sumMs / commits.commit.count, 2) : 0,
         'receiver CPU us/event': round((cpu.user + cpu.system) / Math.max(1, first.sent + dup.sent), 0),
         'flush events/s': flushMs > 0 ? round(flushed / (flushMs / 1000), 0) : 0,
       },
@@ -169,6 +204,7 @@ async function runOnce(o: RunOptions): Promise<{ figures: Record<string, number 
     await receiver.close();
     await journal.close();
     await rm(dir, { recursive: true, force: true });
+    if (o.store === 'postgres') await pgAdmin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
 }
 
@@ -188,17 +224,26 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
     synchronous: 'FULL',
     senders: 'in-process',
   });
+  const postgres = (await postgresReachable())
+    ? await runOnce({ events: options.durableEvents ?? 4_000, concurrency, duplicates, maxDurationMs, synchronous: 'FULL', store: 'postgres' })
+    : undefined;
   const figures: Record<string, number | string> = { concurrency, 'load average (1 min) at start': round(load, 1) };
   for (const [prefix, run] of [
     ['durable', durable],
     ['normal', normal],
     ['in-process durable', inProcess],
+    ['postgres', postgres],
   ] as const) {
-    for (const [k, v] of Object.entries(run.figures)) figures[`${prefix} ${k}`] = v;
+    for (const [k, v] of Object.entries(run?.figures ?? {})) figures[`${prefix} ${k}`] = v;
   }
   // the bench process: the receiver, its journal and (for the in-process run) the senders
   figures['peak RSS MB'] = round(process.resourceUsage().maxRSS / 1024, 1);
-  const stopped = [durable.stopped ? 'durable' : '', normal.stopped ? 'normal' : '', inProcess.stopped ? 'in-process durable' : ''].filter(Boolean);
+  const stopped = [
+    durable.stopped ? 'durable' : '',
+    normal.stopped ? 'normal' : '',
+    inProcess.stopped ? 'in-process durable' : '',
+    postgres?.stopped ? 'postgres' : '',
+  ].filter(Boolean);
   return {
     name: 'webhooks',
     figures,
@@ -211,7 +256,11 @@ export async function benchWebhooks(options: BenchWebhooksOptions = {}): Promise
       'would be; answer latency as the senders see it. durable = journal synchronous=FULL (the default: ' +
       "concurrent events share one commit and fsync, on the journal's writer thread); normal = synchronous=NORMAL (receiver overhead without the fsync). " +
       "in-process durable = the durable run with the senders on the receiver's own event loop (how this bench measured before " +
-      "issue 19). receiver CPU us/event = the bench process's CPU (all threads) per request answered, senders excluded except in-process. " +
+      'issue 19). ' +
+      (postgres
+        ? 'postgres = the durable run on a PostgreSQL journal (local server, synchronous_commit as configured; one INSERT per event). '
+        : 'postgres = not run (no server at WMSBRIDGE_TEST_PG_URL). ') +
+      "events per commit = events stored / journal transactions. receiver CPU us/event = the bench process's CPU (all threads) per request answered, senders excluded except in-process. " +
       `${stopped.length ? `${stopped.join(', ')} run stopped at ${maxDurationMs} ms; ` : ''}flush = JSONL + CSV per kind, atomic.`,
   };
 }

@@ -8,8 +8,8 @@
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import { createGroupCommit, type WriteOutcome } from './group-commit.js';
-import type { JournalStore, JournalWrite, StoreRecordQuery } from './store.js';
-import type { FileRow, FileStatus, Journal, LeaderLock, RecordQuery, RecordStatus } from './types.js';
+import type { JournalStore, JournalWrite, NewWebhookEvent, StoreRecordQuery } from './store.js';
+import type { FileRow, FileStatus, Journal, JournalWriteStats, LeaderLock, RecordQuery, RecordStatus } from './types.js';
 
 export const RECORD_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
 export const FILE_STATUSES: readonly FileStatus[] = ['claimed', 'mapped', 'done', 'error', 'duplicate'];
@@ -94,6 +94,25 @@ export function createJournal(store: JournalStore): Journal {
       return outcomes.map((o, i) => (o.ok ? o : { ok: false, error: wrap(batch[i]!.kind, o.error) }));
     },
   });
+  /**
+   * PostgreSQL: the webhook events issued while the store's batches are committing are stored by ONE statement
+   * (store.insertWebhookEvents), apart from the send loop's transactions; each answer still waits for its own commit.
+   */
+  const insertEvents = store.insertWebhookEvents?.bind(store);
+  const events = insertEvents
+    ? createGroupCommit<NewWebhookEvent>({
+        maxInFlight: store.maxBatchesInFlight,
+        commit: async (batch): Promise<WriteOutcome[]> => {
+          let outcomes: WriteOutcome[];
+          try {
+            outcomes = await insertEvents(batch);
+          } catch (err) {
+            return batch.map(() => ({ ok: false, error: wrap('addWebhookEvent', err) }));
+          }
+          return outcomes.map((o) => (o.ok ? o : { ok: false, error: wrap('addWebhookEvent', o.error) }));
+        },
+      })
+    : null;
   const queued = <T>(w: JournalWrite): Promise<T> => (closed ? Promise.reject(fail(w.kind, 'the journal is closed')) : (writes.add(w) as Promise<T>));
 
   const ctx: Ctx = { store, location, isClosed: () => closed, op, fail };
@@ -109,10 +128,25 @@ export function createJournal(store: JournalStore): Journal {
     putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
     // SQLite: group-committed like the send loop's writes, so concurrent webhooks share one fsync, and each
     // answer still waits for its own event to be committed
-    addWebhookEvent: (event) =>
-      store.groupCommitsWebhookEvents ? queued({ kind: 'addWebhookEvent', event }) : op('addWebhookEvent', () => store.insertWebhookEvent(event)),
+    addWebhookEvent: (event) => {
+      if (store.groupCommitsWebhookEvents) return queued({ kind: 'addWebhookEvent', event });
+      if (!events) return op('addWebhookEvent', () => store.insertWebhookEvent(event));
+      return closed ? Promise.reject(fail('addWebhookEvent', 'the journal is closed')) : (events.add(event) as ReturnType<Journal['addWebhookEvent']>);
+    },
     ...lookupSection(ctx),
-    writeStats: () => writes.stats(),
+    // SQLite: the outbox flush's mark goes to the writer thread with the events, so the receiver's event loop never
+    // waits (busy_timeout, synchronously) for the write lock the thread holds while it commits
+    ...(store.groupCommitsWebhookEvents
+      ? {
+          markWebhookDelivered: (ids: number[]) =>
+            ids.length === 0 ? op('markWebhookDelivered', () => undefined) : queued<void>({ kind: 'markWebhookDelivered', ids }),
+        }
+      : {}),
+    writeStats: () => {
+      const transactions = store.transactions?.();
+      const stats = events ? mergeWriteStats(writes.stats(), events.stats()) : writes.stats();
+      return { ...stats, ...(transactions !== undefined ? { transactions } : {}) };
+    },
     warmUp: async () => {
       if (closed) return;
       await store.warmUp?.();
@@ -121,7 +155,23 @@ export function createJournal(store: JournalStore): Journal {
       if (closed) return;
       closed = true;
       await writes.drain(); // writes already issued commit before the store closes
+      await events?.drain();
       await store.close();
+    },
+  };
+}
+
+/** the send loop's writes and the webhook events gathered apart (PostgreSQL), as one figure */
+function mergeWriteStats(a: JournalWriteStats, b: JournalWriteStats): JournalWriteStats {
+  return {
+    batches: a.batches + b.batches,
+    writes: a.writes + b.writes,
+    commit: {
+      bucketsMs: a.commit.bucketsMs,
+      counts: a.commit.counts.map((n, i) => n + (b.commit.counts[i] ?? 0)),
+      sumMs: a.commit.sumMs + b.commit.sumMs,
+      count: a.commit.count + b.commit.count,
+      maxMs: Math.max(a.commit.maxMs, b.commit.maxMs),
     },
   };
 }

@@ -16,8 +16,8 @@ import type { JournalWrite } from './store.js';
 /** A query with cleaned parameters; a `name` prepares it once per connection. */
 export type Run = <R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[], name?: string) => Promise<QueryResult<R>>;
 
-/** The writes this store group-commits (a webhook event is one INSERT of its own: see postgres.ts). */
-export type PgWrite = Exclude<JournalWrite, { kind: 'addWebhookEvent' }>;
+/** The writes this store group-commits (webhook events and their delivery marks are not: see postgres.ts). */
+export type PgWrite = Exclude<JournalWrite, { kind: 'addWebhookEvent' | 'markWebhookDelivered' }>;
 
 /**
  * Batches committing at once, each on its own pooled connection. One batch at a time left the send loop waiting on a network store (each
@@ -151,7 +151,7 @@ export function createPgBatchCommit(opts: {
 
   return async (all: JournalWrite[]): Promise<WriteOutcome[]> => {
     const batch = all.map((w) => {
-      if (w.kind === 'addWebhookEvent') throw new Error('addWebhookEvent is not group-committed on PostgreSQL');
+      if (w.kind === 'addWebhookEvent' || w.kind === 'markWebhookDelivered') throw new Error(`${w.kind} is not group-committed on PostgreSQL`);
       return w;
     });
     const missing = new Set<number>(); // indexes into batch

@@ -281,7 +281,7 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 class PostgresStore implements JournalStore {
   /** batches committing at once, each on its own pooled connection (postgres-writes.ts) */
   readonly maxBatchesInFlight = PG_MAX_BATCHES_IN_FLIGHT;
-  /** a webhook event is one INSERT ... ON CONFLICT of its own */
+  /** webhook events are gathered apart from the send loop's writes: insertWebhookEvents */
   readonly groupCommitsWebhookEvents = false;
   /** dedicated connections holding leader locks, ended at close */
   private readonly leaderClients = new Set<pg.Client>();
@@ -672,18 +672,74 @@ class PostgresStore implements JournalStore {
     return r.rowCount === 1;
   }
 
-  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number }> {
-    const r = await this.q<{ id: number }>(
-      `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id) VALUES ($1, $2, now(), $3, $4)
-       ON CONFLICT (dedup_key) DO NOTHING RETURNING id`,
-      [event.dedupKey, event.kind, event.body, event.recordId ?? null],
+  /**
+   * The webhook events gathered in one turn (policy.ts) as ONE autocommit statement: one round trip and one WAL flush
+   * for all of them, apart from the send loop's transactions. Each event's link (sqlite-writes.ts addWebhookEvent) is
+   * looked up in the INSERT itself. Rows go in dedup-key order, so two batches holding the same keys (concurrent
+   * resends, several instances) take their locks in the same order and cannot deadlock; a key twice in one batch is
+   * inserted once, its later copies answered as resends.
+   */
+  async insertWebhookEvents(events: NewWebhookEvent[]): Promise<WriteOutcome[]> {
+    const { S } = this;
+    const firstOf = new Map<string, number>();
+    events.forEach((e, i) => {
+      if (!firstOf.has(e.dedupKey)) firstOf.set(e.dedupKey, i);
+    });
+    const unique = [...firstOf.values()].map((i) => events[i]!);
+    type Row = { id: number; dedup_key: string; record_id: number | null };
+    const r = await this.q<Row>(
+      `INSERT INTO ${S}.webhook_events (dedup_key, kind, received_at, body, record_id)
+       SELECT v.dedup_key, v.kind, now(), v.body,
+              COALESCE(v.record_id, (SELECT r.id FROM ${S}.records r WHERE r.wms_id = v.link ORDER BY r.id DESC LIMIT 1))
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS v(dedup_key, kind, body, record_id, link)
+        ORDER BY v.dedup_key
+       ON CONFLICT (dedup_key) DO NOTHING
+       RETURNING id, dedup_key, record_id`,
+      [
+        unique.map((e) => e.dedupKey),
+        unique.map((e) => e.kind),
+        unique.map((e) => e.body),
+        unique.map((e) => e.recordId ?? null),
+        unique.map((e) => e.linkWmsId ?? null),
+      ],
+      'insertWebhookEvents',
+    );
+    const inserted = new Map(r.rows.map((row) => [row.dedup_key, row]));
+    const resent = unique.filter((e) => !inserted.has(e.dedupKey)).map((e) => e.dedupKey);
+    // a conflicting insert committed before ON CONFLICT saw it: this later statement's snapshot has it
+    const earlier = new Map<string, Row>();
+    if (resent.length > 0) {
+      const old = await this.q<Row>(
+        `SELECT id, dedup_key, record_id FROM ${S}.webhook_events WHERE dedup_key = ANY($1::text[])`,
+        [resent],
+        'findWebhookEvents',
+      );
+      for (const row of old.rows) earlier.set(row.dedup_key, row);
+    }
+    return events.map((e, i): WriteOutcome => {
+      const mine = inserted.get(e.dedupKey);
+      const row = mine ?? earlier.get(e.dedupKey);
+      if (!row) return { ok: false, error: new Error(`event ${e.dedupKey} conflicted but cannot be read back`) };
+      return { ok: true, value: { stored: mine !== undefined && firstOf.get(e.dedupKey) === i, id: row.id, recordId: row.record_id } };
+    });
+  }
+
+  /** the link (sqlite-writes.ts addWebhookEvent) is looked up in the INSERT itself: one round trip per event */
+  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number; recordId: number | null }> {
+    const r = await this.q<{ id: number; record_id: number | null }>(
+      `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id)
+       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (SELECT id FROM ${this.S}.records WHERE wms_id = $5 ORDER BY id DESC LIMIT 1)))
+       ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
+      [event.dedupKey, event.kind, event.body, event.recordId ?? null, event.linkWmsId ?? null],
     );
     const stored = r.rows[0];
-    if (stored) return { stored: true, id: stored.id };
+    if (stored) return { stored: true, id: stored.id, recordId: stored.record_id };
     // the conflicting insert committed before ON CONFLICT saw it: this statement's snapshot has it
-    const existing = (await this.q<{ id: number }>(`SELECT id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])).rows[0];
+    const existing = (
+      await this.q<{ id: number; record_id: number | null }>(`SELECT id, record_id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])
+    ).rows[0];
     if (!existing) throw new JournalError(`journal ${this.location}: addWebhookEvent: event ${event.dedupKey} conflicted but cannot be read back`);
-    return { stored: false, id: existing.id };
+    return { stored: false, id: existing.id, recordId: existing.record_id };
   }
 
   async listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]> {

@@ -4,7 +4,7 @@
  * fsync under synchronous=FULL) happens here, so it never blocks the main thread's event loop.
  */
 import Database from 'better-sqlite3';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { applyBatch, packResults, statementCache, type QueuedWriteOp } from './sqlite-writes.js';
 import type { WriterRequest, WriterResponse, WriterThreadOptions } from './sqlite-writer.js';
 
@@ -24,23 +24,53 @@ try {
 }
 const stmt = db ? statementCache(db) : null;
 
-port.on('message', (msg: WriterRequest) => {
-  if (msg.type === 'close') {
+type BatchRequest = Extract<WriterRequest, { type: 'batch' }>;
+
+/**
+ * Group commit on this side too: every batch the main thread posted while the last transaction committed
+ * (it keeps up to maxBatchesInFlight in flight) is applied in the next ONE transaction, so one fsync serves
+ * them all and the thread never waits for a round trip to the main thread between two commits (issue 19).
+ * Each batch is answered on its own; a transaction that fails as a whole fails every batch in it.
+ */
+function commitBatches(batches: BatchRequest[]): void {
+  if (batches.length === 0) return;
+  if (!db || !stmt) {
+    for (const b of batches) port!.postMessage({ type: 'batch', id: b.id, error: openError ?? 'the writer thread is closed' } satisfies WriterResponse);
+    return;
+  }
+  const opsOf = batches.map((b) => JSON.parse(b.ops) as QueuedWriteOp[]);
+  let results;
+  try {
+    results = applyBatch(db, stmt, opsOf.flat());
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    for (const b of batches) port!.postMessage({ type: 'batch', id: b.id, error } satisfies WriterResponse);
+    return;
+  }
+  let at = 0;
+  batches.forEach((b, i) => {
+    const n = opsOf[i]!.length;
+    port!.postMessage({ type: 'batch', id: b.id, results: packResults(results.slice(at, at + n)), transaction: i === 0 } satisfies WriterResponse);
+    at += n;
+  });
+}
+
+port.on('message', (first: WriterRequest) => {
+  const batches: BatchRequest[] = [];
+  let close = false;
+  for (let msg: WriterRequest | undefined = first; msg; msg = (receiveMessageOnPort(port)?.message as WriterRequest | undefined) ?? undefined) {
+    if (msg.type === 'close') {
+      close = true; // after the batches posted before it
+      break;
+    }
+    batches.push(msg);
+  }
+  commitBatches(batches);
+  if (close) {
     stmt?.clear();
     db?.close();
     db = null;
     port.postMessage({ type: 'closed' } satisfies WriterResponse);
     port.close();
-    return;
   }
-  let reply: WriterResponse;
-  if (!db || !stmt) reply = { type: 'batch', id: msg.id, error: openError ?? 'the writer thread is closed' };
-  else {
-    try {
-      reply = { type: 'batch', id: msg.id, results: packResults(applyBatch(db, stmt, JSON.parse(msg.ops) as QueuedWriteOp[])) };
-    } catch (err) {
-      reply = { type: 'batch', id: msg.id, error: err instanceof Error ? err.message : String(err) };
-    }
-  }
-  port.postMessage(reply);
 });

@@ -27,13 +27,18 @@ export interface WriterThreadOptions {
  */
 export type WriterRequest = { type: 'batch'; id: number; ops: string } | { type: 'close' };
 export type WriterResponse =
-  { type: 'batch'; id: number; results: string; error?: undefined } | { type: 'batch'; id: number; error: string; results?: undefined } | { type: 'closed' };
+  /** transaction: whether this batch is the first of its transaction (the thread merges the batches waiting for it) */
+  | { type: 'batch'; id: number; results: string; transaction: boolean; error?: undefined }
+  | { type: 'batch'; id: number; error: string; results?: undefined }
+  | { type: 'closed' };
 
 export interface WriterThread {
   /** Applies the batch in one transaction on the thread; rejects if the transaction failed as a whole. */
   submit(ops: QueuedWriteOp[]): Promise<QueuedWriteResult[]>;
   /** Closes the thread's connection and ends it (after the batches already submitted). */
   close(): Promise<void>;
+  /** transactions committed so far (the thread merges the batches waiting for it into one) */
+  transactions(): number;
 }
 
 // the thread's entry beside this module: .js when compiled; .ts when run from source (tests under `node
@@ -56,6 +61,7 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
   let nextId = 1;
   let dead: Error | null = null;
   let onClosed: (() => void) | null = null;
+  let transactions = 0;
 
   const failAll = (err: Error): void => {
     dead ??= err;
@@ -73,7 +79,10 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
     pending.delete(msg.id);
     if (pending.size === 0) worker.unref();
     if (msg.error !== undefined) p.reject(new Error(msg.error));
-    else p.resolve(unpackResults(msg.results));
+    else {
+      if (msg.transaction) transactions++;
+      p.resolve(unpackResults(msg.results));
+    }
   });
   worker.on('error', (err) => failAll(new Error(`the journal's writer thread failed: ${err.message}`)));
   worker.on('exit', (code) => {
@@ -101,5 +110,6 @@ export function startWriterThread(options: WriterThreadOptions): WriterThread {
       dead = new Error('the journal is closed');
       await worker.terminate().catch(() => undefined);
     },
+    transactions: () => transactions,
   };
 }

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { RecordResult } from './types.js';
+import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
@@ -57,13 +58,26 @@ export const QUEUED_WRITES = {
     stmt('DELETE FROM xref WHERE resource = ? AND key = ?').run(resource, key);
   },
 
-  addWebhookEvent(stmt: StatementCache, event: { dedupKey: string; kind: string; body: string; recordId?: number | null }): { stored: boolean; id: number } {
-    const info = stmt(
-      'INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING',
-    ).run(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null);
-    if (info.changes === 1) return { stored: true, id: Number(info.lastInsertRowid) };
-    const existing = stmt('SELECT id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number };
-    return { stored: false, id: existing.id };
+  /**
+   * Stores an event once per dedup key. Its link (the latest record whose send returned linkWmsId) is looked
+   * up in the same statement, so the receiver's event loop does no query of its own per event (issue 19).
+   * recordId answers the row's link: the new row's, or the stored one's for a resend.
+   */
+  addWebhookEvent(stmt: StatementCache, event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
+    const inserted = stmt(
+      `INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id)
+       VALUES (?, ?, ?, ?, COALESCE(?, (SELECT id FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1)))
+       ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
+    ).get(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null, event.linkWmsId ?? null) as
+      { id: number; record_id: number | null } | undefined;
+    if (inserted) return { stored: true, id: inserted.id, recordId: inserted.record_id };
+    const existing = stmt('SELECT id, record_id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number; record_id: number | null };
+    return { stored: false, id: existing.id, recordId: existing.record_id };
+  },
+
+  /** the flush's mark (webhook/flush.ts), on the writer thread with the events it marks */
+  markWebhookDelivered(stmt: StatementCache, ids: number[]): void {
+    stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(now(), JSON.stringify(ids));
   },
 } as const;
 

@@ -223,6 +223,9 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   return createJournal(store);
 }
 
+/** batches a file journal keeps in flight to its writer thread (merged there into one transaction when they wait) */
+const SQLITE_THREAD_BATCHES_IN_FLIGHT = 8;
+
 /** A queued write as the writer thread's table names it (sqlite-writes.ts). */
 function toQueuedOp(w: JournalWrite): QueuedWriteOp {
   switch (w.kind) {
@@ -238,6 +241,8 @@ function toQueuedOp(w: JournalWrite): QueuedWriteOp {
       return { name: 'putXrefFields', args: [w.resource, w.key, w.fields] };
     case 'addWebhookEvent':
       return { name: 'addWebhookEvent', args: [w.event] };
+    case 'markWebhookDelivered':
+      return { name: 'markWebhookDelivered', args: [w.ids] };
   }
 }
 
@@ -246,8 +251,12 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 
 /** The SQLite store: SQL and transactions only (policy.ts decides). */
 class SqliteStore implements JournalStore {
-  /** one batch of the send loop's writes at a time: the next one gathers while it commits */
-  readonly maxBatchesInFlight = 1;
+  /**
+   * Writer thread: several batches in flight, so the thread finds the next ones waiting when a commit ends and
+   * merges them into one transaction (sqlite-writer-thread.ts) instead of waiting a round trip to this thread
+   * for each. Inline: one at a time, the next one gathers while it commits.
+   */
+  readonly maxBatchesInFlight: number;
   readonly groupCommitsWebhookEvents = true;
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
   private readonly stmt: StatementCache & { clear(): void };
@@ -263,6 +272,7 @@ class SqliteStore implements JournalStore {
     private readonly options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
   ) {
     this.stmt = statementCache(db);
+    this.maxBatchesInFlight = options.writer === 'thread' ? SQLITE_THREAD_BATCHES_IN_FLIGHT : 1;
     this.lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
   }
 
@@ -529,6 +539,10 @@ class SqliteStore implements JournalStore {
     return this.writer;
   }
 
+  transactions(): number | undefined {
+    return this.writer?.transactions();
+  }
+
   /** the thread is otherwise started by the first queued write, which then waits for it (100-300 ms) */
   async warmUp(): Promise<void> {
     await this.startWriter()?.submit([]);
@@ -564,7 +578,7 @@ class SqliteStore implements JournalStore {
     return info.changes === 1;
   }
 
-  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number } {
+  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
     return QUEUED_WRITES.addWebhookEvent(this.stmt, event);
   }
 
@@ -583,10 +597,7 @@ class SqliteStore implements JournalStore {
   }
 
   markWebhookDelivered(ids: number[]): void {
-    this.stmt('UPDATE webhook_events SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (SELECT value FROM json_each(?))').run(
-      now(),
-      JSON.stringify(ids),
-    );
+    QUEUED_WRITES.markWebhookDelivered(this.stmt, ids);
   }
 
   async close(): Promise<void> {

@@ -20,13 +20,16 @@ export type JournalWrite =
   | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
   | { kind: 'deleteXref'; resource: RefResource; key: string }
   | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> }
-  | { kind: 'addWebhookEvent'; event: NewWebhookEvent };
+  | { kind: 'addWebhookEvent'; event: NewWebhookEvent }
+  | { kind: 'markWebhookDelivered'; ids: number[] };
 
 export interface NewWebhookEvent {
   dedupKey: string;
   kind: string;
   body: string;
   recordId?: number | null;
+  /** without recordId: link to the latest record whose send returned this WMS id, looked up in the insert's transaction */
+  linkWmsId?: string | null;
 }
 
 /** A record query whose lists are all non-empty (the policy answers an empty list itself). */
@@ -65,6 +68,8 @@ export interface JournalStore {
   readonly location: string;
   /** batches of the send loop's writes committing at once */
   readonly maxBatchesInFlight: number;
+  /** transactions the batches committed in, when the store merges batches (SQLite's writer thread) */
+  transactions?(): number | undefined;
   /** whether addWebhookEvent goes through the group commit (else insertWebhookEvent is called) */
   readonly groupCommitsWebhookEvents: boolean;
 
@@ -127,7 +132,13 @@ export interface JournalStore {
   setMeta(key: string, value: string): Awaitable<void>;
   /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */
   compareAndSetMeta(key: string, expected: string | null, value: string): Awaitable<boolean>;
-  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number }>;
+  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number; recordId: number | null }>;
+  /**
+   * Stores a batch of events at once (the policy gathers them like the send loop's writes): one outcome per event,
+   * in order, each `{ stored, id, recordId }` as insertWebhookEvent answers; a key twice in the batch is stored once.
+   * Used, when present, instead of insertWebhookEvent for stores that do not group-commit events with the send loop.
+   */
+  insertWebhookEvents?(events: NewWebhookEvent[]): Awaitable<WriteOutcome[]>;
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Awaitable<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Awaitable<void>;
 

@@ -168,6 +168,8 @@ export const COMMIT_BUCKETS_MS: readonly number[] = [0.5, 1, 2, 5, 10, 25, 50, 1
 export interface JournalWriteStats {
   batches: number;
   writes: number;
+  /** transactions the batches committed in, when the store merges the batches waiting for it (SQLite's writer thread) */
+  transactions?: number;
   commit: LatencySnapshot;
 }
 
@@ -322,8 +324,18 @@ export interface Journal {
   compareAndSetMeta(key: string, expected: string | null, value: string): Promise<boolean>;
 
   // ---- webhooks -------------------------------------------------------------------------------
-  /** Stores an event once; returns { stored: false } when the dedupKey was seen before. */
-  addWebhookEvent(event: { dedupKey: string; kind: string; body: string; recordId?: number | null }): Promise<{ stored: boolean; id: number }>;
+  /**
+   * Stores an event once; returns { stored: false } when the dedupKey was seen before. Its link is `recordId`, or
+   * else the latest record whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
+   * transaction; the answer's recordId is the stored row's link (the earlier row's for a resend).
+   */
+  addWebhookEvent(event: {
+    dedupKey: string;
+    kind: string;
+    body: string;
+    recordId?: number | null;
+    linkWmsId?: string | null;
+  }): Promise<{ stored: boolean; id: number; recordId: number | null }>;
   /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;

@@ -228,20 +228,13 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
       if (typeof status === 'number' && status !== 200) return refuse(res, status, 'refused by fault hook');
     }
 
-    // Link to the journaled record that created the document (best effort: never blocks storage).
-    let recordId: number | null = null;
-    const linkId = extractLinkId(payload);
-    if (linkId !== undefined) {
-      try {
-        recordId = (await journal.findRecordByWmsId(linkId))?.id ?? null;
-      } catch (err) {
-        logger.warn({ kind, dedupKey, err: errorMessage(err) }, 'webhook: record lookup failed; storing unlinked');
-      }
-    }
+    // the journaled record that created the document (its WMS id in the payload) is looked up by the journal in
+    // the insert's own transaction: no query of its own on this event loop (issue 19)
+    const linkWmsId = extractLinkId(payload) ?? null;
 
-    let result: { stored: boolean; id: number };
+    let result: { stored: boolean; id: number; recordId: number | null };
     try {
-      result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), recordId });
+      result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), linkWmsId });
     } catch (err) {
       logger.error({ kind, dedupKey, err: errorMessage(err) }, 'webhook: not stored (journal failed); answering 500 so the sender resends');
       return refuse(res, 500, 'not stored, please resend');
@@ -251,7 +244,7 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
     // answer first: the event is committed; the log lines are not the sender's wait
     sendReceived(res);
     logger.info(
-      { kind, dedupKey, id: result.id, stored: result.stored, linked: recordId !== null },
+      { kind, dedupKey, id: result.id, stored: result.stored, linked: result.recordId !== null },
       result.stored ? 'webhook received' : 'webhook resent: already stored',
     );
     logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');

@@ -507,6 +507,59 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.findRecordByWmsId('nope'), undefined);
     });
 
+    test('copies of one event added at once (one batch) are stored once: one answer stored, every answer the same id', async () => {
+      const keys = ['burst-a', 'burst-b', 'burst-a', 'burst-c', 'burst-a', 'burst-b'];
+      const answers = await Promise.all(keys.map((dedupKey, i) => j.addWebhookEvent({ dedupKey, kind: 'receipt', body: `{"copy":${i}}` })));
+      for (const key of new Set(keys)) {
+        const mine = answers.filter((_, i) => keys[i] === key);
+        assert.equal(mine.filter((a) => a.stored).length, 1, `${key}: one copy stored`);
+        assert.equal(new Set(mine.map((a) => a.id)).size, 1, `${key}: one id`);
+        assert.equal(answers[keys.indexOf(key)]!.stored, true, `${key}: the first copy is the one stored`);
+      }
+      const rows = (await j.listWebhookEvents({})).filter((e) => e.dedupKey.startsWith('burst-'));
+      assert.deepEqual(rows.map((e) => [e.dedupKey, e.body]).sort(), [
+        ['burst-a', '{"copy":0}'],
+        ['burst-b', '{"copy":1}'],
+        ['burst-c', '{"copy":3}'],
+      ]);
+      await j.markWebhookDelivered(rows.map((e) => e.id)); // the next tests count the undelivered events
+    });
+
+    test('addWebhookEvent links by linkWmsId in its own transaction: the latest record with that WMS id, none, or recordId first', async () => {
+      const f1 = await newFile(j);
+      const f2 = await newFile(j);
+      await j.addRecords(f1.id, [rec('LK')]);
+      await j.addRecords(f2.id, [rec('LK')]);
+      const [a] = await j.listRecords({ fileIds: [f1.id] });
+      const [b] = await j.listRecords({ fileIds: [f2.id] });
+      for (const r of [a!, b!]) {
+        await j.markSending(r.id);
+        await j.settle(r.id, { status: 'sent', outcome: 'created', wmsId: 'wms-LK' });
+      }
+      const linked = await j.addWebhookEvent({ dedupKey: 'lk-1', kind: 'receipt', body: '{}', linkWmsId: 'wms-LK' });
+      assert.deepEqual(linked, { stored: true, id: linked.id, recordId: b!.id }, 'the latest record sent with that WMS id');
+      const unknown = await j.addWebhookEvent({ dedupKey: 'lk-2', kind: 'receipt', body: '{}', linkWmsId: 'wms-nobody' });
+      assert.equal(unknown.recordId, null);
+      const given = await j.addWebhookEvent({ dedupKey: 'lk-3', kind: 'receipt', body: '{}', recordId: a!.id, linkWmsId: 'wms-LK' });
+      assert.equal(given.recordId, a!.id, 'recordId wins over linkWmsId');
+      // a resend keeps the first row and its link, whatever it names
+      assert.deepEqual(await j.addWebhookEvent({ dedupKey: 'lk-2', kind: 'receipt', body: '{"x":1}', linkWmsId: 'wms-LK' }), {
+        stored: false,
+        id: unknown.id,
+        recordId: null,
+      });
+      const rows = (await j.listWebhookEvents({})).filter((e) => e.dedupKey.startsWith('lk-'));
+      assert.deepEqual(
+        rows.map((e) => [e.dedupKey, e.recordId]),
+        [
+          ['lk-1', b!.id],
+          ['lk-2', null],
+          ['lk-3', a!.id],
+        ],
+      );
+      await j.markWebhookDelivered(rows.map((e) => e.id)); // the next tests count the undelivered events
+    });
+
     test('xref put / get / overwrite / delete', async () => {
       assert.equal(await j.getXref('Category', 'CAT1'), undefined);
       await j.putXref('Category', 'CAT1', 'id-1', 'h1');
@@ -542,7 +595,7 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       const a = await j.addWebhookEvent({ dedupKey: 'evt-1', kind: 'picking.finished', body: '{"id":"evt-1"}', recordId: w1!.id });
       assert.equal(a.stored, true);
       const dup = await j.addWebhookEvent({ dedupKey: 'evt-1', kind: 'picking.finished', body: '{"id":"evt-1","again":true}' });
-      assert.deepEqual(dup, { stored: false, id: a.id });
+      assert.deepEqual(dup, { stored: false, id: a.id, recordId: w1!.id }, "a resend answers the stored row's id and link");
       const b = await j.addWebhookEvent({ dedupKey: 'evt-2', kind: 'receipt.finished', body: '{}' });
       assert.equal(b.stored, true);
       const und = await j.listWebhookEvents({ undeliveredOnly: true });

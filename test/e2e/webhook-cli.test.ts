@@ -8,7 +8,8 @@ import { once } from 'node:events';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { request } from 'undici';
+import Database from 'better-sqlite3';
+import { Pool, request } from 'undici';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -147,5 +148,58 @@ describe('wmsbridge webhooks (child process)', () => {
       'utf8',
     );
     assert.equal((JSON.parse(jsonl.trim()) as { eventId: string }).eventId, 'cli-1');
+  });
+});
+
+describe('durability', () => {
+  test('kill -9 while 32 senders are answered: every event answered 200 is in the journal', async () => {
+    const dir = join(tmp.dir, 'kill9');
+    // the journal's defaults (synchronous=FULL, writer thread merging the batches waiting for it); no flush, so every
+    // answered event must be found in the journal itself
+    const child = spawnCli(['webhooks', '--port', '0', '--state-dir', join(dir, 'state'), '--outbox', join(dir, 'outbox'), '--flush-interval-ms', '0'], {
+      env: { WMSBRIDGE_LOG_LEVEL: 'warn' },
+    });
+    children.push(child);
+    const { url } = await readyUrl(child);
+    const pool = new Pool(url, { connections: 32 });
+    const answered: string[] = [];
+    let next = 0;
+    let killed = false;
+    const sender = async (): Promise<void> => {
+      while (!killed) {
+        const id = `k9-${next++}`;
+        try {
+          const res = await pool.request({
+            method: 'POST',
+            path: '/webhooks/stock',
+            headers: { 'content-type': 'application/json', 'x-wms-event-id': id },
+            body: JSON.stringify({ eventId: id, data: { positions: [{ productId: 'p', quantity: next }] } }),
+          });
+          await res.body.dump();
+          if (res.statusCode === 200) answered.push(id);
+        } catch {
+          return; // the connection died with the process: that request was not answered
+        }
+      }
+    };
+    const senders = Array.from({ length: 32 }, () => sender());
+    // kill once a good number of answers left (the process is mid-stream: requests in flight, batches committing)
+    while (answered.length < 600) await new Promise((r) => setTimeout(r, 5));
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    killed = true;
+    await exited;
+    await Promise.all(senders);
+    await pool.destroy();
+
+    const db = new Database(join(dir, 'state', 'journal.db'), { readonly: true });
+    try {
+      const stored = new Set((db.prepare('SELECT dedup_key FROM webhook_events').all() as Array<{ dedup_key: string }>).map((r) => r.dedup_key));
+      const lost = answered.filter((id) => !stored.has(id));
+      assert.deepEqual(lost, [], `${lost.length} of ${answered.length} answered events are not in the journal`);
+      assert.ok(stored.size >= answered.length);
+    } finally {
+      db.close();
+    }
   });
 });
