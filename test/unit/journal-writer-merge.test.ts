@@ -51,7 +51,9 @@ test('batches posted while the writer thread is busy commit in one transaction, 
 
     const stats = journal.writeStats();
     assert.equal(stats.batches - before.batches, 5, 'five batches left the event loop');
-    assert.equal((stats.transactions ?? 0) - (before.transactions ?? 0), 2, 'the four that waited committed in one transaction');
+    // the first batch reaches the thread before the others (2 transactions), or, on a loaded machine, after them (1)
+    const transactions = (stats.transactions ?? 0) - (before.transactions ?? 0);
+    assert.ok(transactions >= 1 && transactions <= 2, `the batches that waited committed in one transaction (${transactions} transactions for 5 batches)`);
     const rows = (await journal.listWebhookEvents({})).map((e) => [e.dedupKey, e.body]);
     assert.deepEqual(rows, [
       ['m-1', '{"n":1}'],
