@@ -75,7 +75,9 @@ async function clusterRun(
   return seconds;
 }
 
-export async function benchCluster(options: { records?: number; instances?: number[]; bigFileRecords?: number } = {}): Promise<BenchResult> {
+export async function benchCluster(
+  options: { records?: number; instances?: number[]; bigFileRecords?: number; slowRecords?: number } = {},
+): Promise<BenchResult> {
   const records = options.records ?? 6000;
   const counts = options.instances ?? [1, 2, 3];
   const bigRecords = options.bigFileRecords ?? 20_000;
@@ -111,6 +113,27 @@ export async function benchCluster(options: { records?: number; instances?: numb
       figures[`bigfile_rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps);
       if (n > 1) figures[`bigfile_speedup_${n}`] = round(rps / bigBase, 2);
     }
+    // the same at 200 ms: latency-bound even on these 2 cores (bound 40/s per instance), what sharing adds
+    // when the WMS, not the CPU, sets the pace
+    {
+      const slow = 200;
+      const n200 = options.slowRecords ?? 2400;
+      await setSandboxFaults(sb.url, { latencyMs: slow });
+      try {
+        let slowBase = 0;
+        for (const n of [1, 3]) {
+          const rows = Array.from({ length: n200 }, (_, i) => `S${n}_${i};Categoria lenta ${i}`);
+          const rps = n200 / (await clusterRun(sb, dirs, n, 'slow', [rows]));
+          if (n === 1) slowBase = rps;
+          figures[`bigfile_200ms_rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps, 1);
+          if (n > 1) figures[`bigfile_200ms_speedup_${n}`] = round(rps / slowBase, 2);
+        }
+        figures['bigfile_200ms_records'] = n200;
+        figures['bigfile_200ms_bound_per_instance_rps'] = CONCURRENCY / (slow / 1000);
+      } finally {
+        await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
+      }
+    }
     return {
       name: 'cluster',
       figures,
@@ -118,7 +141,8 @@ export async function benchCluster(options: { records?: number; instances?: numb
         `${records} Category records in ${FILES} files, n \`wmsbridge run\` processes started together on one inbox with a PostgreSQL journal ` +
         '(the files are shared out by the claim race and leases), whole-run wall time including process start-up, against one sandbox child. ' +
         `bigfile: ${bigRecords} Category records in ONE file, 1 then 3 instances: the claimer maps it, every instance sends claimed batches of its ` +
-        'records (claimRecordBatch, docs/SCALING.md "Record batches"). ' +
+        'records (claimRecordBatch, docs/SCALING.md "Record batches"). bigfile_200ms_*: the same with 200 ms added latency on a smaller file, ' +
+        'latency-bound on this machine (what sharing adds when the WMS sets the pace). ' +
         'On 2 cores the instances, the sandbox and PostgreSQL share the CPU: the speedup shows coordination overhead, not what separate machines would add.',
     };
   } finally {

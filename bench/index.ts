@@ -43,7 +43,7 @@ const BENCHES: BenchDef[] = [
   {
     name: 'cluster',
     what: 'records/s with 1, 2 and 3 instances sharing a PostgreSQL journal (issue 10), and 1 vs 3 on one big file (issue 19)',
-    run: async (q) => (await import('./cluster.js')).benchCluster(q ? { records: 1500, bigFileRecords: 3000 } : {}),
+    run: async (q) => (await import('./cluster.js')).benchCluster(q ? { records: 1500, bigFileRecords: 3000, slowRecords: 600 } : {}),
   },
   {
     name: 'pull',
