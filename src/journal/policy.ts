@@ -147,6 +147,8 @@ export function createJournal(store: JournalStore): Journal {
       const stats = events ? mergeWriteStats(writes.stats(), events.stats()) : writes.stats();
       return { ...stats, ...(transactions !== undefined ? { transactions } : {}) };
     },
+    // the store says whether its batches commit in the order they were submitted (SQLite: one writer, in order)
+    queuedWritesInOrder: store.queuedWritesInOrder,
     warmUp: async () => {
       if (closed) return;
       await store.warmUp?.();

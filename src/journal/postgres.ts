@@ -281,6 +281,8 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 class PostgresStore implements JournalStore {
   /** batches committing at once, each on its own pooled connection (postgres-writes.ts) */
   readonly maxBatchesInFlight = PG_MAX_BATCHES_IN_FLIGHT;
+  /** several batches commit at once on several connections: a later one may commit first */
+  readonly queuedWritesInOrder = false;
   /** webhook events are gathered apart from the send loop's writes: insertWebhookEvents */
   readonly groupCommitsWebhookEvents = false;
   /** dedicated connections holding leader locks, ended at close */

@@ -257,6 +257,8 @@ class SqliteStore implements JournalStore {
    * for each. Inline: one at a time, the next one gathers while it commits.
    */
   readonly maxBatchesInFlight: number;
+  /** one writer (the thread, or this connection) applies the batches in the order they were submitted */
+  readonly queuedWritesInOrder = true;
   readonly groupCommitsWebhookEvents = true;
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
   private readonly stmt: StatementCache & { clear(): void };

@@ -68,6 +68,11 @@ export interface JournalStore {
   readonly location: string;
   /** batches of the send loop's writes committing at once */
   readonly maxBatchesInFlight: number;
+  /**
+   * whether the batches commit in the order they were submitted, so a write never commits before one issued
+   * earlier (Journal.queuedWritesInOrder): SQLite, whose batches one connection applies in turn (merged or not)
+   */
+  readonly queuedWritesInOrder: boolean;
   /** transactions the batches committed in, when the store merges batches (SQLite's writer thread) */
   transactions?(): number | undefined;
   /** whether addWebhookEvent goes through the group commit (else insertWebhookEvent is called) */

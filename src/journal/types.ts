@@ -348,5 +348,13 @@ export interface Journal {
 
   /** Figures of the group-committed writes since the journal was opened (for /metrics and benchmarks). */
   writeStats(): JournalWriteStats;
+  /**
+   * true when the group-committed writes (markSending, settle, putXref, ...) commit in the order they were
+   * issued: a write is never committed before one issued earlier, so when a write's promise resolves every
+   * earlier write has committed (SQLite: one writer applies the batches in turn). The send loop relies on it to hand a
+   * record's window place on as soon as its settle is issued (the next record's mark commits with it or after
+   * it). Absent or false: no such order (PostgreSQL commits several batches at once on several connections).
+   */
+  readonly queuedWritesInOrder?: boolean;
   close(): Promise<void>;
 }

@@ -8,7 +8,10 @@
  * slightly larger send window bounds the records being prepared (references, validation, the journal's
  * 'sending' mark) or sent. The window lets the next records' journal commits happen while requests are in
  * flight, so a request slot never waits for a commit (the settle happens after the slot is released, still
- * inside the window: a crash leaves at most the window in doubt, sent or not).
+ * inside the window: a crash leaves at most the window in doubt, sent or not). When the journal commits its
+ * writes in issue order (SQLite), a delivered record hands its window place on as soon as its settle is issued:
+ * the next record's 'sending' mark commits with that settle or after it, so the records marked but not settled
+ * in the journal are still never more than the window, and a record waits for one commit in its turn, not two.
  * Only records that resolve themselves when in doubt are marked ahead; documents held when in doubt are
  * marked and settled inside their request slot, so a crash leaves at most `concurrency` of them for a person.
  */
@@ -201,12 +204,13 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     opts.onSettled?.(row, result);
   });
   const sender = createRecordSender(run);
-  const windowLimit = pLimit(sendWindow(opts.concurrency));
+  const windowLimit = createWindow(sendWindow(opts.concurrency));
   /**
    * A record through the send window, from preparation to its settle commit: a record that reached the WMS
-   * but is not settled yet is in doubt after a crash too, so the window bounds both kinds.
+   * but is not settled yet is in doubt after a crash too, so the window bounds both kinds (a record gives its
+   * place back early only where the journal's commit order keeps that bound: record.ts afterSent).
    */
-  const runRecord = (row: RecordRow): Promise<void> => windowLimit(() => sender.process(row));
+  const runRecord = (row: RecordRow): Promise<void> => windowLimit((release) => sender.process(row, release));
   const runInOrder = createInOrder(run, runRecord, sequenced, () => state.wmsUnavailable !== undefined || wmsDown(), opts.signal);
 
   // resume: what already failed in these files blocks its dependants
@@ -477,6 +481,33 @@ export function notInOrder(blocker: string, outage: boolean): RecordResult {
  * keep each read to a few ms. The back-pressure bound stays `batchSize` records.
  */
 const SEND_PAGE_ROWS = 200;
+
+/**
+ * The send window: at most `size` tasks hold a place at once, in arrival order. A task may give its place back
+ * before it ends (`release`, idempotent); it is given back at its end otherwise. A freed place goes straight to
+ * the first waiting task.
+ */
+function createWindow(size: number): <T>(fn: (release: () => void) => Promise<T>) => Promise<T> {
+  let free = size;
+  const waiting: Array<() => void> = [];
+  return async (fn) => {
+    if (free > 0) free--;
+    else await new Promise<void>((r) => waiting.push(r));
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    };
+    try {
+      return await fn(release);
+    } finally {
+      release();
+    }
+  };
+}
 
 /**
  * Records in the send window for a given request concurrency: the requests in flight plus a quarter more

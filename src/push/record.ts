@@ -88,9 +88,9 @@ export async function productIdFromStock(client: WmsClient, code: string): Promi
   return undefined;
 }
 
-export function createRecordSender(run: PushRun): { process(row: RecordRow): Promise<void> } {
+export function createRecordSender(run: PushRun): { process(row: RecordRow, releaseWindow?: () => void): Promise<void> } {
   const sender = new RecordSender(run);
-  return { process: (row) => sender.process(row) };
+  return { process: (row, releaseWindow) => sender.process(row, releaseWindow) };
 }
 
 class RecordSender {
@@ -151,8 +151,11 @@ class RecordSender {
     return next.act !== 'send';
   }
 
-  /** Prepares, sends and settles one record (inside the send window; the request inside a request slot). */
-  async process(row: RecordRow): Promise<void> {
+  /**
+   * Prepares, sends and settles one record (inside the send window; the request inside a request slot).
+   * `releaseWindow` gives the record's window place back before the settle has committed (see afterSent).
+   */
+  async process(row: RecordRow, releaseWindow?: () => void): Promise<void> {
     if (this.run.stopping()) return;
     const input = await this.prepare(row);
     if (!input) return;
@@ -165,7 +168,7 @@ class RecordSender {
         return;
       }
     }
-    await this.sendOnce(row, input);
+    await this.sendOnce(row, input, releaseWindow);
   }
 
   /**
@@ -174,7 +177,7 @@ class RecordSender {
    * (documents by default) needs a person after a crash: it is marked once it has a slot and settled
    * before releasing it, so a kill leaves at most `concurrency` of them in doubt.
    */
-  private async sendOnce(row: RecordRow, input: SendInput): Promise<void> {
+  private async sendOnce(row: RecordRow, input: SendInput, releaseWindow?: () => void): Promise<void> {
     const markAhead = this.run.inDoubtPolicy(row) !== 'hold';
     let marked = false;
     const mark = async (): Promise<void> => {
@@ -211,10 +214,17 @@ class RecordSender {
       else await this.apply(row, input, err, action);
       return;
     }
-    if (markAhead && out) await this.afterSent(row, out);
+    if (markAhead && out) await this.afterSent(row, out, releaseWindow);
   }
 
-  private async afterSent(row: RecordRow, out: SendOutput): Promise<void> {
+  /**
+   * `releaseWindow`: when the journal commits its writes in issue order, the record's window place is given
+   * back as soon as its writes are issued, before they commit: the next record's 'sending' mark is issued after
+   * them, so it commits with them or after them, and the journal never holds more records marked but not
+   * settled than the window (a record that waited for its settle's commit too made each record wait for two
+   * commits in its turn, and halved the records each commit served).
+   */
+  private async afterSent(row: RecordRow, out: SendOutput, releaseWindow?: () => void): Promise<void> {
     const info = TARGET_INFO[row.target];
     // issued together, so they share one commit (the journal groups the writes of a turn): the record is
     // settled and its WMS id cross-referenced atomically, with one fsync instead of two
@@ -228,6 +238,7 @@ class RecordSender {
     // a delete unlinks the record it removed
     if (info.send.kind === 'delete') writes.push(this.run.journal.deleteXref(info.send.unlinks, row.key));
     writes.push(this.run.settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
+    if (releaseWindow && this.run.journal.queuedWritesInOrder) releaseWindow();
     await Promise.all(writes);
   }
 

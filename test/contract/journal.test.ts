@@ -256,6 +256,39 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(after.commit.count - before.commit.count, batches);
     });
 
+    test('queuedWritesInOrder: a write resolved means every write issued before it committed (the send window relies on it)', async () => {
+      const f = await newFile(j);
+      const n = 30;
+      await j.addRecords(
+        f.id,
+        Array.from({ length: n + 1 }, (_, i) => rec(`ORD${i}`)),
+      );
+      const rows = await j.listRecords({ fileIds: [f.id] });
+      await j.markSending(rows[0]!.id);
+      const seen: Array<{ i: number; earlierStatus: string | undefined }> = [];
+      const rounds: Promise<unknown>[] = [];
+      for (let i = 0; i < n; i++) {
+        // the settle is issued one turn before the next record's mark, so the two land in different batches
+        // when a batch is committing (a store committing several batches at once may commit the later first)
+        const settled = j.settle(rows[i]!.id, { status: 'sent', outcome: 'created', wmsId: `W${i}` });
+        await new Promise((r) => setImmediate(r));
+        const marked = j.markSending(rows[i + 1]!.id).then(async () => {
+          if (j.queuedWritesInOrder) seen.push({ i, earlierStatus: (await j.listRecords({ fileIds: [f.id] })).find((r) => r.id === rows[i]!.id)?.status });
+        });
+        rounds.push(settled, marked);
+      }
+      await Promise.all(rounds);
+      assert.equal(typeof (j.queuedWritesInOrder ?? false), 'boolean');
+      if (j.queuedWritesInOrder) {
+        assert.equal(seen.length, n);
+        const early = seen.filter((s) => s.earlierStatus !== 'sent');
+        assert.deepEqual(early, [], 'a mark resolved before the settle issued before it had committed');
+      }
+      const after = await j.listRecords({ fileIds: [f.id] });
+      assert.equal(after.filter((r) => r.status === 'sent').length, n);
+      assert.equal(after.at(-1)?.status, 'sending');
+    });
+
     test('record lifecycle pending -> sending -> sent / rejected / failed, attempts counted', async () => {
       const f = await newFile(j);
       await j.addRecords(f.id, [rec('L1'), rec('L2'), rec('L3')]);
