@@ -11,7 +11,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { makeTempDir } from '../helpers/tmp.js';
-import { spawnCli } from '../helpers/cli.js';
+import { killAll, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { sendWindow } from '../../src/push/pipeline.js';
@@ -90,17 +90,12 @@ before(async () => {
       watch: { batchDelayMs: 100, rescanIntervalMs: 500 },
     }),
   );
-  for (let i = 0; i < 3; i++) {
-    const p = spawnCli(['watch', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env: env() });
-    logs[i] = '';
-    p.stderr?.on('data', (d: Buffer) => (logs[i] = (logs[i]! + d.toString()).slice(-40_000)));
-    procs.push(p);
-  }
+  spawnInstances(3, ['watch', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env: env() }, procs, logs);
   await until('three instances watching', async () => logs.every((l) => /wmsbridge watch: watching/.test(l)), 60_000);
 });
 
 after(async () => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  killAll(procs);
   await sb?.close();
   await tmp?.cleanup();
   if (schema) await dropSchema(schema).catch(() => {});

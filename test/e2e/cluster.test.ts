@@ -11,7 +11,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { makeTempDir } from '../helpers/tmp.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { killAll, runCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
@@ -90,7 +90,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  killAll(procs);
   await sb?.close();
   await tmp?.cleanup();
   if (schema) await dropSchema(schema).catch(() => {});
@@ -100,12 +100,7 @@ test(
   'three instances share a drop through PostgreSQL; one is killed; nothing is lost or sent twice where a read-back allows; a scheduled pull runs once',
   { skip, timeout: 240_000 },
   async () => {
-    for (let i = 0; i < 3; i++) {
-      const p = spawnCli(['watch', ...cfg()], { env: env() });
-      logs[i] = '';
-      p.stderr?.on('data', (d: Buffer) => (logs[i] = (logs[i]! + d.toString()).slice(-40_000)));
-      procs.push(p);
-    }
+    spawnInstances(3, ['watch', ...cfg()], { env: env() }, procs, logs);
     await until('three instances watching', async () => logs.every((l) => /wmsbridge watch: watching/.test(l)), 60_000);
 
     // the drop: families refer to categories, products to families, across files the instances share out

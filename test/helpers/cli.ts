@@ -56,3 +56,23 @@ export function runCli(args: string[], options: SpawnOptions & { timeoutMs?: num
     });
   });
 }
+
+/**
+ * `count` long-running CLI processes (`wmsbridge watch` instances of a cluster test) started with the same
+ * arguments; each one's stderr tail (last 40,000 characters) is kept in `logs` at its index, for waits and failure
+ * messages. The processes are added to `procs`, which the test kills in its after().
+ */
+export function spawnInstances(count: number, args: string[], options: SpawnOptions, procs: ChildProcess[], logs: string[]): void {
+  for (let i = 0; i < count; i++) {
+    const p = spawnCli(args, options);
+    const at = procs.length;
+    logs[at] = '';
+    p.stderr?.on('data', (d: Buffer) => (logs[at] = (logs[at]! + d.toString()).slice(-40_000)));
+    procs.push(p);
+  }
+}
+
+/** Kills (SIGKILL) every process of a test that is still running. */
+export function killAll(procs: readonly ChildProcess[]): void {
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+}
