@@ -19,7 +19,7 @@ import { createSemaphore, createTokenBucket, type Semaphore, type TokenBucket } 
 import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
 
-/** a token that waited longer than this between being obtained and sent may have expired in between */
+/** a token older than this when its answer came may have expired between being obtained and being checked */
 const STALE_TOKEN_WAIT_MS = 250;
 
 /** Upper bounds (ms) of the latency histogram; the counts array has one more slot for "above the last". */
@@ -272,8 +272,10 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (req.contentType) headers['content-type'] = req.contentType;
     if (!(await enter(req, attempt))) return { kind: 'again' };
-    const { res, failure, started } = await exchange(req, headers);
-    if (res) return judgeAnswer(req, res, attempt, token, started - tokenAt > STALE_TOKEN_WAIT_MS, replay);
+    const { res, failure } = await exchange(req, headers);
+    // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
+    // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
+    if (res) return judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay);
     const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
     if (failure!.aborted) fail(error);
     if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
