@@ -35,7 +35,7 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (streamed.length === 0) await sendFiles(run);
     else {
       const feed = createStreamFeed();
-      for (const w of streamed) feed.add(w.row.id, w.mapping!.target, 0);
+      for (const w of streamed) feed.add(w.row.id, w.mapping!.target);
       const done = await Promise.allSettled([mapStreamed(run, streamed, feed), sendFiles(run, { files: streamed, feed }).finally(() => feed.release())]);
       for (const d of done) if (d.status === 'rejected') throw d.reason;
     }

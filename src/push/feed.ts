@@ -27,8 +27,8 @@ export interface RecordFeed {
 }
 
 export interface StreamFeed extends RecordFeed {
-  /** a file whose records stream: nothing of it is readable beyond `publishedUpTo` (a resumed file's earlier batches) */
-  add(fileId: number, target: Target, publishedUpTo: number): void;
+  /** a file whose records stream: nothing of it is readable until it publishes (a resumed file publishes its earlier batches first) */
+  add(fileId: number, target: Target): void;
   publish(fileId: number, lastId: number): void;
   /** the file's mapping ended (to its end, or not): what it published stays readable (and only that), it adds nothing more */
   end(fileId: number): void;
@@ -89,8 +89,8 @@ export function createStreamFeed(): StreamFeed {
       f.taken = row.id;
       checkRoom();
     },
-    add(fileId, target, publishedUpTo) {
-      files.set(fileId, { target, upTo: publishedUpTo, open: true, taken: 0 });
+    add(fileId, target) {
+      files.set(fileId, { target, upTo: 0, open: true, taken: 0 });
     },
     publish(fileId, lastId) {
       const f = files.get(fileId);

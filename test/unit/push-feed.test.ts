@@ -16,7 +16,7 @@ async function settled(p: Promise<unknown>): Promise<boolean> {
 
 test('a streamed file is readable up to its last published record only; next() waits for the next publication', async () => {
   const feed = createStreamFeed();
-  feed.add(7, 'Category', 0);
+  feed.add(7, 'Category');
   assert.equal(feed.published({ fileId: 7, id: 1 }), false);
   assert.equal(feed.published({ fileId: 3, id: 99 }), true, 'a file that does not stream is readable whole');
   assert.equal(feed.open(['Category']), true);
@@ -34,7 +34,7 @@ test('a streamed file is readable up to its last published record only; next() w
 
 test('back-pressure: the mapper waits while more than the lead is published and not taken, and goes on as the send loop takes records', async () => {
   const feed = createStreamFeed();
-  feed.add(1, 'Category', 0);
+  feed.add(1, 'Category');
   feed.publish(1, 1000);
   const room = feed.room(1, 400);
   assert.equal(await settled(room), false, '1,000 published, none taken, lead 400: the mapper waits');
@@ -49,7 +49,7 @@ test('back-pressure: the mapper waits while more than the lead is published and 
 
 test('back-pressure never blocks a send loop that waits for a publication (records all rejected, a later tier) or stopped', async () => {
   const feed = createStreamFeed();
-  feed.add(1, 'Product', 0);
+  feed.add(1, 'Product');
   feed.publish(1, 5000);
   const room = feed.room(1, 100);
   assert.equal(await settled(room), false);
@@ -66,7 +66,7 @@ test('back-pressure never blocks a send loop that waits for a publication (recor
 
 test('back-pressure: an aborted run does not leave the mapper waiting', async () => {
   const feed = createStreamFeed();
-  feed.add(1, 'Category', 0);
+  feed.add(1, 'Category');
   feed.publish(1, 1000);
   const ac = new AbortController();
   const room = feed.room(1, 10, ac.signal);
