@@ -112,23 +112,39 @@ export async function mapFileToJournal(opts: {
   let batch: NewRecord[] = [];
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
   const skip = opts.skip ?? 0;
+  // one batch commits (on the journal's writer thread) while the next is mapped: at most one in flight, in order
+  let inFlight: Promise<void> | null = null;
   const commit = async (): Promise<void> => {
-    const lastId = await opts.journal.addRecords(opts.fileId, batch);
+    const records = batch;
+    const outputs = res.records + res.rejects;
     batch = [];
     batchSize = fullBatch;
-    if (lastId > 0) await opts.onBatch?.(lastId, res.records + res.rejects);
+    if (inFlight) await inFlight;
+    inFlight = (async () => {
+      const lastId = await opts.journal.addRecords(opts.fileId, records);
+      if (lastId > 0) await opts.onBatch?.(lastId, outputs);
+    })();
+    // awaited at the next batch or at the end; a failure meanwhile must not count as unhandled
+    inFlight.catch(() => {});
   };
-  for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
-    const rec = toNewRecord(out, opts.mapping);
-    if (rec.status === 'rejected') res.rejects++;
-    else res.records++;
-    res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
-    opts.onRow?.();
-    if (res.records + res.rejects <= skip) continue;
-    batch.push(rec);
-    if (batch.length >= batchSize) await commit();
+  try {
+    for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
+      const rec = toNewRecord(out, opts.mapping);
+      if (rec.status === 'rejected') res.rejects++;
+      else res.records++;
+      res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
+      opts.onRow?.();
+      if (res.records + res.rejects <= skip) continue;
+      batch.push(rec);
+      if (batch.length >= batchSize) await commit();
+    }
+    if (batch.length) await commit();
+  } catch (err) {
+    // the batch in flight lands (or fails) before the caller withdraws what was inserted
+    await (inFlight as Promise<void> | null)?.catch(() => {});
+    throw err;
   }
-  if (batch.length) await commit();
+  if (inFlight) await inFlight;
   // what the rejects writer needs to write rows back in the original shape (header cells, newline)
   const facts: StoredParseFacts = {
     ...(items.facts.header ? { headerCells: items.facts.header } : {}),

@@ -4,7 +4,7 @@ import type { Target } from '../wms/targets.js';
 
 export async function* iterate(
   journal: Pick<Journal, 'listRecords'>,
-  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][]; afterId?: number },
+  query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][]; afterId?: number; withoutRaw?: boolean },
   batchSize: number,
 ): AsyncGenerator<RecordRow> {
   let afterId = query.afterId ?? 0;

@@ -24,7 +24,18 @@ import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import { createPgBatchCommit, PG_MAX_BATCHES_IN_FLIGHT, type Run } from './postgres-writes.js';
-import { recordColumns, toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
+import {
+  recordColumns,
+  recordSelectList,
+  toFileRow,
+  toRecordRow,
+  toWebhook,
+  toXref,
+  type FileDbRow,
+  type RecordDbRow,
+  type WebhookDbRow,
+  type XrefDbRow,
+} from './rows.js';
 import { createJournal, FILE_STATUSES, RECORD_STATUSES } from './policy.js';
 import type { WriteOutcome } from './group-commit.js';
 import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
@@ -531,7 +542,9 @@ class PostgresStore implements JournalStore {
       params.push(query.limit);
       limit = ` LIMIT $${params.length}`;
     }
-    return (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records ${where} ORDER BY id${limit}`, params)).rows.map(fromPg);
+    return (await this.q<PgRecordRow>(`SELECT ${recordSelectList(query.withoutRaw)} FROM ${this.S}.records ${where} ORDER BY id${limit}`, params)).rows.map(
+      fromPg,
+    );
   }
 
   async countByStatus(query: StoreRecordQuery): Promise<Array<{ status: RecordStatus; n: number }>> {

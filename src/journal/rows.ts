@@ -47,6 +47,13 @@ export interface RecordDbRow<J> {
   updated_at: string;
 }
 
+/** The records columns a query selects: every one, or every one but `raw` (RecordQuery.withoutRaw), which comes back null. */
+export function recordSelectList(withoutRaw: boolean | undefined): string {
+  return withoutRaw ? RECORD_COLUMNS_WITHOUT_RAW : '*';
+}
+const RECORD_COLUMNS_WITHOUT_RAW =
+  'id, file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, NULL AS raw, status, outcome, wms_id, error, reason, attempts, updated_at';
+
 export interface XrefDbRow {
   resource: RefResource;
   key: string;
@@ -134,6 +141,8 @@ export function toWebhook(r: WebhookDbRow): WebhookEventRow {
  * A new record's column values, in the order both stores insert them: target, op, key, source, mapping,
  * payload, payload_hash, attachment_path, raw, status, error, reason (JSON columns as text).
  */
+export type RecordColumns = ReturnType<typeof recordColumns>;
+
 export function recordColumns(
   r: NewRecord,
 ): [

@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3';
 import type { RecordResult } from './types.js';
 import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
+import type { RecordColumns } from './rows.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
 
@@ -16,6 +17,28 @@ let batchAt: string | null = null;
 const now = (): string => batchAt ?? new Date().toISOString();
 
 export const QUEUED_WRITES = {
+  /**
+   * A batch of a file's new records (columns as rows.ts recordColumns gives them), all or none: under a savepoint,
+   * since the writes of a batch commit together and one that fails must fail alone. Returns the last record's id.
+   */
+  insertRecords(stmt: StatementCache, fileId: number, rows: readonly RecordColumns[], ts: string): number {
+    stmt('SAVEPOINT insert_records').run();
+    try {
+      const insert = stmt(
+        `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+      );
+      let last = 0;
+      for (const r of rows) last = Number(insert.run(fileId, ...r, ts).lastInsertRowid);
+      stmt('RELEASE insert_records').run();
+      return last;
+    } catch (err) {
+      stmt('ROLLBACK TO insert_records').run();
+      stmt('RELEASE insert_records').run();
+      throw err;
+    }
+  },
+
   markSending(stmt: StatementCache, recordId: number): void {
     const info = stmt(`UPDATE records SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now(), recordId);
     if (info.changes === 0) throw new Error(`record ${recordId} not found`);

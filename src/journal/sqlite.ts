@@ -15,7 +15,18 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { recordColumns, toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
+import {
+  recordColumns,
+  recordSelectList,
+  toFileRow,
+  toRecordRow,
+  toWebhook,
+  toXref,
+  type FileDbRow,
+  type RecordDbRow,
+  type WebhookDbRow,
+  type XrefDbRow,
+} from './rows.js';
 import { applyBatch, QUEUED_WRITES, statementCache, type QueuedWriteOp, type StatementCache } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type { WriteOutcome } from './group-commit.js';
@@ -385,19 +396,17 @@ class SqliteStore implements JournalStore {
     return (this.stmt(`SELECT COUNT(*) AS n FROM records WHERE target = ? AND key = ? AND status IN ${inList(statuses)}`).get(target, key) as { n: number }).n;
   }
 
-  insertRecords(fileId: number, records: NewRecord[]): number {
-    return this.db
-      .transaction((): number => {
-        const insert = this.stmt(
-          `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, raw, status, error, reason, attempts, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-        );
-        const ts = now();
-        let last = 0;
-        for (const r of records) last = Number(insert.run(fileId, ...recordColumns(r), ts).lastInsertRowid);
-        return last;
-      })
-      .immediate();
+  /**
+   * On the writer thread when there is one (file journals): the main connection never waits for the write lock
+   * the thread holds while the send loop commits (busy_timeout waits with the event loop stopped), and the next
+   * batch is mapped while this one commits. ':memory:' journals apply it on their one connection.
+   */
+  async insertRecords(fileId: number, records: NewRecord[]): Promise<number> {
+    const op: QueuedWriteOp = { name: 'insertRecords', args: [fileId, records.map(recordColumns), now()] };
+    const writer = this.startWriter();
+    const [result] = writer ? await writer.submit([op]) : applyBatch(this.db, this.stmt, [op]);
+    if (!result?.ok) throw Object.assign(new Error(result?.message ?? 'no result'), { code: result?.code });
+    return result.value as number;
   }
 
   deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[], afterId: number): number {
@@ -438,7 +447,9 @@ class SqliteStore implements JournalStore {
     const { from, where, params } = recordWhere(query);
     const limit = query.limit !== undefined ? ' LIMIT ?' : '';
     if (query.limit !== undefined) params.push(query.limit);
-    return (this.stmt(`SELECT * FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(fromSqlite);
+    return (this.stmt(`SELECT ${recordSelectList(query.withoutRaw)} FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(
+      fromSqlite,
+    );
   }
 
   countByStatus(query: StoreRecordQuery): Array<{ status: RecordStatus; n: number }> {

@@ -214,7 +214,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   const runInOrder = createInOrder(run, runRecord, sequenced, () => state.wmsUnavailable !== undefined || wmsDown(), opts.signal);
 
   // resume: what already failed in these files blocks its dependants
-  for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'] }, opts.batchSize)) rememberFailure(run.failures, row);
+  for await (const row of iterate(journal, { fileIds, statuses: ['rejected', 'failed', 'held'], withoutRaw: true }, opts.batchSize))
+    rememberFailure(run.failures, row);
 
   for (let tier = 0; tier <= MAX_TIER && !run.stopping(); tier++) {
     // session targets (stock sync) are sent file by file, after the tier's other records
@@ -267,7 +268,11 @@ async function sendTier(
     // asked before the pass: a batch published during the pass settles `more`, and the pass after reads it
     const open = feed?.open(targets) ?? false;
     const more = open ? feed!.next() : null;
-    for await (const row of iterate(opts.journal, { fileIds, targets, statuses: ['pending', 'in_doubt'], afterId }, Math.min(opts.batchSize, SEND_PAGE_ROWS))) {
+    for await (const row of iterate(
+      opts.journal,
+      { fileIds, targets, statuses: ['pending', 'in_doubt'], afterId, withoutRaw: true },
+      Math.min(opts.batchSize, SEND_PAGE_ROWS),
+    )) {
       if (stopping() || (feed && !feed.published(row))) break;
       feed?.taken(row);
       afterId = row.id;
@@ -337,7 +342,7 @@ async function sendClaimed(
     await queue.push(row);
   };
   const sendInDoubt = async (): Promise<void> => {
-    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'] }, page)) {
+    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'], withoutRaw: true }, page)) {
       if (stopping()) break;
       await enter(row);
     }

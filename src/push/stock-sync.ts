@@ -30,7 +30,7 @@ export async function pushStockSync(
   let refused = counts.rejected ?? 0;
   let waiting = 0;
   const owners = new Set<string>();
-  for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+  for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
     const r = await run.resolver.resolve(row.payload);
     if (!r.ok && r.code === 'dependency_waiting') {
       // not the data: this row waits, and the session with it (the other rows stay pending)
@@ -53,7 +53,7 @@ export async function pushStockSync(
     owners.add(String(r.payload['ownerId']));
   }
   if (refused > 0) {
-    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
       await run.settle(row, {
         status: 'held',
         outcome: 'held',
@@ -111,7 +111,7 @@ export async function pushStockSync(
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent
     let pending: typeof chunk | null = null;
-    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'] }, opts.batchSize)) {
+    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
       if (opts.signal?.aborted) return;
       const r = await run.resolver.resolve(row.payload);
       if (!r.ok || String(r.payload['ownerId']) !== ownerId) continue;

@@ -15,6 +15,7 @@ import { createPostgresJournal, leaderLockKey, PG_SCHEMA_VERSION } from '../../s
 import { openJournal } from '../../src/journal/index.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import type { Journal, LeaderLock, NewRecord, RecordStatus } from '../../src/journal/types.js';
+import type { RefResource } from '../../src/wms/targets.js';
 import { ErrorCode } from '../../src/shared/errors.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -152,6 +153,17 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(c.status, 'rejected');
       assert.equal(c.error, 'price: required');
       assert.equal(c.raw, undefined);
+      // withoutRaw: the same rows, every field but raw (the send loop's reads)
+      for (const q of [{ fileIds: [f.id] }, { fileIds: [f.id], statuses: ['pending' as const] }, { fileIds: [f.id], afterId: a.id, limit: 1 }]) {
+        const lean = await j.listRecords({ ...q, withoutRaw: true });
+        const full = await j.listRecords(q);
+        assert.ok(lean.length > 0);
+        assert.deepEqual(
+          lean,
+          full.map(({ raw: _raw, ...rest }) => rest),
+          `withoutRaw ${JSON.stringify(q)}`,
+        );
+      }
       // the key order of raw fields is the source's column order (rejects are rewritten with it)
       const g = await newFile(j);
       await j.addRecords(g.id, [rec('ORD', { raw: [{ line: 9, fields: { zeta: '1', alpha: '2', mid: '3' }, text: '1;2;3' }] })]);
@@ -208,6 +220,19 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       const bad = { ...rec('X3'), target: undefined } as unknown as NewRecord;
       await assert.rejects(j.addRecords(f.id, [rec('X2'), bad]));
       assert.deepEqual(await j.listRecords({ fileIds: [f.id] }), [], 'the first record of the failed batch was rolled back');
+      // batches issued together (SQLite's writer thread may commit them in one transaction): each all or nothing
+      const g = await newFile(j);
+      const [good, failed, good2] = await Promise.allSettled([
+        j.addRecords(g.id, [rec('Y1'), rec('Y2')]),
+        j.addRecords(g.id, [rec('Y3'), bad]),
+        j.addRecords(g.id, [rec('Y4')]),
+      ]);
+      assert.equal(good.status, 'fulfilled');
+      assert.equal(failed.status, 'rejected');
+      assert.equal(good2.status, 'fulfilled');
+      const keys = (await j.listRecords({ fileIds: [g.id] })).map((r) => r.key);
+      assert.deepEqual(keys, ['Y1', 'Y2', 'Y4']);
+      assert.equal((good2 as PromiseFulfilledResult<number>).value, (await j.listRecords({ fileIds: [g.id] })).at(-1)!.id, 'the last id of its batch');
     });
 
     test('send-loop writes issued together (one group commit): each fails alone, and they apply in issue order', async () => {
@@ -610,6 +635,33 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.deleteXref('Category', 'CAT1');
       assert.equal(await j.getXref('Category', 'CAT1'), undefined);
       await j.deleteXref('Category', 'CAT1'); // deleting a missing entry is fine
+    });
+
+    test('xref reads issued together are each answered with their own entry', async () => {
+      const keys = Array.from({ length: 1203 }, (_, i) => `BULK-${i}`);
+      // every third key exists; one key also in another resource with another id
+      await Promise.all(keys.filter((_, i) => i % 3 === 0).map((k) => j.putXref('Category', k, `cat-${k}`, `h-${k}`)));
+      await j.putXref('Family', 'BULK-0', 'fam-BULK-0', null);
+      const asked: Array<[RefResource, string]> = [
+        ...keys.map((k): [RefResource, string] => ['Category', k]),
+        ['Category', 'BULK-3'], // the same key twice in one turn
+        ['Family', 'BULK-0'],
+        ['Family', 'BULK-3'],
+      ];
+      const got = await Promise.all(asked.map(([r, k]) => j.getXref(r, k)));
+      asked.forEach(([r, k], i) => {
+        const n = Number(k.slice(5));
+        const want = r === 'Category' ? (n % 3 === 0 ? `cat-${k}` : undefined) : k === 'BULK-0' ? 'fam-BULK-0' : undefined;
+        assert.equal(got[i]?.wmsId, want, `${r} ${k}`);
+        if (want) assert.deepEqual([got[i]?.resource, got[i]?.key], [r, k]);
+      });
+      assert.equal(got[0]?.payloadHash, 'h-BULK-0');
+      // a read issued after a write committed sees it, even when issued in the same turn as reads before it
+      const before = j.getXref('Category', 'BULK-1');
+      await j.putXref('Category', 'BULK-1', 'late', null);
+      assert.equal((await j.getXref('Category', 'BULK-1'))?.wmsId, 'late');
+      assert.ok((await before)?.wmsId === undefined || (await before)?.wmsId === 'late');
+      await Promise.all([...keys.map((k) => j.deleteXref('Category', k)), j.deleteXref('Family', 'BULK-0')]);
     });
 
     test('meta get / set / overwrite', async () => {
