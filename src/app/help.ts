@@ -8,6 +8,7 @@
  * files being worked on.
  */
 import type { FileRow } from '../journal/types.js';
+import type { HelpedFile } from '../outbox/types.js';
 import type { CompiledMapping } from '../map/index.js';
 import { FatalPushError, pushFiles, shareableTarget } from '../push/pipeline.js';
 import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
@@ -24,6 +25,8 @@ export interface HelpResult {
   /** records this instance settled for other instances' files */
   settled: number;
   files: number;
+  /** the files helped with: records this instance settled of each (the owner's result file lists them) */
+  perFile: HelpedFile[];
 }
 
 /**
@@ -32,7 +35,7 @@ export interface HelpResult {
  * without a shared journal.
  */
 export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapping[]; signal?: AbortSignal }): Promise<HelpResult> {
-  const result: HelpResult = { settled: 0, files: 0 };
+  const result: HelpResult = { settled: 0, files: 0, perFile: [] };
   if (!ctx.shared) return result;
   const { journal, logger } = ctx;
   const owner = ctx.instanceId;
@@ -44,7 +47,7 @@ export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapp
   );
   renew.unref();
   const firstSeen = new Map<number, number>();
-  const helped = new Set<number>();
+  const helped = new Map<number, HelpedFile>();
   try {
     while (!opts.signal?.aborted) {
       const live = await liveFilesOfOthers(ctx);
@@ -60,7 +63,11 @@ export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapp
         if (n === null) return result; // the credentials were refused: nothing can be sent
         sent += n;
         result.settled += n;
-        if (n > 0) helped.add(f.id);
+        if (n > 0) {
+          const h = helped.get(f.id);
+          if (h) h.records += n;
+          else helped.set(f.id, { name: f.name, channel: f.channel, owner: f.owner ?? '?', records: n });
+        }
       }
       if (sent === 0 && !waiting) break;
       if (sent === 0) await new Promise((r) => setTimeout(r, HELP_POLL_MS));
@@ -68,6 +75,7 @@ export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapp
   } finally {
     clearInterval(renew);
     result.files = helped.size;
+    result.perFile = [...helped.values()];
     if (result.settled > 0) logger.info({ records: result.settled, files: result.files }, 'helped other instances: sent records of their files');
   }
   return result;

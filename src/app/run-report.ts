@@ -90,6 +90,7 @@ export async function report(run: RunState): Promise<RunResult> {
   const waitingHeld = opts.dryRun ? 0 : (await listWaitingForWms(journal)).length;
   const open = opts.dryRun ? 0 : (await countOpen(journal)) - waitingHeld;
   if (open > 0) summary.openRecords = open;
+  if (run.helped) summary.helped = run.helped;
   if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason, kind: r.kind }));
   const outage = await describeOutage(run, summary, waitingHeld);
   let exitCode = exitCodeOf({
@@ -303,9 +304,10 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
     : '';
   const tail = reportPath ? t('line.report', { path: reportPath }) : '';
   const open = s.openRecords ? t('line.open', { n: s.openRecords }) : '';
+  const helped = s.helped ? t('line.helped', { n: s.helped.records, files: s.helped.files.length }) : '';
   // sub-folders (an attachments folder) are listed in the report, not counted in the line
   const notTakenN = (s.skipped ?? []).filter((x) => x.kind !== 'folder').length;
   const notTaken = notTakenN ? t('line.notTaken', { n: notTakenN }) : '';
   const outage = s.outage ? t('line.outage', { n: s.outage.waiting, since: s.outage.since ? i18n.dateTime(s.outage.since) : '?' }) : '';
-  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
+  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${helped}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }

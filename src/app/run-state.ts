@@ -14,6 +14,7 @@ import type { RefusedEntry } from '../intake/safety.js';
 import type { FileFigures } from './finish-file.js';
 import type { PushStats } from '../push/pipeline.js';
 import type { WmsClientStats } from '../wms/client-types.js';
+import type { RunSummary } from '../outbox/types.js';
 import { isWaitingForWms } from '../shared/reason.js';
 
 export interface RunOptions {
@@ -76,6 +77,8 @@ export interface RunState {
   /** the client's figures at the start (the client lives as long as the process: a run's are differences) */
   wmsAtStart: WmsClientStats;
   timeline: Array<{ atMs: number; settled: number }>;
+  /** records sent for other instances' files (a shared journal), when there were some */
+  helped: NonNullable<RunSummary['helped']> | null;
   /** a file could not be read because a WMS lookup got no answer: since when */
   wmsDownSince: string | null;
   pushed: PushStats | null;
@@ -126,6 +129,7 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
     },
     wmsAtStart: ctx.client.stats(),
     timeline: [],
+    helped: null,
     wmsDownSince: null,
     pushed: null,
     fatal: null,

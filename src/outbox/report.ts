@@ -606,8 +606,8 @@ function renderReasonsTable(summary: RunSummary, i18n: I18n): string {
     : '';
 }
 
-/** Webhooks received and inbox entries not taken (sections shown only when there are some). */
-function renderWebhooksAndSkipped(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string } {
+/** Webhooks received, inbox entries not taken, records sent for other instances (sections shown only when there are some). */
+function renderWebhooksAndSkipped(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string; helped: string } {
   const { t } = i18n;
   const c = (k: string): string => colHead(i18n, k);
   const webhooks = summary.webhooks?.length
@@ -617,11 +617,16 @@ function renderWebhooksAndSkipped(summary: RunSummary, i18n: I18n): { webhooks: 
     : '';
 
   const skipped = summary.skipped?.length
-    ? `<h2>Not taken from the inbox</h2><div class="tbl"><table><thead><tr><th>Channel</th><th>Entry</th><th>Why</th></tr></thead><tbody>${summary.skipped
+    ? `<h2>${escapeHtml(t('report.notTaken'))}</h2><div class="tbl"><table><thead><tr><th>${c('channel')}</th><th>${c('entry')}</th><th>${c('reason')}</th></tr></thead><tbody>${summary.skipped
         .map((s) => `<tr><td>${escapeHtml(s.channel)}</td><td class="mono">${escapeHtml(s.name)}</td><td>${escapeHtml(s.reason)}</td></tr>`)
         .join('')}</tbody></table></div>`
     : '';
-  return { webhooks, skipped };
+  const helped = summary.helped?.files.length
+    ? `<h2>${escapeHtml(t('report.helped'))}</h2><p>${escapeHtml(t('report.helpedNote'))}</p><div class="tbl"><table><thead><tr><th>${c('channel')}</th><th>${c('file')}</th><th>${c('instance')}</th><th class="num">${c('records')}</th></tr></thead><tbody>${summary.helped.files
+        .map((h) => `<tr><td>${escapeHtml(h.channel)}</td><td class="mono">${escapeHtml(h.name)}</td><td class="mono">${escapeHtml(h.owner)}</td>${cell(h.records, i18n)}</tr>`)
+        .join('')}</tbody></table></div>`
+    : '';
+  return { webhooks, skipped, helped };
 }
 
 /**
@@ -645,7 +650,7 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
   const resTable = renderResourcesTable(summary, i18n);
   const attTable = renderAttention(summary, i18n, options.maxAttention);
   const reasonsTable = renderReasonsTable(summary, i18n);
-  const { webhooks, skipped } = renderWebhooksAndSkipped(summary, i18n);
+  const { webhooks, skipped, helped } = renderWebhooksAndSkipped(summary, i18n);
 
   const w = summary.wms;
   const title = t('report.title', { runId: summary.runId });
@@ -700,6 +705,7 @@ ${filesTable}
 ${resTable}
 ${skipped}
 ${webhooks}
+${helped}
 <footer>${escapeHtml(t('report.footer', { version: summary.version, host: summary.host, runId: summary.runId }))}</footer>
 </main>
 </body>

@@ -106,6 +106,20 @@ export interface RunSummary {
    * next run; `waitingFiles` files not read yet because a WMS lookup got no answer. Exit code 75.
    */
   wmsUnavailable?: { since: string; waitingRecords: number; waitingFiles: number; lastError: string };
+  /**
+   * Records this instance sent for files other instances own (a shared journal: docs/SCALING.md, "Record batches").
+   * They are counted in the owner's report and result file, not in this run's totals.
+   */
+  helped?: { records: number; files: HelpedFile[] };
+}
+
+/** A file another instance owns that this run sent records of (RunSummary.helped). */
+export interface HelpedFile {
+  name: string;
+  channel: string;
+  /** the instance that owns the file (claimed, mapped and finishes it) */
+  owner: string;
+  records: number;
 }
 
 /** A zero for every outcome: a starting point for producers that count. */

@@ -8,13 +8,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { makeTempDir } from '../helpers/tmp.js';
-import { killAll, spawnInstances } from '../helpers/cli.js';
+import { killAll, spawnCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { sendWindow } from '../../src/push/pipeline.js';
+import type { RunSummary } from '../../src/outbox/types.js';
 
 const skip = postgresSkipReason();
 const RECORDS = 1500;
@@ -157,4 +158,37 @@ test('a helper killed with SIGKILL mid-send: the rest is finished, nothing lost,
   for (const k of keysOf('B')) assert.ok((c[k] ?? 0) >= 1, `category ${k} lost`);
   const dups = keysOf('B').reduce((n, k) => n + Math.max(0, (c[k] ?? 0) - 1), 0);
   assert.ok(dups <= sendWindow(CONCURRENCY), `duplicates (${dups}) beyond the killed instance's send window (${sendWindow(CONCURRENCY)})`);
+});
+
+test("a one-shot `run` that helps with another instance's file names what it sent in its line and its report", { skip, timeout: 180_000 }, async () => {
+  const BIG = 3 * RECORDS;
+  await writeFile(
+    join(tmp.dir, 'inbox', 'cadastros', 'BIG_3.csv'),
+    `codigo;nome\n${Array.from({ length: BIG }, (_, i) => `C${i};Categoria C${i}`).join('\n')}\n`,
+  );
+  await until('BIG_3 mapped by a watch instance', async () => (await fileRow('BIG_3.csv'))?.status === 'mapped', 60_000);
+  const child = spawnCli(['run', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env: env() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  assert.equal(code, 0, `${stdout}\n${stderr.slice(-3000)}`);
+  const mine = [...(await sentBy('BIG_3.csv'))].find(([claimer]) => Number(claimer.split(':')[1]) === child.pid);
+  assert.ok(mine && mine[1] > 0, `the run sent a share of BIG_3: ${JSON.stringify([...(await sentBy('BIG_3.csv'))])}\n${stdout}`);
+  const line = /(\d[\d.]*) registro\(s\) de 1 arquivo\(s\) de outras instâncias enviados/.exec(stdout);
+  assert.ok(line, `the line names the help: ${stdout}`);
+  assert.equal(Number(line[1]!.replaceAll('.', '')), mine[1], 'the records the run settled for the owner');
+  const reportHtml = /relatório (\S+report\.html)/.exec(stdout)?.[1];
+  assert.ok(reportHtml, stdout);
+  const summary = JSON.parse(await readFile(join(dirname(reportHtml), 'summary.json'), 'utf8')) as RunSummary;
+  assert.equal(summary.totals.records, 0, "not counted as this run's own records");
+  const owner = (await fileRow('BIG_3.csv'))?.owner;
+  assert.deepEqual(
+    summary.helped?.files.map((f) => [f.name, f.channel, f.records]),
+    [['BIG_3.csv', 'cadastros', mine[1]]],
+  );
+  if (owner) assert.equal(summary.helped?.files[0]?.owner, owner);
+  assert.match(await readFile(reportHtml, 'utf8'), /Enviados para outras instâncias/);
+  await until('BIG_3 done', async () => (await fileRow('BIG_3.csv'))?.status === 'done', 150_000);
 });

@@ -143,6 +143,26 @@ describe('outbox locale (pt-BR by default)', () => {
       /^4 file\(s\), 1,478 record\(s\): 1,035 created, 443 updated; 1 problem\(s\), see the log in 97\.4 s$/,
     );
   });
+
+  test('records sent for another instance (a helper) are named in the line and the report, apart from the totals', () => {
+    const s: RunSummary = {
+      ...sampleRunSummary({ scenario: 'clean' }),
+      files: [],
+      totals: { ...sampleRunSummary({ scenario: 'clean' }).totals, created: 0, updated: 0, records: 0, files: 0 },
+      helped: { records: 6412, files: [{ name: 'PRODUTOS_<big>.csv', channel: 'cadastros', owner: 'vm-a:4242:ab12', records: 6412 }] },
+    };
+    assert.match(summaryLine(s, null, 0), /^0 arquivo\(s\), 0 registro\(s\); 6\.412 registro\(s\) de 1 arquivo\(s\) de outras instâncias enviados/);
+    assert.match(summaryLine(s, null, 0, createI18n('en', 'UTC')), /; 6,412 record\(s\) of 1 file\(s\) of other instances sent/);
+    const html = renderReportHtml(s, dir, dir, { timeZone: 'UTC' });
+    assert.ok(html.includes('<h2>Enviados para outras instâncias</h2>'), 'pt-BR section');
+    const row =
+      /<tr><td>cadastros<\/td><td class="mono">PRODUTOS_&lt;big&gt;\.csv<\/td><td class="mono">vm-a:4242:ab12<\/td><td class="num">6\.412<\/td><\/tr>/;
+    assert.match(html, row, 'file (escaped), owner instance, records in pt-BR digits');
+    assert.ok(!renderReportHtml({ ...s, helped: undefined }, dir, dir).includes('outras instâncias'), 'no section without help');
+    // the inbox entries not taken are in the reader's language too
+    const skipped = renderReportHtml({ ...s, skipped: [{ channel: 'cadastros', name: 'x.lnk', reason: 'a symlink', kind: 'symlink' }] }, dir, dir);
+    assert.ok(skipped.includes('<h2>Itens da entrada não recebidos</h2>'));
+  });
 });
 
 describe('report.xlsx and typed cells', () => {
