@@ -14,7 +14,8 @@ import type { CsvFormatOptions } from '../outbox/csv.js';
 import { createRejectsWriter } from '../outbox/rejects.js';
 import { iterate } from '../journal/iterate.js';
 import type { Logger } from '../shared/logger.js';
-import { parseFactsKey, type StoredParseFacts } from './map-file.js';
+import type { StoredParseFacts } from './map-file.js';
+import { FILE_META } from '../journal/policy.js';
 import type { KeyLabeler } from './stock-labels.js';
 
 export interface FileFigures {
@@ -151,7 +152,7 @@ export async function finishFile(opts: {
       if (fixable && opts.mapping && row.raw && row.raw.length > 0) {
         if (!rejects) {
           await mkdir(rejectsDir, { recursive: true });
-          const facts = JSON.parse((await journal.getMeta(parseFactsKey(file.id))) ?? '{}') as StoredParseFacts;
+          const facts = JSON.parse((await journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
           rejects = createRejectsWriter(rejectsPath, { ...opts.mapping.source, ...facts });
         }
         // xml/json rejects are a listing only: one line per rejected document, with its line range, not

@@ -4,7 +4,7 @@
  * does everything per file (in-doubt records, order-dependent and session targets, waiting for the helpers'
  * records before its next tier, the result, the report, the archive); a helper only claims pending records of a
  * shareable target (push/pipeline.ts shareableTarget) of a file whose owner said it shares it (run-send.ts
- * shareKey), once no live instance is still mapping a file and no record of a lower tier is left unsettled in the
+ * FILE_META.share), once no live instance is still mapping a file and no record of a lower tier is left unsettled in the
  * files being worked on.
  */
 import type { FileRow } from '../journal/types.js';
@@ -13,7 +13,8 @@ import type { CompiledMapping } from '../map/index.js';
 import { FatalPushError, pushFiles, shareableTarget } from '../push/pipeline.js';
 import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import type { AppContext } from './context.js';
-import { policyOf, shareKey } from './run-send.js';
+import { policyOf } from './run-send.js';
+import { FILE_META } from '../journal/policy.js';
 import { pickMapping } from './run-state.js';
 
 /** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
@@ -110,7 +111,7 @@ async function takeable(
   if (live.some((g) => g.status === 'claimed')) return 'wait';
   const target = targetOf(ctx, mappings, f);
   if (!target || !shareableTarget(target)) return 'no';
-  if ((await ctx.journal.getMeta(shareKey(f.id))) !== f.owner) {
+  if ((await ctx.journal.getMeta(FILE_META.share(f.id))) !== f.owner) {
     const seen = firstSeen.get(f.id) ?? Date.now();
     firstSeen.set(f.id, seen);
     return Date.now() - seen < SHARE_GRACE_MS ? 'wait' : 'no';

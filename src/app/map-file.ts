@@ -6,6 +6,7 @@
 import type { CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord } from '../journal/types.js';
+import { FILE_META } from '../journal/policy.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
 import { InputError } from '../shared/errors.js';
 import { payloadHash } from '../shared/hash.js';
@@ -14,10 +15,6 @@ import { reasonOfIssues } from '../shared/reason.js';
 export interface StoredParseFacts {
   headerCells?: string[];
   newline?: '\r\n' | '\n' | '\r';
-}
-
-export function parseFactsKey(fileId: number): string {
-  return `parse-facts:${fileId}`;
 }
 
 export interface MapFileResult {
@@ -150,7 +147,7 @@ export async function mapFileToJournal(opts: {
     ...(items.facts.header ? { headerCells: items.facts.header } : {}),
     ...(items.facts.newline ? { newline: items.facts.newline } : {}),
   };
-  await opts.journal.setMeta(parseFactsKey(opts.fileId), JSON.stringify(facts));
+  await opts.journal.setMeta(FILE_META.parseFacts(opts.fileId), JSON.stringify(facts));
   return res;
 }
 

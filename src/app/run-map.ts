@@ -16,14 +16,13 @@ import type { StreamFeed } from '../push/feed.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { mapFileToJournal } from './map-file.js';
 import type { RunState, Working } from './run-state.js';
+import { FILE_META } from '../journal/policy.js';
 
 /** Where a streamed file's mapping stands: outputs journaled and published, and the id of the last one. */
 interface StreamPoint {
   outputs: number;
   lastId: number;
 }
-
-const streamKey = (fileId: number): string => `stream:${fileId}`;
 
 /** The files to map, in the order they are mapped (streamed files by tier: a tier's dependencies come first). */
 function toMap(run: RunState): Working[] {
@@ -46,7 +45,7 @@ function toMap(run: RunState): Working[] {
 export async function streamsWhileMapped(run: RunState, w: Working): Promise<boolean> {
   if (run.opts.dryRun || !w.mapping || w.row.status !== 'claimed' || TARGET_INFO[w.mapping.target].send.kind === 'session') return false;
   if (w.row.size >= run.ctx.config.sending.streamFrom) return true;
-  return (await run.ctx.journal.getMeta(streamKey(w.row.id))) !== undefined;
+  return (await run.ctx.journal.getMeta(FILE_META.stream(w.row.id))) !== undefined;
 }
 
 /**
@@ -169,7 +168,7 @@ async function mapOne(run: RunState, w: Working, feed?: StreamFeed): Promise<voi
 }
 
 async function streamPointOf(run: RunState, w: Working): Promise<StreamPoint | null> {
-  const text = await run.ctx.journal.getMeta(streamKey(w.row.id));
+  const text = await run.ctx.journal.getMeta(FILE_META.stream(w.row.id));
   if (text === undefined) return null;
   const p = JSON.parse(text) as StreamPoint;
   run.log.info({ file: w.row.name, records: p.outputs }, 'resuming a streamed file after the records an earlier run published');
@@ -183,7 +182,7 @@ async function streamPointOf(run: RunState, w: Working): Promise<StreamPoint | n
 async function publishBatch(run: RunState, w: Working, feed: StreamFeed, point: StreamPoint): Promise<void> {
   const changed = await changedSinceClaim(w.claimed, { contentHash: false });
   if (changed) throw new ChangedWhileStreaming(changed);
-  await run.ctx.journal.setMeta(streamKey(w.row.id), JSON.stringify(point));
+  await run.ctx.journal.setMeta(FILE_META.stream(w.row.id), JSON.stringify(point));
   feed.publish(w.row.id, point.lastId);
   w.streamed = true;
   // no further ahead of the send loop than a few of its batches (feed.ts, back-pressure)

@@ -8,6 +8,7 @@ import { FatalPushError, pushFiles, type ChannelPolicy } from '../push/pipeline.
 import type { RecordFeed } from '../push/feed.js';
 import type { AppContext } from './context.js';
 import type { RunState, Working } from './run-state.js';
+import { FILE_META } from '../journal/policy.js';
 
 /** `streamed`: files being mapped while they are sent, and the feed their batches are published to */
 export async function sendFiles(run: RunState, streamed?: { files: readonly Working[]; feed: RecordFeed }): Promise<void> {
@@ -26,7 +27,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
     let lastTick = 0;
     // a shared journal: other instances may send batches of these files (claims); a streamed file stays this instance's
     const share = ctx.shared && !streamed ? { owner: run.owner, leaseTtlMs: run.ttl } : undefined;
-    if (share) for (const w of toSend) await ctx.journal.setMeta(shareKey(w.row.id), run.owner);
+    if (share) for (const w of toSend) await ctx.journal.setMeta(FILE_META.share(w.row.id), run.owner);
     try {
       run.pushed = await pushFiles({
         journal: ctx.journal,
@@ -62,13 +63,6 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
   }
   run.timeline.push({ atMs: Math.round(performance.now() - run.t0), settled });
 }
-
-/**
- * The meta key by which a file's owner says other instances may send claimed batches of it (its value: the owner).
- * A helper takes batches only of a file whose current owner wrote it: never of a streamed file, nor of a file whose
- * owner runs a wmsbridge that does not claim (they would send the same records).
- */
-export const shareKey = (fileId: number): string => `share:${fileId}`;
 
 export function policyOf(channel: ResolvedChannel, globalConcurrency: number): ChannelPolicy {
   return {

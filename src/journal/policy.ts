@@ -35,8 +35,22 @@ export const PRUNABLE_FILE_STATUSES: readonly FileStatus[] = ['done', 'error', '
 /** ... none of whose records waits for anything. */
 export const WAITING_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'held', 'in_doubt', 'failed'];
 
+/**
+ * The meta keys that belong to one file, each built here only: what the rejects writer needs of its parse (header
+ * cells, newline), where a streamed file's mapping stands (its resume point), which owner shares its records.
+ */
+export const FILE_META = {
+  parseFacts: (fileId: number): string => `parse-facts:${fileId}`,
+  stream: (fileId: number): string => `stream:${fileId}`,
+  /**
+   * its value is the owner: other instances may send claimed batches of the file while that owner holds it (never of
+   * a streamed file, nor of one whose owner runs a wmsbridge that does not claim: they would send the same records)
+   */
+  share: (fileId: number): string => `share:${fileId}`,
+} as const;
+
 /** Meta keys that belong to one file (removed with it). */
-export const fileMetaKeys = (fileId: number): string[] => [`parse-facts:${fileId}`, `stream:${fileId}`, `share:${fileId}`];
+export const fileMetaKeys = (fileId: number): string[] => Object.values(FILE_META).map((key) => key(fileId));
 
 /** The columns of an updateFile patch (keys given as undefined are left alone). */
 const FILE_PATCH_COLUMNS: Record<string, string> = {
