@@ -3,14 +3,15 @@
  * claimed batches of files another LIVE instance owns, so one big file is sent by every instance. The owner still
  * does everything per file (in-doubt records, order-dependent and session targets, waiting for the helpers'
  * records before its next tier, the result, the report, the archive); a helper only claims pending records of a
- * shareable target (push/pipeline.ts shareableTarget) of a file whose owner said it shares it (run-send.ts
+ * shareable target (push/share.ts shareableTarget) of a file whose owner said it shares it (run-send.ts
  * FILE_META.share), once no live instance is still mapping a file and no record of a lower tier is left unsettled in the
  * files being worked on.
  */
 import type { FileRow } from '../journal/types.js';
 import type { HelpedFile } from '../outbox/types.js';
 import type { CompiledMapping } from '../map/index.js';
-import { FatalPushError, pushFiles, shareableTarget } from '../push/pipeline.js';
+import { FatalPushError, pushFiles } from '../push/pipeline.js';
+import { shareableTarget } from '../push/share.js';
 import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import type { AppContext } from './context.js';
 import { policyOf } from './run-send.js';

@@ -31,6 +31,8 @@ import { describeError, inDoubtPolicyFor, isWmsUnavailable } from './decide.js';
 import { createRecordSender, type PushRun } from './record.js';
 import { pushStockSync } from './stock-sync.js';
 import type { RecordFeed } from './feed.js';
+import { createSendQueue, createWindow, sendWindow } from './send-queue.js';
+import { sendClaimed, shareableTarget, type ShareOptions } from './share.js';
 
 export interface ChannelPolicy {
   /** the channel's inbox folder (attachments are read from inside it only) */
@@ -73,20 +75,6 @@ export interface PushOptions {
    * batches of the tiers it is given and leaves everything else to the owner.
    */
   share?: ShareOptions;
-}
-
-export interface ShareOptions {
-  /** the claims' owner: this instance */
-  owner: string;
-  leaseTtlMs: number;
-  /** helping another instance's files: only claimed batches, only while `mayTake` answers true (asked at most once a second) */
-  helper?: { mayTake: () => Promise<boolean> };
-}
-
-/** Targets whose records may be sent by any instance in any order within their tier: no source-order rule, no session. */
-export function shareableTarget(target: Target): boolean {
-  const info = TARGET_INFO[target];
-  return info.sequence === null && info.send.kind !== 'session';
 }
 
 export interface PushStats {
@@ -261,7 +249,7 @@ async function sendTier(
   runInOrder: (row: RecordRow) => Promise<void>,
   stopping: () => boolean,
 ): Promise<void> {
-  const queue = createSendQueue(opts, runInOrder, opts.batchSize);
+  const queue = createSendQueue(opts.logger, runInOrder, opts.batchSize);
   const feed = opts.feed;
   let afterId = 0;
   for (;;) {
@@ -282,117 +270,6 @@ async function sendTier(
     await more;
   }
   await queue.drain();
-}
-
-/**
- * Records entered into the send loop with back-pressure: `push` returns once fewer than `limit` are queued. A
- * counter and one waiter: a Promise.race over the queued tasks would add a reaction to each of them at every turn
- * (quadratic work and memory: found with --cpu-prof on 20,000 records).
- */
-function createSendQueue(opts: PushOptions, runInOrder: (row: RecordRow) => Promise<void>, limit: number) {
-  let queued = 0;
-  let slotFree: (() => void) | null = null;
-  let allDone: (() => void) | null = null;
-  return {
-    async push(row: RecordRow): Promise<void> {
-      queued++;
-      runInOrder(row)
-        .catch((err: unknown) => {
-          opts.logger.error({ err, recordKey: row.key, resource: row.target }, 'unexpected error while sending');
-        })
-        .finally(() => {
-          queued--;
-          slotFree?.();
-          if (queued === 0) allDone?.();
-        });
-      while (queued >= limit) await new Promise<void>((r) => (slotFree = r));
-      slotFree = null;
-    },
-    async drain(): Promise<void> {
-      if (queued > 0) await new Promise<void>((r) => (allDone = r));
-    },
-  };
-}
-
-/** How often a file's owner looks again at the records other instances claimed, at the end of a tier. */
-const CLAIM_POLL_MS = 100;
-
-/**
- * A tier's shareable records through claims (PushOptions.share): batches of pending records claimed in id order
- * until none is left. The owner first sends the tier's in-doubt records (never claimed: the in-doubt policy is
- * the owner's), then waits until what other instances claimed is settled; a claim that expired with records in
- * flight turns them in doubt and the owner settles them. Each record enters the send loop once.
- */
-async function sendClaimed(
-  opts: PushOptions,
-  share: ShareOptions,
-  fileIds: number[],
-  targets: Target[],
-  runInOrder: (row: RecordRow) => Promise<void>,
-  stopping: () => boolean,
-): Promise<void> {
-  const { journal, logger } = opts;
-  // claimed and queued records stay pending until marked: a page of them, a send window's worth twice over
-  const page = Math.min(opts.batchSize, Math.max(16, 2 * sendWindow(opts.concurrency)));
-  const queue = createSendQueue(opts, runInOrder, page);
-  const entered = new Set<number>();
-  const enter = async (row: RecordRow): Promise<void> => {
-    if (entered.has(row.id)) return;
-    entered.add(row.id);
-    await queue.push(row);
-  };
-  const sendInDoubt = async (): Promise<void> => {
-    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'], withoutRaw: true }, page)) {
-      if (stopping()) break;
-      await enter(row);
-    }
-  };
-  const mayTake = throttled(share.helper?.mayTake);
-  if (!share.helper) await sendInDoubt();
-  let settledOthers = false;
-  while (!stopping()) {
-    if (!(await mayTake())) break;
-    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs);
-    if (rows.length > 0) {
-      settledOthers = false;
-      for (const row of rows) {
-        if (stopping()) break;
-        await enter(row);
-      }
-      continue;
-    }
-    if (share.helper) break;
-    // nothing left to claim: the records other instances hold settle (or their claims expire) before the next tier
-    const recovered = await journal.recoverExpiredClaims(fileIds);
-    if (recovered > 0) {
-      logger.warn({ count: recovered }, 'an instance stopped renewing its claims while sending: its records in flight are in doubt, settling them here');
-      await sendInDoubt();
-      continue;
-    }
-    if ((await journal.countClaimedByOthers(fileIds, targets, share.owner)) === 0) {
-      // one more claim after the last claim was given back (a helper that stopped releases what it did not send)
-      if (settledOthers) break;
-      settledOthers = true;
-      continue;
-    }
-    settledOthers = false;
-    await new Promise((r) => setTimeout(r, CLAIM_POLL_MS));
-  }
-  await queue.drain();
-}
-
-/** A check asked at most once a second (its last answer in between); none: always true. */
-function throttled(check: (() => Promise<boolean>) | undefined): () => Promise<boolean> {
-  if (!check) return () => Promise.resolve(true);
-  let at = 0;
-  let last = true;
-  return async () => {
-    if (Date.now() - at >= 1000) {
-      last = await check();
-      at = Date.now();
-    }
-    return last;
-  };
 }
 
 /** Dependencies still being sent elsewhere (another instance): try again until they settle or the wait is over. */
@@ -486,39 +363,3 @@ export function notInOrder(blocker: string, outage: boolean): RecordResult {
  * keep each read to a few ms. The back-pressure bound stays `batchSize` records.
  */
 const SEND_PAGE_ROWS = 200;
-
-/**
- * The send window: at most `size` tasks hold a place at once, in arrival order. A task may give its place back
- * before it ends (`release`, idempotent); it is given back at its end otherwise. A freed place goes straight to
- * the first waiting task.
- */
-function createWindow(size: number): <T>(fn: (release: () => void) => Promise<T>) => Promise<T> {
-  let free = size;
-  const waiting: Array<() => void> = [];
-  return async (fn) => {
-    if (free > 0) free--;
-    else await new Promise<void>((r) => waiting.push(r));
-    let held = true;
-    const release = (): void => {
-      if (!held) return;
-      held = false;
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    };
-    try {
-      return await fn(release);
-    } finally {
-      release();
-    }
-  };
-}
-
-/**
- * Records in the send window for a given request concurrency: the requests in flight plus a quarter more
- * (at least 2) being prepared, whose 'sending' marks commit while the requests are out. A crash leaves at
- * most this many records in doubt; only the `concurrency` in flight can have reached the WMS.
- */
-export function sendWindow(concurrency: number): number {
-  return concurrency + Math.max(2, Math.ceil(concurrency / 4));
-}

@@ -14,7 +14,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { killAll, spawnCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
-import { sendWindow } from '../../src/push/pipeline.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 import type { RunSummary } from '../../src/outbox/types.js';
 
 const skip = postgresSkipReason();

@@ -15,7 +15,7 @@ import { killAll, runCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
-import { sendWindow } from '../../src/push/pipeline.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 
 const skip = postgresSkipReason();
 const CAT_FILES = 3;

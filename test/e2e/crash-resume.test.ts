@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { crashLoop, killDelays } from '../helpers/crash-loop.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping, pickingListMapping, providerMapping, seededProductId } from '../helpers/fixtures.js';
-import { sendWindow } from '../../src/push/pipeline.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
 
 const CATEGORIES = 2000;

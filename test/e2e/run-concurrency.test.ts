@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCliWatched } from '../helpers/crash-loop.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { sendWindow } from '../../src/push/pipeline.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
 
 let sb: Sandbox;

@@ -12,7 +12,7 @@ import { makeTempDir, walkFiles as walk } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping } from '../helpers/fixtures.js';
-import { sendWindow } from '../../src/push/pipeline.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
