@@ -266,6 +266,7 @@ type RecordMethods = Pick<
   | 'pruneSettled'
   | 'listRecords'
   | 'countRecords'
+  | 'targetsOf'
   | 'requeue'
   | 'recoverInFlight'
   | 'findLatest'
@@ -306,6 +307,7 @@ function recordSection(ctx: Ctx): RecordMethods {
         for (const r of await store.countByStatus(query)) counts[r.status] = r.n;
         return counts;
       }),
+    targetsOf: (fileIds, statuses) => op('targetsOf', () => (fileIds.length === 0 || statuses.length === 0 ? [] : store.targetsOf(fileIds, statuses))),
     requeue: (recordIds) => op('requeue', () => (recordIds.length === 0 ? 0 : store.resetRecords(recordIds, REQUEUABLE_STATUSES, 'pending'))),
     // what a resume does: a record left 'sending' by a crash may or may not have reached the WMS
     recoverInFlight: (fileIds) => op('recoverInFlight', () => store.moveStatus('sending', 'in_doubt', fileIds)),

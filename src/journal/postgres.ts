@@ -547,6 +547,11 @@ class PostgresStore implements JournalStore {
     );
   }
 
+  async targetsOf(fileIds: number[], statuses: readonly RecordStatus[]): Promise<Target[]> {
+    const sql = `SELECT DISTINCT target FROM ${this.S}.records WHERE file_id = ANY($1::bigint[]) AND status = ANY($2::text[])`;
+    return (await this.q<{ target: Target }>(sql, [fileIds, [...statuses]], 'targetsOf')).rows.map((r) => r.target);
+  }
+
   async countByStatus(query: StoreRecordQuery): Promise<Array<{ status: RecordStatus; n: number }>> {
     const params: unknown[] = [];
     const where = recordWhere(query, params);

@@ -452,6 +452,13 @@ class SqliteStore implements JournalStore {
     );
   }
 
+  targetsOf(fileIds: number[], statuses: readonly RecordStatus[]): Target[] {
+    // the (file, status) index: only the records still in those statuses are visited, not every record of the files
+    const sql = `SELECT DISTINCT target FROM records INDEXED BY records_by_file_status
+       WHERE file_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?))`;
+    return (this.stmt(sql).all(JSON.stringify(fileIds), JSON.stringify(statuses)) as Array<{ target: Target }>).map((r) => r.target);
+  }
+
   countByStatus(query: StoreRecordQuery): Array<{ status: RecordStatus; n: number }> {
     const { where, params } = recordWhere(query);
     // counting needs no order: let the planner pick (covering index on file and status)

@@ -119,6 +119,8 @@ export interface JournalStore {
   prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
   listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;
   countByStatus(query: StoreRecordQuery): Awaitable<Array<{ status: RecordStatus; n: number }>>;
+  /** distinct targets of these files' records in these statuses (lists not empty) */
+  targetsOf(fileIds: number[], statuses: readonly RecordStatus[]): Awaitable<Target[]>;
   /** records in `from` (among `ids`) become `to` with outcome, error and reason cleared; returns how many */
   resetRecords(ids: number[], from: readonly RecordStatus[], to: RecordStatus): Awaitable<number>;
   /** records in status `from` (of these files, or all) become `to`; returns how many. A record claimed live by an owner is left alone. */

@@ -282,6 +282,11 @@ export interface Journal {
   /** Records matching the query, ordered by id. */
   listRecords(query: RecordQuery): Promise<RecordRow[]>;
   countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;
+  /**
+   * The targets of these files' records in these statuses, each once (any order): the send loop reads only the tiers
+   * that have some, instead of scanning the files' records once per tier for targets they do not hold.
+   */
+  targetsOf(fileIds: number[], statuses: RecordStatus[]): Promise<Target[]>;
   /** Marks a record in flight (status 'sending', attempts + 1) before its request leaves. */
   markSending(recordId: number): Promise<void>;
   /** Settles a record. */

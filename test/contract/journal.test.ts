@@ -450,6 +450,17 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
         0,
       );
       assert.deepEqual(Object.keys(none).sort(), Object.keys(expected).sort());
+      // the targets of the records still to send (C1 in flight, C2 pending products, C3 a pending category)
+      assert.deepEqual((await j.targetsOf([f.id], ['pending', 'sending', 'in_doubt'])).sort(), ['Category', 'Product']);
+      assert.deepEqual(await j.targetsOf([f.id], ['sending']), ['Product']);
+      assert.deepEqual(await j.targetsOf([f.id], ['rejected']), ['Product'], 'each target once');
+      assert.deepEqual(await j.targetsOf([f.id], ['held']), []);
+      const g = await newFile(j);
+      await j.addRecords(g.id, [rec('FAM', { target: 'Family' })]);
+      assert.deepEqual((await j.targetsOf([f.id, g.id], ['pending'])).sort(), ['Category', 'Family', 'Product'], 'across files');
+      assert.deepEqual(await j.targetsOf([g.id], ['pending']), ['Family'], 'only the files asked');
+      assert.deepEqual(await j.targetsOf([], ['pending']), []);
+      assert.deepEqual(await j.targetsOf([f.id], []), []);
     });
 
     test('keyset paging with afterId and limit visits every record once', async () => {

@@ -8,7 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openJournal } from '../../src/journal/index.js';
-import type { Journal, NewRecord } from '../../src/journal/types.js';
+import type { Journal, NewRecord, RecordQuery } from '../../src/journal/types.js';
+import type { Target } from '../../src/wms/targets.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
 import { WmsError, WmsErrorCode } from '../../src/wms/errors.js';
 import { ENDPOINTS } from '../../src/wms/endpoints.js';
@@ -240,4 +241,42 @@ test('a 409 on a product without an id: the id is read through its stock (the in
   assert.equal(row2.wmsId, null, 'no stock names it: delivered without an id');
   assert.match(row2.error ?? '', /resolve --mark-sent/);
   await none.close();
+});
+
+test('only the tiers with records to send are read: a file of categories is never scanned for the other targets', async () => {
+  const journal: Journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j${++seq}.db`) });
+  try {
+    const file = await journal.addFile({ channel: 'c', name: 'f.csv', path: `/in/f${seq}.csv`, size: 1, sha256: `sha-${seq}`, runId: 'r' });
+    await journal.addRecords(
+      file.id,
+      Array.from({ length: 30 }, (_, i) => category(`C${i}`, i + 2)),
+    );
+    const reads: Array<Target[] | undefined> = [];
+    const spy = new Proxy(journal, {
+      get(target, prop, receiver) {
+        if (prop === 'listRecords')
+          return (q: RecordQuery) => {
+            if (q.statuses?.includes('pending')) reads.push(q.targets);
+            return target.listRecords(q);
+          };
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    const { client, calls } = scriptedClient({});
+    const stats = await pushFiles({
+      journal: spy,
+      client,
+      refCache: createReferenceCache(null),
+      logger: createLogger({ level: 'silent' }),
+      files: [{ id: file.id, name: 'f.csv', sha256: 'x', policy }],
+      concurrency: 4,
+      batchSize: 100,
+    });
+    assert.equal(stats.settled, 30);
+    assert.equal(calls.length, 30);
+    assert.ok(reads.length > 0);
+    assert.deepEqual([...new Set(reads.map((t) => JSON.stringify(t)))], ['["Category"]'], 'every read of the send loop asked for categories only');
+  } finally {
+    await journal.close();
+  }
 });
