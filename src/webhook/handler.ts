@@ -96,10 +96,17 @@ export function isJsonContentType(value: string | undefined): boolean {
   return true;
 }
 
-type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
+/** A body over the limit is drained (read and dropped) up to this many times the limit before its 413. */
+const DRAIN_FACTOR = 8;
 
-/** Reads the body up to `limit` bytes; past it, stops keeping data and reports too-large at once. */
-function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+/** too-large: read to its end and dropped; cut: still coming past the drain limit (answered at once, connection closed). */
+type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'cut' | 'aborted' };
+
+/**
+ * Reads the body up to `limit` bytes; past it, keeps reading without keeping anything, and reports too-large at its
+ * end, or `cut` as soon as more than `drainLimit` bytes came.
+ */
+function readBody(req: IncomingMessage, limit: number, drainLimit: number): Promise<BodyResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -110,16 +117,16 @@ function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
       resolve(r);
     };
     req.on('data', (chunk: Buffer) => {
-      if (settled) return; // draining past the limit
+      if (settled) return; // draining past the drain limit
       size += chunk.length;
-      if (size > limit) {
-        chunks.length = 0;
-        done({ ok: false, reason: 'too-large' });
+      if (size > drainLimit) {
+        done({ ok: false, reason: 'cut' });
         return;
       }
-      chunks.push(chunk);
+      if (size > limit) chunks.length = 0;
+      else chunks.push(chunk);
     });
-    req.on('end', () => done({ ok: true, body: Buffer.concat(chunks, size) }));
+    req.on('end', () => done(size > limit ? { ok: false, reason: 'too-large' } : { ok: true, body: Buffer.concat(chunks, size) }));
     req.on('aborted', () => done({ ok: false, reason: 'aborted' }));
     req.on('error', () => done({ ok: false, reason: 'aborted' }));
   });
@@ -182,15 +189,19 @@ export function createWebhookHandler(options: ResolvedHandlerOptions, deps: Webh
     if (!isJsonContentType(header(req, 'content-type'))) {
       return refuse(res, 415, 'unsupported media type: send Content-Type: application/json');
     }
+    // a body over the limit is read to its end and dropped before the 413, so the sender reads the answer instead of
+    // a broken pipe mid-upload; past DRAIN_FACTOR times the limit it is answered at once and the connection closed
+    const tooLarge = `payload too large (limit ${options.maxBodyBytes} bytes)`;
+    const drainLimit = options.maxBodyBytes * DRAIN_FACTOR;
     const declared = Number(header(req, 'content-length'));
-    if (Number.isFinite(declared) && declared > options.maxBodyBytes) {
+    if (Number.isFinite(declared) && declared > drainLimit) {
       req.resume();
-      return refuse(res, 413, `payload too large (limit ${options.maxBodyBytes} bytes)`, { connection: 'close' });
+      return refuse(res, 413, tooLarge, { connection: 'close' });
     }
-    const read = await readBody(req, options.maxBodyBytes);
+    const read = await readBody(req, options.maxBodyBytes, drainLimit);
     if (!read.ok) {
       if (read.reason === 'aborted') return;
-      return refuse(res, 413, `payload too large (limit ${options.maxBodyBytes} bytes)`, { connection: 'close' });
+      return refuse(res, 413, tooLarge, read.reason === 'cut' ? { connection: 'close' } : {});
     }
     const raw = read.body;
 
