@@ -26,7 +26,6 @@ const HELP_POLL_MS = 250;
 export interface HelpResult {
   /** records this instance settled for other instances' files */
   settled: number;
-  files: number;
   /** the files helped with: records this instance settled of each (the owner's result file lists them) */
   perFile: HelpedFile[];
 }
@@ -37,7 +36,7 @@ export interface HelpResult {
  * without a shared journal.
  */
 export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapping[]; signal?: AbortSignal }): Promise<HelpResult> {
-  const result: HelpResult = { settled: 0, files: 0, perFile: [] };
+  const result: HelpResult = { settled: 0, perFile: [] };
   if (!ctx.shared) return result;
   const { journal, logger } = ctx;
   const owner = ctx.instanceId;
@@ -76,9 +75,8 @@ export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapp
     }
   } finally {
     clearInterval(renew);
-    result.files = helped.size;
     result.perFile = [...helped.values()];
-    if (result.settled > 0) logger.info({ records: result.settled, files: result.files }, 'helped other instances: sent records of their files');
+    if (result.settled > 0) logger.info({ records: result.settled, files: result.perFile.length }, 'helped other instances: sent records of their files');
   }
   return result;
 }

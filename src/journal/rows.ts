@@ -141,8 +141,6 @@ export function toWebhook(r: WebhookDbRow): WebhookEventRow {
  * A new record's column values, in the order both stores insert them: target, op, key, source, mapping,
  * payload, payload_hash, attachment_path, raw, status, error, reason (JSON columns as text).
  */
-export type RecordColumns = ReturnType<typeof recordColumns>;
-
 export function recordColumns(
   r: NewRecord,
 ): [
@@ -174,3 +172,6 @@ export function recordColumns(
     r.reason ? JSON.stringify(r.reason) : null,
   ];
 }
+
+/** A new record's column values as recordColumns gives them (what crosses to the SQLite writer thread). */
+export type RecordColumns = ReturnType<typeof recordColumns>;

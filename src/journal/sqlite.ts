@@ -27,7 +27,7 @@ import {
   type WebhookDbRow,
   type XrefDbRow,
 } from './rows.js';
-import { applyBatch, QUEUED_WRITES, statementCache, type QueuedWriteOp, type StatementCache } from './sqlite-writes.js';
+import { applyBatch, QUEUED_WRITES, statementCache, type QueuedWriteOp, type QueuedWriteResult, type StatementCache } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type { WriteOutcome } from './group-commit.js';
 import { createJournal, FILE_STATUSES, RECORD_STATUSES } from './policy.js';
@@ -237,6 +237,11 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
 /** batches a file journal keeps in flight to its writer thread (merged there into one transaction when they wait) */
 const SQLITE_THREAD_BATCHES_IN_FLIGHT = 8;
 
+/** A queued write that failed, as the error it threw (its SQLite code kept). */
+function failedWrite(r: Extract<QueuedWriteResult, { ok: false }>): Error {
+  return Object.assign(new Error(r.message), { code: r.code });
+}
+
 /** A queued write as the writer thread's table names it (sqlite-writes.ts). */
 function toQueuedOp(w: JournalWrite): QueuedWriteOp {
   switch (w.kind) {
@@ -402,10 +407,9 @@ class SqliteStore implements JournalStore {
    * batch is mapped while this one commits. ':memory:' journals apply it on their one connection.
    */
   async insertRecords(fileId: number, records: NewRecord[]): Promise<number> {
-    const op: QueuedWriteOp = { name: 'insertRecords', args: [fileId, records.map(recordColumns), now()] };
-    const writer = this.startWriter();
-    const [result] = writer ? await writer.submit([op]) : applyBatch(this.db, this.stmt, [op]);
-    if (!result?.ok) throw Object.assign(new Error(result?.message ?? 'no result'), { code: result?.code });
+    const [result] = await this.applyQueued([{ name: 'insertRecords', args: [fileId, records.map(recordColumns), now()] }]);
+    if (!result) throw new Error('the writer answered no result');
+    if (!result.ok) throw failedWrite(result);
     return result.value as number;
   }
 
@@ -545,10 +549,14 @@ class SqliteStore implements JournalStore {
    * loop; the thread starts with the first batch.
    */
   async commitWrites(batch: JournalWrite[]): Promise<WriteOutcome[]> {
-    const ops = batch.map(toQueuedOp);
+    const results = await this.applyQueued(batch.map(toQueuedOp));
+    return results.map((r) => (r.ok ? r : { ok: false, error: failedWrite(r) }));
+  }
+
+  /** Queued writes in one transaction: on the writer thread (file journals, started by the first), else on this connection. */
+  private async applyQueued(ops: QueuedWriteOp[]): Promise<QueuedWriteResult[]> {
     const writer = this.startWriter();
-    const results = writer ? await writer.submit(ops) : applyBatch(this.db, this.stmt, ops);
-    return results.map((r) => (r.ok ? r : { ok: false, error: Object.assign(new Error(r.message), { code: r.code }) }));
+    return writer ? writer.submit(ops) : applyBatch(this.db, this.stmt, ops);
   }
 
   private startWriter(): WriterThread | null {

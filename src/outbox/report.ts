@@ -607,7 +607,7 @@ function renderReasonsTable(summary: RunSummary, i18n: I18n): string {
 }
 
 /** Webhooks received, inbox entries not taken, records sent for other instances (sections shown only when there are some). */
-function renderWebhooksAndSkipped(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string; helped: string } {
+function renderSideSections(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string; helped: string } {
   const { t } = i18n;
   const c = (k: string): string => colHead(i18n, k);
   const webhooks = summary.webhooks?.length
@@ -650,7 +650,7 @@ export function renderReportHtml(summary: RunSummary, pageDir: string, outboxDir
   const resTable = renderResourcesTable(summary, i18n);
   const attTable = renderAttention(summary, i18n, options.maxAttention);
   const reasonsTable = renderReasonsTable(summary, i18n);
-  const { webhooks, skipped, helped } = renderWebhooksAndSkipped(summary, i18n);
+  const { webhooks, skipped, helped } = renderSideSections(summary, i18n);
 
   const w = summary.wms;
   const title = t('report.title', { runId: summary.runId });

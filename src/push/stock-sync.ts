@@ -24,13 +24,15 @@ export async function pushStockSync(
   opts: { batchSize: number; chunkSize: number; signal?: AbortSignal | undefined },
 ): Promise<void> {
   const q = { fileIds: [file.id], targets: ['StockSync' as Target] };
+  // the rows still to send, read again by each pass
+  const unsent = () => iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize);
   const counts = await run.journal.countRecords(q);
   if ((counts.pending ?? 0) + (counts.in_doubt ?? 0) === 0) return;
   // pass 1: resolve every row; refuse the session if any row is refused
   let refused = counts.rejected ?? 0;
   let waiting = 0;
   const owners = new Set<string>();
-  for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
+  for await (const row of unsent()) {
     const r = await run.resolver.resolve(row.payload);
     if (!r.ok && r.code === 'dependency_waiting') {
       // not the data: this row waits, and the session with it (the other rows stay pending)
@@ -53,7 +55,7 @@ export async function pushStockSync(
     owners.add(String(r.payload['ownerId']));
   }
   if (refused > 0) {
-    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
+    for await (const row of unsent()) {
       await run.settle(row, {
         status: 'held',
         outcome: 'held',
@@ -111,7 +113,7 @@ export async function pushStockSync(
     };
     // look-ahead of one chunk, so the last chunk is known when it is sent
     let pending: typeof chunk | null = null;
-    for await (const row of iterate(run.journal, { ...q, statuses: ['pending', 'in_doubt'], withoutRaw: true }, opts.batchSize)) {
+    for await (const row of unsent()) {
       if (opts.signal?.aborted) return;
       const r = await run.resolver.resolve(row.payload);
       if (!r.ok || String(r.payload['ownerId']) !== ownerId) continue;
