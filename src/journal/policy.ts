@@ -313,11 +313,11 @@ function recordSection(ctx: Ctx): RecordMethods {
     recoverInFlight: (fileIds) => op('recoverInFlight', () => store.moveStatus('sending', 'in_doubt', fileIds)),
     findLatest: (target, key, options) => op('findLatest', () => store.findLatest(target, key, SETTLED_STATUSES, options?.excludeFileId)),
     findRecordByWmsId: (wmsId) => op('findRecordByWmsId', () => store.findRecordByWmsId(wmsId)),
-    claimRecordBatch: (fileIds, targets, owner, limit, leaseTtlMs) =>
+    claimRecordBatch: (fileIds, targets, owner, limit, leaseTtlMs, afterId = 0) =>
       op('claimRecordBatch', () => {
         checkTtl(ctx, 'claimRecordBatch', leaseTtlMs);
         if (fileIds.length === 0 || targets.length === 0 || limit <= 0) return [];
-        return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES);
+        return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES, afterId);
       }),
     releaseRecordClaims: (owner, fileIds) =>
       op('releaseRecordClaims', () => (fileIds?.length === 0 ? 0 : store.releaseRecordClaims(owner, CLAIMABLE_STATUSES, fileIds))),

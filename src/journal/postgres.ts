@@ -23,7 +23,7 @@ import type { QueryConfig, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { createPgBatchCommit, PG_MAX_BATCHES_IN_FLIGHT, type Run } from './postgres-writes.js';
+import { cleanText, createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, type Run } from './postgres-writes.js';
 import {
   recordColumns,
   recordSelectList,
@@ -169,6 +169,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE S.records ADD COLUMN claim_until TIMESTAMPTZ;
   CREATE INDEX records_by_claim_owner ON S.records (claim_owner) WHERE claim_owner IS NOT NULL AND status IN ('pending', 'sending');
   `,
+  // 5 (issue 19): the send loop's writes of one batch in one statement, one round trip (postgres-writes.ts)
+  PG_APPLY_WRITES_FUNCTION,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -217,10 +219,11 @@ const typeParsers = {
 /**
  * PostgreSQL text cannot hold U+0000 (legacy fixed-width exports do pad with NUL): in text columns it
  * is stored as U+FFFD, in lookups too, so a key with a NUL still finds itself. JSON columns keep it
- * (JSON.stringify writes it as the escape \u0000, which the json type accepts; jsonb would not).
+ * (JSON.stringify writes it as the escape \u0000, which the json type accepts; jsonb would not). A lone
+ * surrogate (a message cut inside an emoji) becomes U+FFFD as UTF-8 encoding made it (cleanText).
  */
 function cleanParam(v: unknown): unknown {
-  if (typeof v === 'string') return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
+  if (typeof v === 'string') return cleanText(v);
   if (Array.isArray(v)) return v.map(cleanParam);
   return v;
 }
@@ -309,7 +312,7 @@ class PostgresStore implements JournalStore {
     readonly location: string,
   ) {
     this.S = `"${schema}"`;
-    this.commitWrites = createPgBatchCommit({ tx: (fn) => this.tx(fn), S: this.S });
+    this.commitWrites = createPgBatchCommit({ q: this.q, S: this.S });
   }
 
   /** a named query is prepared once per connection (the hot ones: parse and plan once, not per call) */
@@ -581,17 +584,24 @@ class PostgresStore implements JournalStore {
     limit: number,
     ttlMs: number,
     statuses: readonly RecordStatus[],
+    afterId: number,
   ): Promise<RecordRow[]> {
     // SKIP LOCKED: a row another claimer has locked in its own statement is passed over, not waited for; a row
-    // claimed and committed since this statement's snapshot is re-checked against the WHERE once locked (no longer free)
+    // claimed and committed since this statement's snapshot is re-checked against the WHERE once locked (no longer free).
+    // One file per lateral scan: with file_id = ANY(...) the (file, status, id) index cannot hand rows out in id
+    // order, so the plan read and sorted every pending record of the file for each claim (quadratic in the file:
+    // 1.68 M index entries read for 8,000 records); per file it reads from the cursor and stops at the limit.
     const r = await this.q<PgRecordRow>(
       `WITH c AS (
-         SELECT id FROM ${this.S}.records
-         WHERE file_id = ANY($1::bigint[]) AND target = ANY($2::text[]) AND status IN ${inList(statuses)}
-           AND (claim_owner IS NULL OR claim_until < now())
-         ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED)
+         SELECT x.id FROM unnest($1::bigint[]) AS f(file_id)
+         CROSS JOIN LATERAL (
+           SELECT id FROM ${this.S}.records
+            WHERE file_id = f.file_id AND status IN ${inList(statuses)} AND id > $6 AND target = ANY($2::text[])
+              AND (claim_owner IS NULL OR claim_until < now())
+            ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) x
+         ORDER BY x.id LIMIT $4)
        UPDATE ${this.S}.records r SET claim_owner = $3, claim_until = ${LEASE_EXPR('$5')} FROM c WHERE r.id = c.id RETURNING r.*`,
-      [fileIds, targets, owner, limit, Math.round(ttlMs)],
+      [[...new Set(fileIds)], targets, owner, limit, Math.round(ttlMs), afterId],
       'claimRecords',
     );
     return r.rows.map(fromPg).sort((a, b) => a.id - b.id);

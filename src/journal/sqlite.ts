@@ -487,16 +487,24 @@ class SqliteStore implements JournalStore {
   }
 
   /** one statement, so atomic against another connection to the file (SQLite has one writer at a time) */
-  claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): RecordRow[] {
+  claimRecords(
+    fileIds: number[],
+    targets: Target[],
+    owner: string,
+    limit: number,
+    ttlMs: number,
+    statuses: readonly RecordStatus[],
+    afterId: number,
+  ): RecordRow[] {
     const ts = now();
     const rows = this.stmt(
       `UPDATE records SET claim_owner = ?, claim_until = ?
        WHERE id IN (SELECT id FROM records
          WHERE file_id IN (SELECT value FROM json_each(?)) AND target IN (SELECT value FROM json_each(?)) AND status IN ${inList(statuses)}
-           AND (claim_owner IS NULL OR claim_until < ?)
+           AND id > ? AND (claim_owner IS NULL OR claim_until < ?)
          ORDER BY id LIMIT ?)
        RETURNING *`,
-    ).all(owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), ts, limit) as SqliteRecordRow[];
+    ).all(owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), afterId, ts, limit) as SqliteRecordRow[];
     return rows.map(fromSqlite).sort((a, b) => a.id - b.id);
   }
 

@@ -95,7 +95,15 @@ export interface JournalStore {
 
   // record claims (several instances sending one file)
   /** one statement: claims up to `limit` records in `statuses` of these files/targets not claimed live by another owner */
-  claimRecords(fileIds: number[], targets: Target[], owner: string, limit: number, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<RecordRow[]>;
+  claimRecords(
+    fileIds: number[],
+    targets: Target[],
+    owner: string,
+    limit: number,
+    ttlMs: number,
+    statuses: readonly RecordStatus[],
+    afterId: number,
+  ): Awaitable<RecordRow[]>;
   /** extends the claims `owner` holds on records in `statuses`; returns how many */
   renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<number>;
   /** clears the claims `owner` holds on records in `statuses` (of these files when given); returns how many */

@@ -241,8 +241,11 @@ export interface Journal {
    * claimers skip each other's rows instead of waiting). A record that is not pending (in flight, settled, in
    * doubt) is never returned. Claims are renewed by renewLeases (pending and sending records) and given back by
    * releaseRecordClaims; a claim is a lease, not a fence (see acquireFileLease).
+   * `afterId`: only records with a greater id (a claimer's cursor: the last id it was handed). Claiming from the
+   * start each time walks every record already claimed or sent (quadratic in the file); a record given back or
+   * whose claim expired may lie behind the cursor, so claim from 0 once the cursor finds none.
    */
-  claimRecordBatch(fileIds: number[], targets: Target[], owner: string, limit: number, leaseTtlMs: number): Promise<RecordRow[]>;
+  claimRecordBatch(fileIds: number[], targets: Target[], owner: string, limit: number, leaseTtlMs: number, afterId?: number): Promise<RecordRow[]>;
   /**
    * Gives back the claims `owner` holds on records still pending (the next claimer takes them at once), of these
    * files only when given (one process may run several sends under one owner id). Returns how many.

@@ -69,15 +69,23 @@ export async function sendClaimed(
   const mayTake = throttled(share.helper?.mayTake);
   if (!share.helper) await sendInDoubt();
   let settledOthers = false;
+  // claims read on from the last record handed out; once that finds none, from the start again: a record given back
+  // (a helper that stopped) or whose claim expired may lie behind it
+  let cursor = 0;
   while (!stopping()) {
     if (!(await mayTake())) break;
-    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs);
+    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs, cursor);
     if (rows.length > 0) {
       settledOthers = false;
+      cursor = rows.at(-1)!.id;
       for (const row of rows) {
         if (stopping()) break;
         await enter(row);
       }
+      continue;
+    }
+    if (cursor > 0) {
+      cursor = 0;
       continue;
     }
     if (share.helper) break;

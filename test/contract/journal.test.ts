@@ -190,6 +190,11 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.findLatest('Product', 'NUL\u0000KEY'))?.id, r.id);
       await j.putXref('Product', 'NUL\u0000KEY', 'wms\u0000id', null);
       assert.ok(same((await j.getXref('Product', 'NUL\u0000KEY'))?.wmsId, 'wms\u0000id'));
+      await j.putXrefFields('Product', 'NUL\u0000KEY', [['name', nul]]);
+      assert.ok(same((await j.findXrefByField('Product', 'name', nul))?.wmsId, 'wms\u0000id'), 'identifying fields with a NUL find their record');
+      // a message cut inside a surrogate pair (an emoji truncated) is not well-formed UTF-16: never fails a write either
+      await j.settle(r.id, { status: 'rejected', outcome: 'rejected', error: 'cut \ud83d' });
+      assert.match((await j.listRecords({ fileIds: [f.id] }))[0]?.error ?? '', /^cut /);
       await j.setMeta('nul\u0000key', 'v\u0000');
       assert.ok(same(await j.getMeta('nul\u0000key'), 'v\u0000'));
     });
@@ -826,6 +831,28 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       } finally {
         await peer.close();
       }
+    });
+
+    test('claimRecordBatch after a cursor: only records past it, in id order across files; from 0 again it finds what lies behind', async () => {
+      const f = await newFile(j);
+      const g = await newFile(j);
+      await j.addRecords(
+        f.id,
+        Array.from({ length: 6 }, (_, i) => rec(`CC-F${i}`)),
+      );
+      await j.addRecords(
+        g.id,
+        Array.from({ length: 4 }, (_, i) => rec(`CC-G${i}`)),
+      );
+      await j.addRecords(f.id, [rec('CC-F6')]); // a later batch of the first file: its id is past the second file's
+      const ids = (await j.listRecords({ fileIds: [f.id, g.id] })).map((r) => r.id);
+      const claim = async (afterId: number, limit: number): Promise<number[]> =>
+        (await j.claimRecordBatch([g.id, f.id, f.id], ['Product'], 'cc-A', limit, 60_000, afterId)).map((r) => r.id);
+      assert.deepEqual(await claim(0, 3), ids.slice(0, 3), 'the lowest ids first, whatever the order of the files asked');
+      assert.deepEqual(await claim(ids[4]!, 4), ids.slice(5, 9), 'past the cursor only, across both files in id order');
+      assert.deepEqual(await claim(ids[10]!, 10), [], 'nothing past the last record');
+      assert.deepEqual(await claim(0, 10), [ids[3], ids[4], ids[9], ids[10]], 'from 0 again: the records the cursor had passed');
+      assert.deepEqual(await claim(0, 10), [], 'every record claimed once');
     });
 
     test('a claim expires unless renewed: another owner then takes the records; releaseRecordClaims gives pending ones back at once', async () => {
