@@ -360,7 +360,10 @@ test(
         return { child, metrics, exited, err: () => err };
       };
 
-      // SIGTERM right after start-up, the share missing: answered within 2 s
+      // SIGTERM right after start-up, the share missing: answered within 2 s, or within the time the process took to
+      // start when the machine is that loaded (a full suite on 2 cores: start-up itself then takes seconds, and so
+      // does a process's exit); a watch that waited for the share would take its check interval or forever
+      let t = Date.now();
       const early = start();
       early.metrics.catch(() => {});
       // once wmsbridge runs (its first log line: the share is missing), whatever it is doing
@@ -368,10 +371,12 @@ test(
         assert.ok(i < 300, `watch logs the missing share: ${early.err().slice(-1500)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      let t = Date.now();
+      const startupMs = Date.now() - t;
+      t = Date.now();
       early.child.kill('SIGTERM');
       const earlyCode = await early.exited;
-      assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
+      const exitMs = Date.now() - t;
+      assert.ok(exitMs < Math.max(2000, startupMs), `SIGTERM answered in ${exitMs} ms (start-up took ${startupMs} ms)`);
       assert.ok(earlyCode === 0 || earlyCode === 143, `exit ${earlyCode}: ${early.err().slice(-1500)}`);
 
       const w = start();
