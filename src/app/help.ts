@@ -16,12 +16,19 @@ import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import type { AppContext } from './context.js';
 import { policyOf } from './run-send.js';
 import { FILE_META } from '../journal/policy.js';
-import { pickMapping } from './run-state.js';
+import { pickMapping, type ClaimedElsewhere } from './run-state.js';
+import { inWorkFolder } from '../intake/claim.js';
 
 /** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
 const SHARE_GRACE_MS = 2000;
 /** How often a helper with nothing to take looks again while something may still become takeable. */
 const HELP_POLL_MS = 250;
+/**
+ * How long a run waits for a file another instance claimed under it to show in the journal: the claimer moves the
+ * file first and journals it once hashed (seconds for a large file). A claimer that died in between is waited for
+ * this long at most.
+ */
+const CLAIMER_WAIT_MS = 30_000;
 
 export interface HelpResult {
   /** records this instance settled for other instances' files */
@@ -35,9 +42,15 @@ export interface HelpResult {
  * takeable (no live instance still mapping a file, no shared file waiting for a lower tier). Returns at once
  * without a shared journal.
  */
-export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapping[]; signal?: AbortSignal }): Promise<HelpResult> {
+export async function helpOthers(
+  ctx: AppContext,
+  opts: { mappings: CompiledMapping[]; signal?: AbortSignal; claimedElsewhere?: readonly ClaimedElsewhere[] },
+): Promise<HelpResult> {
   const result: HelpResult = { settled: 0, perFile: [] };
   if (!ctx.shared) return result;
+  // a file another instance claimed under this run may not be in the journal yet: without waiting for it, the help
+  // found nothing to take and this run ended while that instance sent the whole file alone
+  if (opts.claimedElsewhere?.length) await waitForClaimers(ctx, opts.claimedElsewhere, CLAIMER_WAIT_MS, opts.signal);
   const { journal, logger } = ctx;
   const owner = ctx.instanceId;
   const renew = setInterval(
@@ -81,8 +94,33 @@ export async function helpOthers(ctx: AppContext, opts: { mappings: CompiledMapp
   return result;
 }
 
+/**
+ * Returns once each file another instance claimed under this run is in the journal (a live file of another
+ * instance), or no longer in the channel's work folder (finished, or never claimed: removed), or after `maxMs`.
+ */
+export async function waitForClaimers(
+  ctx: Pick<AppContext, 'journal' | 'instanceId'>,
+  claimed: readonly ClaimedElsewhere[],
+  maxMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let waiting = [...claimed];
+  while (!signal?.aborted) {
+    const live = await liveFilesOfOthers(ctx);
+    const still: ClaimedElsewhere[] = [];
+    for (const c of waiting) {
+      if (live.some((f) => f.channel === c.channel && f.name === c.name)) continue;
+      if (await inWorkFolder(c.dir, c.name)) still.push(c);
+    }
+    waiting = still;
+    if (waiting.length === 0 || Date.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, HELP_POLL_MS));
+  }
+}
+
 /** Files in claimed/mapped another instance holds a live lease on. */
-async function liveFilesOfOthers(ctx: AppContext): Promise<FileRow[]> {
+async function liveFilesOfOthers(ctx: Pick<AppContext, 'journal' | 'instanceId'>): Promise<FileRow[]> {
   const now = Date.now();
   return (await ctx.journal.listFiles({ statuses: ['claimed', 'mapped'] })).filter(
     (f) => f.owner !== null && f.owner !== ctx.instanceId && f.leaseUntil !== null && Date.parse(f.leaseUntil) > now,

@@ -6,6 +6,7 @@ import type { ResolvedChannel } from '../config/load.js';
 import type { CompiledMapping } from '../map/index.js';
 import { claimFile, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { errorMessage } from '../shared/errors.js';
+import { stat } from 'node:fs/promises';
 import { pickMapping, type RunState, type Working } from './run-state.js';
 
 /** Pause between two claims of one batch when instances share a journal (see intake). */
@@ -40,7 +41,11 @@ export async function intake(run: RunState): Promise<void> {
       run.log.warn({ file: ready.name, err }, 'could not claim file; it stays in the inbox');
       continue;
     }
-    if (!claimed) continue; // another instance took it
+    if (!claimed) {
+      // another instance took it (gone from the inbox): the help after this run's own files waits for it to show
+      if (ctx.shared && !(await exists(ready.path))) run.claimedElsewhere.push({ channel: channel.name, dir: channel.dir, name: ready.name });
+      continue;
+    }
     claims++;
     await registerClaimed(run, claimed, channel);
   }
@@ -121,3 +126,9 @@ function shuffled<T>(items: readonly T[]): T[] {
   }
   return a;
 }
+
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );

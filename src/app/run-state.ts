@@ -57,6 +57,13 @@ export interface Working {
   streamed?: boolean;
 }
 
+/** A file this run found claimed by another instance: its channel, the channel's folder, its name in the inbox. */
+export interface ClaimedElsewhere {
+  channel: string;
+  dir: string;
+  name: string;
+}
+
 export interface RunState {
   ctx: AppContext;
   opts: RunOptions;
@@ -79,6 +86,8 @@ export interface RunState {
   timeline: Array<{ atMs: number; settled: number }>;
   /** records sent for other instances' files (a shared journal), when there were some */
   helped: NonNullable<RunSummary['helped']> | null;
+  /** files another instance claimed under this run (a shared journal): the help waits until they show in the journal */
+  claimedElsewhere: ClaimedElsewhere[];
   /** a file could not be read because a WMS lookup got no answer: since when */
   wmsDownSince: string | null;
   pushed: PushStats | null;
@@ -130,6 +139,7 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
     wmsAtStart: ctx.client.stats(),
     timeline: [],
     helped: null,
+    claimedElsewhere: [],
     wmsDownSince: null,
     pushed: null,
     fatal: null,

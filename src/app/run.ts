@@ -42,7 +42,11 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     // 4b. a shared journal: `run` also sends batches of files other live instances are sending (one big file is
     // shared by every instance); `watch` helps between its batches
     if (opts.command !== 'watch' && !opts.dryRun) {
-      const helped = await helpOthers(ctx, { mappings: opts.mappings, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const helped = await helpOthers(ctx, {
+        mappings: opts.mappings,
+        claimedElsewhere: run.claimedElsewhere,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
       if (helped.settled > 0) run.helped = { records: helped.settled, files: helped.perFile };
     }
     // 5. finish: results, rejects, archive (only files with nothing left to send)

@@ -111,6 +111,27 @@ export async function freeName(dir: string, name: string): Promise<string> {
   }
 }
 
+/**
+ * Whether a copy of `name` sits in the channel's work folder (`<stamp>-<name>`, or `<stamp>-<stem>-N<ext>` when the
+ * name was taken): another instance claimed it and has not archived it yet.
+ */
+export async function inWorkFolder(channelDir: string, name: string): Promise<boolean> {
+  let entries: string[];
+  try {
+    entries = await fsp.readdir(resolveChannelFolders(channelDir).work);
+  } catch (err) {
+    if (code(err) === 'ENOENT') return false;
+    throw err;
+  }
+  const ext = extname(name);
+  const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
+  return entries.some((e) => {
+    if (!STAMP_PREFIX.test(e)) return false;
+    const n = e.replace(STAMP_PREFIX, '');
+    return n === name || (n.startsWith(`${stem}-`) && n.endsWith(ext) && /^\d+$/.test(n.slice(stem.length + 1, n.length - ext.length)));
+  });
+}
+
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), async function (src: AsyncIterable<Buffer>) {
