@@ -4,9 +4,8 @@
  */
 import type { ResolvedChannel } from '../config/load.js';
 import type { CompiledMapping } from '../map/index.js';
-import { claimFile, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import { claimFile, exists, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { errorMessage } from '../shared/errors.js';
-import { stat } from 'node:fs/promises';
 import { pickMapping, type RunState, type Working } from './run-state.js';
 
 /** Pause between two claims of one batch when instances share a journal (see intake). */
@@ -126,9 +125,3 @@ function shuffled<T>(items: readonly T[]): T[] {
   }
   return a;
 }
-
-const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );

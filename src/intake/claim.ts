@@ -90,7 +90,7 @@ export function dayFolder(d: Date): string {
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   try {
     await fsp.lstat(path);
     return true;
