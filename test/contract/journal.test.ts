@@ -1348,7 +1348,12 @@ describe('postgres', { skip: pgSkip }, () => {
     if (reachable) for (const schema of [pgSchema, ...extraSchemas]) await dropSchema(schema);
   });
 
-  runJournalContract('postgres', () => createPostgresJournal({ url: PG_TEST_URL, schema: pgSchema }));
+  // a run filtered by test name skips the reachability test: a journal that opened says the same (and its schema is dropped)
+  runJournalContract('postgres', async () => {
+    const j = await createPostgresJournal({ url: PG_TEST_URL, schema: pgSchema });
+    reachable = true;
+    return j;
+  });
 
   describe('postgres specifics', () => {
     const schemaFor = (label: string): string => {
