@@ -22,7 +22,7 @@ export type PgWrite = Exclude<JournalWrite, { kind: 'addWebhookEvent' | 'markWeb
 
 /**
  * Batches committing at once, each on its own pooled connection. One batch at a time left the send loop waiting on a network store (each
- * batch is several round trips plus the WAL flush); a few in parallel keep the marks ahead of the requests.
+ * batch is a round trip to the server plus its WAL flush); a few in parallel keep the marks ahead of the requests.
  * Writes to the same row in different batches: a later write is issued after the earlier one's promise
  * resolved (the send loop awaits each step), so parallel batches never reorder one record's writes.
  */
