@@ -11,6 +11,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { makeTempDir } from '../helpers/tmp.js';
+import { categoryMapping } from '../helpers/fixtures.js';
 import { killAll, spawnCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
@@ -77,10 +78,7 @@ before(async () => {
   tmp = await makeTempDir('wmsbridge-bigfile-');
   await mkdir(join(tmp.dir, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(tmp.dir, 'mappings'));
-  await writeFile(
-    join(tmp.dir, 'mappings', 'cat.yaml'),
-    `name: cat\nmatch: { channel: cadastros, files: "BIG_*.csv" }\nsource: { format: delimited, delimiter: ';' }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n`,
-  );
+  await writeFile(join(tmp.dir, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'BIG_*.csv' }));
   await writeFile(
     join(tmp.dir, 'wmsbridge.config.json'),
     JSON.stringify({
