@@ -4,7 +4,7 @@
  */
 import type { ResolvedChannel } from '../config/load.js';
 import type { CompiledMapping } from '../map/index.js';
-import { claimFile, exists, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
+import { claimFile, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { errorMessage } from '../shared/errors.js';
 import { pickMapping, type RunState, type Working } from './run-state.js';
 
@@ -33,8 +33,9 @@ export async function intake(run: RunState): Promise<void> {
       continue;
     }
     let claimed: ClaimedFile | null;
+    let gone = false;
     try {
-      claimed = await claimFile(ready, { logger: run.log });
+      claimed = await claimFile(ready, { logger: run.log, onGone: () => (gone = true) });
     } catch (err) {
       run.problems.push(`${ready.name}: could not be claimed: ${errorMessage(err)} (left in the inbox, retried next run)`);
       run.log.warn({ file: ready.name, err }, 'could not claim file; it stays in the inbox');
@@ -42,7 +43,7 @@ export async function intake(run: RunState): Promise<void> {
     }
     if (!claimed) {
       // another instance took it (gone from the inbox): the help after this run's own files waits for it to show
-      if (ctx.shared && !(await exists(ready.path))) run.claimedElsewhere.push({ channel: channel.name, dir: channel.dir, name: ready.name });
+      if (ctx.shared && gone) run.claimedElsewhere.push({ channel: channel.name, dir: channel.dir, name: ready.name });
       continue;
     }
     claims++;

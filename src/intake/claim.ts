@@ -62,6 +62,8 @@ export interface ClaimOptions extends FolderOverrides {
   /** first retry delay, doubled each time @default 200 */
   busyBaseDelayMs?: number;
   now?: () => Date;
+  /** called when claimFile returns null because the file is gone (another instance won the race, or it was removed) */
+  onGone?: () => void;
 }
 
 /** Internal folder name under each inbox. Dot-named: ignored by every channel's listing. */
@@ -90,7 +92,7 @@ export function dayFolder(d: Date): string {
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function exists(path: string): Promise<boolean> {
+async function exists(path: string): Promise<boolean> {
   try {
     await fsp.lstat(path);
     return true;
@@ -298,6 +300,7 @@ export async function claimFile(ready: ReadyFile, options: ClaimOptions = {}): P
   });
   if (!moved.ok) {
     (moved.reason === 'busy' ? o.logger.warn.bind(o.logger) : o.logger.info.bind(o.logger))({ file: ready.path, reason: moved.reason }, moved.message);
+    if (moved.reason === 'gone') options.onGone?.();
     return null;
   }
   const workPath = moved.path;

@@ -119,8 +119,10 @@ describe('claim', () => {
         throw errno('EBUSY');
       },
     };
-    assert.equal(await claimFile(ready, { fs: alwaysBusy, busyRetries: 2, busyBaseDelayMs: 5 }), null);
+    let gone = 0;
+    assert.equal(await claimFile(ready, { fs: alwaysBusy, busyRetries: 2, busyBaseDelayMs: 5, onGone: () => gone++ }), null);
     assert.equal(calls, 3);
+    assert.equal(gone, 0, 'busy is not gone: nobody else claimed it');
     assert.equal(existsSync(ready.path), true);
     let n = 0;
     const busyTwice: Partial<IntakeFs> = {
@@ -138,7 +140,9 @@ describe('claim', () => {
     const inbox = join(tmp.dir, 'gone', 'c');
     const ready = await drop(inbox, 'a.csv', 'x\n');
     await rename(ready.path, join(inbox, 'elsewhere'));
-    assert.equal(await claimFile(ready), null);
+    let gone = 0;
+    assert.equal(await claimFile(ready, { onGone: () => gone++ }), null);
+    assert.equal(gone, 1, 'the caller is told the file is gone (a run then waits to help with it)');
   });
 
   test('archiveFile: <archive>/YYYY-MM-DD/<name>, markers along, collisions suffixed', async () => {
