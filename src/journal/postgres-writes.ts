@@ -121,6 +121,14 @@ export const PG_APPLY_WRITES_FUNCTION = `
   $apply$;
 `;
 
+/** A run's writes sorted by their row (rowOf computed once per write, not twice per comparison). */
+function inRowOrder(run: PgWrite[]): PgWrite[] {
+  return run
+    .map((w) => [rowOf(w), w] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, w]) => w);
+}
+
 /** A run as apply_writes reads it (JSON): the writes' columns, rows in lock order. */
 function runJson(ws: PgWrite[]): Record<string, unknown> {
   const first = ws[0]!;
@@ -161,7 +169,7 @@ function runJson(ws: PgWrite[]): Record<string, unknown> {
     case 'deleteXref':
       return {
         kind: first.kind,
-        rows: ws.map((w) => ({ resource: (w as Extract<PgWrite, { kind: 'deleteXref' }>).resource, key: (w as Extract<PgWrite, { kind: 'deleteXref' }>).key })),
+        rows: (ws as Array<Extract<PgWrite, { kind: 'deleteXref' }>>).map((w) => ({ resource: w.resource, key: w.key })),
       };
   }
 }
@@ -196,7 +204,7 @@ export function createPgBatchCommit(opts: {
     });
     // a run's rows are distinct, so each run is applied in row order: batches committing in parallel then lock
     // shared rows (two records with one ERP key) in the same order and cannot deadlock
-    const runs = splitRuns(batch).map((run) => runJson([...run].sort((a, b) => (rowOf(a) < rowOf(b) ? -1 : rowOf(a) > rowOf(b) ? 1 : 0))));
+    const runs = splitRuns(batch).map((run) => runJson(inRowOrder(run)));
     const json = JSON.stringify(runs, (_k, v: unknown) => (typeof v === 'string' ? cleanText(v) : v));
     const r = await q<{ matched: string[] | null }>(sql, [json], 'applyWrites');
     // a record either exists for the whole statement or not (no write of a batch adds or removes one)
