@@ -174,12 +174,17 @@ function runJson(ws: PgWrite[]): Record<string, unknown> {
   }
 }
 
+/** NUL is not allowed in PostgreSQL text or jsonb: it becomes U+FFFD (a text parameter needs nothing more). */
+export function withoutNul(v: string): string {
+  return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
+}
+
 /**
- * Text PostgreSQL stores as given: NUL is not allowed in text or jsonb, and a lone UTF-16 surrogate is refused by
- * jsonb (a text parameter went through UTF-8, which turns it into U+FFFD): both become U+FFFD.
+ * A string for apply_writes' jsonb: without NUL, and a lone UTF-16 surrogate (a message cut inside an emoji), which
+ * jsonb refuses, becomes U+FFFD as UTF-8 encoding makes it for a text parameter.
  */
-export function cleanText(v: string): string {
-  const s = v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
+function jsonText(v: string): string {
+  const s = withoutNul(v);
   return s.isWellFormed() ? s : s.toWellFormed();
 }
 
@@ -205,7 +210,7 @@ export function createPgBatchCommit(opts: {
     // a run's rows are distinct, so each run is applied in row order: batches committing in parallel then lock
     // shared rows (two records with one ERP key) in the same order and cannot deadlock
     const runs = splitRuns(batch).map((run) => runJson(inRowOrder(run)));
-    const json = JSON.stringify(runs, (_k, v: unknown) => (typeof v === 'string' ? cleanText(v) : v));
+    const json = JSON.stringify(runs, (_k, v: unknown) => (typeof v === 'string' ? jsonText(v) : v));
     const r = await q<{ matched: string[] | null }>(sql, [json], 'applyWrites');
     // a record either exists for the whole statement or not (no write of a batch adds or removes one)
     const matched = new Set((r.rows[0]?.matched ?? []).map(Number));

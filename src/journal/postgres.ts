@@ -23,7 +23,7 @@ import type { QueryConfig, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { cleanText, createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, type Run } from './postgres-writes.js';
+import { createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, withoutNul, type Run } from './postgres-writes.js';
 import {
   recordColumns,
   recordSelectList,
@@ -220,10 +220,10 @@ const typeParsers = {
  * PostgreSQL text cannot hold U+0000 (legacy fixed-width exports do pad with NUL): in text columns it
  * is stored as U+FFFD, in lookups too, so a key with a NUL still finds itself. JSON columns keep it
  * (JSON.stringify writes it as the escape \u0000, which the json type accepts; jsonb would not). A lone
- * surrogate (a message cut inside an emoji) becomes U+FFFD as UTF-8 encoding made it (cleanText).
+ * surrogate needs nothing here: encoding the parameter as UTF-8 makes it U+FFFD.
  */
 function cleanParam(v: unknown): unknown {
-  if (typeof v === 'string') return cleanText(v);
+  if (typeof v === 'string') return withoutNul(v);
   if (Array.isArray(v)) return v.map(cleanParam);
   return v;
 }
