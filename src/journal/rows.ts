@@ -53,6 +53,16 @@ export function recordSelectList(withoutRaw: boolean | undefined): string {
 }
 const RECORD_COLUMNS_WITHOUT_RAW =
   'id, file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, NULL AS raw, status, outcome, wms_id, error, reason, attempts, updated_at';
+const RECORD_COLUMNS = RECORD_COLUMNS_WITHOUT_RAW.replace('NULL AS raw', 'raw');
+
+/**
+ * The same columns named one by one, in the order toRecordRowFromValues reads them: for a store that reads rows
+ * as arrays (better-sqlite3's raw mode builds no object per row: a page of the send loop or of a file's results
+ * reads 2 to 3 us faster a row).
+ */
+export function recordValuesList(withoutRaw: boolean | undefined): string {
+  return withoutRaw ? RECORD_COLUMNS_WITHOUT_RAW : RECORD_COLUMNS;
+}
 
 export interface XrefDbRow {
   resource: RefResource;
@@ -109,11 +119,43 @@ export function toRecordRow<J>(r: RecordDbRow<J>, json: (v: J) => unknown): Reco
     attempts: r.attempts,
     updatedAt: r.updated_at,
   };
-  if (r.attachment_path !== null) row.attachmentPath = r.attachment_path;
-  if (r.raw !== null) row.raw = json(r.raw) as RecordRow['raw'];
-  if (r.reason) {
+  return withOptionalColumns(row, r.attachment_path, r.raw, r.reason, json);
+}
+
+/** A row read as an array of the recordValuesList columns (text JSON columns, as SQLite returns them). */
+export function toRecordRowFromValues(v: readonly unknown[]): RecordRow {
+  const row: RecordRow = {
+    id: v[0] as number,
+    fileId: v[1] as number,
+    target: v[2] as RecordRow['target'],
+    op: v[3] as RecordRow['op'],
+    key: v[4] as string,
+    source: JSON.parse(v[5] as string) as RecordRow['source'],
+    mapping: v[6] as string,
+    payload: JSON.parse(v[7] as string) as Record<string, unknown>,
+    payloadHash: v[8] as string,
+    status: v[11] as RecordStatus,
+    outcome: v[12] as RecordRow['outcome'],
+    wmsId: v[13] as string | null,
+    error: v[14] as string | null,
+    attempts: v[16] as number,
+    updatedAt: v[17] as string,
+  };
+  return withOptionalColumns(row, v[9] as string | null, v[10] as string | null, v[15] as string | null, JSON.parse);
+}
+
+function withOptionalColumns<J>(
+  row: RecordRow,
+  attachmentPath: string | null,
+  raw: J | null,
+  reason: string | null | undefined,
+  json: (v: J) => unknown,
+): RecordRow {
+  if (attachmentPath !== null) row.attachmentPath = attachmentPath;
+  if (raw !== null) row.raw = json(raw) as RecordRow['raw'];
+  if (reason) {
     try {
-      row.reason = JSON.parse(r.reason) as Reason;
+      row.reason = JSON.parse(reason) as Reason;
     } catch {
       // a reason that cannot be read is shown as its English message
     }

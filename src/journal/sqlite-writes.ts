@@ -159,13 +159,14 @@ export function unpackResults(packed: string): QueuedWriteResult[] {
   return out;
 }
 
-/** A statement cache for one connection (statements prepared once, by SQL text). */
-export function statementCache(db: Database.Database): StatementCache & { clear(): void } {
+/** A statement cache for one connection (statements prepared once, by SQL text); `raw`: they return rows as arrays. */
+export function statementCache(db: Database.Database, options: { raw?: boolean } = {}): StatementCache & { clear(): void } {
   const cache = new Map<string, Database.Statement>();
   const get = (sql: string): Database.Statement => {
     let s = cache.get(sql);
     if (!s) {
       s = db.prepare(sql);
+      if (options.raw) s.raw(true);
       cache.set(sql, s);
     }
     return s;

@@ -17,9 +17,10 @@ import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import {
   recordColumns,
-  recordSelectList,
+  recordValuesList,
   toFileRow,
   toRecordRow,
+  toRecordRowFromValues,
   toWebhook,
   toXref,
   type FileDbRow,
@@ -278,6 +279,8 @@ class SqliteStore implements JournalStore {
   readonly groupCommitsWebhookEvents = true;
   /** Prepared statements are cached by SQL text (dynamic queries have a handful of shapes). */
   private readonly stmt: StatementCache & { clear(): void };
+  /** statements in raw mode (rows as arrays), by SQL text: a cache of their own, as raw mode is a statement's state */
+  private readonly valuesStmt: StatementCache & { clear(): void };
   private writer: WriterThread | null = null;
   /** leader-lock names this store holds (released at close) */
   private readonly ownLocks = new Set<string>();
@@ -290,6 +293,7 @@ class SqliteStore implements JournalStore {
     private readonly options: { writer: 'thread' | 'inline'; path: string; synchronous: 'FULL' | 'NORMAL'; busyTimeoutMs: number },
   ) {
     this.stmt = statementCache(db);
+    this.valuesStmt = statementCache(db, { raw: true });
     this.maxBatchesInFlight = options.writer === 'thread' ? SQLITE_THREAD_BATCHES_IN_FLIGHT : 1;
     this.lockKey = location === 'sqlite::memory:' ? `${location}#${++memoryLockSeq}` : location;
   }
@@ -451,8 +455,9 @@ class SqliteStore implements JournalStore {
     const { from, where, params } = recordWhere(query);
     const limit = query.limit !== undefined ? ' LIMIT ?' : '';
     if (query.limit !== undefined) params.push(query.limit);
-    return (this.stmt(`SELECT ${recordSelectList(query.withoutRaw)} FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as SqliteRecordRow[]).map(
-      fromSqlite,
+    // rows as arrays (raw mode): no object per row before the RecordRow (the send loop's pages and a file's results)
+    return (this.valuesStmt(`SELECT ${recordValuesList(query.withoutRaw)} FROM ${from} ${where} ORDER BY id${limit}`).all(...params) as unknown[][]).map(
+      toRecordRowFromValues,
     );
   }
 
@@ -643,6 +648,7 @@ class SqliteStore implements JournalStore {
     for (const name of this.ownLocks) held?.delete(name);
     this.ownLocks.clear();
     this.stmt.clear();
+    this.valuesStmt.clear();
     this.db.close();
   }
 }
