@@ -439,11 +439,19 @@ async function profileRun(rows: number, outDir: string): Promise<Record<string, 
       byThread[name] = round((byThread[name] ?? 0) + t.cpuS, 2);
       cpuS += t.cpuS;
     }
+    // every thread but main is named "node" (the journal's writer, V8's GC and compiler helpers): the busiest
+    // few one by one, so the writer thread (almost always the first) can be told from the GC helpers
+    const busiest = [...threads]
+      .filter(([tid]) => tid !== mainTid)
+      .map(([, t]) => round(t.cpuS, 2))
+      .sort((a, b) => b - a)
+      .slice(0, 6);
     return {
       exitCode: code ?? -1,
       wallS: round((performance.now() - t0) / 1000, 2),
       cpuS: round(cpuS, 2),
       cpuSByThread: byThread,
+      cpuSOtherThreadsBusiestFirst: busiest,
       peakRssMb: round(peakKb / 1024, 1),
     };
   };
