@@ -1,7 +1,7 @@
 /**
  * How results and reports name a stock row: by warehouse code, product code and lot (and the target status),
  * not by the ids its natural key holds. Ids are turned back into codes from the reference cache (warehouses,
- * material statuses) and from what wmsbridge created (products, by the WMS id in the journal).
+ * material statuses) and from what wmsbridge created (products, by their WMS id in the journal's cross-reference).
  */
 import { isRef } from '../map/types.js';
 import type { Journal, RecordRow } from '../journal/types.js';
@@ -14,7 +14,9 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export type KeyLabeler = (row: RecordRow) => Promise<string | null>;
 
 export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal: Journal): KeyLabeler {
-  const products = new Map<string, Promise<string>>();
+  // the products wmsbridge created, by WMS id: read once, at the first product named by its id (one read of the
+  // cross-reference, not one per row: the journal indexes records by WMS id only for the documents webhooks name)
+  let products: Promise<Map<string, string>> | null = null;
   const readOnly = (resource: RefResource, id: string, field: string): string => {
     if (!refCache?.has(resource) || !refCache.findAll) return id;
     const rec = refCache.findAll(resource, 'id', id)[0];
@@ -25,15 +27,8 @@ export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal
     if (isRef(v)) return Promise.resolve(v.$ref.value);
     const id = String(v ?? '');
     if (!GUID.test(id)) return Promise.resolve(id);
-    let p = products.get(id);
-    if (!p) {
-      p = journal
-        .findRecordByWmsId(id)
-        .then((r) => (r && r.target === 'Product' ? r.key : id))
-        .catch(() => id);
-      products.set(id, p);
-    }
-    return p;
+    products ??= journal.xrefKeysByWmsId('Product').catch(() => new Map<string, string>());
+    return products.then((keys) => keys.get(id) ?? id);
   };
   return async (row) => {
     if (!STOCK_TARGETS.has(row.target)) return null;

@@ -330,7 +330,10 @@ function recordSection(ctx: Ctx): RecordMethods {
   };
 }
 
-type LookupMethods = Pick<Journal, 'getXref' | 'findXrefByField' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'>;
+type LookupMethods = Pick<
+  Journal,
+  'getXref' | 'findXrefByField' | 'xrefKeysByWmsId' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'
+>;
 
 /** Cross-reference reads, meta, webhook events. */
 function lookupSection(ctx: Ctx): LookupMethods {
@@ -338,6 +341,7 @@ function lookupSection(ctx: Ctx): LookupMethods {
   return {
     getXref: (resource, key) => op('getXref', () => store.getXref(resource, key)),
     findXrefByField: (resource, field, value) => op('findXrefByField', () => store.findXrefByField(resource, field, value)),
+    xrefKeysByWmsId: (resource) => op('xrefKeysByWmsId', () => store.xrefKeysByWmsId(resource)),
     getMeta: (key) => op('getMeta', () => store.getMeta(key)),
     setMeta: (key, value) => op('setMeta', () => store.setMeta(key, value)),
     compareAndSetMeta: (key, expected, value) => op('compareAndSetMeta', () => store.compareAndSetMeta(key, expected, value)),

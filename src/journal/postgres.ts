@@ -25,6 +25,8 @@ import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import { createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, withoutNul, type Run } from './postgres-writes.js';
 import {
+  LINKED_RECORD,
+  linkedRecord,
   recordColumns,
   recordSelectList,
   toFileRow,
@@ -664,7 +666,7 @@ class PostgresStore implements JournalStore {
   }
 
   async findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined> {
-    const r = (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records WHERE wms_id = $1 ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
+    const r = (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records WHERE wms_id = $1 AND ${LINKED_RECORD} ORDER BY id DESC LIMIT 1`, [wmsId])).rows[0];
     return r ? fromPg(r) : undefined;
   }
 
@@ -673,6 +675,11 @@ class PostgresStore implements JournalStore {
   async getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined> {
     const r = (await this.q<XrefDbRow>(`SELECT * FROM ${this.S}.xref WHERE resource = $1 AND key = $2`, [resource, key], 'getXref')).rows[0];
     return r ? toXref(r) : undefined;
+  }
+
+  async xrefKeysByWmsId(resource: RefResource): Promise<Map<string, string>> {
+    const r = await this.q<{ wms_id: string; key: string }>(`SELECT wms_id, key FROM ${this.S}.xref WHERE resource = $1`, [resource]);
+    return new Map(r.rows.map((x) => [x.wms_id, x.key]));
   }
 
   async findXrefByField(resource: RefResource, field: string, value: string): Promise<XrefEntry | undefined> {
@@ -720,7 +727,7 @@ class PostgresStore implements JournalStore {
     const r = await this.q<Row>(
       `INSERT INTO ${S}.webhook_events (dedup_key, kind, received_at, body, record_id)
        SELECT v.dedup_key, v.kind, now(), v.body,
-              COALESCE(v.record_id, (SELECT r.id FROM ${S}.records r WHERE r.wms_id = v.link ORDER BY r.id DESC LIMIT 1))
+              COALESCE(v.record_id, (SELECT r.id FROM ${S}.records r WHERE r.wms_id = v.link AND ${linkedRecord('r')} ORDER BY r.id DESC LIMIT 1))
          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS v(dedup_key, kind, body, record_id, link)
         ORDER BY v.dedup_key
        ON CONFLICT (dedup_key) DO NOTHING
@@ -758,7 +765,7 @@ class PostgresStore implements JournalStore {
   async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number; recordId: number | null }> {
     const r = await this.q<{ id: number; record_id: number | null }>(
       `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id)
-       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (SELECT id FROM ${this.S}.records WHERE wms_id = $5 ORDER BY id DESC LIMIT 1)))
+       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (SELECT id FROM ${this.S}.records WHERE wms_id = $5 AND ${LINKED_RECORD} ORDER BY id DESC LIMIT 1)))
        ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
       [event.dedupKey, event.kind, event.body, event.recordId ?? null, event.linkWmsId ?? null],
     );

@@ -5,7 +5,16 @@
  */
 import type { Target, RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
-import type { FileRow, FileStatus, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import {
+  WEBHOOK_LINK_TARGETS,
+  type FileRow,
+  type FileStatus,
+  type NewRecord,
+  type RecordRow,
+  type RecordStatus,
+  type WebhookEventRow,
+  type XrefEntry,
+} from './types.js';
 
 export interface FileDbRow {
   id: number;
@@ -46,6 +55,16 @@ export interface RecordDbRow<J> {
   attempts: number;
   updated_at: string;
 }
+
+/**
+ * A record a webhook links to (WEBHOOK_LINK_TARGETS), as SQL over the records table (`r`: its alias). In SQLite this is
+ * the condition of records_by_link_wms_id (migration 6), and a query uses that partial index only when it states
+ * it (test/unit/sqlite-link-index.test.ts reads the plans).
+ */
+export function linkedRecord(alias?: string): string {
+  return `${alias ? `${alias}.` : ''}target IN (${WEBHOOK_LINK_TARGETS.map((t) => `'${t}'`).join(', ')})`;
+}
+export const LINKED_RECORD = linkedRecord();
 
 /** The records columns a query selects: every one, or every one but `raw` (RecordQuery.withoutRaw), which comes back null. */
 export function recordSelectList(withoutRaw: boolean | undefined): string {

@@ -8,9 +8,15 @@ import type Database from 'better-sqlite3';
 import type { RecordResult } from './types.js';
 import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
-import type { RecordColumns } from './rows.js';
+import { LINKED_RECORD, type RecordColumns } from './rows.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
+
+/**
+ * The id of the latest document (WEBHOOK_LINK_TARGETS) whose send returned a WMS id (the one parameter): the webhook
+ * link, through the partial index records_by_link_wms_id (migration 6; test/unit/sqlite-link-index.test.ts).
+ */
+export const LINKED_RECORD_ID = `SELECT id FROM records WHERE wms_id = ? AND ${LINKED_RECORD} ORDER BY id DESC LIMIT 1`;
 
 /** The batch's one timestamp: every write of a batch commits at the same moment (one Date per batch, not per write). */
 let batchAt: string | null = null;
@@ -82,14 +88,14 @@ export const QUEUED_WRITES = {
   },
 
   /**
-   * Stores an event once per dedup key. Its link (the latest record whose send returned linkWmsId) is looked
+   * Stores an event once per dedup key. Its link (the latest document whose send returned linkWmsId) is looked
    * up in the same statement, so the receiver's event loop does no query of its own per event (issue 19).
    * recordId answers the row's link: the new row's, or the stored one's for a resend.
    */
   addWebhookEvent(stmt: StatementCache, event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
     const inserted = stmt(
       `INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id)
-       VALUES (?, ?, ?, ?, COALESCE(?, (SELECT id FROM records WHERE wms_id = ? ORDER BY id DESC LIMIT 1)))
+       VALUES (?, ?, ?, ?, COALESCE(?, (${LINKED_RECORD_ID})))
        ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
     ).get(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null, event.linkWmsId ?? null) as
       { id: number; record_id: number | null } | undefined;

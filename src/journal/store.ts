@@ -143,6 +143,7 @@ export interface JournalStore {
   // cross-reference, meta, webhooks
   getXref(resource: RefResource, key: string): Awaitable<XrefEntry | undefined>;
   findXrefByField(resource: RefResource, field: string, value: string): Awaitable<XrefEntry | undefined>;
+  xrefKeysByWmsId(resource: RefResource): Awaitable<Map<string, string>>;
   getMeta(key: string): Awaitable<string | undefined>;
   setMeta(key: string, value: string): Awaitable<void>;
   /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */

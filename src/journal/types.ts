@@ -111,6 +111,14 @@ export interface RecordResult {
   reason?: Reason | null;
 }
 
+/**
+ * The targets whose records a webhook links to by WMS id (webhook/event.ts LINK_FIELDS: purchase orders and
+ * picking lists). The SQLite journal indexes records by WMS id for these targets only (its migration 6): a UUID
+ * index over every created record put each record's id on a random page of it, 30 % of what a run of master data
+ * wrote to disk (issue 19). Changing this list needs a migration that rebuilds that index.
+ */
+export const WEBHOOK_LINK_TARGETS = ['PurchaseOrder', 'PickingList'] as const satisfies readonly Target[];
+
 export interface XrefEntry {
   resource: RefResource;
   key: string;
@@ -310,7 +318,11 @@ export interface Journal {
    * another file than `excludeFileId`: for 'unchanged' detection and reports.
    */
   findLatest(target: Target, key: string, options?: { excludeFileId?: number }): Promise<RecordRow | undefined>;
-  /** The record whose send returned this WMS id (links webhooks to the file and line they concern). */
+  /**
+   * The latest purchase order or picking list (WEBHOOK_LINK_TARGETS) whose send returned this WMS id: what links a
+   * webhook to the file and line it concerns. Records of other targets are not looked up by WMS id (master data:
+   * their ids are in the cross-reference, xrefKeysByWmsId).
+   */
   findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
 
   // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
@@ -325,6 +337,8 @@ export interface Journal {
   putXrefFields(resource: RefResource, key: string, fields: ReadonlyArray<readonly [field: string, value: string]>): Promise<void>;
   /** The cross-reference of the record whose `field` was stored with `value` (the most recent one). */
   findXrefByField(resource: RefResource, field: string, value: string): Promise<XrefEntry | undefined>;
+  /** Every cross-reference of a resource as WMS id -> ERP key (one read: the stock result files' product labels). */
+  xrefKeysByWmsId(resource: RefResource): Promise<Map<string, string>>;
 
   // ---- key/value (finished inventories exported, schedules' last runs, ...) ------------------
   getMeta(key: string): Promise<string | undefined>;
@@ -339,7 +353,7 @@ export interface Journal {
   // ---- webhooks -------------------------------------------------------------------------------
   /**
    * Stores an event once; returns { stored: false } when the dedupKey was seen before. Its link is `recordId`, or
-   * else the latest record whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
+   * else the latest document whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
    * transaction; the answer's recordId is the stored row's link (the earlier row's for a resend).
    */
   addWebhookEvent(event: {

@@ -577,8 +577,37 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.findLatest('Product', 'FL'))?.id, b!.id);
       assert.equal((await j.findLatest('Product', 'FL', { excludeFileId: f2.id }))?.id, a!.id);
       assert.equal(await j.findLatest('Category', 'FL'), undefined);
-      assert.equal((await j.findRecordByWmsId('wms-FL'))?.id, a!.id);
+      // by WMS id: the documents webhooks link to, the latest first; master data is found through the xref
+      assert.equal(await j.findRecordByWmsId('wms-FL'), undefined, 'a product is not looked up by WMS id');
+      const f3 = await newFile(j);
+      await j.addRecords(f3.id, [
+        rec('PO-FL', { target: 'PurchaseOrder' }),
+        rec('PL-FL', { target: 'PickingList' }),
+        rec('PO-FL2', { target: 'PurchaseOrder' }),
+      ]);
+      const [po, pl, po2] = await j.listRecords({ fileIds: [f3.id] });
+      for (const [r, id] of [
+        [po!, 'wms-PO'],
+        [pl!, 'wms-PL'],
+        [po2!, 'wms-PO'],
+      ] as const) {
+        await j.markSending(r.id);
+        await j.settle(r.id, { status: 'sent', outcome: 'created', wmsId: id });
+      }
+      assert.equal((await j.findRecordByWmsId('wms-PO'))?.id, po2!.id, 'the latest purchase order sent with that id');
+      assert.equal((await j.findRecordByWmsId('wms-PL'))?.id, pl!.id);
       assert.equal(await j.findRecordByWmsId('nope'), undefined);
+    });
+
+    test('xrefKeysByWmsId: every cross-reference of one resource, WMS id -> key', async () => {
+      await j.putXref('Product', 'XK-1', 'wms-xk-1', null);
+      await j.putXref('Product', 'XK-2', 'wms-xk-2', 'h');
+      await j.putXref('Category', 'XK-1', 'wms-xk-cat', null);
+      const keys = await j.xrefKeysByWmsId('Product');
+      assert.equal(keys.get('wms-xk-1'), 'XK-1');
+      assert.equal(keys.get('wms-xk-2'), 'XK-2');
+      assert.equal(keys.get('wms-xk-cat'), undefined, 'another resource');
+      assert.equal((await j.xrefKeysByWmsId('Category')).get('wms-xk-cat'), 'XK-1');
     });
 
     test('copies of one event added at once (one batch) are stored once: one answer stored, every answer the same id', async () => {
@@ -599,19 +628,20 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.markWebhookDelivered(rows.map((e) => e.id)); // the next tests count the undelivered events
     });
 
-    test('addWebhookEvent links by linkWmsId in its own transaction: the latest record with that WMS id, none, or recordId first', async () => {
+    test('addWebhookEvent links by linkWmsId in its own transaction: the latest document with that WMS id, none, or recordId first', async () => {
       const f1 = await newFile(j);
       const f2 = await newFile(j);
-      await j.addRecords(f1.id, [rec('LK')]);
-      await j.addRecords(f2.id, [rec('LK')]);
+      await j.addRecords(f1.id, [rec('LK', { target: 'PurchaseOrder' })]);
+      await j.addRecords(f2.id, [rec('LK', { target: 'PurchaseOrder' }), rec('LK-P')]);
       const [a] = await j.listRecords({ fileIds: [f1.id] });
-      const [b] = await j.listRecords({ fileIds: [f2.id] });
-      for (const r of [a!, b!]) {
+      const [b, product] = await j.listRecords({ fileIds: [f2.id] });
+      // a product settled last with the same WMS id (a numeric-id WMS may reuse one across resources): not a link
+      for (const r of [a!, b!, product!]) {
         await j.markSending(r.id);
         await j.settle(r.id, { status: 'sent', outcome: 'created', wmsId: 'wms-LK' });
       }
       const linked = await j.addWebhookEvent({ dedupKey: 'lk-1', kind: 'receipt', body: '{}', linkWmsId: 'wms-LK' });
-      assert.deepEqual(linked, { stored: true, id: linked.id, recordId: b!.id }, 'the latest record sent with that WMS id');
+      assert.deepEqual(linked, { stored: true, id: linked.id, recordId: b!.id }, 'the latest document sent with that WMS id');
       const unknown = await j.addWebhookEvent({ dedupKey: 'lk-2', kind: 'receipt', body: '{}', linkWmsId: 'wms-nobody' });
       assert.equal(unknown.recordId, null);
       const given = await j.addWebhookEvent({ dedupKey: 'lk-3', kind: 'receipt', body: '{}', recordId: a!.id, linkWmsId: 'wms-LK' });
