@@ -8,7 +8,7 @@
  * Each measured phase runs in its own child process (`--child`), so peaks do not mix.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -81,6 +81,17 @@ interface ChildFigures {
   journalCommitMeanMs?: number;
   journalWritesPerBatch?: number;
   loopDelayP99Ms?: number;
+  /** bytes the process had written to storage (Linux /proc/self/io write_bytes: the journal, its WAL, the outbox) per record */
+  diskKbPerRecord?: number;
+}
+
+/** what this process has made the kernel write to storage so far (Linux; 0 elsewhere) */
+function storageBytesWritten(): number {
+  try {
+    return Number(/write_bytes:\s+(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 /** child: the real pipeline, in-process, timing the send phase by its settled records */
@@ -92,6 +103,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
     loopDelay.enable();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
+    const written0 = storageBytesWritten();
     const ready = await scan();
     let first = 0;
     let last = 0;
@@ -119,6 +131,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       exitCode: result.exitCode,
       journalCommitMeanMs: round(js.commit.sumMs / Math.max(1, js.commit.count), 2),
       journalWritesPerBatch: round(js.writes / Math.max(1, js.batches), 1),
+      diskKbPerRecord: round((storageBytesWritten() - written0) / 1024 / Math.max(1, result.summary.totals.created), 1),
       loopDelayMeanMs: round(loopDelay.mean / 1e6, 2),
       loopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 2),
     };
@@ -250,6 +263,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`loop_delay_p99_ms_${tag}`] = f.loopDelayP99Ms ?? 0;
       figures[`journal_commit_mean_ms_${tag}`] = f.journalCommitMeanMs ?? 0;
       figures[`journal_writes_per_batch_${tag}`] = f.journalWritesPerBatch ?? 0;
+      figures[`disk_kb_written_per_record_${tag}`] = f.diskKbPerRecord ?? 0;
       return rps;
     };
     let naiveRps = 0;
@@ -376,7 +390,10 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
-        'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). The ' +
+        'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). ' +
+        'disk_kb_written_per_record: what the run made the kernel write to storage (/proc/self/io write_bytes: the journal, its ' +
+        "WAL and checkpoints, the outbox) per record: every commit writes each page it touched in full, so this is the journal's " +
+        'write amplification (docs/perf/profile-run.md). The ' +
         'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections). ' +
         '*_postgres: the same drop with the PostgreSQL journal (local server, same 2 cores; its writes group-committed). ' +
         `memory_run_*: the same pipeline on ${memorySizes.map((n) => n.toLocaleString('en-US')).join(' and ')} records with no added latency, ` +
