@@ -32,8 +32,15 @@ export interface RetentionResult {
   archiveDays: number;
 }
 
-/** Deletes files (recursively) under `dir` last modified before `cutoffMs`; empty folders left behind go too. */
-async function pruneTree(dir: string, cutoffMs: number): Promise<number> {
+/**
+ * Deletes files (recursively) under `dir` last modified before `cutoffMs`; a folder goes too once empty, if it was
+ * itself last changed before the cutoff (read before its old files were deleted, which changes it). A folder another
+ * process has just made (a run's report folder, before its first file is written: instances share the outbox) is
+ * recent, so it stays: removing every empty folder made that run's report fail (ENOENT), found by the cluster test.
+ * `keepTop`: the folders right under `dir` stay even then (the results' channel folders, which a run writes into
+ * without making them anew).
+ */
+export async function pruneTree(dir: string, cutoffMs: number, keepTop = false): Promise<number> {
   let entries;
   try {
     entries = await fsp.readdir(dir, { withFileTypes: true });
@@ -44,8 +51,9 @@ async function pruneTree(dir: string, cutoffMs: number): Promise<number> {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) {
+      const before = await fsp.stat(p).catch(() => null);
       n += await pruneTree(p, cutoffMs);
-      await fsp.rmdir(p).catch(() => undefined); // only when empty
+      if (!keepTop && before && before.mtimeMs < cutoffMs) await fsp.rmdir(p).catch(() => undefined); // only when empty
     } else if (e.isFile()) {
       const st = await fsp.stat(p).catch(() => null);
       if (st && st.mtimeMs < cutoffMs) {
@@ -81,7 +89,8 @@ export async function applyRetention(a: {
     if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY)));
     if (outboxDays > 0) {
       const cutoff = now.getTime() - outboxDays * DAY;
-      for (const sub of ['results', 'reports']) res.outboxFiles += await pruneTree(join(a.config.outboxDir, sub), cutoff);
+      res.outboxFiles += await pruneTree(join(a.config.outboxDir, 'results'), cutoff, true);
+      res.outboxFiles += await pruneTree(join(a.config.outboxDir, 'reports'), cutoff);
       for (const ch of a.config.channels) {
         const archive = resolveChannelFolders(ch.dir).archive;
         let days: string[];

@@ -1,0 +1,54 @@
+/**
+ * Outbox retention deletes old files and the old folders they leave empty, never a folder another process has
+ * just made: instances share the outbox, and a run's report folder is empty between its mkdir and its first file
+ * (removing it made that run's report fail with ENOENT in test/e2e/cluster-runs).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeTempDir } from '../helpers/tmp.js';
+import { pruneTree } from '../../src/app/retention.js';
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+before(async () => (tmp = await makeTempDir('wmsbridge-prune-')));
+after(async () => tmp.cleanup());
+
+const DAY = 86_400_000;
+
+test('old files and the old folders they empty go; a new empty folder and new files stay', async () => {
+  const reports = join(tmp.dir, 'outbox', 'reports');
+  const oldRun = join(reports, '2026-08-01_010000-old');
+  const newRun = join(reports, '2026-11-27_010000-new'); // another instance's run: made, nothing written yet
+  const mixed = join(reports, 'mixed');
+  for (const d of [oldRun, newRun, mixed]) await mkdir(d, { recursive: true });
+  await writeFile(join(oldRun, 'summary.json'), '{}');
+  await writeFile(join(mixed, 'old.csv'), 'x');
+  await writeFile(join(mixed, 'new.csv'), 'y');
+  const aged = new Date(Date.now() - 20 * DAY);
+  await utimes(join(oldRun, 'summary.json'), aged, aged);
+  await utimes(join(mixed, 'old.csv'), aged, aged);
+  await utimes(oldRun, aged, aged);
+  await utimes(mixed, aged, aged);
+
+  const removed = await pruneTree(reports, Date.now() - 10 * DAY);
+  assert.equal(removed, 2, 'the two old files');
+  assert.equal(existsSync(oldRun), false, 'an old folder left empty goes');
+  assert.equal(existsSync(newRun), true, 'a folder just made by another process stays, empty as it is');
+  assert.equal(existsSync(join(mixed, 'new.csv')), true);
+  assert.equal(existsSync(join(mixed, 'old.csv')), false);
+  assert.equal(existsSync(mixed), true, 'a folder that still holds a new file stays');
+});
+
+test("the results' channel folders stay when their old files go (a run writes into them without making them again)", async () => {
+  const results = join(tmp.dir, 'outbox', 'results');
+  const channel = join(results, 'cadastros');
+  await mkdir(channel, { recursive: true });
+  await writeFile(join(channel, 'CAT.20260801-010000.result.csv'), 'x');
+  const aged = new Date(Date.now() - 20 * DAY);
+  await utimes(join(channel, 'CAT.20260801-010000.result.csv'), aged, aged);
+  await utimes(channel, aged, aged);
+  assert.equal(await pruneTree(results, Date.now() - 10 * DAY, true), 1);
+  assert.equal(existsSync(channel), true);
+});
