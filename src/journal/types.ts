@@ -113,7 +113,7 @@ export interface RecordResult {
 
 /**
  * The targets whose records a webhook links to by WMS id (webhook/event.ts LINK_FIELDS: purchase orders and
- * picking lists). The SQLite journal indexes records by WMS id for these targets only (its migration 6): a UUID
+ * picking lists). Both journals index records by WMS id for these targets only (their migration 6): a UUID
  * index over every created record put each record's id on a random page of it, 30 % of what a run of master data
  * wrote to disk (issue 19). Changing this list needs a migration that rebuilds that index.
  */

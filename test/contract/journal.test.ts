@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal, SCHEMA_VERSION } from '../../src/journal/sqlite.js';
-import { createPostgresJournal, leaderLockKey, PG_SCHEMA_VERSION } from '../../src/journal/postgres.js';
+import { createPostgresJournal, leaderLockKey, pgLinkedRecordId, PG_SCHEMA_VERSION } from '../../src/journal/postgres.js';
 import { openJournal } from '../../src/journal/index.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import type { Journal, LeaderLock, NewRecord, RecordStatus } from '../../src/journal/types.js';
@@ -1405,6 +1405,23 @@ describe('postgres', { skip: pgSkip }, () => {
           versions.map((v) => v.version),
           Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
         );
+      } finally {
+        await j.close();
+      }
+    });
+
+    test('the webhook link reads records through the partial index of the documents (migration 6), never a scan', async () => {
+      const schema = schemaFor('link');
+      const j = await createPostgresJournal({ url: PG_TEST_URL, schema });
+      try {
+        const f = await j.addFile({ channel: 'c', name: 'x', path: '/x', size: 1, sha256: 'link', runId: 'r' });
+        // enough master data that a scan would be costed above the index
+        await j.addRecords(f.id, [...Array.from({ length: 2000 }, (_, i) => rec(`LI${i}`)), rec('LI-PO', { target: 'PurchaseOrder' })]);
+        await pgQuery(`ANALYZE "${schema}".records`);
+        const indexes = (await pgQuery<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = $1', [schema])).map((r) => r.indexname);
+        assert.ok(indexes.includes('records_by_link_wms_id') && !indexes.includes('records_by_wms_id'), indexes.join(', '));
+        const plan = (await pgQuery<{ 'QUERY PLAN': string }>(`EXPLAIN ${pgLinkedRecordId(`"${schema}"`, "'x'")}`)).map((r) => r['QUERY PLAN']).join('\n');
+        assert.match(plan, /records_by_link_wms_id/, plan);
       } finally {
         await j.close();
       }
