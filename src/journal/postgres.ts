@@ -25,7 +25,7 @@ import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import { createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, withoutNul, type Run } from './postgres-writes.js';
 import {
-  linkedRecord,
+  linkedRecordId,
   recordColumns,
   recordSelectList,
   toFileRow,
@@ -181,15 +181,6 @@ export const PG_MIGRATIONS: readonly string[] = [
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
-
-/**
- * The id of the latest document (WEBHOOK_LINK_TARGETS) whose send returned the WMS id `wmsId` (an SQL expression):
- * the webhook link, through the partial index records_by_link_wms_id (migration 6), which the planner takes only
- * when the query states its condition (test/contract/journal.test.ts reads the plan).
- */
-export function pgLinkedRecordId(S: string, wmsId: string): string {
-  return `SELECT l.id FROM ${S}.records l WHERE l.wms_id = ${wmsId} AND ${linkedRecord('l')} ORDER BY l.id DESC LIMIT 1`;
-}
 
 /** A 64-bit advisory-lock key (as a decimal string) for a name: sha256, first 8 bytes, signed. */
 export function advisoryKey(...parts: string[]): string {
@@ -680,7 +671,7 @@ class PostgresStore implements JournalStore {
   }
 
   async findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined> {
-    const r = (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records WHERE id = (${pgLinkedRecordId(this.S, '$1')})`, [wmsId])).rows[0];
+    const r = (await this.q<PgRecordRow>(`SELECT * FROM ${this.S}.records WHERE id = (${linkedRecordId(`${this.S}.records`, '$1')})`, [wmsId])).rows[0];
     return r ? fromPg(r) : undefined;
   }
 
@@ -741,7 +732,7 @@ class PostgresStore implements JournalStore {
     const r = await this.q<Row>(
       `INSERT INTO ${S}.webhook_events (dedup_key, kind, received_at, body, record_id)
        SELECT v.dedup_key, v.kind, now(), v.body,
-              COALESCE(v.record_id, (${pgLinkedRecordId(S, 'v.link')}))
+              COALESCE(v.record_id, (${linkedRecordId(`${S}.records`, 'v.link')}))
          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS v(dedup_key, kind, body, record_id, link)
         ORDER BY v.dedup_key
        ON CONFLICT (dedup_key) DO NOTHING
@@ -779,7 +770,7 @@ class PostgresStore implements JournalStore {
   async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number; recordId: number | null }> {
     const r = await this.q<{ id: number; record_id: number | null }>(
       `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id)
-       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (${pgLinkedRecordId(this.S, '$5')})))
+       VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (${linkedRecordId(`${this.S}.records`, '$5')})))
        ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
       [event.dedupKey, event.kind, event.body, event.recordId ?? null, event.linkWmsId ?? null],
     );

@@ -57,14 +57,15 @@ export interface RecordDbRow<J> {
 }
 
 /**
- * A record a webhook links to (WEBHOOK_LINK_TARGETS), as SQL over the records table (`r`: its alias). In SQLite this is
- * the condition of records_by_link_wms_id (migration 6), and a query uses that partial index only when it states
- * it (test/unit/sqlite-link-index.test.ts reads the plans).
+ * SQL for the id of the latest document (WEBHOOK_LINK_TARGETS) whose send returned the WMS id `wmsId` (a parameter
+ * or column, as the store writes it), in the records table `records`: the webhook link, in both stores. It states the
+ * condition of records_by_link_wms_id (migration 6 of each), as a query must for the planner to use a partial index
+ * (test/unit/sqlite-link-index.test.ts and the PostgreSQL contract test read the plans).
  */
-export function linkedRecord(alias?: string): string {
-  return `${alias ? `${alias}.` : ''}target IN (${WEBHOOK_LINK_TARGETS.map((t) => `'${t}'`).join(', ')})`;
+export function linkedRecordId(records: string, wmsId: string): string {
+  const targets = WEBHOOK_LINK_TARGETS.map((t) => `'${t}'`).join(', ');
+  return `SELECT l.id FROM ${records} l WHERE l.wms_id = ${wmsId} AND l.target IN (${targets}) ORDER BY l.id DESC LIMIT 1`;
 }
-export const LINKED_RECORD = linkedRecord();
 
 /** The records columns a query selects: every one, or every one but `raw` (RecordQuery.withoutRaw), which comes back null. */
 export function recordSelectList(withoutRaw: boolean | undefined): string {

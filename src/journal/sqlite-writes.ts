@@ -8,15 +8,12 @@ import type Database from 'better-sqlite3';
 import type { RecordResult } from './types.js';
 import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
-import { LINKED_RECORD, type RecordColumns } from './rows.js';
+import { linkedRecordId, type RecordColumns } from './rows.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
 
-/**
- * The id of the latest document (WEBHOOK_LINK_TARGETS) whose send returned a WMS id (the one parameter): the webhook
- * link, through the partial index records_by_link_wms_id (migration 6; test/unit/sqlite-link-index.test.ts).
- */
-export const LINKED_RECORD_ID = `SELECT id FROM records WHERE wms_id = ? AND ${LINKED_RECORD} ORDER BY id DESC LIMIT 1`;
+/** The webhook link's record id for one WMS id parameter (rows.ts linkedRecordId), in this store's SQL. */
+export const LINKED_RECORD_ID = linkedRecordId('records', '?');
 
 /** The batch's one timestamp: every write of a batch commits at the same moment (one Date per batch, not per write). */
 let batchAt: string | null = null;

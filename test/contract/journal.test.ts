@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal, SCHEMA_VERSION } from '../../src/journal/sqlite.js';
-import { createPostgresJournal, leaderLockKey, pgLinkedRecordId, PG_SCHEMA_VERSION } from '../../src/journal/postgres.js';
+import { createPostgresJournal, leaderLockKey, PG_SCHEMA_VERSION } from '../../src/journal/postgres.js';
+import { linkedRecordId } from '../../src/journal/rows.js';
 import { openJournal } from '../../src/journal/index.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import type { Journal, LeaderLock, NewRecord, RecordStatus } from '../../src/journal/types.js';
@@ -1420,7 +1421,9 @@ describe('postgres', { skip: pgSkip }, () => {
         await pgQuery(`ANALYZE "${schema}".records`);
         const indexes = (await pgQuery<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = $1', [schema])).map((r) => r.indexname);
         assert.ok(indexes.includes('records_by_link_wms_id') && !indexes.includes('records_by_wms_id'), indexes.join(', '));
-        const plan = (await pgQuery<{ 'QUERY PLAN': string }>(`EXPLAIN ${pgLinkedRecordId(`"${schema}"`, "'x'")}`)).map((r) => r['QUERY PLAN']).join('\n');
+        const plan = (await pgQuery<{ 'QUERY PLAN': string }>(`EXPLAIN ${linkedRecordId(`"${schema}".records`, "'x'")}`))
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
         assert.match(plan, /records_by_link_wms_id/, plan);
       } finally {
         await j.close();
