@@ -38,7 +38,7 @@ function commitBatches(batches: BatchRequest[]): void {
     for (const b of batches) port!.postMessage({ type: 'batch', id: b.id, error: openError ?? 'the writer thread is closed' } satisfies WriterResponse);
     return;
   }
-  const opsOf = batches.map((b) => JSON.parse(b.ops) as QueuedWriteOp[]);
+  const opsOf = batches.map((b) => (typeof b.ops === 'string' ? (JSON.parse(b.ops) as QueuedWriteOp[]) : b.ops));
   let results;
   try {
     results = applyBatch(db, stmt, opsOf.flat());

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
+import type { NewRecord } from '../../src/journal/types.js';
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -60,6 +61,100 @@ test('batches posted while the writer thread is busy commit in one transaction, 
       ['m-2', '{"n":2}'],
       ['m-3', '{"n":3}'],
     ]);
+  } finally {
+    other.close();
+    await journal.close();
+    await tmp.cleanup();
+  }
+});
+
+test('a batch of new records crosses to the writer thread as it is, merges with the send loop JSON batches, and reads back exactly', async () => {
+  const tmp = await makeTempDir('wmsbridge-writer-insert-');
+  const path = join(tmp.dir, 'journal.db');
+  const journal = await createSqliteJournal({ path });
+  const other = new Database(path);
+  try {
+    const file = await journal.addFile({ channel: 'cadastros', name: 'CATS.csv', path: join(tmp.dir, 'CATS.csv'), size: 1, sha256: 'x', runId: 'r' });
+    await journal.warmUp?.();
+    const before = journal.writeStats();
+    // values JSON and structured cloning could treat differently: quotes, backslashes, NUL, accents and an emoji
+    // (and, inside the JSON columns, a lone surrogate: a text column stores UTF-8, where it cannot be, by either
+    // path); numbers, booleans, nulls and nested arrays in the payload; optional columns left out
+    const odd = 'aspas " barra \\ nul \u0000 só ação 🚚';
+    const records: NewRecord[] = [
+      {
+        target: 'Category',
+        op: 'create',
+        key: `K-${odd}`,
+        source: { line: 2 },
+        mapping: 'm',
+        payload: { codeERP: `${odd} \ud800`, n: 1.5, ok: true, none: null, list: [1, 'dois', [3]] },
+        payloadHash: 'h1',
+        raw: [{ line: 2, fields: { codigo: odd, nome: '' }, cells: [odd, ''], text: `${odd};` }],
+      },
+      {
+        target: 'Category',
+        op: 'create',
+        key: 'K-2',
+        source: { line: 3, lineEnd: 4 },
+        mapping: 'm',
+        payload: {},
+        payloadHash: 'h2',
+        attachmentPath: 'a/b.pdf',
+      },
+      {
+        target: 'Category',
+        op: 'create',
+        key: 'K-3',
+        source: { line: 5 },
+        mapping: 'm',
+        payload: { codeERP: '' },
+        payloadHash: 'h3',
+        status: 'rejected',
+        error: 'line 5: field codeERP: empty',
+        reason: { code: 'required', params: { field: 'codeERP' } },
+      },
+    ];
+    other.pragma('busy_timeout = 10000');
+    other.exec('BEGIN IMMEDIATE');
+    const inserted = journal.addRecords(file.id, records);
+    await turn();
+    const event = journal.addWebhookEvent({ dedupKey: 'w-1', kind: 'receipt', body: '{"n":1}' });
+    await turn();
+    other.exec('COMMIT');
+    const lastId = await inserted;
+    assert.equal((await event).stored, true);
+    const stats = journal.writeStats();
+    const transactions = (stats.transactions ?? 0) - (before.transactions ?? 0);
+    assert.ok(transactions >= 1 && transactions <= 2, `${transactions} transactions for 2 batches`);
+
+    const rows = await journal.listRecords({ fileIds: [file.id] });
+    assert.equal(rows.length, 3);
+    assert.equal(rows[2]!.id, lastId);
+    const pick = (r: (typeof rows)[number]) => ({
+      target: r.target,
+      op: r.op,
+      key: r.key,
+      source: r.source,
+      mapping: r.mapping,
+      payload: r.payload,
+      payloadHash: r.payloadHash,
+      ...(r.attachmentPath !== undefined ? { attachmentPath: r.attachmentPath } : {}),
+      ...(r.raw !== undefined ? { raw: r.raw } : {}),
+    });
+    assert.deepEqual(rows.map(pick), [
+      pick({ ...records[0]!, id: 0, fileId: 0, status: 'pending', attempts: 0, updatedAt: '' } as never),
+      pick({ ...records[1]!, id: 0, fileId: 0, status: 'pending', attempts: 0, updatedAt: '' } as never),
+      pick({ ...records[2]!, id: 0, fileId: 0, status: 'rejected', attempts: 0, updatedAt: '' } as never),
+    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.error ?? null, r.reason ?? null]),
+      [
+        ['pending', null, null],
+        ['pending', null, null],
+        ['rejected', 'line 5: field codeERP: empty', { code: 'required', params: { field: 'codeERP' } }],
+      ],
+    );
   } finally {
     other.close();
     await journal.close();
