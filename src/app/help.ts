@@ -18,6 +18,7 @@ import { policyOf } from './run-send.js';
 import { FILE_META } from '../journal/policy.js';
 import { pickMapping, type ClaimedElsewhere } from './run-state.js';
 import { inWorkFolder } from '../intake/claim.js';
+import { access } from 'node:fs/promises';
 
 /** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
 const SHARE_GRACE_MS = 2000;
@@ -110,14 +111,20 @@ export async function waitForClaimers(
     const live = await liveFilesOfOthers(ctx);
     const still: ClaimedElsewhere[] = [];
     for (const c of waiting) {
-      if (live.some((f) => f.channel === c.channel && f.name === c.name)) continue;
-      if (await inWorkFolder(c.dir, c.name)) still.push(c);
+      if (live.some((f) => (c.workPath !== undefined ? f.path === c.workPath : f.channel === c.channel && f.name === c.name))) continue;
+      if (c.workPath !== undefined ? await exists(c.workPath) : await inWorkFolder(c.dir, c.name)) still.push(c);
     }
     waiting = still;
     if (waiting.length === 0 || Date.now() >= deadline) return;
     await new Promise((r) => setTimeout(r, HELP_POLL_MS));
   }
 }
+
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Files in claimed/mapped another instance holds a live lease on. */
 async function liveFilesOfOthers(ctx: Pick<AppContext, 'journal' | 'instanceId'>): Promise<FileRow[]> {

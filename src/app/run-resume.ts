@@ -122,7 +122,12 @@ async function registerLeftovers(run: RunState, known: Set<string>): Promise<voi
     const folders = resolveChannelFolders(channel.dir);
     for (const c of await listClaimedLeftovers(folders.work, { channel: channel.name, inboxDir: channel.dir })) {
       if (known.has(c.workPath) || journaled.has(c.workPath)) continue;
-      if (ctx.shared && Date.now() - Date.parse(c.claimedAt) < ttl) continue;
+      if (ctx.shared && Date.now() - Date.parse(c.claimedAt) < ttl) {
+        // another instance is between its claim and its journal row: this run helps with it once it is journaled
+        // (help.ts waitForClaimers), instead of finding nothing to take and ending while that instance sends it alone
+        run.claimedElsewhere.push({ channel: channel.name, dir: channel.dir, name: c.name, workPath: c.workPath });
+        continue;
+      }
       await registerClaimed(run, c, channel);
     }
   }

@@ -62,6 +62,8 @@ export interface ClaimedElsewhere {
   channel: string;
   dir: string;
   name: string;
+  /** the claimer's copy, when it was seen in the work folder (its journal row names the file by it) */
+  workPath?: string;
 }
 
 export interface RunState {
