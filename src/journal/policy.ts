@@ -7,6 +7,8 @@
  */
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
+import type { RefResource } from '../wms/targets.js';
+import { createXrefMemo, LOCAL_MAX_AGE_MS, SHARED_MAX_AGE_MS } from './xref-memo.js';
 import { createGroupCommit, type WriteOutcome } from './group-commit.js';
 import type { JournalStore, JournalWrite, NewWebhookEvent, StoreRecordQuery } from './store.js';
 import type { FileRow, FileStatus, Journal, JournalWriteStats, LeaderLock, RecordQuery, RecordStatus } from './types.js';
@@ -130,14 +132,20 @@ export function createJournal(store: JournalStore): Journal {
   const queued = <T>(w: JournalWrite): Promise<T> => (closed ? Promise.reject(fail(w.kind, 'the journal is closed')) : (writes.add(w) as Promise<T>));
 
   const ctx: Ctx = { store, location, isClosed: () => closed, op, fail };
+  // the send loop's cross-reference reads, a page at a time (xref-memo.ts); this journal's xref writes keep it exact
+  const memo = createXrefMemo({ maxAgeMs: store.sharedByProcesses ? SHARED_MAX_AGE_MS : LOCAL_MAX_AGE_MS });
+  const xrefWrite = (resource: RefResource, key: string, w: JournalWrite): Promise<void> => {
+    const done = memo.writing(resource, key);
+    return queued<void>(w).finally(done);
+  };
   return {
     location,
     ...fileSection(ctx),
     ...recordSection(ctx),
     markSending: (recordId) => queued({ kind: 'markSending', recordId }),
     settle: (recordId, result) => queued({ kind: 'settle', recordId, result }),
-    putXref: (resource, key, wmsId, payloadHash) => queued({ kind: 'putXref', resource, key, wmsId, payloadHash }),
-    deleteXref: (resource, key) => queued({ kind: 'deleteXref', resource, key }),
+    putXref: (resource, key, wmsId, payloadHash) => xrefWrite(resource, key, { kind: 'putXref', resource, key, wmsId, payloadHash }),
+    deleteXref: (resource, key) => xrefWrite(resource, key, { kind: 'deleteXref', resource, key }),
     // group-committed with the settle and the xref of the same record (no extra commit per record)
     putXrefFields: (resource, key, fields) => queued({ kind: 'putXrefFields', resource, key, fields }),
     // SQLite: group-committed like the send loop's writes, so concurrent webhooks share one fsync, and each
@@ -148,6 +156,13 @@ export function createJournal(store: JournalStore): Journal {
       return closed ? Promise.reject(fail('addWebhookEvent', 'the journal is closed')) : (events.add(event) as ReturnType<Journal['addWebhookEvent']>);
     },
     ...lookupSection(ctx),
+    getXref: (resource, key) =>
+      op('getXref', () => {
+        const ahead = memo.lookup(resource, key);
+        return ahead ? ahead.entry : store.getXref(resource, key);
+      }),
+    prefetchXrefs: (resource, keys) =>
+      op('prefetchXrefs', () => (keys.length === 0 ? undefined : memo.prefetch(resource, keys, async (ks) => await store.getXrefs(resource, ks)))),
     // SQLite: the outbox flush's mark goes to the writer thread with the events, so the receiver's event loop never
     // waits (busy_timeout, synchronously) for the write lock the thread holds while it commits
     ...(store.groupCommitsWebhookEvents
@@ -332,14 +347,13 @@ function recordSection(ctx: Ctx): RecordMethods {
 
 type LookupMethods = Pick<
   Journal,
-  'getXref' | 'findXrefByField' | 'xrefKeysByWmsId' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'
+  'findXrefByField' | 'xrefKeysByWmsId' | 'getMeta' | 'setMeta' | 'compareAndSetMeta' | 'listWebhookEvents' | 'markWebhookDelivered'
 >;
 
 /** Cross-reference reads, meta, webhook events. */
 function lookupSection(ctx: Ctx): LookupMethods {
   const { store, op } = ctx;
   return {
-    getXref: (resource, key) => op('getXref', () => store.getXref(resource, key)),
     findXrefByField: (resource, field, value) => op('findXrefByField', () => store.findXrefByField(resource, field, value)),
     xrefKeysByWmsId: (resource) => op('xrefKeysByWmsId', () => store.xrefKeysByWmsId(resource)),
     getMeta: (key) => op('getMeta', () => store.getMeta(key)),

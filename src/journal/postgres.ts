@@ -302,6 +302,8 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 class PostgresStore implements JournalStore {
   /** batches committing at once, each on its own pooled connection (postgres-writes.ts) */
   readonly maxBatchesInFlight = PG_MAX_BATCHES_IN_FLIGHT;
+  /** several instances share the schema */
+  readonly sharedByProcesses = true;
   /** several batches commit at once on several connections: a later one may commit first */
   readonly queuedWritesInOrder = false;
   /** webhook events are gathered apart from the send loop's writes: insertWebhookEvents */
@@ -680,6 +682,11 @@ class PostgresStore implements JournalStore {
   async getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined> {
     const r = (await this.q<XrefDbRow>(`SELECT * FROM ${this.S}.xref WHERE resource = $1 AND key = $2`, [resource, key], 'getXref')).rows[0];
     return r ? toXref(r) : undefined;
+  }
+
+  async getXrefs(resource: RefResource, keys: readonly string[]): Promise<XrefEntry[]> {
+    const r = await this.q<XrefDbRow>(`SELECT * FROM ${this.S}.xref WHERE resource = $1 AND key = ANY($2::text[])`, [resource, keys], 'getXrefs');
+    return r.rows.map(toXref);
   }
 
   async xrefKeysByWmsId(resource: RefResource): Promise<Map<string, string>> {

@@ -288,6 +288,8 @@ class SqliteStore implements JournalStore {
    * for each. Inline: one at a time, the next one gathers while it commits.
    */
   readonly maxBatchesInFlight: number;
+  /** one process per state folder (the state lock) */
+  readonly sharedByProcesses = false;
   /** one writer (the thread, or this connection) applies the batches in the order they were submitted */
   readonly queuedWritesInOrder = true;
   readonly groupCommitsWebhookEvents = true;
@@ -608,6 +610,11 @@ class SqliteStore implements JournalStore {
   getXref(resource: RefResource, key: string): XrefEntry | undefined {
     const r = this.stmt('SELECT * FROM xref WHERE resource = ? AND key = ?').get(resource, key) as XrefDbRow | undefined;
     return r ? toXref(r) : undefined;
+  }
+
+  getXrefs(resource: RefResource, keys: readonly string[]): XrefEntry[] {
+    const rows = this.stmt('SELECT * FROM xref WHERE resource = ? AND key IN (SELECT value FROM json_each(?))').all(resource, JSON.stringify(keys));
+    return (rows as XrefDbRow[]).map(toXref);
   }
 
   xrefKeysByWmsId(resource: RefResource): Map<string, string> {

@@ -142,6 +142,10 @@ export interface JournalStore {
 
   // cross-reference, meta, webhooks
   getXref(resource: RefResource, key: string): Awaitable<XrefEntry | undefined>;
+  /** the entries of these keys that exist (one statement) */
+  getXrefs(resource: RefResource, keys: readonly string[]): Awaitable<XrefEntry[]>;
+  /** whether other processes write to this store (PostgreSQL); SQLite has one process per state folder (the state lock) */
+  readonly sharedByProcesses: boolean;
   findXrefByField(resource: RefResource, field: string, value: string): Awaitable<XrefEntry | undefined>;
   xrefKeysByWmsId(resource: RefResource): Awaitable<Map<string, string>>;
   getMeta(key: string): Awaitable<string | undefined>;

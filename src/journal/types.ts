@@ -327,6 +327,11 @@ export interface Journal {
 
   // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
   getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined>;
+  /**
+   * Reads the entries of these keys with one query, ahead of their getXref (the send loop, a page of records at a time):
+   * getXref answers from them while they are exact (journal/xref-memo.ts says when).
+   */
+  prefetchXrefs(resource: RefResource, keys: readonly string[]): Promise<void>;
   putXref(resource: RefResource, key: string, wmsId: string, payloadHash: string | null): Promise<void>;
   deleteXref(resource: RefResource, key: string): Promise<void>;
   /**

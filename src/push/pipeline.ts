@@ -31,7 +31,7 @@ import { describeError, inDoubtPolicyFor, isWmsUnavailable } from './decide.js';
 import { createRecordSender, type PushRun } from './record.js';
 import { pushStockSync } from './stock-sync.js';
 import type { RecordFeed } from './feed.js';
-import { createSendQueue, createWindow, sendWindow } from './send-queue.js';
+import { createSendQueue, createWindow, prefetchXrefsOf, sendWindow } from './send-queue.js';
 import { sendClaimed, shareableTarget, type ShareOptions } from './share.js';
 
 export interface ChannelPolicy {
@@ -265,6 +265,7 @@ async function sendTier(
       opts.journal,
       { fileIds, targets, statuses: ['pending', 'in_doubt'], afterId, withoutRaw: true },
       Math.min(opts.batchSize, SEND_PAGE_ROWS),
+      (rows) => prefetchXrefsOf(opts.journal, opts.logger, rows),
     )) {
       if (stopping() || (feed && !feed.published(row))) break;
       feed?.taken(row);

@@ -1,6 +1,30 @@
 /** The send loop's entrance (push/pipeline.ts sendTier, push/share.ts sendClaimed) and its window. */
 import type { Logger } from '../shared/logger.js';
-import type { RecordRow } from '../journal/types.js';
+import type { Journal, RecordRow } from '../journal/types.js';
+import { TARGET_INFO, type RefResource } from '../wms/targets.js';
+
+/**
+ * Reads ahead, with one query per resource, the cross-reference entries the records of a page will be checked
+ * against before they are sent (journal/xref-memo.ts): not one query per record. Only a speed-up: a failure is
+ * logged and each record reads its own entry, as without it.
+ */
+export async function prefetchXrefsOf(journal: Journal, logger: Logger, rows: readonly RecordRow[]): Promise<void> {
+  const keys = new Map<RefResource, string[]>();
+  for (const r of rows) {
+    const resource = TARGET_INFO[r.target].xref;
+    if (!resource) continue;
+    const list = keys.get(resource);
+    if (list) list.push(r.key);
+    else keys.set(resource, [r.key]);
+  }
+  for (const [resource, list] of keys) {
+    try {
+      await journal.prefetchXrefs(resource, list);
+    } catch (err) {
+      logger.debug({ err, resource }, 'cross-reference entries not read ahead: each record reads its own');
+    }
+  }
+}
 
 /**
  * Records entered into the send loop with back-pressure: `push` returns once fewer than `limit` are queued. A

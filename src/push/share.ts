@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Journal, RecordRow } from '../journal/types.js';
 import { iterate } from '../journal/iterate.js';
 import { TARGET_INFO, type Target } from '../wms/targets.js';
-import { createSendQueue, sendWindow } from './send-queue.js';
+import { createSendQueue, prefetchXrefsOf, sendWindow } from './send-queue.js';
 
 export interface ShareOptions {
   /** the claims' owner: this instance */
@@ -61,7 +61,8 @@ export async function sendClaimed(
     await queue.push(row);
   };
   const sendInDoubt = async (): Promise<void> => {
-    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'], withoutRaw: true }, page)) {
+    const ahead = (rows: readonly RecordRow[]): Promise<void> => prefetchXrefsOf(journal, logger, rows);
+    for await (const row of iterate(journal, { fileIds, targets, statuses: ['in_doubt'], withoutRaw: true }, page, ahead)) {
       if (stopping()) break;
       await enter(row);
     }
@@ -78,6 +79,7 @@ export async function sendClaimed(
     if (rows.length > 0) {
       settledOthers = false;
       cursor = rows.at(-1)!.id;
+      await prefetchXrefsOf(journal, logger, rows);
       for (const row of rows) {
         if (stopping()) break;
         await enter(row);

@@ -611,6 +611,31 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal((await j.xrefKeysByWmsId('Category')).get('wms-xk-cat'), 'XK-1');
     });
 
+    test('prefetchXrefs: getXref then answers what the store holds, for every key; a write after the read ahead wins', async () => {
+      const odd = ['PX-nul\u0000x', 'PX-surrogate-\ud800', 'PX-ação 🚚', 'PX-aspas \' " \\'];
+      await j.putXref('Product', 'PX-1', 'wms-px-1', 'h1');
+      await j.putXref('Product', 'PX-2', 'wms-px-2', null);
+      await j.putXref('Category', 'PX-3', 'wms-px-cat', null);
+      for (const [i, k] of odd.entries()) await j.putXref('Product', k, `wms-px-odd-${i}`, null);
+      const keys = ['PX-1', 'PX-2', 'PX-3', 'PX-missing', 'PX-1', ...odd];
+      const direct = new Map<string, unknown>();
+      for (const k of keys) direct.set(k, await j.getXref('Product', k));
+      await j.prefetchXrefs('Product', keys);
+      await j.prefetchXrefs('Product', []);
+      for (const k of keys) assert.deepEqual(await j.getXref('Product', k), direct.get(k), `read ahead: ${JSON.stringify(k)}`);
+      assert.equal(await j.getXref('Product', 'PX-3'), undefined, 'a key of another resource');
+      // this journal's own writes are seen at once
+      await j.putXref('Product', 'PX-missing', 'wms-px-new', 'h2');
+      assert.equal((await j.getXref('Product', 'PX-missing'))?.wmsId, 'wms-px-new');
+      await j.deleteXref('Product', 'PX-1');
+      assert.equal(await j.getXref('Product', 'PX-1'), undefined);
+      await j.prefetchXrefs('Product', ['PX-1', 'PX-2', 'PX-missing']);
+      await j.putXref('Product', 'PX-2', 'wms-px-2b', null);
+      assert.equal((await j.getXref('Product', 'PX-2'))?.wmsId, 'wms-px-2b', 'written after the read ahead');
+      assert.equal((await j.getXref('Product', 'PX-missing'))?.wmsId, 'wms-px-new');
+      assert.equal(await j.getXref('Product', 'PX-1'), undefined);
+    });
+
     test('copies of one event added at once (one batch) are stored once: one answer stored, every answer the same id', async () => {
       const keys = ['burst-a', 'burst-b', 'burst-a', 'burst-c', 'burst-a', 'burst-b'];
       const answers = await Promise.all(keys.map((dedupKey, i) => j.addWebhookEvent({ dedupKey, kind: 'receipt', body: `{"copy":${i}}` })));

@@ -1,0 +1,97 @@
+/**
+ * The send loop reads the cross-reference a page at a time (journal/xref-memo.ts, issue 19): one query per page
+ * instead of one per record, and getXref must still answer exactly what the store holds for this process. The memo
+ * on its own (a read the test controls: a write that lands while the read is in flight), then a real SQLite journal
+ * with a second connection holding the write lock (a write in flight during the read ahead).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { makeTempDir } from '../helpers/tmp.js';
+import { createSqliteJournal } from '../../src/journal/sqlite.js';
+import { createXrefMemo, MEMO_MAX_ENTRIES } from '../../src/journal/xref-memo.js';
+import type { XrefEntry } from '../../src/journal/types.js';
+
+const entry = (key: string, wmsId: string): XrefEntry => ({ resource: 'Product', key, wmsId, payloadHash: null, updatedAt: '2026-11-27T00:00:00.000Z' });
+
+test('memo: one read for a page, missing keys remembered as missing, keys a store cannot give back as asked never read ahead', async () => {
+  const memo = createXrefMemo({ maxAgeMs: 1000 });
+  const reads: string[][] = [];
+  const read = (ks: string[]) => {
+    reads.push(ks);
+    return Promise.resolve(ks.filter((k) => k !== 'B').map((k) => entry(k, `w-${k}`)));
+  };
+  await memo.prefetch('Product', ['A', 'B', 'A', 'nul\u0000', 'half-\ud800'], read);
+  await memo.prefetch('Product', ['A', 'B'], read);
+  assert.deepEqual(reads, [['A', 'B']], 'once, without duplicates, without the keys PostgreSQL text would change');
+  assert.deepEqual(memo.lookup('Product', 'A'), { entry: entry('A', 'w-A') });
+  assert.deepEqual(memo.lookup('Product', 'B'), { entry: undefined }, 'read and missing');
+  assert.equal(memo.lookup('Product', 'nul\u0000'), null, 'not read ahead: asked one by one');
+  assert.equal(memo.lookup('Category', 'A'), null, 'another resource');
+});
+
+test('memo: a write forgets its key; a key written while the read ahead was in flight, or with a write in flight, is not kept', async () => {
+  const memo = createXrefMemo({ maxAgeMs: 1000 });
+  await memo.prefetch('Product', ['A'], (ks) => Promise.resolve(ks.map((k) => entry(k, 'old'))));
+  const doneA = memo.writing('Product', 'A');
+  assert.equal(memo.lookup('Product', 'A'), null, 'forgotten when the write starts');
+  await memo.prefetch('Product', ['A'], () => Promise.resolve([entry('A', 'old')]));
+  assert.equal(memo.lookup('Product', 'A'), null, 'a write in flight: its key is not read ahead');
+  doneA();
+
+  // the read answers with what it saw before a write that committed while it was in flight (another connection)
+  let answer!: (e: XrefEntry[]) => void;
+  const inFlight = memo.prefetch('Product', ['B', 'C'], () => new Promise<XrefEntry[]>((r) => (answer = r)));
+  const doneB = memo.writing('Product', 'B');
+  doneB();
+  answer([entry('B', 'before-the-write'), entry('C', 'c')]);
+  await inFlight;
+  assert.equal(memo.lookup('Product', 'B'), null, 'written meanwhile: the store is asked again');
+  assert.deepEqual(memo.lookup('Product', 'C'), { entry: entry('C', 'c') });
+});
+
+test('memo: entries serve for maxAgeMs, and the memo stays bounded', async () => {
+  let t = 0;
+  const memo = createXrefMemo({ maxAgeMs: 250, now: () => t });
+  await memo.prefetch('Product', ['A'], (ks) => Promise.resolve(ks.map((k) => entry(k, 'w'))));
+  t = 250;
+  assert.ok(memo.lookup('Product', 'A'), 'still young enough');
+  t = 251;
+  assert.equal(memo.lookup('Product', 'A'), null, 'too old: another process may have written it');
+  const many = Array.from({ length: MEMO_MAX_ENTRIES }, (_, i) => `K${i}`);
+  await memo.prefetch('Product', many, () => Promise.resolve([]));
+  await memo.prefetch('Product', ['one-more'], () => Promise.resolve([]));
+  assert.ok(memo.size() <= MEMO_MAX_ENTRIES, `${memo.size()} entries`);
+  assert.ok(memo.lookup('Product', 'one-more'), 'the newest entry is kept');
+});
+
+test('journal: getXref answers from the page read ahead, and a write in flight during the read ahead is seen once committed', async () => {
+  const tmp = await makeTempDir('wmsbridge-xref-memo-');
+  const path = join(tmp.dir, 'journal.db');
+  const journal = await createSqliteJournal({ path });
+  const other = new Database(path);
+  try {
+    await journal.putXref('Category', 'C-1', 'wms-1', 'h1');
+    await journal.prefetchXrefs('Category', ['C-1', 'C-2']);
+    // a change this process did not make (SQLite: none happens, the state lock keeps other processes out) is not
+    // seen: the answers come from the page read ahead, not from one query per record
+    other.prepare("UPDATE xref SET wms_id = 'changed-behind' WHERE key = 'C-1'").run();
+    assert.equal((await journal.getXref('Category', 'C-1'))?.wmsId, 'wms-1');
+    assert.equal(await journal.getXref('Category', 'C-2'), undefined);
+
+    // a write of C-2 waits for the write lock; the read ahead meanwhile sees the store without it
+    other.pragma('busy_timeout = 10000');
+    other.exec('BEGIN IMMEDIATE');
+    const put = journal.putXref('Category', 'C-3', 'wms-3', null);
+    await journal.prefetchXrefs('Category', ['C-3', 'C-4']);
+    other.exec('COMMIT');
+    await put;
+    assert.equal((await journal.getXref('Category', 'C-3'))?.wmsId, 'wms-3', 'the committed write, not the read ahead');
+    assert.equal(await journal.getXref('Category', 'C-4'), undefined);
+  } finally {
+    other.close();
+    await journal.close();
+    await tmp.cleanup();
+  }
+});
