@@ -117,7 +117,7 @@ export function createJournal(store: JournalStore): Journal {
   const insertEvents = store.insertWebhookEvents?.bind(store);
   const events = insertEvents
     ? createGroupCommit<NewWebhookEvent>({
-        maxInFlight: store.maxBatchesInFlight,
+        maxInFlight: store.maxEventBatchesInFlight ?? store.maxBatchesInFlight,
         commit: async (batch): Promise<WriteOutcome[]> => {
           let outcomes: WriteOutcome[];
           try {

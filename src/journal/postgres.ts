@@ -23,7 +23,14 @@ import type { QueryConfig, ClientConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
-import { createPgBatchCommit, PG_APPLY_WRITES_FUNCTION, PG_MAX_BATCHES_IN_FLIGHT, withoutNul, type Run } from './postgres-writes.js';
+import {
+  createPgBatchCommit,
+  PG_APPLY_WRITES_FUNCTION,
+  PG_MAX_BATCHES_IN_FLIGHT,
+  PG_MAX_EVENT_BATCHES_IN_FLIGHT,
+  withoutNul,
+  type Run,
+} from './postgres-writes.js';
 import {
   linkedRecordId,
   recordColumns,
@@ -300,12 +307,14 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 
 /** The PostgreSQL store: SQL and transactions only (policy.ts decides). */
 class PostgresStore implements JournalStore {
-  /** batches committing at once, each on its own pooled connection (postgres-writes.ts) */
+  /** the send loop's batches commit one at a time, in issue order (postgres-writes.ts) */
   readonly maxBatchesInFlight = PG_MAX_BATCHES_IN_FLIGHT;
+  /** webhook events' batches, several at once on pooled connections */
+  readonly maxEventBatchesInFlight = PG_MAX_EVENT_BATCHES_IN_FLIGHT;
   /** several instances share the schema */
   readonly sharedByProcesses = true;
-  /** several batches commit at once on several connections: a later one may commit first */
-  readonly queuedWritesInOrder = false;
+  /** one batch at a time: a write never commits before one issued earlier */
+  readonly queuedWritesInOrder = true;
   /** webhook events are gathered apart from the send loop's writes: insertWebhookEvents */
   readonly groupCommitsWebhookEvents = false;
   /** dedicated connections holding leader locks, ended at close */

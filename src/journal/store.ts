@@ -68,9 +68,12 @@ export interface JournalStore {
   readonly location: string;
   /** batches of the send loop's writes committing at once */
   readonly maxBatchesInFlight: number;
+  /** batches of webhook events committing at once, when they are gathered apart (insertWebhookEvents); else maxBatchesInFlight */
+  readonly maxEventBatchesInFlight?: number;
   /**
    * whether the batches commit in the order they were submitted, so a write never commits before one issued
-   * earlier (Journal.queuedWritesInOrder): SQLite, whose batches one connection applies in turn (merged or not)
+   * earlier (Journal.queuedWritesInOrder): SQLite, whose batches one connection applies in turn (merged or not), and
+   * PostgreSQL, which commits one batch at a time
    */
   readonly queuedWritesInOrder: boolean;
   /** transactions the batches committed in, when the store merges batches (SQLite's writer thread) */

@@ -383,9 +383,9 @@ export interface Journal {
   /**
    * true when the group-committed writes (markSending, settle, putXref, ...) commit in the order they were
    * issued: a write is never committed before one issued earlier, so when a write's promise resolves every
-   * earlier write has committed (SQLite: one writer applies the batches in turn). The send loop relies on it to hand a
-   * record's window place on as soon as its settle is issued (the next record's mark commits with it or after
-   * it). Absent or false: no such order (PostgreSQL commits several batches at once on several connections).
+   * earlier write has committed (SQLite: one writer applies the batches in turn; PostgreSQL: one batch at a time).
+   * The send loop relies on it to hand a record's window place on as soon as its settle is issued (the next record's
+   * mark commits with it or after it). Absent or false: no such order (a store committing several batches at once).
    */
   readonly queuedWritesInOrder?: boolean;
   close(): Promise<void>;
