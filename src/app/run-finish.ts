@@ -53,7 +53,8 @@ async function finishInError(run: RunState, w: Working): Promise<void> {
 async function finishMapped(run: RunState, w: Working, keyLabel: ReturnType<typeof stockKeyLabeler>): Promise<void> {
   const { ctx, opts, log } = run;
   const { journal, config } = ctx;
-  const counts = await journal.countRecords({ fileIds: [w.row.id] });
+  // only the statuses that keep a file open: the (file, status) index visits those records, not all of a big file's
+  const counts = await journal.countRecords({ fileIds: [w.row.id], statuses: ['pending', 'sending', 'in_doubt'] });
   const unfinished = (counts.pending ?? 0) + (counts.sending ?? 0) + (opts.dryRun ? 0 : (counts.in_doubt ?? 0));
   w.figures = await finishFile({
     file: w.row,
