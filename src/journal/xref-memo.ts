@@ -50,9 +50,15 @@ export function createXrefMemo(options: { maxAgeMs: number; now?: () => number }
   /** per read ahead in flight: the keys written meanwhile */
   const reads = new Set<Set<string>>();
 
+  /** whether the key has an entry young enough to serve */
+  const fresh = (mk: string): boolean => {
+    const e = entries.get(mk);
+    return e !== undefined && now() - e.at <= options.maxAgeMs;
+  };
+
   return {
     async prefetch(resource, keys, read) {
-      const wanted = [...new Set(keys)].filter((k) => plainKey(k) && !entries.has(memoKey(resource, k)) && !inFlight.has(memoKey(resource, k)));
+      const wanted = [...new Set(keys)].filter((k) => plainKey(k) && !fresh(memoKey(resource, k)) && !inFlight.has(memoKey(resource, k)));
       if (wanted.length === 0) return;
       const touched = new Set<string>();
       reads.add(touched);

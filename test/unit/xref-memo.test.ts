@@ -58,6 +58,14 @@ test('memo: entries serve for maxAgeMs, and the memo stays bounded', async () =>
   t = 250;
   assert.ok(memo.lookup('Product', 'A'), 'still young enough');
   t = 251;
+  const again: string[][] = [];
+  await memo.prefetch('Product', ['A'], (ks) => {
+    again.push(ks);
+    return Promise.resolve(ks.map((k) => entry(k, 'newer')));
+  });
+  assert.deepEqual(again, [['A']], 'an entry too old is read again by the next read ahead');
+  assert.equal(memo.lookup('Product', 'A')?.entry?.wmsId, 'newer');
+  t = 502;
   assert.equal(memo.lookup('Product', 'A'), null, 'too old: another process may have written it');
   const many = Array.from({ length: MEMO_MAX_ENTRIES }, (_, i) => `K${i}`);
   await memo.prefetch('Product', many, () => Promise.resolve([]));
