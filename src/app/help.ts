@@ -17,8 +17,7 @@ import type { AppContext } from './context.js';
 import { policyOf } from './run-send.js';
 import { FILE_META } from '../journal/policy.js';
 import { pickMapping, type ClaimedElsewhere } from './run-state.js';
-import { inWorkFolder } from '../intake/claim.js';
-import { access } from 'node:fs/promises';
+import { exists, inWorkFolder } from '../intake/claim.js';
 
 /** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
 const SHARE_GRACE_MS = 2000;
@@ -119,12 +118,6 @@ export async function waitForClaimers(
     await new Promise((r) => setTimeout(r, HELP_POLL_MS));
   }
 }
-
-const exists = (path: string): Promise<boolean> =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
 
 /** Files in claimed/mapped another instance holds a live lease on. */
 async function liveFilesOfOthers(ctx: Pick<AppContext, 'journal' | 'instanceId'>): Promise<FileRow[]> {

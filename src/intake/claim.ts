@@ -92,7 +92,8 @@ export function dayFolder(d: Date): string {
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function exists(path: string): Promise<boolean> {
+/** Whether `path` exists (not following a final symlink); an error other than ENOENT is thrown. */
+export async function exists(path: string): Promise<boolean> {
   try {
     await fsp.lstat(path);
     return true;
