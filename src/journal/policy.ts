@@ -161,8 +161,7 @@ export function createJournal(store: JournalStore): Journal {
         const ahead = memo.lookup(resource, key);
         return ahead ? ahead.entry : store.getXref(resource, key);
       }),
-    prefetchXrefs: (resource, keys) =>
-      op('prefetchXrefs', () => (keys.length === 0 ? undefined : memo.prefetch(resource, keys, async (ks) => await store.getXrefs(resource, ks)))),
+    prefetchXrefs: (resource, keys) => op('prefetchXrefs', () => memo.prefetch(resource, keys, async (ks) => await store.getXrefs(resource, ks))),
     // SQLite: the outbox flush's mark goes to the writer thread with the events, so the receiver's event loop never
     // waits (busy_timeout, synchronously) for the write lock the thread holds while it commits
     ...(store.groupCommitsWebhookEvents

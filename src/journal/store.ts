@@ -70,6 +70,8 @@ export interface JournalStore {
   readonly maxBatchesInFlight: number;
   /** batches of webhook events committing at once, when they are gathered apart (insertWebhookEvents); else maxBatchesInFlight */
   readonly maxEventBatchesInFlight?: number;
+  /** whether other processes write to this store (PostgreSQL); SQLite has one process per state folder (the state lock) */
+  readonly sharedByProcesses: boolean;
   /**
    * whether the batches commit in the order they were submitted, so a write never commits before one issued
    * earlier (Journal.queuedWritesInOrder): SQLite, whose batches one connection applies in turn (merged or not), and
@@ -147,8 +149,6 @@ export interface JournalStore {
   getXref(resource: RefResource, key: string): Awaitable<XrefEntry | undefined>;
   /** the entries of these keys that exist (one statement) */
   getXrefs(resource: RefResource, keys: readonly string[]): Awaitable<XrefEntry[]>;
-  /** whether other processes write to this store (PostgreSQL); SQLite has one process per state folder (the state lock) */
-  readonly sharedByProcesses: boolean;
   findXrefByField(resource: RefResource, field: string, value: string): Awaitable<XrefEntry | undefined>;
   xrefKeysByWmsId(resource: RefResource): Awaitable<Map<string, string>>;
   getMeta(key: string): Awaitable<string | undefined>;
