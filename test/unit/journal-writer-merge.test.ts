@@ -6,19 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { makeTempDir } from '../helpers/tmp.js';
-import { createSqliteJournal } from '../../src/journal/sqlite.js';
+import { withSqliteJournalAndOther } from '../helpers/journal.js';
 import type { NewRecord } from '../../src/journal/types.js';
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 test('batches posted while the writer thread is busy commit in one transaction, each write answered with its own outcome', async () => {
-  const tmp = await makeTempDir('wmsbridge-writer-merge-');
-  const path = join(tmp.dir, 'journal.db');
-  const journal = await createSqliteJournal({ path });
-  const other = new Database(path);
-  try {
+  await withSqliteJournalAndOther('wmsbridge-writer-merge-', async ({ journal, other }) => {
     await journal.warmUp?.();
     const before = journal.writeStats();
 
@@ -61,20 +55,12 @@ test('batches posted while the writer thread is busy commit in one transaction, 
       ['m-2', '{"n":2}'],
       ['m-3', '{"n":3}'],
     ]);
-  } finally {
-    other.close();
-    await journal.close();
-    await tmp.cleanup();
-  }
+  });
 });
 
 test('a batch of new records crosses to the writer thread as it is, merges with the send loop JSON batches, and reads back exactly', async () => {
-  const tmp = await makeTempDir('wmsbridge-writer-insert-');
-  const path = join(tmp.dir, 'journal.db');
-  const journal = await createSqliteJournal({ path });
-  const other = new Database(path);
-  try {
-    const file = await journal.addFile({ channel: 'cadastros', name: 'CATS.csv', path: join(tmp.dir, 'CATS.csv'), size: 1, sha256: 'x', runId: 'r' });
+  await withSqliteJournalAndOther('wmsbridge-writer-insert-', async ({ journal, other, dir }) => {
+    const file = await journal.addFile({ channel: 'cadastros', name: 'CATS.csv', path: join(dir, 'CATS.csv'), size: 1, sha256: 'x', runId: 'r' });
     await journal.warmUp?.();
     const before = journal.writeStats();
     // values JSON and structured cloning could treat differently: quotes, backslashes, NUL, accents and an emoji
@@ -151,9 +137,5 @@ test('a batch of new records crosses to the writer thread as it is, merges with 
         ['rejected', 'line 5: field codeERP: empty', { code: 'required', params: { field: 'codeERP' } }],
       ],
     );
-  } finally {
-    other.close();
-    await journal.close();
-    await tmp.cleanup();
-  }
+  });
 });

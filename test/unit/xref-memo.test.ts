@@ -6,10 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { makeTempDir } from '../helpers/tmp.js';
-import { createSqliteJournal } from '../../src/journal/sqlite.js';
+import { withSqliteJournalAndOther } from '../helpers/journal.js';
 import { createXrefMemo, MEMO_MAX_ENTRIES } from '../../src/journal/xref-memo.js';
 import type { XrefEntry } from '../../src/journal/types.js';
 
@@ -75,11 +72,7 @@ test('memo: entries serve for maxAgeMs, and the memo stays bounded', async () =>
 });
 
 test('journal: getXref answers from the page read ahead, and a write in flight during the read ahead is seen once committed', async () => {
-  const tmp = await makeTempDir('wmsbridge-xref-memo-');
-  const path = join(tmp.dir, 'journal.db');
-  const journal = await createSqliteJournal({ path });
-  const other = new Database(path);
-  try {
+  await withSqliteJournalAndOther('wmsbridge-xref-memo-', async ({ journal, other }) => {
     await journal.putXref('Category', 'C-1', 'wms-1', 'h1');
     await journal.prefetchXrefs('Category', ['C-1', 'C-2']);
     // a change this process did not make (SQLite: none happens, the state lock keeps other processes out) is not
@@ -97,9 +90,5 @@ test('journal: getXref answers from the page read ahead, and a write in flight d
     await put;
     assert.equal((await journal.getXref('Category', 'C-3'))?.wmsId, 'wms-3', 'the committed write, not the read ahead');
     assert.equal(await journal.getXref('Category', 'C-4'), undefined);
-  } finally {
-    other.close();
-    await journal.close();
-    await tmp.cleanup();
-  }
+  });
 });
