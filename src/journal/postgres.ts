@@ -52,6 +52,11 @@ import type { RefResource, Target } from '../wms/targets.js';
 
 const { Pool, Client } = pg;
 
+/** records inserted by one process before it first analyzes the records table (PostgresStore.analyzeRecords) */
+export const PG_ANALYZE_FIRST_AT = 5_000;
+/** the columns of records the journal's queries select on: the planner's statistics (the JSON texts need none) */
+const PG_ANALYZED_RECORD_COLUMNS = 'id, file_id, status, target, key, claim_owner, claim_until, wms_id';
+
 /**
  * A page's cross-reference entries, one primary-key lookup per key. With `key = ANY($2)` the planner read the
  * resource's whole range and filtered it by the keys while the table had no statistics (a fresh schema's
@@ -511,11 +516,37 @@ class PostgresStore implements JournalStore {
   }
 
   async insertRecords(fileId: number, records: NewRecord[]): Promise<number> {
-    return this.tx(async (c) => {
+    const last = await this.tx(async (c) => {
       let last = 0;
       for (let i = 0; i < records.length; i += INSERT_CHUNK) last = await this.insertChunk(c, fileId, records.slice(i, i + INSERT_CHUNK));
       return last;
     });
+    this.inserted += records.length;
+    if (this.inserted >= this.analyzeAt) {
+      this.analyzeAt = this.inserted * 2;
+      await this.analyzeRecords();
+    }
+    return last;
+  }
+
+  /** records this process inserted, and the count at which it next analyzes the table (analyzeRecords) */
+  private inserted = 0;
+  private analyzeAt = PG_ANALYZE_FIRST_AT;
+
+  /**
+   * Statistics for the planner once a big file's records are in, before they are read in pages. A table without
+   * statistics (a fresh schema's first big run: autovacuum comes later) makes every record look rare, and the
+   * planner read a page of a file (`file_id = $1 AND id > $2 ORDER BY id LIMIT n`) by fetching ALL the file's
+   * records after the cursor and sorting them: quadratic in the file (a 60,000-record file's result pages 18 ->
+   * 50 ms each, and growing). With statistics it walks an index in id order and stops at the limit. Analyzed at
+   * 5,000 records inserted by this process, then each time the count doubles (a few times per run; ANALYZE reads a
+   * sample of 30,000 rows: 90 ms on 40,000 records for the columns queries select on, 200 ms for every column, the
+   * JSON texts included); SKIP_LOCKED: another instance analyzing it now is enough. A failure only costs speed.
+   * Measured, one instance, 60,000 categories at 0 ms: the result pages 50 ms -> out of the slow statements, the
+   * four ANALYZEs 0.55 s in all (every column).
+   */
+  private async analyzeRecords(): Promise<void> {
+    await this.pool.query(`ANALYZE (SKIP_LOCKED) ${this.S}.records (${PG_ANALYZED_RECORD_COLUMNS})`).catch(() => undefined);
   }
 
   /** unnest keeps one statement per chunk whatever its size; ORDER BY ord gives ids in batch order */
@@ -568,16 +599,8 @@ class PostgresStore implements JournalStore {
   }
 
   async listRecords(query: StoreRecordQuery): Promise<RecordRow[]> {
-    const params: unknown[] = [];
-    const where = recordWhere(query, params);
-    let limit = '';
-    if (query.limit !== undefined) {
-      params.push(query.limit);
-      limit = ` LIMIT $${params.length}`;
-    }
-    return (await this.q<PgRecordRow>(`SELECT ${recordSelectList(query.withoutRaw)} FROM ${this.S}.records ${where} ORDER BY id${limit}`, params)).rows.map(
-      fromPg,
-    );
+    const { text, values } = pgListRecordsSql(this.S, query);
+    return (await this.q<PgRecordRow>(text, values)).rows.map(fromPg);
   }
 
   async targetsOf(fileIds: number[], statuses: readonly RecordStatus[]): Promise<Target[]> {
@@ -842,6 +865,18 @@ class PostgresStore implements JournalStore {
 }
 
 /** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. Lists are not empty. */
+/** The statement listRecords runs (a page of records in id order), with its parameters. */
+export function pgListRecordsSql(S: string, query: StoreRecordQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where = recordWhere(query, values);
+  let limit = '';
+  if (query.limit !== undefined) {
+    values.push(query.limit);
+    limit = ` LIMIT $${values.length}`;
+  }
+  return { text: `SELECT ${recordSelectList(query.withoutRaw)} FROM ${S}.records ${where} ORDER BY id${limit}`, values };
+}
+
 function recordWhere(query: StoreRecordQuery, params: unknown[]): string {
   const conds: string[] = [];
   const p = (v: unknown): string => {
