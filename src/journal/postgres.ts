@@ -62,9 +62,9 @@ const PG_ANALYZED_RECORD_COLUMNS = 'id, file_id, status, target, key, claim_owne
  * resource's whole range and filtered it by the keys while the table had no statistics (a fresh schema's
  * cross-reference grows from nothing during a run and autovacuum analyzes it late; without statistics the planner
  * guesses that 0.5 % of the rows hold the resource): 7.9 ms a read at 20,000 entries instead of ~0.2 ms, a third
- * of the server's time in a 20,000-category run. A LATERAL subquery with a LIMIT is not
- * flattened into a join, so each key is its own index lookup whatever the statistics say
- * (test/unit/postgres-plans.test.ts). The keys are distinct (the caller's set).
+ * of the server's time in a 20,000-category run. A LATERAL subquery with a LIMIT is not flattened into a join, so
+ * each key is its own index lookup whatever the statistics say (test/unit/postgres-plans.test.ts). The keys must be
+ * distinct (getXrefs makes them so): a key given twice would be answered twice.
  */
 export const pgGetXrefsSql = (S: string): string =>
   `SELECT x.* FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM ${S}.xref WHERE resource = $1 AND key = k.key LIMIT 1) x`;
@@ -336,6 +336,9 @@ class PostgresStore implements JournalStore {
   readonly groupCommitsWebhookEvents = false;
   /** dedicated connections holding leader locks, ended at close */
   private readonly leaderClients = new Set<pg.Client>();
+  /** records this process inserted, and the count at which it next analyzes the table (analyzeRecords) */
+  private inserted = 0;
+  private analyzeAt = PG_ANALYZE_FIRST_AT;
   private readonly S: string;
   /** the send loop's writes: one batch, one transaction (postgres-writes.ts) */
   readonly commitWrites: (batch: JournalWrite[]) => Promise<WriteOutcome[]>;
@@ -528,10 +531,6 @@ class PostgresStore implements JournalStore {
     }
     return last;
   }
-
-  /** records this process inserted, and the count at which it next analyzes the table (analyzeRecords) */
-  private inserted = 0;
-  private analyzeAt = PG_ANALYZE_FIRST_AT;
 
   /**
    * Statistics for the planner once a big file's records are in, before they are read in pages. A table without
@@ -864,7 +863,6 @@ class PostgresStore implements JournalStore {
   }
 }
 
-/** WHERE for a record query ($1.. from `params`); the planner picks the (file_id|status, id) index. Lists are not empty. */
 /** The statement listRecords runs (a page of records in id order), with its parameters. */
 export function pgListRecordsSql(S: string, query: StoreRecordQuery): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -877,6 +875,10 @@ export function pgListRecordsSql(S: string, query: StoreRecordQuery): { text: st
   return { text: `SELECT ${recordSelectList(query.withoutRaw)} FROM ${S}.records ${where} ORDER BY id${limit}`, values };
 }
 
+/**
+ * WHERE for a record query ($1.. from `params`). Lists are not empty. With statistics (analyzeRecords) the planner
+ * walks a (file_id|status, id) index in id order and stops at the limit.
+ */
 function recordWhere(query: StoreRecordQuery, params: unknown[]): string {
   const conds: string[] = [];
   const p = (v: unknown): string => {
