@@ -1,0 +1,105 @@
+/**
+ * A tier's reads and claims name only the files that have records of the tier's targets. A claim of categories
+ * that also named the run's families and products files scanned every pending record of them for each claim
+ * (22 ms a claim for 10,000 families on PostgreSQL: the claim walks a file's pending records in id order and
+ * filters the target). Real SQLite journal, the calls it receives recorded; a WMS client double answering creates.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openJournal } from '../../src/journal/index.js';
+import type { Journal, NewRecord } from '../../src/journal/types.js';
+import type { WmsClient } from '../../src/wms/client-types.js';
+import { pushFiles, type ChannelPolicy } from '../../src/push/pipeline.js';
+import { createReferenceCache } from '../../src/push/reference-cache.js';
+import { payloadHash } from '../../src/shared/hash.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { makeTempDir } from '../helpers/tmp.js';
+
+const tmp = await makeTempDir('wmsbridge-tier-files-');
+after(() => tmp.cleanup());
+
+const policy: ChannelPolicy = { inboxDir: '.', inDoubt: { masterData: 'resend', documents: 'hold' }, stockSyncChunkSize: 100 };
+const ID = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+function record(target: 'Category' | 'Family', key: string, line: number): NewRecord {
+  const payload: Record<string, unknown> = { name: key, codeERP: key, status: 1 };
+  if (target === 'Family') payload['categoryID'] = { $ref: { resource: 'Category', value: key.replace('F', 'C') } };
+  return { target, op: 'create', key, source: { line }, mapping: 't', payload, payloadHash: payloadHash(payload) };
+}
+
+/** creates answered with a new id; anything else is a test error */
+function creatingClient(): { client: WmsClient; sent: string[] } {
+  const sent: string[] = [];
+  let n = 0;
+  const create = async (body: Record<string, unknown>) => {
+    sent.push(String(body['codeERP']));
+    return { ...body, id: ID(++n) };
+  };
+  const impl: Partial<WmsClient> = {
+    createCategory: create as unknown as WmsClient['createCategory'],
+    createFamily: create as unknown as WmsClient['createFamily'],
+    stats: () => ({ requests: n, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 }),
+  };
+  const client = new Proxy(impl, {
+    get(target, prop) {
+      if (prop in target) return target[prop as keyof WmsClient];
+      if (prop === 'then' || prop === 'availability') return undefined;
+      return () => {
+        throw new Error(`the test client has no ${String(prop)}`);
+      };
+    },
+  }) as WmsClient;
+  return { client, sent };
+}
+
+for (const shared of [false, true]) {
+  test(`${shared ? 'claims' : 'reads'} of a tier name only the files with records of its targets`, async () => {
+    const journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j-${shared}.db`) });
+    try {
+      const cats = await journal.addFile({ channel: 'c', name: 'CAT.csv', path: '/in/CAT.csv', size: 1, sha256: `sha-c-${shared}`, runId: 'r' });
+      const fams = await journal.addFile({ channel: 'c', name: 'FAM.csv', path: '/in/FAM.csv', size: 1, sha256: `sha-f-${shared}`, runId: 'r' });
+      await journal.addRecords(cats.id, [record('Category', 'C1', 2), record('Category', 'C2', 3)]);
+      await journal.addRecords(fams.id, [record('Family', 'F1', 2), record('Family', 'F2', 3)]);
+      // what the send loop asks the journal for: the files each claim or page read names, by target
+      const asked: Array<{ how: string; files: number[]; targets: string[] }> = [];
+      const spied = new Proxy(journal, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (prop === 'claimRecordBatch')
+            return (fileIds: number[], targets: string[], ...rest: unknown[]) => {
+              asked.push({ how: 'claim', files: [...fileIds], targets: [...targets] });
+              return (v as (...a: unknown[]) => unknown).call(target, fileIds, targets, ...rest);
+            };
+          if (prop === 'listRecords')
+            return (q: { fileIds?: number[]; targets?: string[]; statuses?: string[] }) => {
+              if (q.targets && q.statuses?.includes('pending')) asked.push({ how: 'read', files: [...(q.fileIds ?? [])], targets: [...q.targets] });
+              return (v as (q: unknown) => unknown).call(target, q);
+            };
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      }) as Journal;
+      const { client, sent } = creatingClient();
+      await pushFiles({
+        journal: spied,
+        client,
+        refCache: createReferenceCache(null),
+        logger: createLogger({ level: 'silent' }),
+        files: [cats, fams].map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
+        concurrency: 2,
+        batchSize: 100,
+        ...(shared ? { share: { owner: 'me', leaseTtlMs: 60_000 } } : {}),
+      });
+      assert.deepEqual(sent, ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
+      const how = shared ? 'claim' : 'read';
+      const seen = asked.filter((a) => a.how === how);
+      assert.ok(seen.some((a) => a.targets.includes('Category')) && seen.some((a) => a.targets.includes('Family')), JSON.stringify(asked));
+      for (const a of seen) {
+        const want = a.targets.includes('Category') ? [cats.id] : [fams.id];
+        assert.deepEqual(a.files, want, `${a.how} of ${a.targets.join(',')} named files ${a.files.join(',')}`);
+      }
+    } finally {
+      await journal.close();
+    }
+  });
+}
