@@ -156,9 +156,9 @@ export function createJournal(store: JournalStore): Journal {
       return closed ? Promise.reject(fail('addWebhookEvent', 'the journal is closed')) : (events.add(event) as ReturnType<Journal['addWebhookEvent']>);
     },
     ...lookupSection(ctx),
-    getXref: (resource, key) =>
+    getXref: (resource, key, options) =>
       op('getXref', () => {
-        const ahead = memo.lookup(resource, key);
+        const ahead = options?.fresh ? null : memo.lookup(resource, key);
         return ahead ? ahead.entry : store.getXref(resource, key);
       }),
     prefetchXrefs: (resource, keys) => op('prefetchXrefs', () => memo.prefetch(resource, keys, async (ks) => await store.getXrefs(resource, ks))),

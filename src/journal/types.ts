@@ -326,7 +326,11 @@ export interface Journal {
   findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
 
   // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
-  getXref(resource: RefResource, key: string): Promise<XrefEntry | undefined>;
+  /**
+   * The WMS id wmsbridge learned for (resource, key). An answer may come from the page read ahead (prefetchXrefs);
+   * `fresh` asks the store itself: a second look after another instance may have written the key.
+   */
+  getXref(resource: RefResource, key: string, options?: { fresh?: boolean }): Promise<XrefEntry | undefined>;
   /**
    * Reads the entries of these keys with one query, ahead of their getXref (the send loop, a page of records at a time):
    * getXref answers from them while they are exact (journal/xref-memo.ts says when).

@@ -163,8 +163,10 @@ export function createRefResolver(deps: { journal: Journal; client: WmsClient | 
         };
       }
       // another instance may have settled it between the two reads above: its cross-reference is committed
-      // with (never after) its settle, so a second look now finds it
-      const again = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
+      // with (never after) its settle, so a second look now finds it (in the store: the first look may have been
+      // answered by the page read ahead, from before that settle)
+      const again =
+        (await journal.getXref(resource, value, { fresh: true })) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
       if (again) return { id: again.wmsId };
     }
     const readBy = by ?? READ_BY_KEY[resource];

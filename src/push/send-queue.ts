@@ -2,20 +2,28 @@
 import type { Logger } from '../shared/logger.js';
 import type { Journal, RecordRow } from '../journal/types.js';
 import { TARGET_INFO, type RefResource } from '../wms/targets.js';
+import { collectRefs } from './refs.js';
+import { isReadOnlyResource } from './reference-cache.js';
 
 /**
  * Reads ahead, with one query per resource, the cross-reference entries the records of a page will be checked
- * against before they are sent (journal/xref-memo.ts): not one query per record. Only a speed-up: a failure is
- * logged and each record reads its own entry, as without it.
+ * against before they are sent (journal/xref-memo.ts): not one query per record. That is each record's own key,
+ * and the keys its `$ref`s name (a family's category, a product's family: refs.ts resolves them by key first; a
+ * page of 10,000 families read them one statement each). Only a speed-up: a failure is logged and each record
+ * reads its own entries, as without it.
  */
 export async function prefetchXrefsOf(journal: Journal, logger: Logger, rows: readonly RecordRow[]): Promise<void> {
   const keys = new Map<RefResource, string[]>();
+  const add = (resource: RefResource, key: string): void => {
+    const list = keys.get(resource);
+    if (list) list.push(key);
+    else keys.set(resource, [key]);
+  };
   for (const r of rows) {
     const resource = TARGET_INFO[r.target].xref;
-    if (!resource) continue;
-    const list = keys.get(resource);
-    if (list) list.push(r.key);
-    else keys.set(resource, [r.key]);
+    if (resource) add(resource, r.key);
+    // the WMS's own lists (warehouses, statuses) are not in the cross-reference; a ref by id is no lookup
+    for (const ref of collectRefs(r.payload)) if (!isReadOnlyResource(ref.resource) && ref.by?.toLowerCase() !== 'id') add(ref.resource, ref.value);
   }
   for (const [resource, list] of keys) {
     try {

@@ -8,7 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withSqliteJournalAndOther } from '../helpers/journal.js';
 import { createXrefMemo, MEMO_MAX_ENTRIES } from '../../src/journal/xref-memo.js';
-import type { XrefEntry } from '../../src/journal/types.js';
+import type { RecordRow, XrefEntry } from '../../src/journal/types.js';
+import { createRefResolver } from '../../src/push/refs.js';
+import { createReferenceCache } from '../../src/push/reference-cache.js';
+import { prefetchXrefsOf } from '../../src/push/send-queue.js';
+import { createLogger } from '../../src/shared/logger.js';
 
 const entry = (key: string, wmsId: string): XrefEntry => ({ resource: 'Product', key, wmsId, payloadHash: null, updatedAt: '2026-11-27T00:00:00.000Z' });
 
@@ -90,5 +94,26 @@ test('journal: getXref answers from the page read ahead, and a write in flight d
     await put;
     assert.equal((await journal.getXref('Category', 'C-3'))?.wmsId, 'wms-3', 'the committed write, not the read ahead');
     assert.equal(await journal.getXref('Category', 'C-4'), undefined);
+  });
+});
+
+test("a page's refs are read ahead with it; a ref found missing there is looked up again in the store before it is refused", async () => {
+  await withSqliteJournalAndOther('wmsbridge-xref-refs-', async ({ journal, other }) => {
+    await journal.putXref('Category', 'C-1', 'wms-c1', 'h');
+    const family = (key: string, category: string): RecordRow =>
+      ({ id: 1, target: 'Family', key, payload: { codeERP: key, categoryID: { $ref: { resource: 'Category', value: category } } } }) as unknown as RecordRow;
+    await prefetchXrefsOf(journal, createLogger({ level: 'silent' }), [family('F-1', 'C-1'), family('F-2', 'C-2')]);
+    // read ahead: C-1's entry and C-2's absence now answer from memory (a change behind the journal's back is not seen)
+    other.prepare("UPDATE xref SET wms_id = 'changed-behind' WHERE key = 'C-1'").run();
+    assert.equal((await journal.getXref('Category', 'C-1'))?.wmsId, 'wms-c1', 'the ref key was read ahead with the page');
+    // another instance (PostgreSQL: a shared store) settles C-2 after the read ahead: the resolver's second look asks the store
+    other
+      .prepare("INSERT INTO xref (resource, key, wms_id, payload_hash, updated_at) VALUES ('Category', 'C-2', 'wms-c2', NULL, '2026-11-27T00:00:00.000Z')")
+      .run();
+    assert.equal(await journal.getXref('Category', 'C-2'), undefined, 'the read ahead still answers: missing');
+    assert.equal((await journal.getXref('Category', 'C-2', { fresh: true }))?.wmsId, 'wms-c2');
+    const resolver = createRefResolver({ journal, client: null, refCache: createReferenceCache(null), failures: new Map() });
+    const r = await resolver.resolve({ codeERP: 'F-2', categoryID: { $ref: { resource: 'Category', value: 'C-2' } } });
+    assert.deepEqual(r, { ok: true, payload: { codeERP: 'F-2', categoryID: 'wms-c2' } });
   });
 });
