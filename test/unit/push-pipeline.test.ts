@@ -19,6 +19,7 @@ import { payloadHash } from '../../src/shared/hash.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { PushReason, isWaitingForWms } from '../../src/shared/reason.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { wmsClientDouble } from '../helpers/wms-double.js';
 
 type Answer = { id: string } | WmsError;
 const ID = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -46,26 +47,8 @@ function scriptedClient(
       // a WMS that ignores the filter: every stock record, the wanted one last
       for (const s of stock) yield { warehouseId: ID(900), ...s };
     } as unknown as WmsClient['listStock'],
-    stats: () => ({
-      requests: calls.length,
-      retries: 0,
-      refreshes: 0,
-      authorizations: 0,
-      failures: 0,
-      latencyBucketsMs: [],
-      latencyCounts: [],
-      latencySumMs: 0,
-    }),
   };
-  const client = new Proxy(impl, {
-    get(target, prop) {
-      if (prop in target) return target[prop as keyof WmsClient];
-      if (prop === 'then' || prop === 'availability') return undefined;
-      return () => {
-        throw new Error(`the scripted client has no ${String(prop)}`);
-      };
-    },
-  }) as WmsClient;
+  const client = wmsClientDouble(impl, () => calls.length);
   return { client, calls };
 }
 

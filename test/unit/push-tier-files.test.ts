@@ -15,6 +15,7 @@ import { createReferenceCache } from '../../src/push/reference-cache.js';
 import { payloadHash } from '../../src/shared/hash.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { wmsClientDouble } from '../helpers/wms-double.js';
 
 const tmp = await makeTempDir('wmsbridge-tier-files-');
 after(() => tmp.cleanup());
@@ -39,17 +40,8 @@ function creatingClient(): { client: WmsClient; sent: string[] } {
   const impl: Partial<WmsClient> = {
     createCategory: create as unknown as WmsClient['createCategory'],
     createFamily: create as unknown as WmsClient['createFamily'],
-    stats: () => ({ requests: n, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [], latencyCounts: [], latencySumMs: 0 }),
   };
-  const client = new Proxy(impl, {
-    get(target, prop) {
-      if (prop in target) return target[prop as keyof WmsClient];
-      if (prop === 'then' || prop === 'availability') return undefined;
-      return () => {
-        throw new Error(`the test client has no ${String(prop)}`);
-      };
-    },
-  }) as WmsClient;
+  const client = wmsClientDouble(impl, () => n, 'the test client');
   return { client, sent };
 }
 
