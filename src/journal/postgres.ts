@@ -652,7 +652,7 @@ class PostgresStore implements JournalStore {
               AND (claim_owner IS NULL OR claim_until < now())
             ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) x
          ORDER BY x.id LIMIT $4)
-       UPDATE ${this.S}.records r SET claim_owner = $3, claim_until = ${LEASE_EXPR('$5')} FROM c WHERE r.id = c.id RETURNING r.*`,
+       UPDATE ${this.S}.records r SET claim_owner = $3, claim_until = ${LEASE_EXPR('$5')} FROM c WHERE r.id = c.id RETURNING ${recordSelectList(true, 'r')}`,
       [[...new Set(fileIds)], targets, owner, limit, Math.round(ttlMs), afterId],
       'claimRecords',
     );

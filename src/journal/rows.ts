@@ -67,9 +67,17 @@ export function linkedRecordId(records: string, wmsId: string): string {
   return `SELECT l.id FROM ${records} l WHERE l.wms_id = ${wmsId} AND l.target IN (${targets}) ORDER BY l.id DESC LIMIT 1`;
 }
 
-/** The records columns a query selects: every one, or every one but `raw` (RecordQuery.withoutRaw), which comes back null. */
-export function recordSelectList(withoutRaw: boolean | undefined): string {
-  return withoutRaw ? RECORD_COLUMNS_WITHOUT_RAW : '*';
+/**
+ * The records columns a query selects: every one, or every one but `raw` (RecordQuery.withoutRaw), which comes back
+ * null; `table` qualifies them (a RETURNING beside a joined CTE).
+ */
+export function recordSelectList(withoutRaw: boolean | undefined, table?: string): string {
+  if (!table) return withoutRaw ? RECORD_COLUMNS_WITHOUT_RAW : '*';
+  return withoutRaw
+    ? RECORD_COLUMNS_WITHOUT_RAW.split(', ')
+        .map((c) => (c.startsWith('NULL') ? c : `${table}.${c}`))
+        .join(', ')
+    : `${table}.*`;
 }
 const RECORD_COLUMNS_WITHOUT_RAW =
   'id, file_id, target, op, key, source, mapping, payload, payload_hash, attachment_path, NULL AS raw, status, outcome, wms_id, error, reason, attempts, updated_at';

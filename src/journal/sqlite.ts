@@ -524,7 +524,7 @@ class SqliteStore implements JournalStore {
          WHERE file_id IN (SELECT value FROM json_each(?)) AND target IN (SELECT value FROM json_each(?)) AND status IN ${inList(statuses)}
            AND id > ? AND (claim_owner IS NULL OR claim_until < ?)
          ORDER BY id LIMIT ?)
-       RETURNING *`,
+       RETURNING ${recordValuesList(true)}`,
     ).all(owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), afterId, ts, limit) as SqliteRecordRow[];
     return rows.map(fromSqlite).sort((a, b) => a.id - b.id);
   }

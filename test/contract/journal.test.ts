@@ -860,6 +860,8 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
             const batch = await journal.claimRecordBatch([f.id], ['Product'], owner, 7, 60_000);
             if (batch.length === 0) return got;
             assert.ok(batch.every((r) => r.status === 'pending' && r.target === 'Product'));
+            // lean, as the send loop's pages: the payload to send, not the source rows (read back whole at the finish)
+            assert.ok(batch.every((r) => r.raw === undefined && r.payload['codeERP'] === r.key && r.source.line === 2));
             assert.deepEqual(
               batch.map((r) => r.id),
               [...batch.map((r) => r.id)].sort((a, b) => a - b),
