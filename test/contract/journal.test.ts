@@ -13,6 +13,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal, SCHEMA_VERSION } from '../../src/journal/sqlite.js';
 import { createPostgresJournal, leaderLockKey, PG_SCHEMA_VERSION } from '../../src/journal/postgres.js';
 import { linkedRecordId } from '../../src/journal/rows.js';
+import { RECORD_STATUSES } from '../../src/journal/policy.js';
 import { openJournal } from '../../src/journal/index.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import type { Journal, LeaderLock, NewRecord, RecordStatus } from '../../src/journal/types.js';
@@ -518,6 +519,48 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
         afterId = page[page.length - 1]!.id;
       }
       assert.deepEqual(paged, ['M1', 'M2', 'M3', 'M4', 'M5', 'M6']);
+      // several statuses of one file, interleaved, paged: id order across the statuses, each record once (a store
+      // may read each status apart and merge; a page holds the limit's first records, not each status' first)
+      const mixed = await newFile(j);
+      const statuses = ['pending', 'rejected', 'pending', 'held', 'rejected', 'rejected', 'pending', 'held', 'pending'] as const;
+      await j.addRecords(
+        mixed.id,
+        statuses.map((st, i) => rec(`X${i}`, st === 'rejected' ? { status: 'rejected', error: 'x' } : {})),
+      );
+      for (const r of await j.listRecords({ fileIds: [mixed.id] }))
+        if (statuses[Number(r.key.slice(1))] === 'held') await j.settle(r.id, { status: 'held', outcome: 'held', error: 'dependency failed' });
+      const mixedKeys = async (q: Omit<Parameters<Journal['listRecords']>[0], 'afterId' | 'limit'>, limit: number): Promise<string[]> => {
+        const out: string[] = [];
+        let after = 0;
+        for (;;) {
+          const page = await j.listRecords({ ...q, afterId: after, limit });
+          assert.ok(page.length <= limit);
+          if (!page.length) return out;
+          out.push(...page.map((r) => r.key));
+          after = page[page.length - 1]!.id;
+        }
+      };
+      assert.deepEqual(await mixedKeys({ fileIds: [mixed.id], statuses: ['rejected', 'held'] }, 2), ['X1', 'X3', 'X4', 'X5', 'X7']);
+      assert.deepEqual(
+        await mixedKeys({ fileIds: [mixed.id], statuses: ['held', 'pending', 'rejected', 'held'] }, 3),
+        statuses.map((_, i) => `X${i}`),
+      );
+      assert.deepEqual(
+        await mixedKeys({ fileIds: [mixed.id], statuses: [...RECORD_STATUSES] }, 4),
+        statuses.map((_, i) => `X${i}`),
+      );
+      const noFile = await j.listRecords({ statuses: ['held', 'rejected'] });
+      const ids = noFile.map((r) => r.id);
+      assert.deepEqual(
+        ids,
+        [...ids].sort((x, y) => x - y),
+      );
+      assert.ok(noFile.every((r) => r.status === 'held' || r.status === 'rejected'));
+      for (const k of ['M3', 'X1', 'X3', 'X7'])
+        assert.ok(
+          noFile.some((r) => r.key === k),
+          k,
+        );
       const byStatus = await j.listRecords({ statuses: ['rejected'] });
       assert.ok(byStatus.some((r) => r.key === 'M3'));
       assert.ok(byStatus.every((r) => r.status === 'rejected'));
