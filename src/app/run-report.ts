@@ -113,6 +113,7 @@ export async function report(run: RunState): Promise<RunResult> {
       csvFormat: { ...config.outbox.csv, timeZone: config.outbox.csv.timeZone ?? config.outbox.timeZone },
       timeZone: config.outbox.timeZone,
       locale: config.outbox.locale,
+      ...(run.workbook ? { xlsx: run.workbook.write } : {}),
     });
   } catch (err) {
     problems.push(`report: ${errorMessage(err)}`);

@@ -3,6 +3,7 @@
  * found, the leases it holds, the send timeline. Each phase (run-resume, run-intake, run-map, run-send,
  * run-finish, run-report) reads and adds to it.
  */
+import type { XlsxWorker } from '../outbox/xlsx-worker.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AppContext } from './context.js';
@@ -95,6 +96,8 @@ export interface RunState {
   pushed: PushStats | null;
   /** sending stopped: the credentials were refused */
   fatal: unknown;
+  /** the report's workbook thread, started when the run begins to finish its files (xlsx-worker.ts) */
+  workbook: XlsxWorker | null;
   /** stops renewing leases and frees the files this run took */
   close(): void;
 }
@@ -145,9 +148,11 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
     wmsDownSince: null,
     pushed: null,
     fatal: null,
+    workbook: null,
     close() {
       clearInterval(renew);
       for (const id of taken) ctx.busyFiles.delete(id);
+      void this.workbook?.close();
     },
   };
 }

@@ -15,6 +15,7 @@ import { sendFiles } from './run-send.js';
 import { finishFiles } from './run-finish.js';
 import { helpOthers } from './help.js';
 import { report, type RunResult } from './run-report.js';
+import { startXlsxWorker } from '../outbox/xlsx-worker.js';
 
 export type { RunOptions } from './run-state.js';
 export { INTERRUPT_EXIT_CODES, summaryLine, webhooksSinceLastReport, type RunResult } from './run-report.js';
@@ -49,7 +50,9 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
       });
       if (helped.settled > 0) run.helped = { records: helped.settled, files: helped.perFile };
     }
-    // 5. finish: results, rejects, archive (only files with nothing left to send)
+    // 5. finish: results, rejects, archive (only files with nothing left to send); the report's workbook thread
+    // loads exceljs meanwhile
+    run.workbook = startXlsxWorker();
     await finishFiles(run);
     // 6. report, exit code, retention, the summary line
     return await report(run);

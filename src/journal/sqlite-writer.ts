@@ -11,7 +11,7 @@
  *
  * The thread is started at the first write and holds the process open only while a batch is in flight.
  */
-import { Worker } from 'node:worker_threads';
+import { spawnModuleWorker, workerEntry } from '../shared/worker.js';
 import { unpackResults, type QueuedWriteOp, type QueuedWriteResult } from './sqlite-writes.js';
 
 export interface WriterThreadOptions {
@@ -49,21 +49,10 @@ export interface WriterThread {
   transactions(): number;
 }
 
-// the thread's entry beside this module: .js when compiled; .ts when run from source (tests under `node
-// --import tsx`), where a worker does not inherit tsx's loader: a small bootstrap registers it first
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./sqlite-writer-thread${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
-
-function spawnWorker(options: WriterThreadOptions): Worker {
-  // execArgv: [] - the parent's flags are not the thread's (some, like --input-type, make a worker fail)
-  if (!FROM_SOURCE) return new Worker(ENTRY, { workerData: options, execArgv: [] });
-  const tsxApi = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(ENTRY.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: options, execArgv: [] });
-}
+const ENTRY = workerEntry(import.meta.url, 'sqlite-writer-thread');
 
 export function startWriterThread(options: WriterThreadOptions): WriterThread {
-  const worker = spawnWorker(options);
+  const worker = spawnModuleWorker(ENTRY, options);
   worker.unref();
   const pending = new Map<number, { resolve: (r: QueuedWriteResult[]) => void; reject: (e: Error) => void }>();
   let nextId = 1;

@@ -22,7 +22,7 @@ import { ATTENTION_OUTCOMES, OUTCOMES, type Outcome, type RunSummary } from './t
 import { createI18n, isOutageReason, type I18n, type Locale } from '../i18n/index.js';
 import type { Reason } from '../shared/reason.js';
 import { wallClockText } from '../shared/time.js';
-import { writeXlsx, type XlsxColumn } from './xlsx.js';
+import { writeXlsx, type XlsxColumn, type XlsxWrite } from './xlsx.js';
 
 export interface RunReportOptions {
   /** IANA zone for the dates shown (and the folder name). @default the machine's time zone */
@@ -37,6 +37,8 @@ export interface RunReportOptions {
   locale?: Locale;
   /** the run's report folder, when the page is written elsewhere (latest.html) */
   reportDir?: string;
+  /** how the workbook is written. @default writeXlsx, in this thread (a run passes its workbook thread: xlsx-worker.ts) */
+  xlsx?: XlsxWrite;
 }
 
 export interface RunReportPaths {
@@ -761,6 +763,20 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
   const { t } = i18n;
   const tables = reportTables(summary, i18n);
 
+  // the workbook first: on the run's workbook thread it is written while this thread writes the rest
+  const workbook = (options.xlsx ?? writeXlsx)(
+    paths.xlsx,
+    [
+      { name: t('sheet.summary'), columns: tables.summary.columns, rows: tables.summary.rows.map((r) => ({ ...r, value: r['xlsx'] ?? r['value'] })) },
+      { name: t('sheet.attention'), columns: tables.attention.columns, rows: tables.attention.rows },
+      { name: t('sheet.files'), columns: tables.files.columns, rows: tables.files.rows },
+      { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
+      { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
+    ],
+    { timeZone: i18n.timeZone },
+  );
+  workbook.catch(() => undefined); // awaited below, after the other files
+
   await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`);
 
   // started_at / finished_at are shown as dates in the CSV too
@@ -787,17 +803,6 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       fmt,
     );
   }
-  await writeXlsx(
-    paths.xlsx,
-    [
-      { name: t('sheet.summary'), columns: tables.summary.columns, rows: tables.summary.rows.map((r) => ({ ...r, value: r['xlsx'] ?? r['value'] })) },
-      { name: t('sheet.attention'), columns: tables.attention.columns, rows: tables.attention.rows },
-      { name: t('sheet.files'), columns: tables.files.columns, rows: tables.files.rows },
-      { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
-      { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
-    ],
-    { timeZone: i18n.timeZone },
-  );
 
   await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options));
   // latest.html is rendered for its own folder so its relative links resolve from reports/; a rebuilt
@@ -805,6 +810,7 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
   if (await isNewestReport(reportsDir, basename(dir))) {
     await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }));
   }
+  await workbook;
   return paths;
 }
 

@@ -74,25 +74,56 @@ function cellValue(v: unknown, type: XlsxType, timeZone: string): ExcelJS.CellVa
   }
 }
 
+/** exceljs's streaming workbook writer, loaded once (the first load costs ~80 ms: exceljs and archiver) */
+export async function loadWorkbookWriter(): Promise<typeof import('exceljs/lib/stream/xlsx/workbook-writer.js').default> {
+  // the writer alone, when a workbook is written: exceljs's main entry takes ~1 s to load (exceljs-writer.d.ts)
+  return (await import('exceljs/lib/stream/xlsx/workbook-writer.js')).default;
+}
+
+/** How a workbook is written: writeXlsx here, or the same on the workbook thread (xlsx-worker.ts). */
+export type XlsxWrite = (path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }) => Promise<number[]>;
+
 /** Writes a workbook atomically at `path`; returns the number of data rows per sheet. */
 export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }): Promise<number[]> {
-  // the writer alone, when a workbook is written: exceljs's main entry takes ~1 s to load (exceljs-writer.d.ts)
-  const { default: WorkbookWriter } = await import('exceljs/lib/stream/xlsx/workbook-writer.js');
+  const WorkbookWriter = await loadWorkbookWriter();
   const out = createAtomicWriteStream(path);
+  // a failure of the file (a missing folder, a full disk) must end the workbook: the stream is destroyed and
+  // never drains, and exceljs does not report what its destination refused (the write waited forever)
+  let failure: unknown = null;
+  let failed!: (err: unknown) => void;
+  const failedP = new Promise<never>((_, reject) => (failed = reject));
+  failedP.catch(() => undefined);
+  const fail = (err: unknown): void => {
+    failure ??= err;
+    failed(failure);
+  };
+  out.stream.on('error', fail);
   // exceljs ends the stream it is given; the atomic stream must be ended by commit() (which renames it), so
   // exceljs writes through a forwarder whose end is a no-op for the file
   let zipDone!: () => void;
   const finished = new Promise<void>((r) => (zipDone = r));
   const forward = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      if (out.stream.write(chunk)) cb();
-      else out.stream.once('drain', () => cb());
+      if (failure !== null || out.stream.destroyed) return cb(); // dropped: the workbook has failed (reported by failedP)
+      if (out.stream.write(chunk)) return cb();
+      const drained = (): void => {
+        out.stream.off('close', closed);
+        cb();
+      };
+      const closed = (): void => {
+        out.stream.off('drain', drained);
+        fail(out.stream.errored ?? new Error('the file was closed while the workbook was written'));
+        cb();
+      };
+      out.stream.once('drain', drained);
+      out.stream.once('close', closed);
     },
     final(cb) {
       zipDone();
       cb();
     },
   });
+  forward.on('error', fail);
   const wb = new WorkbookWriter({ stream: forward, useStyles: true, useSharedStrings: false });
   wb.creator = 'wmsbridge';
   const counts: number[] = [];
@@ -120,12 +151,13 @@ export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], opti
         });
         row.commit();
         n++;
+        if (failure !== null) throw failure; // a long export stops at the failure, not at its end
       }
       ws.commit();
       counts.push(n);
     }
-    await wb.commit();
-    await finished;
+    await Promise.race([wb.commit().then(() => finished), failedP]);
+    if (failure !== null) throw failure;
     await out.commit();
   } catch (err) {
     await out.abort().catch(() => {});
