@@ -6,6 +6,7 @@
 import type { CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord } from '../journal/types.js';
+import type { Target } from '../wms/targets.js';
 import { FILE_META } from '../journal/policy.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
 import { InputError } from '../shared/errors.js';
@@ -108,6 +109,7 @@ export async function mapFileToJournal(opts: {
   const checked = checkHeader(items, opts.mapping, opts.fileName);
   let batch: NewRecord[] = [];
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
+  const targets = new Set<Target>();
   const skip = opts.skip ?? 0;
   // one batch commits (on the journal's writer thread) while the next is mapped: at most one in flight, in order
   let inFlight: Promise<void> | null = null;
@@ -127,6 +129,7 @@ export async function mapFileToJournal(opts: {
   try {
     for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
       const rec = toNewRecord(out, opts.mapping);
+      targets.add(rec.target);
       if (rec.status === 'rejected') res.rejects++;
       else res.records++;
       res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
@@ -148,6 +151,7 @@ export async function mapFileToJournal(opts: {
     ...(items.facts.newline ? { newline: items.facts.newline } : {}),
   };
   await opts.journal.setMeta(FILE_META.parseFacts(opts.fileId), JSON.stringify(facts));
+  await opts.journal.setMeta(FILE_META.targets(opts.fileId), JSON.stringify([...targets]));
   return res;
 }
 

@@ -19,6 +19,7 @@ import pLimit from 'p-limit';
 import type { Logger } from '../shared/logger.js';
 import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
 import { iterate } from '../journal/iterate.js';
+import { FILE_META } from '../journal/policy.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
 import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
@@ -372,7 +373,13 @@ const SEND_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'in_doubt'];
 /** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */
 async function waitingTargetsByFile(journal: Journal, fileIds: readonly number[]): Promise<Map<number, Set<Target>>> {
   const byFile = new Map<number, Set<Target>>();
-  for (const id of fileIds) byFile.set(id, new Set(await journal.targetsOf([id], SEND_STATUSES)));
+  for (const id of fileIds) {
+    // the targets its mapping produced, written when it was mapped: those still to send, or more once some target's
+    // records are all settled (then that tier reads an empty range of the file's waiting records, or, in a file of
+    // several targets, walks the others' waiting records once). A file mapped by an older wmsbridge: its records are asked
+    const mapped = await journal.getMeta(FILE_META.targets(id));
+    byFile.set(id, new Set(mapped !== undefined ? (JSON.parse(mapped) as Target[]) : await journal.targetsOf([id], SEND_STATUSES)));
+  }
   return byFile;
 }
 

@@ -8,6 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openJournal } from '../../src/journal/index.js';
+import { FILE_META } from '../../src/journal/policy.js';
 import type { Journal, NewRecord } from '../../src/journal/types.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
 import { pushFiles, type ChannelPolicy } from '../../src/push/pipeline.js';
@@ -95,3 +96,41 @@ for (const shared of [false, true]) {
     }
   });
 }
+
+test("a file's targets come from what its mapping wrote, not from a read of its records (a file without that note is asked)", async () => {
+  const journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, 'j-targets.db') });
+  try {
+    const cats = await journal.addFile({ channel: 'c', name: 'CAT.csv', path: '/in/CAT.csv', size: 1, sha256: 'sha-c-t', runId: 'r' });
+    const fams = await journal.addFile({ channel: 'c', name: 'FAM.csv', path: '/in/FAM.csv', size: 1, sha256: 'sha-f-t', runId: 'r' });
+    await journal.addRecords(cats.id, [record('Category', 'C1', 2), record('Category', 'C2', 3)]);
+    await journal.addRecords(fams.id, [record('Family', 'F1', 2), record('Family', 'F2', 3)]);
+    // the categories file was mapped by this version (the note mapFileToJournal writes); the families file by an older one
+    await journal.setMeta(FILE_META.targets(cats.id), JSON.stringify(['Category']));
+    const askedTargetsOf: number[][] = [];
+    const spied = new Proxy(journal, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'targetsOf')
+          return (fileIds: number[], ...rest: unknown[]) => {
+            askedTargetsOf.push([...fileIds]);
+            return (v as (...a: unknown[]) => unknown).call(target, fileIds, ...rest);
+          };
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as Journal;
+    const { client, sent } = creatingClient();
+    await pushFiles({
+      journal: spied,
+      client,
+      refCache: createReferenceCache(null),
+      logger: createLogger({ level: 'silent' }),
+      files: [cats, fams].map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
+      concurrency: 2,
+      batchSize: 100,
+    });
+    assert.deepEqual(sent, ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
+    assert.deepEqual(askedTargetsOf, [[fams.id]], 'only the file without the note had its records asked for their targets');
+  } finally {
+    await journal.close();
+  }
+});
