@@ -30,7 +30,10 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (!opts.dryRun) await resume(run);
     // 2. intake: claim every ready file (dry runs read them in place)
     await intake(run);
-    // 3. map every claimed file into the journal; large files are mapped in step 4, while they are sent
+    // 3. map every claimed file into the journal; large files are mapped in step 4, while they are sent. The client
+    // authorizes meanwhile (and opens its first connection): 30-40 ms less before the first request
+    if (!opts.dryRun && run.working.some((w) => w.mapping && (w.row.status === 'claimed' || w.row.status === 'mapped')))
+      ctx.client.warmUp?.().catch(() => undefined);
     const streamed = await mapFiles(run);
     // 4. send, tier by tier across every file of the run (and the streamed files' batches as they are published)
     if (streamed.length === 0) await sendFiles(run);

@@ -36,6 +36,11 @@ export interface CallOptions {
 export interface WmsClient {
   // auth (normally implicit; exposed for tests and `wmsbridge check --wms`)
   authorize(): Promise<void>;
+  /**
+   * Gets a token now if none is held (the single authorization the first request would make, and its connection),
+   * so the first request finds them; a failure is left for that request to meet. Absent on test doubles.
+   */
+  warmUp?(): Promise<void>;
   /** whether the WMS answers (the client's circuit breaker); absent on test doubles */
   availability?(): WmsAvailability;
 

@@ -213,6 +213,9 @@ function handWritten(core: CallPolicy, shapes: Shapes, pager: Pager) {
         throw authFailure(core.scrub, err, ENDPOINTS.authorize.method, ENDPOINTS.authorize.path);
       }
     },
+    async warmUp(): Promise<void> {
+      await core.auth.getToken();
+    },
 
     searchStock: (filters: S.StockSearchFilters, opts?: PageOptions) =>
       pager.paged('searchStock', S.StockRecord, 'Stock', opts, undefined, () =>
