@@ -154,3 +154,35 @@ describe('auth manager', () => {
     assert.deepEqual(auth.secrets(), ['tok-1', 'rt-1']);
   });
 });
+
+describe('client warm-up (a run authorizes while its files are mapped)', () => {
+  const ID1 = '00000000-0000-4000-8000-000000000001';
+  const ID2 = '00000000-0000-4000-8000-000000000002';
+  test('the token the warm-up got serves the first requests: one authorization in all; with no WMS it fails quietly and the request meets the same outage', async () => {
+    const { createWmsClient } = await import('../../src/wms/client.js');
+    const { startSandbox } = await import('../helpers/sandbox.js');
+    const sb = await startSandbox();
+    const client = createWmsClient({ baseUrl: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey });
+    try {
+      const before = sb.state.stats.authorizations;
+      await client.warmUp!();
+      assert.equal(sb.state.stats.authorizations, before + 1);
+      await Promise.all([client.getMaterialStatus(ID1), client.getMaterialStatus(ID2), client.warmUp!()]);
+      assert.equal(sb.state.stats.authorizations, before + 1, 'the requests and a second warm-up used the token the warm-up got');
+    } finally {
+      await client.close();
+      await sb.close();
+    }
+    // nothing listens there any more: the warm-up rejects (the caller ignores it) and the request fails as an outage
+    const gone = createWmsClient({ baseUrl: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey, retry: { retries: 0 } });
+    try {
+      await assert.rejects(gone.warmUp!());
+      await assert.rejects(gone.getMaterialStatus(ID1), (err: unknown) => {
+        assert.match(String((err as Error).message), /ECONNREFUSED|unreachable|connect/i);
+        return true;
+      });
+    } finally {
+      await gone.close();
+    }
+  });
+});
