@@ -5,7 +5,6 @@
  * its Content-Length, and a retry sends the same bytes again.
  */
 import { File } from 'node:buffer';
-import { FormData, Response } from 'undici';
 
 export type MultipartPart = { name: string; value: string } | { name: string; content: Buffer; fileName: string; contentType?: string };
 
@@ -19,6 +18,8 @@ export interface MultipartBody {
 const MAX_ENCODINGS = 8;
 
 export async function encodeMultipart(parts: readonly MultipartPart[]): Promise<MultipartBody> {
+  // loaded by the first upload only: undici's main entry (fetch, WebSocket, the cache) costs ~70 ms at every start
+  const { FormData, Response } = await import('undici');
   for (let n = 0; n < MAX_ENCODINGS; n++) {
     const form = new FormData();
     for (const part of parts) {

@@ -8,7 +8,9 @@
  * One attempt = one request on the wire under the client's own timer (headers + body), with the answer
  * body bounded by `maxResponseBytes`. Policy (retries, auth, limits) is call-policy.ts.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+// the pool alone: undici's main entry also loads fetch, WebSocket and the cache (undici-pool.d.ts)
+import Pool from 'undici/lib/dispatcher/pool.js';
 
 export interface TransportOptions {
   origin: string;
