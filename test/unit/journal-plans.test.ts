@@ -12,7 +12,8 @@ import { createSqliteJournal, RECORD_STATUSES, sqliteListRecordsSql } from '../.
 import type { StoreRecordQuery } from '../../src/journal/store.js';
 import { QUEUED_WRITES, type StatementCache } from '../../src/journal/sqlite-writes.js';
 
-test('every queued write of the send loop searches an index (no SCAN in its query plan)', async () => {
+/** a fresh journal's database, opened beside the store for EXPLAIN QUERY PLAN */
+async function withJournalDb(fn: (db: Database.Database) => Promise<void> | void): Promise<void> {
   const tmp = await makeTempDir('wmsbridge-plans-');
   try {
     const path = join(tmp.dir, 'journal.db');
@@ -20,82 +21,77 @@ test('every queued write of the send loop searches an index (no SCAN in its quer
     await j.close();
     const db = new Database(path);
     try {
-      // collect the SQL each write runs, with placeholder arguments
-      const seen: Array<{ sql: string; args: unknown[] }> = [];
-      const stmt = ((sql: string) => ({
-        run: (...args: unknown[]) => {
-          seen.push({ sql, args });
-          return { changes: 1, lastInsertRowid: 1 };
-        },
-        get: (...args: unknown[]) => {
-          seen.push({ sql, args });
-          return { id: 1 };
-        },
-      })) as unknown as StatementCache;
-      QUEUED_WRITES.markSending(stmt, 1);
-      QUEUED_WRITES.settle(stmt, 1, { status: 'sent', outcome: 'created', wmsId: 'x' });
-      QUEUED_WRITES.putXref(stmt, 'Category', 'K1', 'x', 'h');
-      QUEUED_WRITES.putXrefFields(stmt, 'Category', 'K1', [
-        ['codeERP', 'k1'],
-        ['name', 'um'],
-      ]);
-      QUEUED_WRITES.deleteXref(stmt, 'Category', 'K1');
-      assert.ok(seen.length >= 6, `writes seen: ${seen.length}`);
-      for (const { sql, args } of seen) {
-        const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as never[])) as Array<{ detail: string }>;
-        for (const step of plan) assert.doesNotMatch(step.detail, /^SCAN /, `${sql}\n  plans a scan: ${step.detail}`);
-        if (/^DELETE|^UPDATE/.test(sql.trim())) {
-          assert.ok(
-            plan.some((s) => /USING (INDEX|PRIMARY KEY|INTEGER PRIMARY KEY)/.test(s.detail) && !/PRIMARY KEY \(resource=\?\)$/.test(s.detail)),
-            `${sql}\n  plan: ${plan.map((s) => s.detail).join(' | ')}`,
-          );
-        }
-      }
+      await fn(db);
     } finally {
       db.close();
     }
   } finally {
     await tmp.cleanup();
   }
+}
+
+test('every queued write of the send loop searches an index (no SCAN in its query plan)', async () => {
+  await withJournalDb(async (db) => {
+    // collect the SQL each write runs, with placeholder arguments
+    const seen: Array<{ sql: string; args: unknown[] }> = [];
+    const stmt = ((sql: string) => ({
+      run: (...args: unknown[]) => {
+        seen.push({ sql, args });
+        return { changes: 1, lastInsertRowid: 1 };
+      },
+      get: (...args: unknown[]) => {
+        seen.push({ sql, args });
+        return { id: 1 };
+      },
+    })) as unknown as StatementCache;
+    QUEUED_WRITES.markSending(stmt, 1);
+    QUEUED_WRITES.settle(stmt, 1, { status: 'sent', outcome: 'created', wmsId: 'x' });
+    QUEUED_WRITES.putXref(stmt, 'Category', 'K1', 'x', 'h');
+    QUEUED_WRITES.putXrefFields(stmt, 'Category', 'K1', [
+      ['codeERP', 'k1'],
+      ['name', 'um'],
+    ]);
+    QUEUED_WRITES.deleteXref(stmt, 'Category', 'K1');
+    assert.ok(seen.length >= 6, `writes seen: ${seen.length}`);
+    for (const { sql, args } of seen) {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as never[])) as Array<{ detail: string }>;
+      for (const step of plan) assert.doesNotMatch(step.detail, /^SCAN /, `${sql}\n  plans a scan: ${step.detail}`);
+      if (/^DELETE|^UPDATE/.test(sql.trim())) {
+        assert.ok(
+          plan.some((s) => /USING (INDEX|PRIMARY KEY|INTEGER PRIMARY KEY)/.test(s.detail) && !/PRIMARY KEY \(resource=\?\)$/.test(s.detail)),
+          `${sql}\n  plan: ${plan.map((s) => s.detail).join(' | ')}`,
+        );
+      }
+    }
+  });
 });
 
 test('a read of several statuses, of one file or of the whole journal, is one index range per status (never a walk of every record)', async () => {
-  const tmp = await makeTempDir('wmsbridge-plans-');
-  try {
-    const path = join(tmp.dir, 'journal.db');
-    const j = await createSqliteJournal({ path });
-    await j.close();
-    const db = new Database(path);
-    try {
-      const shapes: StoreRecordQuery[] = [
-        // the send loop's resume: what already failed in a file (a fresh 20,000-record file walked whole: 55 ms before its first request)
-        { fileIds: [1], statuses: ['rejected', 'failed', 'held'], afterId: 0, limit: 1000, withoutRaw: true },
-        // the start of every run: the journal's failed and held records (a scan of the table: 440 ms at 1,000,000 records)
-        { statuses: ['failed', 'held'], limit: 100_000 },
-        // the send loop's pages
-        { fileIds: [1], targets: ['Category'], statuses: ['pending', 'in_doubt'], afterId: 10, limit: 200, withoutRaw: true },
-      ];
-      for (const q of shapes) {
-        const reads = sqliteListRecordsSql(q);
-        for (const { sql, params } of reads) {
-          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as Array<{ detail: string }>).map((s) => s.detail);
-          const shown = `${sql}\n  plan: ${plan.join(' | ')}`;
-          assert.ok(
-            plan.some((d) => /^SEARCH records USING (COVERING )?INDEX records_by_(file_)?status \((file_id=\? AND )?status=\?/.test(d)),
-            `the status is not in the index search: ${shown}`,
-          );
-          assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), `rows sorted after the read: ${shown}`);
-        }
-        assert.equal(reads.length, q.statuses!.length, JSON.stringify(q));
+  await withJournalDb(async (db) => {
+    const shapes: StoreRecordQuery[] = [
+      // the send loop's resume: what already failed in a file (a fresh 20,000-record file walked whole: 55 ms before its first request)
+      { fileIds: [1], statuses: ['rejected', 'failed', 'held'], afterId: 0, limit: 1000, withoutRaw: true },
+      // the start of every run: the journal's failed and held records (a scan of the table: 440 ms at 1,000,000 records)
+      { statuses: ['failed', 'held'], limit: 100_000 },
+      // the send loop's pages
+      { fileIds: [1], targets: ['Category'], statuses: ['pending', 'in_doubt'], afterId: 10, limit: 200, withoutRaw: true },
+    ];
+    for (const q of shapes) {
+      const reads = sqliteListRecordsSql(q);
+      for (const { sql, params } of reads) {
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as Array<{ detail: string }>).map((s) => s.detail);
+        const shown = `${sql}\n  plan: ${plan.join(' | ')}`;
+        assert.ok(
+          plan.some((d) => /^SEARCH records USING (COVERING )?INDEX records_by_(file_)?status \((file_id=\? AND )?status=\?/.test(d)),
+          `the status is not in the index search: ${shown}`,
+        );
+        assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), `rows sorted after the read: ${shown}`);
       }
-      // every status at once is no status condition: the file's own index, in id order
-      const all = sqliteListRecordsSql({ fileIds: [1], statuses: [...RECORD_STATUSES], afterId: 0, limit: 1000 });
-      assert.equal(all.length, 1);
-      assert.doesNotMatch(all[0]!.sql, /WHERE.*status/);
-    } finally {
-      db.close();
+      assert.equal(reads.length, q.statuses!.length, JSON.stringify(q));
     }
-  } finally {
-    await tmp.cleanup();
-  }
+    // every status at once is no status condition: the file's own index, in id order
+    const all = sqliteListRecordsSql({ fileIds: [1], statuses: [...RECORD_STATUSES], afterId: 0, limit: 1000 });
+    assert.equal(all.length, 1);
+    assert.doesNotMatch(all[0]!.sql, /WHERE.*status/);
+  });
 });

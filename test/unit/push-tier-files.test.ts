@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openJournal } from '../../src/journal/index.js';
 import { FILE_META } from '../../src/journal/policy.js';
-import type { Journal, NewRecord } from '../../src/journal/types.js';
+import type { FileRow, Journal, NewRecord } from '../../src/journal/types.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
 import { pushFiles, type ChannelPolicy } from '../../src/push/pipeline.js';
 import { createReferenceCache } from '../../src/push/reference-cache.js';
@@ -46,43 +46,60 @@ function creatingClient(): { client: WmsClient; sent: string[] } {
   return { client, sent };
 }
 
+/** a journal with a categories file and a families file referencing them (2 records each) */
+async function twoFiles(name: string): Promise<{ journal: Journal; cats: FileRow; fams: FileRow }> {
+  const journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `${name}.db`) });
+  const cats = await journal.addFile({ channel: 'c', name: 'CAT.csv', path: '/in/CAT.csv', size: 1, sha256: `sha-c-${name}`, runId: 'r' });
+  const fams = await journal.addFile({ channel: 'c', name: 'FAM.csv', path: '/in/FAM.csv', size: 1, sha256: `sha-f-${name}`, runId: 'r' });
+  await journal.addRecords(cats.id, [record('Category', 'C1', 2), record('Category', 'C2', 3)]);
+  await journal.addRecords(fams.id, [record('Family', 'F1', 2), record('Family', 'F2', 3)]);
+  return { journal, cats, fams };
+}
+
+/** the journal with some of its methods watched: each watcher sees the arguments, then the call goes through */
+function watched(journal: Journal, watchers: Partial<Record<keyof Journal, (...args: never[]) => void>>): Journal {
+  return new Proxy(journal, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      const watch = watchers[prop as keyof Journal] as ((...args: unknown[]) => void) | undefined;
+      return (...args: unknown[]) => {
+        watch?.(...args);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** both files through the send loop with a client that creates; returns the codes sent, in order */
+async function sendBoth(journal: Journal, files: readonly FileRow[], shared = false): Promise<string[]> {
+  const { client, sent } = creatingClient();
+  await pushFiles({
+    journal,
+    client,
+    refCache: createReferenceCache(null),
+    logger: createLogger({ level: 'silent' }),
+    files: files.map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
+    concurrency: 2,
+    batchSize: 100,
+    ...(shared ? { share: { owner: 'me', leaseTtlMs: 60_000 } } : {}),
+  });
+  return sent;
+}
+
 for (const shared of [false, true]) {
   test(`${shared ? 'claims' : 'reads'} of a tier name only the files with records of its targets`, async () => {
-    const journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j-${shared}.db`) });
+    const { journal, cats, fams } = await twoFiles(`j-${shared}`);
     try {
-      const cats = await journal.addFile({ channel: 'c', name: 'CAT.csv', path: '/in/CAT.csv', size: 1, sha256: `sha-c-${shared}`, runId: 'r' });
-      const fams = await journal.addFile({ channel: 'c', name: 'FAM.csv', path: '/in/FAM.csv', size: 1, sha256: `sha-f-${shared}`, runId: 'r' });
-      await journal.addRecords(cats.id, [record('Category', 'C1', 2), record('Category', 'C2', 3)]);
-      await journal.addRecords(fams.id, [record('Family', 'F1', 2), record('Family', 'F2', 3)]);
       // what the send loop asks the journal for: the files each claim or page read names, by target
       const asked: Array<{ how: string; files: number[]; targets: string[] }> = [];
-      const spied = new Proxy(journal, {
-        get(target, prop, receiver) {
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          if (prop === 'claimRecordBatch')
-            return (fileIds: number[], targets: string[], ...rest: unknown[]) => {
-              asked.push({ how: 'claim', files: [...fileIds], targets: [...targets] });
-              return (v as (...a: unknown[]) => unknown).call(target, fileIds, targets, ...rest);
-            };
-          if (prop === 'listRecords')
-            return (q: { fileIds?: number[]; targets?: string[]; statuses?: string[] }) => {
-              if (q.targets && q.statuses?.includes('pending')) asked.push({ how: 'read', files: [...(q.fileIds ?? [])], targets: [...q.targets] });
-              return (v as (q: unknown) => unknown).call(target, q);
-            };
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      const spied = watched(journal, {
+        claimRecordBatch: (fileIds: number[], targets: string[]) => asked.push({ how: 'claim', files: [...fileIds], targets: [...targets] }),
+        listRecords: (q: { fileIds?: number[]; targets?: string[]; statuses?: string[] }) => {
+          if (q.targets && q.statuses?.includes('pending')) asked.push({ how: 'read', files: [...(q.fileIds ?? [])], targets: [...q.targets] });
         },
-      }) as Journal;
-      const { client, sent } = creatingClient();
-      await pushFiles({
-        journal: spied,
-        client,
-        refCache: createReferenceCache(null),
-        logger: createLogger({ level: 'silent' }),
-        files: [cats, fams].map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
-        concurrency: 2,
-        batchSize: 100,
-        ...(shared ? { share: { owner: 'me', leaseTtlMs: 60_000 } } : {}),
       });
+      const sent = await sendBoth(spied, [cats, fams], shared);
       assert.deepEqual(sent, ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
       const how = shared ? 'claim' : 'read';
       const seen = asked.filter((a) => a.how === how);
@@ -98,37 +115,13 @@ for (const shared of [false, true]) {
 }
 
 test("a file's targets come from what its mapping wrote, not from a read of its records (a file without that note is asked)", async () => {
-  const journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, 'j-targets.db') });
+  const { journal, cats, fams } = await twoFiles('j-targets');
   try {
-    const cats = await journal.addFile({ channel: 'c', name: 'CAT.csv', path: '/in/CAT.csv', size: 1, sha256: 'sha-c-t', runId: 'r' });
-    const fams = await journal.addFile({ channel: 'c', name: 'FAM.csv', path: '/in/FAM.csv', size: 1, sha256: 'sha-f-t', runId: 'r' });
-    await journal.addRecords(cats.id, [record('Category', 'C1', 2), record('Category', 'C2', 3)]);
-    await journal.addRecords(fams.id, [record('Family', 'F1', 2), record('Family', 'F2', 3)]);
     // the categories file was mapped by this version (the note mapFileToJournal writes); the families file by an older one
     await journal.setMeta(FILE_META.targets(cats.id), JSON.stringify(['Category']));
     const askedTargetsOf: number[][] = [];
-    const spied = new Proxy(journal, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop === 'targetsOf')
-          return (fileIds: number[], ...rest: unknown[]) => {
-            askedTargetsOf.push([...fileIds]);
-            return (v as (...a: unknown[]) => unknown).call(target, fileIds, ...rest);
-          };
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    }) as Journal;
-    const { client, sent } = creatingClient();
-    await pushFiles({
-      journal: spied,
-      client,
-      refCache: createReferenceCache(null),
-      logger: createLogger({ level: 'silent' }),
-      files: [cats, fams].map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
-      concurrency: 2,
-      batchSize: 100,
-    });
-    assert.deepEqual(sent, ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
+    const spied = watched(journal, { targetsOf: (fileIds: number[]) => askedTargetsOf.push([...fileIds]) });
+    assert.deepEqual(await sendBoth(spied, [cats, fams]), ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
     assert.deepEqual(askedTargetsOf, [[fams.id]], 'only the file without the note had its records asked for their targets');
   } finally {
     await journal.close();
