@@ -96,7 +96,7 @@ export interface RunState {
   pushed: PushStats | null;
   /** sending stopped: the credentials were refused */
   fatal: unknown;
-  /** the report's workbook thread, started when the run begins to finish its files (xlsx-worker.ts) */
+  /** the report's workbook thread, started with the send phase (xlsx-worker.ts); closed with the run */
   workbook: XlsxWorker | null;
   /** stops renewing leases and frees the files this run took */
   close(): void;

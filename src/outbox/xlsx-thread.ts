@@ -9,7 +9,7 @@ import type { XlsxRequest, XlsxResponse } from './xlsx-worker.js';
 
 const port = parentPort;
 if (!port) throw new Error('xlsx-thread runs as a worker thread only');
-// the module load is most of a small workbook's cost (exceljs and archiver: ~80 ms): done while the run finishes
+// the module load is most of a small workbook's cost (exceljs and archiver: ~80 ms): done while the run sends
 const loaded = loadWorkbookWriter().catch(() => undefined);
 
 port.on('message', (msg: XlsxRequest) => {

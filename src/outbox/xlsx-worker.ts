@@ -25,7 +25,7 @@ export type XlsxResponse =
 export interface XlsxWorker {
   /** writeXlsx on the thread (in this thread when the thread is gone) */
   write: XlsxWrite;
-  /** ends the thread (a write in progress is answered first) */
+  /** ends the thread (a write still in progress is then written in this thread) */
   close(): Promise<void>;
 }
 
