@@ -30,14 +30,15 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     if (!opts.dryRun) await resume(run);
     // 2. intake: claim every ready file (dry runs read them in place)
     await intake(run);
-    // 3. map every claimed file into the journal; large files are mapped in step 4, while they are sent. The client
-    // authorizes meanwhile (and opens its first connection): 30-40 ms less before the first request
-    if (!opts.dryRun && run.working.some((w) => w.mapping && (w.row.status === 'claimed' || w.row.status === 'mapped')))
-      ctx.client.warmUp?.().catch(() => undefined);
+    // 3. map every claimed file into the journal; large files are mapped in step 4, while they are sent. When a file
+    // will be sent, the client authorizes meanwhile (and opens its first connection): 30-40 ms less before the first request
+    const sends = !opts.dryRun && run.working.some((w) => w.mapping && (w.row.status === 'claimed' || w.row.status === 'mapped'));
+    if (sends) ctx.client.warmUp?.().catch(() => undefined);
     const streamed = await mapFiles(run);
     // the report's workbook thread loads exceljs during the send phase, where a core is half idle (started at the
-    // finish, it took that core from the finish: +75 ms of finish, 3 alternated runs of 20k at 20 ms)
-    run.workbook = startXlsxWorker();
+    // finish, it took that core from the finish: +75 ms of finish, 3 alternated runs of 20k at 20 ms). A run with
+    // nothing to send (an empty inbox, every few minutes from cron) has no such time to hide it in: written here
+    if (sends) run.workbook = startXlsxWorker();
     // 4. send, tier by tier across every file of the run (and the streamed files' batches as they are published)
     if (streamed.length === 0) await sendFiles(run);
     else {
