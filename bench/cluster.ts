@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -39,6 +40,51 @@ function runInstance(configPath: string, secret: string): Promise<number> {
   return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(0) : reject(new Error(`instance exited ${code}: ${err}`)))));
 }
 
+/** CPU seconds of each local PostgreSQL server process (Linux /proc, comm `postgres`), by pid; empty elsewhere. */
+function postgresCpuSeconds(): Map<string, number> {
+  const out = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // the process ended meanwhile, or is not ours to read
+    }
+  }
+  return out;
+}
+
+/**
+ * The local PostgreSQL server's CPU while `work` runs (seconds; undefined when no server process is visible): its
+ * processes polled every 100 ms, as each backend ends with its connection (what a backend used in its last 100 ms
+ * before it ended is missed).
+ */
+async function withServerCpu<T>(work: () => Promise<T>): Promise<{ value: T; serverCpuS: number | undefined }> {
+  const before = postgresCpuSeconds();
+  const last = new Map(before);
+  const poll = (): void => {
+    for (const [pid, s] of postgresCpuSeconds()) last.set(pid, Math.max(s, last.get(pid) ?? 0));
+  };
+  const timer = setInterval(poll, 100);
+  try {
+    const value = await work();
+    poll();
+    let used = 0;
+    for (const [pid, s] of last) used += s - (before.get(pid) ?? 0);
+    return { value, serverCpuS: last.size > 0 ? used : undefined };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** n `wmsbridge run` processes started together on one inbox and one fresh schema; returns the wall time (s). */
 async function clusterRun(
   sb: { url: string; accessKeyID: string; secretKey: string },
@@ -46,7 +92,7 @@ async function clusterRun(
   n: number,
   label: string,
   files: string[][],
-): Promise<number> {
+): Promise<{ seconds: number; serverCpuS: number | undefined }> {
   const schema = `wmsbridge_bench_${process.pid}_${label}_${n}`;
   await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   const dir = await mkdtemp(join(tmpdir(), 'wmsbridge-bench-cluster-'));
@@ -69,10 +115,10 @@ async function clusterRun(
   const configPath = join(dir, 'wmsbridge.config.json');
   await writeFile(configPath, JSON.stringify(config));
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: n }, () => runInstance(configPath, sb.secretKey)));
+  const { serverCpuS } = await withServerCpu(() => Promise.all(Array.from({ length: n }, () => runInstance(configPath, sb.secretKey))));
   const seconds = (performance.now() - t0) / 1000;
   await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  return seconds;
+  return { seconds, serverCpuS };
 }
 
 export async function benchCluster(
@@ -98,7 +144,7 @@ export async function benchCluster(
       const files = Array.from({ length: FILES }, (_, f) =>
         Array.from({ length: Math.max(0, Math.min(per, records - f * per)) }, (_, i) => `N${n}_${f}_${i};Categoria ${f} ${i}`),
       );
-      const rps = records / (await clusterRun(sb, dirs, n, 'files', files));
+      const rps = records / (await clusterRun(sb, dirs, n, 'files', files)).seconds;
       if (n === counts[0]) base = rps;
       figures[`rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps);
       figures[`speedup_${n}`] = round(rps / base, 2);
@@ -108,9 +154,14 @@ export async function benchCluster(
     let bigBase = 0;
     for (const n of [1, 3]) {
       const rows = Array.from({ length: bigRecords }, (_, i) => `B${n}_${i};Categoria grande ${i}`);
-      const rps = bigRecords / (await clusterRun(sb, dirs, n, 'big', [rows]));
+      const run = await clusterRun(sb, dirs, n, 'big', [rows]);
+      const rps = bigRecords / run.seconds;
       if (n === 1) bigBase = rps;
       figures[`bigfile_rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps);
+      if (run.serverCpuS !== undefined) {
+        figures[`bigfile_postgres_cpu_us_per_record_${n}_instance${n > 1 ? 's' : ''}`] = round((run.serverCpuS * 1e6) / bigRecords);
+        figures[`bigfile_postgres_cores_busy_${n}_instance${n > 1 ? 's' : ''}`] = round(run.serverCpuS / run.seconds, 2);
+      }
       if (n > 1) figures[`bigfile_speedup_${n}`] = round(rps / bigBase, 2);
     }
     // the same at 200 ms: latency-bound even on these 2 cores (bound 40/s per instance), what sharing adds
@@ -123,7 +174,7 @@ export async function benchCluster(
         let slowBase = 0;
         for (const n of [1, 3]) {
           const rows = Array.from({ length: n200 }, (_, i) => `S${n}_${i};Categoria lenta ${i}`);
-          const rps = n200 / (await clusterRun(sb, dirs, n, 'slow', [rows]));
+          const rps = n200 / (await clusterRun(sb, dirs, n, 'slow', [rows])).seconds;
           if (n === 1) slowBase = rps;
           figures[`bigfile_200ms_rps_${n}_instance${n > 1 ? 's' : ''}`] = round(rps, 1);
           if (n > 1) figures[`bigfile_200ms_speedup_${n}`] = round(rps / slowBase, 2);
@@ -143,7 +194,9 @@ export async function benchCluster(
         `bigfile: ${bigRecords} Category records in ONE file, 1 then 3 instances: the claimer maps it, every instance sends claimed batches of its ` +
         'records (claimRecordBatch, docs/SCALING.md "Record batches"). bigfile_200ms_*: the same with 200 ms added latency on a smaller file, ' +
         'latency-bound on this machine (what sharing adds when the WMS sets the pace). ' +
-        'On 2 cores the instances, the sandbox and PostgreSQL share the CPU: the speedup shows coordination overhead, not what separate machines would add.',
+        "bigfile_postgres_*: the local PostgreSQL server processes' CPU during the run (Linux /proc, polled every 100 ms), per record " +
+        'and as cores kept busy. On 2 cores the instances, the sandbox and PostgreSQL share the CPU: the speedup shows coordination ' +
+        'overhead, not what separate machines would add.',
     };
   } finally {
     await sb.close();

@@ -8,7 +8,7 @@
  * Each measured phase runs in its own child process (`--child`), so peaks do not mix.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -85,6 +85,9 @@ interface ChildFigures {
   loopDelayP99Ms?: number;
   /** bytes the process had written to storage (Linux /proc/self/io write_bytes: the journal, its WAL, the outbox) per record */
   diskKbPerRecord?: number;
+  /** CPU per record by thread (Linux /proc/self/task, 10 ms ticks): the event loop, the busiest other thread (the
+   * journal's writer thread on SQLite), and every other thread together (V8's GC and compiler helpers, libuv's pool) */
+  threadUsPerRecord?: { main: number; busiestOther: number; rest: number };
 }
 
 /** what this process has made the kernel write to storage so far (Linux; 0 elsewhere) */
@@ -94,6 +97,42 @@ function storageBytesWritten(): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU seconds of each thread of this process so far, by thread id (Linux /proc/self/task; empty elsewhere) */
+function threadCpuSeconds(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const st = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        // utime + stime in clock ticks (USER_HZ, 100 on Linux)
+        out.set(tid, (Number(f[11]) + Number(f[12])) / 100);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+/** The CPU each thread used between two snapshots, per record: the main thread, the busiest other, the rest. */
+function threadUsPerRecord(before: Map<string, number>, after: Map<string, number>, records: number): ChildFigures['threadUsPerRecord'] {
+  if (after.size === 0) return undefined;
+  const mainTid = String(process.pid);
+  const others: number[] = [];
+  let main = 0;
+  for (const [tid, s] of after) {
+    const used = s - (before.get(tid) ?? 0);
+    if (tid === mainTid) main = used;
+    else others.push(used);
+  }
+  others.sort((a, b) => b - a);
+  const us = (s: number): number => round((s * 1e6) / Math.max(1, records));
+  return { main: us(main), busiestOther: us(others[0] ?? 0), rest: us(others.slice(1).reduce((a, b) => a + b, 0)) };
 }
 
 /** child: the real pipeline, in-process, timing the send phase by its settled records */
@@ -106,6 +145,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const written0 = storageBytesWritten();
+    const threads0 = threadCpuSeconds();
     const ready = await scan();
     let first = 0;
     let last = 0;
@@ -120,6 +160,8 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       },
     });
     const cpu = process.cpuUsage(cpu0);
+    // before the context closes: the journal's writer thread ends with it
+    const threads = threadUsPerRecord(threads0, threadCpuSeconds(), result.summary.totals.created);
     loopDelay.disable();
     const st = ctx.client.stats();
     const js = ctx.journal.writeStats();
@@ -136,6 +178,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       diskKbPerRecord: round((storageBytesWritten() - written0) / 1024 / Math.max(1, result.summary.totals.created), 1),
       loopDelayMeanMs: round(loopDelay.mean / 1e6, 2),
       loopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 2),
+      ...(threads ? { threadUsPerRecord: threads } : {}),
     };
   } finally {
     await ctx.close();
@@ -255,6 +298,13 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       dirs.push(dir);
       return { dir, f: await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey }) };
     };
+    /** the run's CPU per record split by thread (Linux), keys suffixed with `tag` */
+    const threadFigures = (f: ChildFigures, tag: string): void => {
+      if (!f.threadUsPerRecord) return;
+      figures[`cpu_us_per_record_main_thread_${tag}`] = f.threadUsPerRecord.main;
+      figures[`cpu_us_per_record_writer_thread_${tag}`] = f.threadUsPerRecord.busiestOther;
+      figures[`cpu_us_per_record_other_threads_${tag}`] = f.threadUsPerRecord.rest;
+    };
     /** a drop's send figures, keys suffixed with `tag`; returns its records/s */
     const sendFigures = (f: ChildFigures, tag: string): number => {
       const rps = f.records / (f.sendMs / 1000);
@@ -266,6 +316,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`journal_commit_mean_ms_${tag}`] = f.journalCommitMeanMs ?? 0;
       figures[`journal_writes_per_batch_${tag}`] = f.journalWritesPerBatch ?? 0;
       figures[`disk_kb_written_per_record_${tag}`] = f.diskKbPerRecord ?? 0;
+      threadFigures(f, tag);
       return rps;
     };
     let naiveRps = 0;
@@ -344,6 +395,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`c128_pusher_ratio_to_bound_${n}`] = round(rate(p) / bound128, 3);
       figures[`c128_whole_run_ratio_to_pusher_${n}`] = round(rate(f) / rate(p), 3);
       figures[`c128_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
+      threadFigures(f, `c128_${n}`);
     }
     // the same, CPU-bound (no added latency): what a record costs when the WMS is not the limit
     {
@@ -357,6 +409,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         figures[`cpu_bound_whole_run_ratio_to_pusher_${n}_pairs`] = listed(pairs);
         figures[`cpu_bound_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
         figures[`cpu_bound_pusher_cpu_us_per_record_${n}`] = p.cpuUsPerRecord ?? 0;
+        threadFigures(f, `cpu_bound_${n}`);
       } finally {
         await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
       }
@@ -425,6 +478,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
+        'cpu_us_per_record_{main,writer,other}_thread(s)_*: the same split by thread (Linux /proc, 10 ms ticks): the event loop, the ' +
+        "busiest other thread (the journal's writer thread: its BEGIN/COMMIT, statements and hand-off) and every other one together " +
+        "(V8's GC and compiler helpers, libuv's pool; *_postgres: the server's CPU is in none of them). " +
         'loop_delay is how late the event loop ran a ready callback (an answer that arrives then waits that long). ' +
         'disk_kb_written_per_record: what the run made the kernel write to storage (/proc/self/io write_bytes: the journal, its ' +
         "WAL and checkpoints, the outbox) per record: every commit writes each page it touched in full, so this is the journal's " +
