@@ -5,7 +5,8 @@
  */
 import type { CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput } from '../map/types.js';
-import type { Journal, NewRecord } from '../journal/types.js';
+import type { Journal, NewRecord, StoredRawRow } from '../journal/types.js';
+import type { RawRow } from '../parse/types.js';
 import type { Target } from '../wms/targets.js';
 import { FILE_META } from '../journal/policy.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
@@ -36,7 +37,7 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord
       payload: r.payload,
       payloadHash: payloadHash(r.payload),
       ...(r.attachmentPath !== undefined ? { attachmentPath: r.attachmentPath } : {}),
-      raw: r.raw,
+      raw: storedRows(r.raw),
       status: 'pending',
     };
   }
@@ -49,12 +50,27 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord
     mapping: j.mapping,
     payload: {},
     payloadHash: '',
-    raw: j.raw,
+    raw: storedRows(j.raw),
     status: 'rejected',
     // the mapping's messages are self-contained ("line 14: field weight: '12,3,4' is not a number")
     error: summarizeIssues(j.issues.map((i) => i.message)),
     ...(reasonOfIssues(j.issues) ? { reason: reasonOfIssues(j.issues)! } : {}),
   };
+}
+
+/**
+ * The source rows as the journal keeps them (StoredRawRow): without their fields by column name, which the mapping
+ * has read and nothing reads back (the rejects file and the report write cells and text).
+ */
+export function storedRows(rows: readonly RawRow[]): StoredRawRow[] {
+  return rows.map((r) => {
+    const kept: StoredRawRow = { line: r.line };
+    if (r.lineEnd !== undefined) kept.lineEnd = r.lineEnd;
+    if (r.recordType !== undefined) kept.recordType = r.recordType;
+    if (r.cells !== undefined) kept.cells = r.cells;
+    if (r.text !== undefined) kept.text = r.text;
+    return kept;
+  });
 }
 
 /** distinct problems named in one reject's reason; beyond, "and N more problems" */

@@ -8,8 +8,8 @@
  *   race (the second waits, then sees the schema up to date).
  * - Times are the SERVER's clock (now()): leases compare against one clock whatever the instances'
  *   clocks say. They come out as ISO strings (ms precision), as in the SQLite store.
- * - payload, source and raw are `json`, not jsonb: json keeps the text as written (the key order of
- *   raw `fields` is the source's column order, which the rejects file reproduces) and accepts the
+ * - payload, source and raw are `json`, not jsonb: json keeps the text as written (the key order of a
+ *   payload, and of the `fields` rows journaled before 2026-11-27 kept, is the mapping's) and accepts the
  *   \u0000 escape (jsonb refuses it: a NUL-padded field would fail the whole batch). No method
  *   queries inside them, so jsonb's indexing would buy nothing.
  * - Atomicity across instances: addFile serialises same-content adds on an advisory lock keyed by the

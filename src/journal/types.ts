@@ -54,6 +54,14 @@ export type RecordStatus =
  */
 export type RecordOutcome = 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change' | 'rejected' | 'failed' | 'held' | 'in-doubt';
 
+/**
+ * A source row as the journal keeps it: where it was (line, lineEnd), its cells and its text (what the rejects file
+ * and the report's originals are written from), the record type of a fixed-width or XML row. Not its fields by
+ * column name (RawRow.fields): the mapping read them, nothing reads them back, and they held each row a third
+ * time (a fifth of a category record's bytes). Rows journaled by wmsbridge before 2026-11-27 carry them too.
+ */
+export type StoredRawRow = Omit<RawRow, 'fields'> & { fields?: RawRow['fields'] };
+
 export interface NewRecord {
   target: Target;
   op: RecordOp;
@@ -68,7 +76,7 @@ export interface NewRecord {
    * the source row(s) as read, so a record refused at send time (lookup not found, WMS validation)
    * can still be written to the rejects file in the original format
    */
-  raw?: RawRow[];
+  raw?: StoredRawRow[];
   /** records rejected at map time are journaled too, with status 'rejected' and the issues */
   status?: 'pending' | 'rejected';
   error?: string;
