@@ -486,6 +486,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         "WAL and checkpoints, the outbox) per record: every commit writes each page it touched in full, so this is the journal's " +
         'write amplification (docs/perf/profile-run.md). The ' +
         'sandbox runs in a child process on the same 2 cores; the short drop is dominated by warm-up (JIT, connections). ' +
+        "trivial_pusher_cpu_us_per_record tells the machine's speed that day (75-100 us on a quick one, 250 on a slow one): on a " +
+        'slow machine the run is CPU-bound even at 20 ms and every ratio here falls with it, so compare runs whose pusher costs ' +
+        'about the same. ' +
         '*_postgres: the same drop with the PostgreSQL journal (local server, same 2 cores; its writes group-committed). ' +
         `memory_run_*: the same pipeline on ${memorySizes.map((n) => n.toLocaleString('en-US')).join(' and ')} records with no added latency, ` +
         'each in its own process (whole run: claim, map, send, results, report), for the peak RSS as the drop grows 10x.',
