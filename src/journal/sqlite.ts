@@ -468,8 +468,8 @@ class SqliteStore implements JournalStore {
   }
 
   /**
-   * Several statuses of one file, or of the whole journal: one index range per status (sqliteRecordReads), merged
-   * in id order. Read as one statement, the statuses were a filter on the file's (or the table's) id order, so
+   * Several statuses of one file, or of the whole journal, or rare statuses of several files: one index range per
+   * (file and) status (sqliteRecordReads), merged in id order. Read as one statement, the statuses were a filter on the file's (or the table's) id order, so
    * asking a fresh 20,000-record file for its rejected, failed and held records walked all 20,000 (55 ms of the
    * main thread before the first request) and the start of every run asked the whole journal for its failed and
    * held ones (440 ms at 1,000,000 records). A page of k statuses reads at most k pages.
@@ -693,15 +693,26 @@ class SqliteStore implements JournalStore {
  * The reads listRecords makes of a query, each answered in id order by one index: several statuses of one file (or
  * of no file in particular) become one read per status, since an index range of (file, status) or (status) is in
  * id order and a list of statuses is not; every status at once is no status condition. Several files keep one read
- * (their id range; their statuses are mostly pending).
+ * (their id range) for the statuses most of their records have (pending, sent: the send loop's pages); for the
+ * others (the send loop's resume read: rejected, failed, held) one read per file and status, so a run of many big
+ * files does not walk all their records to find the few that failed (45 ms for 6 files of 20,000 here), up to
+ * MAX_SPLIT_READS reads.
  */
 function sqliteRecordReads(query: StoreRecordQuery): StoreRecordQuery[] {
   const statuses = query.statuses ? [...new Set(query.statuses)] : undefined;
-  if (!statuses || statuses.length < 2 || (query.fileIds?.length ?? 0) > 1) return [query];
+  const files = query.fileIds ? [...new Set(query.fileIds)] : undefined;
+  if (files && files.length > 1) {
+    if (!statuses || statuses.some((s) => BULK_STATUSES.has(s)) || files.length * statuses.length > MAX_SPLIT_READS) return [query];
+    return files.flatMap((f) => statuses.map((s) => ({ ...query, fileIds: [f], statuses: [s] })));
+  }
+  if (!statuses || statuses.length < 2) return [query];
   const { statuses: _all, ...rest } = query;
   if (RECORD_STATUSES.every((s) => statuses.includes(s))) return [rest];
   return statuses.map((s) => ({ ...rest, statuses: [s] }));
 }
+/** the statuses most of a file's records are in (waiting to be sent, or sent): read over the files' id range */
+const BULK_STATUSES: ReadonlySet<RecordStatus> = new Set<RecordStatus>(['pending', 'sent']);
+const MAX_SPLIT_READS = 64;
 
 /** The statements listRecords runs for a query (one per sqliteRecordReads read), with their parameters. */
 export function sqliteListRecordsSql(query: StoreRecordQuery): Array<{ sql: string; params: unknown[] }> {

@@ -549,6 +549,22 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
         await mixedKeys({ fileIds: [mixed.id], statuses: [...RECORD_STATUSES] }, 4),
         statuses.map((_, i) => `X${i}`),
       );
+      // rare statuses of several files (the send loop's resume read over a run's files): id order across files and
+      // statuses, each record once, pages of the limit's first records
+      const second = await newFile(j);
+      await j.addRecords(second.id, [rec('Y0', { status: 'rejected', error: 'y' }), rec('Y1'), rec('Y2', { status: 'rejected', error: 'y' })]);
+      for (const r of await j.listRecords({ fileIds: [second.id] }))
+        if (r.key === 'Y1') await j.settle(r.id, { status: 'failed', outcome: 'failed', error: 'no answer' });
+      assert.deepEqual(await mixedKeys({ fileIds: [second.id, mixed.id], statuses: ['held', 'rejected', 'failed'] }, 2), [
+        'X1',
+        'X3',
+        'X4',
+        'X5',
+        'X7',
+        'Y0',
+        'Y1',
+        'Y2',
+      ]);
       const noFile = await j.listRecords({ statuses: ['held', 'rejected'] });
       const ids = noFile.map((r) => r.id);
       assert.deepEqual(

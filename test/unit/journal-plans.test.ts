@@ -75,6 +75,8 @@ test('a read of several statuses, of one file or of the whole journal, is one in
       { statuses: ['failed', 'held'], limit: 100_000 },
       // the send loop's pages
       { fileIds: [1], targets: ['Category'], statuses: ['pending', 'in_doubt'], afterId: 10, limit: 200, withoutRaw: true },
+      // the send loop's resume over a run of several files (one read over their id range walked every record of them)
+      { fileIds: [1, 2, 3], statuses: ['rejected', 'failed', 'held'], afterId: 0, limit: 1000, withoutRaw: true },
     ];
     for (const q of shapes) {
       const reads = sqliteListRecordsSql(q);
@@ -87,8 +89,13 @@ test('a read of several statuses, of one file or of the whole journal, is one in
         );
         assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), `rows sorted after the read: ${shown}`);
       }
-      assert.equal(reads.length, q.statuses!.length, JSON.stringify(q));
+      assert.equal(reads.length, q.statuses!.length * Math.max(1, q.fileIds?.length ?? 0), JSON.stringify(q));
     }
+    // several files waiting to be sent: their id range, one read (most of their records are pending)
+    assert.equal(sqliteListRecordsSql({ fileIds: [1, 2, 3], statuses: ['pending', 'in_doubt'], afterId: 0, limit: 200 }).length, 1);
+    // past 64 (file, status) pairs: one read again, not hundreds of statements a page
+    const many = Array.from({ length: 30 }, (_, i) => i + 1);
+    assert.equal(sqliteListRecordsSql({ fileIds: many, statuses: ['rejected', 'failed', 'held'], limit: 1000 }).length, 1);
     // every status at once is no status condition: the file's own index, in id order
     const all = sqliteListRecordsSql({ fileIds: [1], statuses: [...RECORD_STATUSES], afterId: 0, limit: 1000 });
     assert.equal(all.length, 1);
