@@ -1,11 +1,14 @@
 /**
- * One process per state folder. An exclusive lock file (`open(..., 'wx')`) holds
- * {pid, host, command, startedAt}. A lock whose pid is not alive on this host (process.kill(pid, 0) ->
+ * One process per state folder. An exclusive lock file holds {pid, host, command, startedAt}: written and synced
+ * under a name of its own, then hard-linked to the lock's name (link() fails if the lock exists, as open 'wx'
+ * does), so the lock is never seen empty or half written. With open 'wx' then write, a kill -9 between the two
+ * left an empty lock that the next run had to refuse ("being written") until it was 10 s old (found by the
+ * crash-resume test's kill loop); a filesystem without hard links falls back to open 'wx'. A lock whose pid is not alive on this host (process.kill(pid, 0) ->
  * ESRCH: a crash, kill -9) is stale and taken over, with a log line; a live one is refused with a
  * LockedError that says who holds it. The takeover itself is guarded by a second exclusive file so two
  * starters cannot both take over the same stale lock.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync, writeSync, mkdirSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -74,7 +77,11 @@ function readLock(path: string): { info: LockInfo | null; mtimeMs: number } | nu
   }
 }
 
-function tryCreate(path: string, info: LockInfo): boolean {
+/** codes of a filesystem that has no hard links (FAT, some network mounts): the lock is created in place instead */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/** `text` in a new file at `path` (exclusive: false if it exists), synced before it is closed. */
+function createExclusive(path: string, text: string): boolean {
   let fd: number;
   try {
     fd = openSync(path, 'wx', 0o644);
@@ -83,12 +90,55 @@ function tryCreate(path: string, info: LockInfo): boolean {
     throw err;
   }
   try {
-    writeSync(fd, `${JSON.stringify(info)}\n`);
+    writeSync(fd, text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   return true;
+}
+
+/** The lock's own temporary name: `<lock>.<pid>.<token>` (leftovers of a dead pid are removed: removeLeftovers). */
+const LEFTOVER = /\.(\d+)\.[0-9a-f]{16}$/;
+
+function tryCreate(path: string, info: LockInfo): boolean {
+  const text = `${JSON.stringify(info)}\n`;
+  const own = `${path}.${info.pid}.${info.token}`;
+  createExclusive(own, text);
+  try {
+    linkSync(own, path);
+    return true;
+  } catch (err) {
+    if (errCode(err) === 'EEXIST') return false;
+    if (NO_LINKS.has(errCode(err) ?? '')) return createExclusive(path, text);
+    throw err;
+  } finally {
+    try {
+      unlinkSync(own);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Temporary lock files a killed process left (its pid no longer alive on this host). */
+function removeLeftovers(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(LOCK_FILE)) continue;
+    const m = LEFTOVER.exec(name);
+    if (!m || isPidAlive(Number(m[1]))) continue;
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      // removed by another starter
+    }
+  }
 }
 
 function describe(stateDir: string, holder: LockInfo): string {
@@ -119,6 +169,7 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
     token: randomBytes(8).toString('hex'),
   };
 
+  removeLeftovers(dir);
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(path, info)) return makeLock(path, info);
     const current = readLock(path);

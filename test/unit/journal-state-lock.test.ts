@@ -1,7 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { hostname } from 'node:os';
@@ -92,6 +92,31 @@ describe('state lock', () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0] ?? '', /unreadable/);
     lock.release();
+  });
+
+  test('a start killed before its lock appeared leaves only its own file: removed, and the next start takes the lock at once', async () => {
+    const state = join(tmp.dir, 'f');
+    await acquireStateLock(state, { command: 'x' }).then((l) => l.release());
+    // a process that wrote its lock under its own name and was killed before linking it to the lock's name
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const leftover = join(state, `${LOCK_FILE}.${dead}.0123456789abcdef`);
+    const takeoverLeftover = join(state, `${LOCK_FILE}.takeover.${dead}.fedcba9876543210`);
+    writeFileSync(leftover, JSON.stringify({ pid: dead, host: hostname(), command: 'run', startedAt: 'x', token: '0123456789abcdef' }));
+    writeFileSync(takeoverLeftover, '');
+    const { logger, warnings } = captureLogger();
+    const lock = await acquireStateLock(state, { command: 'run', logger });
+    assert.equal(warnings.length, 0, 'nothing stale to take over: the lock never existed');
+    assert.deepEqual(readdirSync(state).sort(), [LOCK_FILE], 'the leftovers are gone, the lock is the only file');
+    // the lock appears with its content: never empty, never half written
+    const held = JSON.parse(readFileSync(join(state, LOCK_FILE), 'utf8')) as { pid: number; token: string };
+    assert.equal(held.pid, process.pid);
+    assert.equal(held.token, lock.info.token);
+    // a live process's own file is not touched
+    const mine = join(state, `${LOCK_FILE}.${process.pid}.00000000000000aa`);
+    writeFileSync(mine, '');
+    lock.release();
+    await acquireStateLock(state, { command: 'run' }).then((l) => l.release());
+    assert.equal(existsSync(mine), true);
   });
 
   test('a lock left by a process killed with SIGKILL is taken over', async () => {
