@@ -3,7 +3,8 @@
  * under a name of its own, then hard-linked to the lock's name (link() fails if the lock exists, as open 'wx'
  * does), so the lock is never seen empty or half written. With open 'wx' then write, a kill -9 between the two
  * left an empty lock that the next run had to refuse ("being written") until it was 10 s old (found by the
- * crash-resume test's kill loop); a filesystem without hard links falls back to open 'wx'. A lock whose pid is not alive on this host (process.kill(pid, 0) ->
+ * crash-resume test's kill loop); a filesystem without hard links falls back to open 'wx'.
+ * A lock whose pid is not alive on this host (process.kill(pid, 0) ->
  * ESRCH: a crash, kill -9) is stale and taken over, with a log line; a live one is refused with a
  * LockedError that says who holds it. The takeover itself is guarded by a second exclusive file so two
  * starters cannot both take over the same stale lock.
@@ -109,7 +110,8 @@ function tryCreate(path: string, info: LockInfo): boolean {
     linkSync(own, path);
     return true;
   } catch (err) {
-    if (errCode(err) === 'EEXIST') return false;
+    // EEXIST: the lock is held; ENOENT: our own file was removed meanwhile (another host's start, on a share): try again
+    if (errCode(err) === 'EEXIST' || errCode(err) === 'ENOENT') return false;
     if (NO_LINKS.has(errCode(err) ?? '')) return createExclusive(path, text);
     throw err;
   } finally {
@@ -121,8 +123,12 @@ function tryCreate(path: string, info: LockInfo): boolean {
   }
 }
 
-/** Temporary lock files a killed process left (its pid no longer alive on this host). */
-function removeLeftovers(dir: string): void {
+/**
+ * Temporary lock files a killed process left: its own file, written on this host by a pid that is not alive, or
+ * one older than `staleMs` (a start takes milliseconds between writing it and linking it; a state folder on a
+ * share may hold another host's, whose pid means nothing here).
+ */
+function removeLeftovers(dir: string, staleMs: number): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -130,13 +136,15 @@ function removeLeftovers(dir: string): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(LOCK_FILE)) continue;
-    const m = LEFTOVER.exec(name);
-    if (!m || isPidAlive(Number(m[1]))) continue;
+    if (!name.startsWith(LOCK_FILE) || !LEFTOVER.test(name)) continue;
+    const path = join(dir, name);
     try {
-      unlinkSync(join(dir, name));
+      const left = readLock(path);
+      if (!left) continue;
+      const dead = left.info !== null && left.info.host === hostname() && !isPidAlive(left.info.pid);
+      if (dead || Date.now() - left.mtimeMs > staleMs) unlinkSync(path);
     } catch {
-      // removed by another starter
+      // removed by another starter, or not ours to read
     }
   }
 }
@@ -169,7 +177,7 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
     token: randomBytes(8).toString('hex'),
   };
 
-  removeLeftovers(dir);
+  removeLeftovers(dir, unreadableStaleMs);
   for (let attempt = 0; attempt < 5; attempt++) {
     if (tryCreate(path, info)) return makeLock(path, info);
     const current = readLock(path);

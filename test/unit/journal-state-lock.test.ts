@@ -101,12 +101,20 @@ describe('state lock', () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     const leftover = join(state, `${LOCK_FILE}.${dead}.0123456789abcdef`);
     const takeoverLeftover = join(state, `${LOCK_FILE}.takeover.${dead}.fedcba9876543210`);
-    writeFileSync(leftover, JSON.stringify({ pid: dead, host: hostname(), command: 'run', startedAt: 'x', token: '0123456789abcdef' }));
-    writeFileSync(takeoverLeftover, '');
+    const info = { pid: dead, host: hostname(), command: 'run', startedAt: 'x', token: '0123456789abcdef' };
+    writeFileSync(leftover, JSON.stringify(info));
+    writeFileSync(takeoverLeftover, JSON.stringify({ ...info, token: 'fedcba9876543210' }));
+    // another host's, on a shared state folder: its pid means nothing here; kept while fresh, removed once old
+    const elsewhere = join(state, `${LOCK_FILE}.${dead}.00000000000000bb`);
+    const elsewhereOld = join(state, `${LOCK_FILE}.${dead}.00000000000000cc`);
+    writeFileSync(elsewhere, JSON.stringify({ ...info, host: 'elsewhere' }));
+    writeFileSync(elsewhereOld, '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(elsewhereOld, old, old);
     const { logger, warnings } = captureLogger();
     const lock = await acquireStateLock(state, { command: 'run', logger });
     assert.equal(warnings.length, 0, 'nothing stale to take over: the lock never existed');
-    assert.deepEqual(readdirSync(state).sort(), [LOCK_FILE], 'the leftovers are gone, the lock is the only file');
+    assert.deepEqual(readdirSync(state).sort(), [LOCK_FILE, `${LOCK_FILE}.${dead}.00000000000000bb`], 'the leftovers are gone but a fresh one of another host');
     // the lock appears with its content: never empty, never half written
     const held = JSON.parse(readFileSync(join(state, LOCK_FILE), 'utf8')) as { pid: number; token: string };
     assert.equal(held.pid, process.pid);
