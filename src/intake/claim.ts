@@ -187,19 +187,35 @@ async function copyVerified(src: string, dest: string, fs: IntakeFs): Promise<st
 /**
  * mkdir -p of a work/archive/error folder, only while the channel folder it lives under (the share's
  * root, the part before `.wmsbridge`) exists: on an unmounted share, folders created now would land on the
- * local disk under the mount point and hide the share once it is back.
+ * local disk under the mount point and hide the share once it is back. The folders below the root are made one
+ * at a time, never recursively: a root that vanishes after the check (the share unmounted in between; the chaos
+ * test renamed it away there on a slow machine) fails the next mkdir instead of being created again.
  */
 export async function mkdirUnderShareRoot(destDir: string): Promise<void> {
   const parts = resolve(destDir).split(sep);
   const i = parts.lastIndexOf(STATE_SUBDIR);
   const root = i > 0 ? parts.slice(0, i).join(sep) || sep : null;
-  if (root !== null && !(await exists(root))) {
-    throw new BridgeError(
+  if (root === null) {
+    await fsp.mkdir(destDir, { recursive: true });
+    return;
+  }
+  const gone = (): BridgeError =>
+    new BridgeError(
       ErrorCode.INTAKE,
       `folder ${root} is gone (share unmounted?): ${destDir} is not created; the file is taken up again when the folder is back`,
     );
+  if (!(await exists(root))) throw gone();
+  let dir = root;
+  for (const part of parts.slice(i)) {
+    dir = join(dir, part);
+    try {
+      await fsp.mkdir(dir);
+    } catch (err) {
+      if (code(err) === 'EEXIST') continue;
+      if (code(err) === 'ENOENT') throw gone();
+      throw err;
+    }
   }
-  await fsp.mkdir(destDir, { recursive: true });
 }
 
 interface MoveOptions {
