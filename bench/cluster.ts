@@ -8,11 +8,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { cliCommand, isMainModule, round, setSandboxFaults, startSandboxChild, type BenchResult } from './lib.js';
+import { cliCommand, isMainModule, procStat, round, setSandboxFaults, startSandboxChild, type BenchResult } from './lib.js';
 
 const PG_URL = process.env['WMSBRIDGE_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const LATENCY_MS = 20;
@@ -40,7 +40,7 @@ function runInstance(configPath: string, secret: string): Promise<number> {
   return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(0) : reject(new Error(`instance exited ${code}: ${err}`)))));
 }
 
-/** CPU seconds of each local PostgreSQL server process (Linux /proc, comm `postgres`), by pid; empty elsewhere. */
+/** CPU seconds of each local PostgreSQL server process (Linux /proc, named `postgres`), by pid; empty elsewhere. */
 function postgresCpuSeconds(): Map<string, number> {
   const out = new Map<string, number>();
   let pids: string[] = [];
@@ -51,10 +51,8 @@ function postgresCpuSeconds(): Map<string, number> {
   }
   for (const pid of pids) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, (Number(f[11]) + Number(f[12])) / 100);
+      const p = procStat(`/proc/${pid}/stat`);
+      if (p.name === 'postgres') out.set(pid, p.cpuS);
     } catch {
       // the process ended meanwhile, or is not ours to read
     }

@@ -8,7 +8,7 @@
  * Each measured phase runs in its own child process (`--child`), so peaks do not mix.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +24,7 @@ import {
   runJsonChild,
   setSandboxFaults,
   startSandboxChild,
+  threadStats,
   type BenchResult,
 } from './lib.js';
 
@@ -99,24 +100,9 @@ function storageBytesWritten(): number {
   }
 }
 
-/** CPU seconds of each thread of this process so far, by thread id (Linux /proc/self/task; empty elsewhere) */
+/** CPU seconds of each thread of this process so far, by thread id (Linux; empty elsewhere) */
 function threadCpuSeconds(): Map<string, number> {
-  const out = new Map<string, number>();
-  try {
-    for (const tid of readdirSync('/proc/self/task')) {
-      try {
-        const st = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-        // utime + stime in clock ticks (USER_HZ, 100 on Linux)
-        out.set(tid, (Number(f[11]) + Number(f[12])) / 100);
-      } catch {
-        // the thread ended between the listing and the read
-      }
-    }
-  } catch {
-    // not Linux
-  }
-  return out;
+  return new Map([...threadStats('self')].map(([tid, t]) => [tid, t.cpuS]));
 }
 
 /** The CPU each thread used between two snapshots, per record: the main thread, the busiest other, the rest. */
@@ -379,7 +365,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       const median = sendRates.length % 2 ? sendRates[Math.floor(mid)]! : (sendRates[mid - 1]! + sendRates[mid]!) / 2;
       figures[`send_rps_${n}`] = round(median);
       figures[`ratio_to_bound_${n}`] = round(median / bound, 3);
-      figures[`ratio_to_bound_${n}_runs`] = sendRates.map((r) => (r / bound).toFixed(3)).join(' ');
+      figures[`ratio_to_bound_${n}_runs`] = listed(sendRates.map((r) => ({ ratio: r / bound })));
     }
     // the same at concurrency 128 (bound 6,400/s): where the per-record CPU, not the WMS, sets the pace
     {
@@ -513,7 +499,6 @@ async function profileRun(rows: number, outDir: string): Promise<Record<string, 
   // the OS's accounting of a CLI process, per thread (Linux /proc, polled every 50 ms until it exits): the
   // main thread, the journal's writer thread, V8's and libuv's helpers; and its peak RSS (VmHWM)
   const timed = async (nodeArgs: string[], cliArgs: string[], env: Record<string, string>): Promise<Record<string, unknown>> => {
-    const { readdirSync, readFileSync } = await import('node:fs');
     const t0 = performance.now();
     const child = spawn(process.execPath, [...nodeArgs, main, ...cliArgs], {
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -523,16 +508,7 @@ async function profileRun(rows: number, outDir: string): Promise<Record<string, 
     let peakKb = 0;
     const poll = (): void => {
       try {
-        for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-          try {
-            const st = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-            const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-            // utime + stime in clock ticks (USER_HZ, 100 on Linux)
-            threads.set(tid, { name: st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')), cpuS: (Number(f[11]) + Number(f[12])) / 100 });
-          } catch {
-            // the thread ended between the listing and the read
-          }
-        }
+        for (const [tid, t] of threadStats(child.pid!)) threads.set(tid, t);
         const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
         if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
       } catch {

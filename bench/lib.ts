@@ -3,7 +3,7 @@
  * a child process (so the measured process's CPU and memory are its own), and small helpers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
@@ -118,6 +118,36 @@ export function runJsonChild<T>(cmd: string, args: string[], env: NodeJS.Process
       }
     });
   });
+}
+
+/**
+ * A Linux process's or thread's name and CPU so far, from its /proc `stat` file (`/proc/<pid>/stat`,
+ * `/proc/<pid>/task/<tid>/stat`): utime + stime in seconds (clock ticks, USER_HZ 100 on Linux). Throws when the
+ * file cannot be read (the process or thread ended, or not Linux).
+ */
+export function procStat(path: string): { name: string; cpuS: number } {
+  const st = readFileSync(path, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return { name: st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')), cpuS: (Number(f[11]) + Number(f[12])) / 100 };
+}
+
+/** procStat of every thread of process `pid` ('self': this one), by thread id; empty when it cannot be listed. */
+export function threadStats(pid: number | 'self'): Map<string, { name: string; cpuS: number }> {
+  const out = new Map<string, { name: string; cpuS: number }>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // the process ended, or not Linux
+  }
+  for (const tid of tids) {
+    try {
+      out.set(tid, procStat(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
 }
 
 export function round(n: number, digits = 0): number {
