@@ -204,7 +204,7 @@ export async function mkdirUnderShareRoot(destDir: string): Promise<void> {
       ErrorCode.INTAKE,
       `folder ${root} is gone (share unmounted?): ${destDir} is not created; the file is taken up again when the folder is back`,
     );
-  if (!(await exists(root))) throw gone();
+  // no separate check of the root: a plain mkdir of the first folder below it fails with ENOENT when it is gone
   let dir = root;
   for (const part of parts.slice(i)) {
     dir = join(dir, part);

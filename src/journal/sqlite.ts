@@ -472,7 +472,8 @@ class SqliteStore implements JournalStore {
    * (file and) status (sqliteRecordReads), merged in id order. Read as one statement, the statuses were a filter on
    * the file's (or the table's) id order, so asking a fresh 20,000-record file for its rejected, failed and held
    * records walked all 20,000 (55 ms of the main thread before the first request) and the start of every run asked
-   * the whole journal for its failed and held ones (440 ms at 1,000,000 records). A page of k statuses reads at most k pages.
+   * the whole journal for its failed and held ones (440 ms at 1,000,000 records). A page of k statuses reads at
+   * most k pages.
    */
   listRecords(query: StoreRecordQuery): RecordRow[] {
     const reads = sqliteRecordReads(query);

@@ -1,8 +1,8 @@
 /**
  * The run report's workbook, written on a thread of its own. exceljs's writer and archiver take ~80 ms of the main
- * thread to load, and the workbook ~20-40 ms to write, at the very end of a run: started when the send phase
- * of a run that sends starts (run.ts), the thread has loaded them by the time the report is written, and writes the workbook while
- * the main thread writes the CSVs and the HTML (a 20,000-record run's tail: report 130-200 ms -> 75-95 ms, see
+ * thread to load, and the workbook ~20-40 ms to write, at the very end of a run: started when the send phase of a
+ * run that sends starts (run.ts), the thread has loaded them by the time the report is written, and writes the
+ * workbook while the main thread writes the CSVs and the HTML (a 20,000-record run's tail: report 130-200 ms -> 75-95 ms, see
  * docs/perf/profile-run.md). Anything but an error of the workbook itself (the thread did not start, or died)
  * falls back to writing it here, so a report is never lost to the thread.
  */
