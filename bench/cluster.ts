@@ -90,6 +90,7 @@ async function clusterRun(
   n: number,
   label: string,
   files: string[][],
+  sending: { streamFrom?: number } = {},
 ): Promise<{ seconds: number; serverCpuS: number | undefined }> {
   const schema = `wmsbridge_bench_${process.pid}_${label}_${n}`;
   await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -107,7 +108,7 @@ async function clusterRun(
     journal: { kind: 'postgres', url: PG_URL, schema, leaseTtlMs: 10_000 },
     channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
     wms: { url: sb.url, accessKeyId: sb.accessKeyID, connections: CONCURRENCY },
-    sending: { concurrency: CONCURRENCY },
+    sending: { concurrency: CONCURRENCY, ...sending },
     log: { level: 'warn' },
   };
   const configPath = join(dir, 'wmsbridge.config.json');
@@ -162,6 +163,14 @@ export async function benchCluster(
       }
       if (n > 1) figures[`bigfile_speedup_${n}`] = round(rps / bigBase, 2);
     }
+    // the same file streamed (sent while its owner still maps it, as a file of sending.streamFrom, 32 MiB, or more
+    // is): the helpers claim what it has published. 3 instances against the one-instance figure above
+    {
+      const rows = Array.from({ length: bigRecords }, (_, i) => `T3_${i};Categoria grande ${i}`);
+      const run = await clusterRun(sb, dirs, 3, 'bigstream', [rows], { streamFrom: 0 });
+      figures['bigfile_streamed_rps_3_instances'] = round(bigRecords / run.seconds);
+      figures['bigfile_streamed_speedup_3'] = round(bigRecords / run.seconds / bigBase, 2);
+    }
     // the same at 200 ms: latency-bound even on these 2 cores (bound 40/s per instance), what sharing adds
     // when the WMS, not the CPU, sets the pace
     {
@@ -190,7 +199,8 @@ export async function benchCluster(
         `${records} Category records in ${FILES} files, n \`wmsbridge run\` processes started together on one inbox with a PostgreSQL journal ` +
         '(the files are shared out by the claim race and leases), whole-run wall time including process start-up, against one sandbox child. ' +
         `bigfile: ${bigRecords} Category records in ONE file, 1 then 3 instances: the claimer maps it, every instance sends claimed batches of its ` +
-        'records (claimRecordBatch, docs/SCALING.md "Record batches"). bigfile_200ms_*: the same with 200 ms added latency on a smaller file, ' +
+        'records (claimRecordBatch, docs/SCALING.md "Record batches"). bigfile_streamed_*: the same file sent while its owner still maps ' +
+        'it (streamFrom 0, as any file of 32 MiB or more), 3 instances against bigfile_rps_1_instance. bigfile_200ms_*: the same with 200 ms added latency on a smaller file, ' +
         'latency-bound on this machine (what sharing adds when the WMS sets the pace). ' +
         "bigfile_postgres_*: the local PostgreSQL server processes' CPU during the run (Linux /proc, polled every 100 ms), per record " +
         'and as cores kept busy. On 2 cores the instances, the sandbox and PostgreSQL share the CPU: the speedup shows coordination ' +

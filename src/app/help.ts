@@ -75,6 +75,8 @@ export async function helpOthers(
         if (take !== 'yes') continue;
         const n = await helpFile(ctx, f, opts.signal);
         if (n === null) return result; // the credentials were refused: nothing can be sent
+        // a file still streamed by its owner publishes more: nothing to take now is not the end
+        if (f.status === 'claimed') waiting = true;
         sent += n;
         result.settled += n;
         if (n > 0) {
@@ -144,8 +146,10 @@ async function takeable(
   live: FileRow[],
   firstSeen: Map<number, number>,
 ): Promise<'yes' | 'wait' | 'no'> {
-  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts)
-  if (live.some((g) => g.status === 'claimed')) return 'wait';
+  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts); a file
+  // its owner sends while it maps it (streamed) may be taken up to what it published
+  if (live.some((g) => g.status === 'claimed' && g.id !== f.id)) return 'wait';
+  if (f.status === 'claimed' && !(await streaming(ctx, f))) return 'wait';
   const target = targetOf(ctx, mappings, f);
   if (!target || !shareableTarget(target)) return 'no';
   if ((await ctx.journal.getMeta(FILE_META.share(f.id))) !== f.owner) {
@@ -161,15 +165,42 @@ async function takeable(
   return c.pending + c.sending + c.in_doubt === 0 ? 'yes' : 'wait';
 }
 
+/** A claimed file its owner is sending while it maps it (run-map.ts notes where its published batches end). */
+async function streaming(ctx: Pick<AppContext, 'journal'>, f: FileRow): Promise<boolean> {
+  return (await ctx.journal.getMeta(FILE_META.stream(f.id))) !== undefined;
+}
+
+/**
+ * What a helper may claim of a file its owner still maps (streamed): the records up to its last published batch
+ * (run-map.ts publishBatch writes it before the owner reads them); once mapped, every record. A claimed file with no
+ * published batch: none.
+ */
+async function publishedBound(ctx: Pick<AppContext, 'journal'>, fileId: number): Promise<ReadonlyMap<number, number> | undefined> {
+  const file = await ctx.journal.getFile(fileId);
+  if (file?.status !== 'claimed') return undefined;
+  const point = await ctx.journal.getMeta(FILE_META.stream(fileId));
+  return new Map([[fileId, point === undefined ? 0 : (JSON.parse(point) as { lastId: number }).lastId]]);
+}
+
 /** Claimed batches of one file while its owner holds it; returns the records settled, null when sending stopped for good. */
 async function helpFile(ctx: AppContext, f: FileRow, signal: AbortSignal | undefined): Promise<number | null> {
   const { config, journal, logger } = ctx;
   const channel = config.channels.find((c) => c.name === f.channel)!;
   let settled = 0;
-  // the file's owner still holds it: otherwise its records are for whoever resumes it
+  // the file's owner still holds it: otherwise its records are for whoever resumes it. Mapped, or still being mapped
+  // while its owner sends it (streamed)
   const mayTake = async (): Promise<boolean> => {
     const now = await journal.getFile(f.id);
-    return now !== undefined && now.owner === f.owner && now.status === 'mapped' && now.leaseUntil !== null && Date.parse(now.leaseUntil) > Date.now();
+    if (now === undefined || now.owner !== f.owner || now.leaseUntil === null || Date.parse(now.leaseUntil) <= Date.now()) return false;
+    return now.status === 'mapped' || (now.status === 'claimed' && (await streaming(ctx, now)));
+  };
+  // once mapped, a file has every record it will have: no bound to ask for any more
+  let mapped = f.status === 'mapped';
+  const upTo = async (): Promise<ReadonlyMap<number, number> | undefined> => {
+    if (mapped) return undefined;
+    const bound = await publishedBound(ctx, f.id);
+    mapped = bound === undefined;
+    return bound;
   };
   try {
     await pushFiles({
@@ -182,7 +213,7 @@ async function helpFile(ctx: AppContext, f: FileRow, signal: AbortSignal | undef
       batchSize: config.sending.batchSize,
       dependencyWaitMs: ctx.dependencyWaitMs,
       ...(signal ? { signal } : {}),
-      share: { owner: ctx.instanceId, leaseTtlMs: ctx.leaseTtlMs, helper: { mayTake } },
+      share: { owner: ctx.instanceId, leaseTtlMs: ctx.leaseTtlMs, helper: { mayTake, upTo } },
       onSettled: () => settled++,
     });
   } catch (err) {

@@ -25,8 +25,8 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
   if (!opts.dryRun && toSend.length > 0 && unread === 0) {
     const progress = opts.progress ? createProgress({ label: 'send' }) : null;
     let lastTick = 0;
-    // a shared journal: other instances may send batches of these files (claims); a streamed file stays this instance's
-    const share = ctx.shared && !streamed ? { owner: run.owner, leaseTtlMs: run.ttl } : undefined;
+    // a shared journal: other instances may send batches of these files (claims), of a streamed file what it published
+    const share = ctx.shared ? { owner: run.owner, leaseTtlMs: run.ttl } : undefined;
     if (share) for (const w of toSend) await ctx.journal.setMeta(FILE_META.share(w.row.id), run.owner);
     try {
       run.pushed = await pushFiles({

@@ -333,11 +333,12 @@ function recordSection(ctx: Ctx): RecordMethods {
     recoverInFlight: (fileIds) => op('recoverInFlight', () => store.moveStatus('sending', 'in_doubt', fileIds)),
     findLatest: (target, key, options) => op('findLatest', () => store.findLatest(target, key, SETTLED_STATUSES, options?.excludeFileId)),
     findRecordByWmsId: (wmsId) => op('findRecordByWmsId', () => store.findRecordByWmsId(wmsId)),
-    claimRecordBatch: (fileIds, targets, owner, limit, leaseTtlMs, afterId = 0) =>
+    claimRecordBatch: (fileIds, targets, owner, limit, leaseTtlMs, afterId = 0, upTo) =>
       op('claimRecordBatch', () => {
         checkTtl(ctx, 'claimRecordBatch', leaseTtlMs);
         if (fileIds.length === 0 || targets.length === 0 || limit <= 0) return [];
-        return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES, afterId);
+        const bounds = upTo && fileIds.some((id) => upTo.has(id)) ? upTo : undefined;
+        return store.claimRecords(fileIds, targets, owner, Math.floor(limit), leaseTtlMs, CLAIMABLE_STATUSES, afterId, bounds);
       }),
     releaseRecordClaims: (owner, fileIds) =>
       op('releaseRecordClaims', () => (fileIds?.length === 0 ? 0 : store.releaseRecordClaims(owner, CLAIMABLE_STATUSES, fileIds))),

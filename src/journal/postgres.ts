@@ -637,6 +637,7 @@ class PostgresStore implements JournalStore {
     ttlMs: number,
     statuses: readonly RecordStatus[],
     afterId: number,
+    upTo?: ReadonlyMap<number, number>,
   ): Promise<RecordRow[]> {
     // SKIP LOCKED: a row another claimer has locked in its own statement is passed over, not waited for; a row
     // claimed and committed since this statement's snapshot is re-checked against the WHERE once locked (no longer free).
@@ -649,12 +650,12 @@ class PostgresStore implements JournalStore {
          CROSS JOIN LATERAL (
            SELECT id FROM ${this.S}.records
             WHERE file_id = f.file_id AND status IN ${inList(statuses)} AND id > $6 AND target = ANY($2::text[])
-              AND (claim_owner IS NULL OR claim_until < now())
+              AND (claim_owner IS NULL OR claim_until < now())${upTo ? ` AND id <= coalesce(($7::jsonb ->> f.file_id::text)::bigint, ${Number.MAX_SAFE_INTEGER})` : ''}
             ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) x
          ORDER BY x.id LIMIT $4)
        UPDATE ${this.S}.records r SET claim_owner = $3, claim_until = ${LEASE_EXPR('$5')} FROM c WHERE r.id = c.id RETURNING ${recordSelectList(true, 'r')}`,
-      [[...new Set(fileIds)], targets, owner, limit, Math.round(ttlMs), afterId],
-      'claimRecords',
+      [[...new Set(fileIds)], targets, owner, limit, Math.round(ttlMs), afterId, ...(upTo ? [JSON.stringify(Object.fromEntries(upTo))] : [])],
+      upTo ? 'claimRecordsUpTo' : 'claimRecords',
     );
     return r.rows.map(fromPg).sort((a, b) => a.id - b.id);
   }

@@ -527,16 +527,21 @@ class SqliteStore implements JournalStore {
     ttlMs: number,
     statuses: readonly RecordStatus[],
     afterId: number,
+    upTo?: ReadonlyMap<number, number>,
   ): RecordRow[] {
     const ts = now();
+    // a streamed file's bound, looked up by its id in a JSON object (no bound: every record)
+    const bounded = upTo ? `AND id <= coalesce(json_extract(?, '$."' || file_id || '"'), ${Number.MAX_SAFE_INTEGER})` : '';
+    const params: unknown[] = [owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), afterId, ts];
+    if (upTo) params.push(JSON.stringify(Object.fromEntries(upTo)));
     const rows = this.stmt(
       `UPDATE records SET claim_owner = ?, claim_until = ?
        WHERE id IN (SELECT id FROM records
          WHERE file_id IN (SELECT value FROM json_each(?)) AND target IN (SELECT value FROM json_each(?)) AND status IN ${inList(statuses)}
-           AND id > ? AND (claim_owner IS NULL OR claim_until < ?)
+           AND id > ? AND (claim_owner IS NULL OR claim_until < ?) ${bounded}
          ORDER BY id LIMIT ?)
        RETURNING ${recordValuesList(true)}`,
-    ).all(owner, later(ttlMs), JSON.stringify(fileIds), JSON.stringify(targets), afterId, ts, limit) as SqliteRecordRow[];
+    ).all(...params, limit) as SqliteRecordRow[];
     return rows.map(fromSqlite).sort((a, b) => a.id - b.id);
   }
 

@@ -108,6 +108,8 @@ export interface JournalStore {
     ttlMs: number,
     statuses: readonly RecordStatus[],
     afterId: number,
+    /** file id -> the id of its last claimable record (files not named: every record) */
+    upTo?: ReadonlyMap<number, number>,
   ): Awaitable<RecordRow[]>;
   /** extends the claims `owner` holds on records in `statuses`; returns how many */
   renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): Awaitable<number>;

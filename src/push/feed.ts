@@ -24,6 +24,8 @@ export interface RecordFeed {
   next(): Promise<void>;
   /** the send loop took this record (a streamed file's published record): the mapper may read further */
   taken(row: { fileId: number; id: number }): void;
+  /** each streamed file's last published record id (what a claim may take of it: claimRecordBatch `upTo`) */
+  bounds(): ReadonlyMap<number, number>;
 }
 
 export interface StreamFeed extends RecordFeed {
@@ -104,6 +106,7 @@ export function createStreamFeed(): StreamFeed {
       signal();
     },
     publishedUpTo: (fileId) => files.get(fileId)?.upTo ?? 0,
+    bounds: () => new Map([...files].map(([id, f]) => [id, f.upTo])),
     room(fileId, lead, abort) {
       return new Promise<void>((resolve) => {
         if (abort?.aborted) return resolve();

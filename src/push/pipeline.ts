@@ -217,11 +217,11 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   for (let tier = 0; tier <= MAX_TIER && !run.stopping(); tier++) {
     // session targets (stock sync) are sent file by file, after the tier's other records
     const targets = TARGETS.filter((t) => TARGET_INFO[t].tier === tier && TARGET_INFO[t].send.kind !== 'session' && filesWith([t]).length > 0);
-    // claims need every record of the file in the journal: a streamed file (feed) is its owner's alone
-    const claimed = opts.share && !opts.feed ? targets.filter(shareableTarget) : [];
+    // a streamed file (feed) is claimed up to what it published (share.ts)
+    const claimed = opts.share ? targets.filter(shareableTarget) : [];
     const read = opts.share?.helper ? [] : targets.filter((t) => !claimed.includes(t));
     if (read.length > 0) await sendTier(opts, filesWith(read), read, runInOrder, run.stopping);
-    if (claimed.length > 0) await sendClaimed(opts, opts.share!, filesWith(claimed), claimed, runInOrder, run.stopping);
+    if (claimed.length > 0) await sendClaimed(opts, opts.share!, filesWith(claimed), claimed, runInOrder, run.stopping, opts.feed);
     await retryDeferred(opts, state, runRecord, run.stopping);
     if (tier === TARGET_INFO.StockSync.tier && !opts.share?.helper && !opts.signal?.aborted && !state.fatal) {
       for (const f of opts.files) {

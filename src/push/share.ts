@@ -8,14 +8,18 @@ import type { Logger } from '../shared/logger.js';
 import type { Journal, RecordRow } from '../journal/types.js';
 import { iterate } from '../journal/iterate.js';
 import { TARGET_INFO, type Target } from '../wms/targets.js';
+import type { RecordFeed } from './feed.js';
 import { createSendQueue, prefetchXrefsOf, sendWindow } from './send-queue.js';
 
 export interface ShareOptions {
   /** the claims' owner: this instance */
   owner: string;
   leaseTtlMs: number;
-  /** helping another instance's files: only claimed batches, only while `mayTake` answers true (asked at most once a second) */
-  helper?: { mayTake: () => Promise<boolean> };
+  /**
+   * helping another instance's files: only claimed batches, only while `mayTake` answers true (asked at most once a
+   * second); `upTo`: a file still streamed by its owner, up to its last published record (asked at each claim)
+   */
+  helper?: { mayTake: () => Promise<boolean>; upTo?: () => Promise<ReadonlyMap<number, number> | undefined> };
 }
 
 /** Targets whose records may be sent by any instance in any order within their tier: no source-order rule, no session. */
@@ -41,6 +45,9 @@ const CLAIM_POLL_MS = 100;
  * until none is left. The owner first sends the tier's in-doubt records (never claimed: the in-doubt policy is
  * the owner's), then waits until what other instances claimed is settled; a claim that expired with records in
  * flight turns them in doubt and the owner settles them. Each record enters the send loop once.
+ * `feed`: the owner's files still being mapped (streamed): claims (its own and the helpers') take their records
+ * only up to each file's last published batch, and the tier waits for the next batch while such a file may still
+ * add records of it.
  */
 export async function sendClaimed(
   opts: ClaimLoopOptions,
@@ -49,6 +56,7 @@ export async function sendClaimed(
   targets: Target[],
   runInOrder: (row: RecordRow) => Promise<void>,
   stopping: () => boolean,
+  feed?: RecordFeed,
 ): Promise<void> {
   const { journal, logger } = opts;
   // claimed and queued records stay pending until marked: a page of them, a send window's worth twice over
@@ -73,21 +81,32 @@ export async function sendClaimed(
   // claims read on from the last record handed out; once that finds none, from the start again: a record given back
   // (a helper that stopped) or whose claim expired may lie behind it
   let cursor = 0;
+  // what the streamed files published when the last claim was asked: a claim that found nothing waits for more only
+  // if nothing was published since it was asked
+  const published = (): number => (feed ? [...feed.bounds().values()].reduce((a, b) => a + b, 0) : 0);
   while (!stopping()) {
     if (!(await mayTake())) break;
-    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs, cursor);
+    const asked = published();
+    const upTo = feed ? feed.bounds() : await share.helper?.upTo?.();
+    const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs, cursor, upTo);
     if (rows.length > 0) {
       settledOthers = false;
       cursor = rows.at(-1)!.id;
       await prefetchXrefsOf(journal, logger, rows);
       for (const row of rows) {
         if (stopping()) break;
+        feed?.taken(row);
         await enter(row);
       }
       continue;
     }
     if (cursor > 0) {
       cursor = 0;
+      continue;
+    }
+    // a streamed file may still publish records of these targets: the next batch (or the end of its mapping)
+    if (feed?.open(targets)) {
+      if (published() === asked) await feed.next();
       continue;
     }
     if (share.helper) break;

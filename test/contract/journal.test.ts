@@ -972,6 +972,27 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.deepEqual(await claim(0, 10), [], 'every record claimed once');
     });
 
+    test('claimRecordBatch with upTo: a streamed file only up to its bound (0: none of it), a file without one whole', async () => {
+      const f = await newFile(j);
+      const g = await newFile(j);
+      await j.addRecords(
+        f.id,
+        Array.from({ length: 5 }, (_, i) => rec(`CU-F${i}`)),
+      );
+      await j.addRecords(
+        g.id,
+        Array.from({ length: 3 }, (_, i) => rec(`CU-G${i}`)),
+      );
+      const fIds = (await j.listRecords({ fileIds: [f.id] })).map((r) => r.id);
+      const gIds = (await j.listRecords({ fileIds: [g.id] })).map((r) => r.id);
+      const claim = async (owner: string, upTo: Map<number, number>): Promise<number[]> =>
+        (await j.claimRecordBatch([f.id, g.id], ['Product'], owner, 100, 60_000, 0, upTo)).map((r) => r.id);
+      assert.deepEqual(await claim('cu-A', new Map([[f.id, 0]])), gIds, 'nothing of a file with no published batch; the other file whole');
+      assert.deepEqual(await claim('cu-B', new Map([[f.id, fIds[2]!]])), fIds.slice(0, 3), 'the streamed file up to its bound, inclusive');
+      assert.deepEqual(await claim('cu-C', new Map([[f.id, fIds[2]!]])), [], 'the rest stays unclaimable while the bound holds');
+      assert.deepEqual(await claim('cu-C', new Map([[g.id, gIds[0]!]])), fIds.slice(3), 'a bound on another file does not limit this one');
+    });
+
     test('a claim expires unless renewed: another owner then takes the records; releaseRecordClaims gives pending ones back at once', async () => {
       const peer = await open();
       try {
