@@ -3,6 +3,8 @@
  * instances too (issue 19, docs/SCALING.md "Record batches"): three `run` processes on one inbox and one PostgreSQL
  * journal. One claims the file and streams it; the other two claim batches of what it has PUBLISHED while it is
  * still mapping it, never a record above its last published batch. Every record once, one result file by the owner.
+ * Then the owner is killed with SIGKILL mid-stream: the next run resumes the file after its last published batch,
+ * nothing is lost, and only records that were in flight may be sent twice.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,9 +13,10 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { makeTempDir } from '../helpers/tmp.js';
 import { categoryMapping } from '../helpers/fixtures.js';
-import { spawnCli, killAll } from '../helpers/cli.js';
+import { spawnCli, killAll, runCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
+import { sendWindow } from '../../src/push/send-queue.js';
 
 const skip = postgresSkipReason();
 const RECORDS = 1500;
@@ -24,6 +27,39 @@ let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let schema: string;
 const procs: ChildProcess[] = [];
+const CONCURRENCY = 4;
+const configPath = (): string => join(tmp.dir, 'wmsbridge.config.json');
+const env = (): Record<string, string> => ({ WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' });
+const created = async (): Promise<Record<string, number>> =>
+  ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations as Record<string, Record<string, number>>)['Category'] ?? {};
+
+/** `n` `run` processes on the inbox: their exit codes, and each one's output */
+function startRuns(n: number): { exits: Array<Promise<number | null>>; outputs: string[]; children: ChildProcess[] } {
+  const outputs: string[] = [];
+  const children: ChildProcess[] = [];
+  const exits = Array.from({ length: n }, () => {
+    const child = spawnCli(['run', '--config', configPath()], { env: env() });
+    procs.push(child);
+    children.push(child);
+    const i = outputs.push('') - 1;
+    child.stdout?.on('data', (d: Buffer) => (outputs[i] += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (outputs[i] = (outputs[i] + d.toString()).slice(-20_000)));
+    return new Promise<number | null>((r) => child.on('close', (code, signal) => r(signal ? -1 : code)));
+  });
+  return { exits, outputs, children };
+}
+
+/** the file's status and owner, and how many of its records other instances than the owner sent */
+async function fileState(name: string): Promise<{ status: string; owner: string | null; helped: number } | undefined> {
+  const rows = await pgQuery<{ status: string; owner: string | null; helped: string }>(
+    `SELECT f.status, f.owner,
+            count(r.id) FILTER (WHERE r.status = 'sent' AND r.claim_owner IS NOT NULL AND r.claim_owner <> f.owner) AS helped
+       FROM "${schema}".files f LEFT JOIN "${schema}".records r ON r.file_id = f.id WHERE f.name = $1 GROUP BY 1, 2`,
+    [name],
+  );
+  const r = rows[0];
+  return r && { status: r.status, owner: r.owner, helped: Number(r.helped) };
+}
 
 before(async () => {
   if (skip) return;
@@ -41,7 +77,7 @@ before(async () => {
       channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 50 } }],
       wms: { url: sb.url, accessKeyId: sb.accessKeyID },
       // every file streams
-      sending: { concurrency: 4, batchSize: BATCH, streamFrom: 0 },
+      sending: { concurrency: CONCURRENCY, batchSize: BATCH, streamFrom: 0 },
     }),
   );
 });
@@ -59,17 +95,7 @@ test(
   async () => {
     const keys = Array.from({ length: RECORDS }, (_, i) => `S${i}`);
     await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'BIG_S.csv'), `codigo;nome\n${keys.map((k) => `${k};Categoria ${k}`).join('\n')}\n`);
-    const outputs: string[] = [];
-    const exits = Array.from({ length: 3 }, () => {
-      const child = spawnCli(['run', '--config', join(tmp.dir, 'wmsbridge.config.json')], {
-        env: { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' },
-      });
-      procs.push(child);
-      const i = outputs.push('') - 1;
-      child.stdout?.on('data', (d: Buffer) => (outputs[i] += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (outputs[i] = (outputs[i] + d.toString()).slice(-20_000)));
-      return new Promise<number | null>((r) => child.on('close', r));
-    });
+    const { exits, outputs } = startRuns(3);
     // while the instances run: records other instances than the owner sent while the file was still being mapped
     // (status claimed), and every claimed record against the last batch published at that moment
     let helpedWhileMapping = 0;
@@ -110,13 +136,59 @@ test(
       `every record sent: ${JSON.stringify(by)}`,
     );
     assert.equal(by.filter((r) => r.claim_owner !== null && Number(r.n) > 0).length, 3, `all three instances sent a share: ${JSON.stringify(by)}`);
-    const created = ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations as Record<string, Record<string, number>>)['Category'] ?? {};
-    for (const k of keys) assert.equal(created[k] ?? 0, 1, `category ${k} created exactly once`);
+    const c = await created();
+    for (const k of keys) assert.equal(c[k] ?? 0, 1, `category ${k} created exactly once`);
     const owner = outputs.findIndex((o) => /"streamed":true/.test(o));
     assert.ok(owner >= 0, 'the owner logged the file as mapped while it was sent (streamed)');
     const results = (await readdir(join(tmp.dir, 'outbox', 'results', 'cadastros'))).filter((f) => f.startsWith('BIG_S.'));
     assert.equal(results.length, 1, `one result file: ${results.join(', ')}`);
     const lines = (await readFile(join(tmp.dir, 'outbox', 'results', 'cadastros', results[0]!), 'utf8')).trim().split('\n');
     assert.equal(lines.length, RECORDS + 1, 'the result lists every record (and a header)');
+  },
+);
+
+test(
+  'the owner of a shared streamed file killed with SIGKILL mid-stream: the next run resumes after its last published batch, nothing lost',
+  { skip, timeout: 180_000 },
+  async () => {
+    const keys = Array.from({ length: RECORDS }, (_, i) => `K${i}`);
+    await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'BIG_K.csv'), `codigo;nome\n${keys.map((k) => `${k};Categoria ${k}`).join('\n')}\n`);
+    const { exits, outputs, children } = startRuns(3);
+    // the owner, once helpers have sent some of the file while it still streams
+    const deadline = Date.now() + 60_000;
+    let owner: ChildProcess | undefined;
+    while (!owner) {
+      const f = await fileState('BIG_K.csv');
+      if (f?.status === 'claimed' && f.owner && f.helped >= 20) owner = children.find((c) => c.pid === Number(f.owner!.split(':')[1]));
+      else if (f && f.status !== 'claimed') assert.fail(`the file was mapped before helpers sent 20 of its records: ${JSON.stringify(f)}`);
+      if (Date.now() > deadline) assert.fail(`no helper sent 20 records of the streaming file: ${outputs.map((o) => o.slice(-1500)).join('\n---\n')}`);
+      if (!owner) await new Promise((r) => setTimeout(r, 50));
+    }
+    owner.kill('SIGKILL');
+    const codes = await Promise.all(exits);
+    assert.equal(codes.filter((c) => c === -1).length, 1, 'the owner was killed');
+    assert.deepEqual(
+      codes.filter((c) => c !== -1),
+      [0, 0],
+      `the helpers end on their own once the owner's lease expires\n${outputs.map((o) => o.slice(-2000)).join('\n---\n')}`,
+    );
+    assert.equal((await fileState('BIG_K.csv'))?.status, 'claimed', 'the file stays claimed with its stream place');
+    // the next run: the file's lease has expired; it resumes after the last published batch
+    const next = await runCli(['run', '--config', configPath()], { env: env(), timeoutMs: 120_000 });
+    assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-3000)}`);
+    const rows = await pgQuery<{ status: string; n: string }>(
+      `SELECT r.status, count(*) AS n FROM "${schema}".records r JOIN "${schema}".files f ON f.id = r.file_id WHERE f.name = 'BIG_K.csv' GROUP BY 1`,
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.status, Number(r.n)]),
+      [['sent', RECORDS]],
+      'every record of the file settled as sent',
+    );
+    assert.equal((await fileState('BIG_K.csv'))?.status, 'done');
+    const c = await created();
+    for (const k of keys) assert.ok((c[k] ?? 0) >= 1, `category ${k} lost`);
+    // sent twice at most: what the killed owner had in flight (its send window), settled by read-back or resent
+    const dups = keys.reduce((n, k) => n + Math.max(0, (c[k] ?? 0) - 1), 0);
+    assert.ok(dups <= sendWindow(CONCURRENCY), `duplicates (${dups}) beyond the killed owner's send window (${sendWindow(CONCURRENCY)})`);
   },
 );
