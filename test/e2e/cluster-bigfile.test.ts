@@ -7,14 +7,13 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { makeTempDir } from '../helpers/tmp.js';
-import { categoryMapping } from '../helpers/fixtures.js';
+import { categoryCluster, type CategoryCluster } from '../helpers/cluster.js';
 import { killAll, spawnCli, spawnInstances } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
+import { assertPostgresReachable, dropSchema, freshSchemaName, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { sendWindow } from '../../src/push/send-queue.js';
 import type { RunSummary } from '../../src/outbox/types.js';
 
@@ -23,7 +22,7 @@ const RECORDS = 1500;
 const CONCURRENCY = 4;
 
 let sb: Sandbox;
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let tmp: CategoryCluster;
 let schema: string;
 const procs: ChildProcess[] = [];
 const logs: string[] = [];
@@ -49,7 +48,7 @@ const keysOf = (prefix: string) => Array.from({ length: RECORDS }, (_, i) => `${
 
 async function drop(name: string, prefix: string): Promise<void> {
   await writeFile(
-    join(tmp.dir, 'inbox', 'cadastros', `${name}.csv`),
+    join(tmp.inbox, `${name}.csv`),
     `codigo;nome\n${keysOf(prefix)
       .map((k) => `${k};Categoria ${k}`)
       .join('\n')}\n`,
@@ -75,21 +74,17 @@ before(async () => {
   await assertPostgresReachable();
   schema = freshSchemaName('bigfile');
   sb = await startSandbox({ latencyMs: 20 });
-  tmp = await makeTempDir('wmsbridge-bigfile-');
-  await mkdir(join(tmp.dir, 'inbox', 'cadastros'), { recursive: true });
-  await mkdir(join(tmp.dir, 'mappings'));
-  await writeFile(join(tmp.dir, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'BIG_*.csv' }));
-  await writeFile(
-    join(tmp.dir, 'wmsbridge.config.json'),
-    JSON.stringify({
-      journal: { kind: 'postgres', url: PG_TEST_URL, schema, leaseTtlMs: 3000 },
-      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 2, intervalMs: 100 } }],
-      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
-      sending: { concurrency: CONCURRENCY },
-      watch: { batchDelayMs: 100, rescanIntervalMs: 500 },
-    }),
-  );
-  spawnInstances(3, ['watch', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env: env() }, procs, logs);
+  tmp = await categoryCluster({
+    prefix: 'wmsbridge-bigfile-',
+    files: 'BIG_*.csv',
+    sb,
+    schema,
+    leaseTtlMs: 3000,
+    readiness: { checks: 2, intervalMs: 100 },
+    sending: { concurrency: CONCURRENCY },
+    watch: { batchDelayMs: 100, rescanIntervalMs: 500 },
+  });
+  spawnInstances(3, ['watch', '--config', tmp.configPath], { env: env() }, procs, logs);
   await until('three instances watching', async () => logs.every((l) => /wmsbridge watch: watching/.test(l)), 60_000);
 });
 
@@ -160,12 +155,9 @@ test('a helper killed with SIGKILL mid-send: the rest is finished, nothing lost,
 
 test("a one-shot `run` that helps with another instance's file names what it sent in its line and its report", { skip, timeout: 180_000 }, async () => {
   const BIG = 3 * RECORDS;
-  await writeFile(
-    join(tmp.dir, 'inbox', 'cadastros', 'BIG_3.csv'),
-    `codigo;nome\n${Array.from({ length: BIG }, (_, i) => `C${i};Categoria C${i}`).join('\n')}\n`,
-  );
+  await writeFile(join(tmp.inbox, 'BIG_3.csv'), `codigo;nome\n${Array.from({ length: BIG }, (_, i) => `C${i};Categoria C${i}`).join('\n')}\n`);
   await until('BIG_3 mapped by a watch instance', async () => (await fileRow('BIG_3.csv'))?.status === 'mapped', 60_000);
-  const child = spawnCli(['run', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env: env() });
+  const child = spawnCli(['run', '--config', tmp.configPath], { env: env() });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -8,19 +8,18 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeTempDir } from '../helpers/tmp.js';
-import { categoryMapping } from '../helpers/fixtures.js';
+import { categoryCluster, type CategoryCluster } from '../helpers/cluster.js';
 import { runCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
+import { assertPostgresReachable, dropSchema, freshSchemaName, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 
 const skip = postgresSkipReason();
 const RECORDS = 1200;
 
 let sb: Sandbox;
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let tmp: CategoryCluster;
 let schema: string;
 
 before(async () => {
@@ -29,19 +28,15 @@ before(async () => {
   schema = freshSchemaName('runs');
   // 50 ms a request, 4 at a time: the winner alone would need 15 s, so the others have time to join
   sb = await startSandbox({ latencyMs: 50 });
-  tmp = await makeTempDir('wmsbridge-cluster-runs-');
-  await mkdir(join(tmp.dir, 'inbox', 'cadastros'), { recursive: true });
-  await mkdir(join(tmp.dir, 'mappings'));
-  await writeFile(join(tmp.dir, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }));
-  await writeFile(
-    join(tmp.dir, 'wmsbridge.config.json'),
-    JSON.stringify({
-      journal: { kind: 'postgres', url: PG_TEST_URL, schema, leaseTtlMs: 5000 },
-      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
-      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
-      sending: { concurrency: 4 },
-    }),
-  );
+  tmp = await categoryCluster({
+    prefix: 'wmsbridge-cluster-runs-',
+    files: 'CAT_*.csv',
+    sb,
+    schema,
+    leaseTtlMs: 5000,
+    readiness: { checks: 1, intervalMs: 10 },
+    sending: { concurrency: 4 },
+  });
 });
 
 after(async () => {
@@ -51,12 +46,9 @@ after(async () => {
 });
 
 test('three `run` processes on one big file: the two that lost its claim help send it, each category once', { skip, timeout: 180_000 }, async () => {
-  await writeFile(
-    join(tmp.dir, 'inbox', 'cadastros', 'CAT_0.csv'),
-    `codigo;nome\n${Array.from({ length: RECORDS }, (_, i) => `R${i};Categoria R${i}`).join('\n')}\n`,
-  );
+  await writeFile(join(tmp.inbox, 'CAT_0.csv'), `codigo;nome\n${Array.from({ length: RECORDS }, (_, i) => `R${i};Categoria R${i}`).join('\n')}\n`);
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
-  const runs = await Promise.all([0, 1, 2].map(() => runCli(['run', '--config', join(tmp.dir, 'wmsbridge.config.json')], { env, timeoutMs: 150_000 })));
+  const runs = await Promise.all([0, 1, 2].map(() => runCli(['run', '--config', tmp.configPath], { env, timeoutMs: 150_000 })));
   for (const r of runs) assert.equal(r.code, 0, `${r.stdout}\n${r.stderr.slice(-3000)}`);
   const helped = runs.map((r) => /(\d[\d.]*) registro\(s\) de 1 arquivo\(s\) de outras instâncias enviados/.exec(r.stdout));
   const helpers = helped.filter((m) => m !== null).map((m) => Number(m[1]!.replaceAll('.', '')));

@@ -8,14 +8,13 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { makeTempDir } from '../helpers/tmp.js';
-import { categoryMapping } from '../helpers/fixtures.js';
+import { categoryCluster, type CategoryCluster } from '../helpers/cluster.js';
 import { spawnCli, killAll, runCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
+import { assertPostgresReachable, dropSchema, freshSchemaName, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import { sendWindow } from '../../src/push/send-queue.js';
 
 const skip = postgresSkipReason();
@@ -24,11 +23,10 @@ const RECORDS = 1500;
 const BATCH = 50;
 
 let sb: Sandbox;
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let tmp: CategoryCluster;
 let schema: string;
 const procs: ChildProcess[] = [];
 const CONCURRENCY = 4;
-const configPath = (): string => join(tmp.dir, 'wmsbridge.config.json');
 const env = (): Record<string, string> => ({ WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' });
 const created = async (): Promise<Record<string, number>> =>
   ((await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations as Record<string, Record<string, number>>)['Category'] ?? {};
@@ -38,7 +36,7 @@ function startRuns(n: number): { exits: Array<Promise<number | null>>; outputs: 
   const outputs: string[] = [];
   const children: ChildProcess[] = [];
   const exits = Array.from({ length: n }, () => {
-    const child = spawnCli(['run', '--config', configPath()], { env: env() });
+    const child = spawnCli(['run', '--config', tmp.configPath], { env: env() });
     procs.push(child);
     children.push(child);
     const i = outputs.push('') - 1;
@@ -47,6 +45,13 @@ function startRuns(n: number): { exits: Array<Promise<number | null>>; outputs: 
     return new Promise<number | null>((r) => child.on('close', (code, signal) => r(signal ? -1 : code)));
   });
   return { exits, outputs, children };
+}
+
+/** drops a file of RECORDS categories keyed `${prefix}0`...; returns the keys */
+async function drop(name: string, prefix: string): Promise<string[]> {
+  const keys = Array.from({ length: RECORDS }, (_, i) => `${prefix}${i}`);
+  await writeFile(join(tmp.inbox, `${name}.csv`), `codigo;nome\n${keys.map((k) => `${k};Categoria ${k}`).join('\n')}\n`);
+  return keys;
 }
 
 /** the file's status and owner, and how many of its records other instances than the owner sent */
@@ -66,20 +71,16 @@ before(async () => {
   await assertPostgresReachable();
   schema = freshSchemaName('stream');
   sb = await startSandbox({ latencyMs: 20 });
-  tmp = await makeTempDir('wmsbridge-cluster-stream-');
-  await mkdir(join(tmp.dir, 'inbox', 'cadastros'), { recursive: true });
-  await mkdir(join(tmp.dir, 'mappings'));
-  await writeFile(join(tmp.dir, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'BIG_*.csv' }));
-  await writeFile(
-    join(tmp.dir, 'wmsbridge.config.json'),
-    JSON.stringify({
-      journal: { kind: 'postgres', url: PG_TEST_URL, schema, leaseTtlMs: 3000 },
-      channels: [{ name: 'cadastros', readiness: { mode: 'stable', checks: 1, intervalMs: 50 } }],
-      wms: { url: sb.url, accessKeyId: sb.accessKeyID },
-      // every file streams
-      sending: { concurrency: CONCURRENCY, batchSize: BATCH, streamFrom: 0 },
-    }),
-  );
+  tmp = await categoryCluster({
+    prefix: 'wmsbridge-cluster-stream-',
+    files: 'BIG_*.csv',
+    sb,
+    schema,
+    leaseTtlMs: 3000,
+    readiness: { checks: 1, intervalMs: 50 },
+    // every file streams
+    sending: { concurrency: CONCURRENCY, batchSize: BATCH, streamFrom: 0 },
+  });
 });
 
 after(async () => {
@@ -93,8 +94,7 @@ test(
   'three instances share a file while its owner still maps it: helpers take published batches only, every record exactly once',
   { skip, timeout: 180_000 },
   async () => {
-    const keys = Array.from({ length: RECORDS }, (_, i) => `S${i}`);
-    await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'BIG_S.csv'), `codigo;nome\n${keys.map((k) => `${k};Categoria ${k}`).join('\n')}\n`);
+    const keys = await drop('BIG_S', 'S');
     const { exits, outputs } = startRuns(3);
     // while the instances run: records other instances than the owner sent while the file was still being mapped
     // (status claimed), and every claimed record against the last batch published at that moment
@@ -151,8 +151,7 @@ test(
   'the owner of a shared streamed file killed with SIGKILL mid-stream: the next run resumes after its last published batch, nothing lost',
   { skip, timeout: 180_000 },
   async () => {
-    const keys = Array.from({ length: RECORDS }, (_, i) => `K${i}`);
-    await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'BIG_K.csv'), `codigo;nome\n${keys.map((k) => `${k};Categoria ${k}`).join('\n')}\n`);
+    const keys = await drop('BIG_K', 'K');
     const { exits, outputs, children } = startRuns(3);
     // the owner, once helpers have sent some of the file while it still streams
     const deadline = Date.now() + 60_000;
@@ -174,7 +173,7 @@ test(
     );
     assert.equal((await fileState('BIG_K.csv'))?.status, 'claimed', 'the file stays claimed with its stream place');
     // the next run: the file's lease has expired; it resumes after the last published batch
-    const next = await runCli(['run', '--config', configPath()], { env: env(), timeoutMs: 120_000 });
+    const next = await runCli(['run', '--config', tmp.configPath], { env: env(), timeoutMs: 120_000 });
     assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-3000)}`);
     const rows = await pgQuery<{ status: string; n: string }>(
       `SELECT r.status, count(*) AS n FROM "${schema}".records r JOIN "${schema}".files f ON f.id = r.file_id WHERE f.name = 'BIG_K.csv' GROUP BY 1`,
