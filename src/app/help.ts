@@ -129,28 +129,34 @@ async function liveFilesOfOthers(ctx: Pick<AppContext, 'journal' | 'instanceId'>
   );
 }
 
-function targetOf(ctx: AppContext, mappings: CompiledMapping[], f: FileRow): Target | null {
+function targetOf(ctx: Pick<AppContext, 'config'>, mappings: CompiledMapping[], f: FileRow): Target | null {
   const channel = ctx.config.channels.find((c) => c.name === f.channel);
   return channel ? (pickMapping(mappings, channel, f.name)?.target ?? null) : null;
 }
 
 /**
  * Whether this instance may send batches of `f` now ('yes'), may later ('wait': an instance is still mapping a
- * file, the owner has not marked it shared yet, or a lower tier is still being sent), or never ('no': an
- * order-dependent or session target, a file its owner does not share).
+ * file of a lower tier, the owner has not marked it shared yet, or a lower tier is still being sent), or never
+ * ('no': an order-dependent or session target, a file its owner does not share).
  */
-async function takeable(
-  ctx: AppContext,
+export async function takeable(
+  ctx: Pick<AppContext, 'journal' | 'config'>,
   mappings: CompiledMapping[],
   f: FileRow,
   live: FileRow[],
   firstSeen: Map<number, number>,
 ): Promise<'yes' | 'wait' | 'no'> {
-  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts); a file
-  // its owner sends while it maps it (streamed) may be taken up to what it published
-  if (live.some((g) => g.status === 'claimed' && g.id !== f.id)) return 'wait';
-  if (f.status === 'claimed' && !(await streaming(ctx, f))) return 'wait';
   const target = targetOf(ctx, mappings, f);
+  // a file still being mapped may hold what this one refers to: one of a lower tier, or whose target is unknown here
+  // (the owner itself waits for it: run-send.ts). One of the same or a higher tier cannot: a streamed file maps for
+  // as long as it is sent (hours for a nightly 1 GB export), and the other files are helped meanwhile
+  const mayHoldDependency = (g: FileRow): boolean => {
+    const t = targetOf(ctx, mappings, g);
+    return !t || !target || TARGET_INFO[t].tier < TARGET_INFO[target].tier;
+  };
+  if (live.some((g) => g.status === 'claimed' && g.id !== f.id && mayHoldDependency(g))) return 'wait';
+  // a file its owner sends while it maps it (streamed) may be taken up to what it published
+  if (f.status === 'claimed' && !(await streaming(ctx, f))) return 'wait';
   if (!target || !shareableTarget(target)) return 'no';
   if ((await ctx.journal.getMeta(FILE_META.share(f.id))) !== f.owner) {
     const seen = firstSeen.get(f.id) ?? Date.now();

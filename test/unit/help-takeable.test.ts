@@ -1,0 +1,67 @@
+/**
+ * Which file of another live instance a helper may send batches of (app/help.ts takeable, docs/SCALING.md "Record
+ * batches"): a file still being mapped elsewhere holds back only the files that may refer to it (a higher tier, or a
+ * target unknown here); a file streamed by its owner is takeable while it maps; a claimed file not streamed is not.
+ * Real SQLite journal.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { makeTempDir } from '../helpers/tmp.js';
+import { categoryMapping } from '../helpers/fixtures.js';
+import { createSqliteJournal } from '../../src/journal/sqlite.js';
+import { FILE_META } from '../../src/journal/policy.js';
+import { parseMappingText } from '../../src/map/index.js';
+import { takeable } from '../../src/app/help.js';
+import type { ResolvedChannel, ResolvedConfig } from '../../src/config/load.js';
+import type { FileRow, Journal } from '../../src/journal/types.js';
+
+const tmp = await makeTempDir('help-takeable');
+after(() => tmp.cleanup());
+
+const FAMILY = `name: fam
+match: { channel: cadastros, files: "FAM_*.csv" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Family
+fields:
+  codeERP: { col: codigo }
+  name: { col: nome }
+  categoryID: { ref: Category, from: { col: categoria } }
+`;
+
+test('a file mapped elsewhere holds back only what may refer to it; a streamed file is takeable while its owner maps it', async () => {
+  const journal: Journal = await createSqliteJournal({ path: join(tmp.dir, 'journal.db') });
+  try {
+    const mappings = [parseMappingText(categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }), 'cat.yaml'), parseMappingText(FAMILY, 'fam.yaml')];
+    const channel = { name: 'cadastros', dir: join(tmp.dir, 'inbox', 'cadastros') } as ResolvedChannel;
+    const ctx = { journal, config: { channels: [channel] } as unknown as ResolvedConfig };
+    const add = async (name: string, owner: string, status: 'claimed' | 'mapped'): Promise<FileRow> => {
+      const f = await journal.addFile({ channel: 'cadastros', name, path: `/w/${name}`, size: 10, sha256: name, runId: 'r', owner, leaseTtlMs: 60_000 });
+      if (status === 'mapped') await journal.updateFile(f.id, { status: 'mapped' });
+      await journal.setMeta(FILE_META.share(f.id), owner);
+      return (await journal.getFile(f.id))!;
+    };
+    // A streams a big category file (claimed for as long as it is sent); B holds a mapped category file and a mapped
+    // family file
+    const streamed = await add('CAT_A.csv', 'A', 'claimed');
+    await journal.setMeta(FILE_META.stream(streamed.id), JSON.stringify({ outputs: 100, lastId: 100 }));
+    const cats = await add('CAT_B.csv', 'B', 'mapped');
+    const fams = await add('FAM_B.csv', 'B', 'mapped');
+    const live = [streamed, cats, fams];
+    const ask = (f: FileRow, files = live): Promise<string> => takeable(ctx, mappings, f, files, new Map());
+
+    assert.equal(await ask(cats), 'yes', 'categories beside a category file being mapped: the same tier, nothing to wait for');
+    assert.equal(await ask(fams), 'wait', 'families wait while categories are still being mapped (they may refer to them)');
+    assert.equal(await ask(streamed), 'yes', 'the streamed file itself, while its owner maps it');
+
+    // a claimed file that does not stream (mapped whole): nothing of it is takeable yet, and what may refer to it waits
+    const whole = await add('CAT_C.csv', 'C', 'claimed');
+    assert.equal(await ask(whole, [...live, whole]), 'wait');
+    assert.equal(await ask(cats, [...live, whole]), 'yes');
+    // a file being mapped whose target this instance cannot tell (no mapping here) may hold anything
+    const unknown = await add('OTHER_1.txt', 'D', 'claimed');
+    assert.equal(await ask(cats, [...live, unknown]), 'wait');
+  } finally {
+    await journal.close();
+  }
+});
