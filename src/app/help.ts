@@ -12,11 +12,11 @@ import type { HelpedFile } from '../outbox/types.js';
 import type { CompiledMapping } from '../map/index.js';
 import { FatalPushError, pushFiles } from '../push/pipeline.js';
 import { shareableTarget } from '../push/share.js';
-import { TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
+import { TARGET_INFO, TARGETS } from '../wms/targets.js';
 import type { AppContext } from './context.js';
 import { policyOf } from './run-send.js';
 import { FILE_META } from '../journal/policy.js';
-import { pickMapping, type ClaimedElsewhere } from './run-state.js';
+import { mayHoldDependencyOf, targetOfFile, type ClaimedElsewhere } from './run-state.js';
 import { exists, inWorkFolder } from '../intake/claim.js';
 
 /** How long a mapped file of a live owner may go without its share mark before a helper stops waiting for it. */
@@ -129,11 +129,6 @@ async function liveFilesOfOthers(ctx: Pick<AppContext, 'journal' | 'instanceId'>
   );
 }
 
-function targetOf(ctx: Pick<AppContext, 'config'>, mappings: CompiledMapping[], f: FileRow): Target | null {
-  const channel = ctx.config.channels.find((c) => c.name === f.channel);
-  return channel ? (pickMapping(mappings, channel, f.name)?.target ?? null) : null;
-}
-
 /**
  * Whether this instance may send batches of `f` now ('yes'), may later ('wait': an instance is still mapping a
  * file of a lower tier, the owner has not marked it shared yet, or a lower tier is still being sent), or never
@@ -146,15 +141,10 @@ export async function takeable(
   live: FileRow[],
   firstSeen: Map<number, number>,
 ): Promise<'yes' | 'wait' | 'no'> {
-  const target = targetOf(ctx, mappings, f);
-  // a file still being mapped may hold what this one refers to: one of a lower tier, or whose target is unknown here
-  // (the owner itself waits for it: run-send.ts). One of the same or a higher tier cannot: a streamed file maps for
-  // as long as it is sent (hours for a nightly 1 GB export), and the other files are helped meanwhile
-  const mayHoldDependency = (g: FileRow): boolean => {
-    const t = targetOf(ctx, mappings, g);
-    return !t || !target || TARGET_INFO[t].tier < TARGET_INFO[target].tier;
-  };
-  if (live.some((g) => g.status === 'claimed' && g.id !== f.id && mayHoldDependency(g))) return 'wait';
+  const target = targetOfFile(ctx.config, mappings, f);
+  // a file still being mapped may hold what this one refers to (the owner itself waits for it: run-send.ts)
+  const tier = target ? TARGET_INFO[target].tier : null;
+  if (live.some((g) => g.status === 'claimed' && g.id !== f.id && mayHoldDependencyOf(ctx.config, mappings, g, tier))) return 'wait';
   // a file its owner sends while it maps it (streamed) may be taken up to what it published
   if (f.status === 'claimed' && !(await streaming(ctx, f))) return 'wait';
   if (!target || !shareableTarget(target)) return 'no';
@@ -164,8 +154,7 @@ export async function takeable(
     return Date.now() - seen < SHARE_GRACE_MS ? 'wait' : 'no';
   }
   // tier order across instances: nothing of a lower tier is still to be sent in the files being worked on
-  const tier = TARGET_INFO[target].tier;
-  const lower = TARGETS.filter((t) => TARGET_INFO[t].tier < tier);
+  const lower = TARGETS.filter((t) => TARGET_INFO[t].tier < TARGET_INFO[target].tier);
   if (lower.length === 0) return 'yes';
   const c = await ctx.journal.countRecords({ fileIds: live.map((g) => g.id), targets: lower, statuses: ['pending', 'sending', 'in_doubt'] });
   return c.pending + c.sending + c.in_doubt === 0 ? 'yes' : 'wait';

@@ -9,6 +9,9 @@ import type { RecordFeed } from '../push/feed.js';
 import type { AppContext } from './context.js';
 import type { RunState, Working } from './run-state.js';
 import { FILE_META } from '../journal/policy.js';
+import { TARGET_INFO } from '../wms/targets.js';
+import type { CompiledMapping } from '../map/index.js';
+import { mayHoldDependencyOf } from './run-state.js';
 
 /** `streamed`: files being mapped while they are sent, and the feed their batches are published to */
 export async function sendFiles(run: RunState, streamed?: { files: readonly Working[]; feed: RecordFeed }): Promise<void> {
@@ -16,7 +19,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
   const { config } = ctx;
   let settled = 0;
   const toSend = run.working.filter((w) => (w.row.status === 'mapped' && !w.error) || streamed?.files.includes(w));
-  if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log);
+  if (ctx.shared && !opts.dryRun && toSend.length > 0) await waitForOthersMapping(ctx, log, opts.mappings, highestTier(toSend));
   // a file not read because the WMS did not answer may define what the others refer to: sending them now
   // would reject records for references the next run will have, so everything waits for that run
   const unread = run.working.filter((w) => w.waitingForWms).length;
@@ -73,16 +76,38 @@ export function policyOf(channel: ResolvedChannel, globalConcurrency: number): C
   };
 }
 
+/** The highest tier of the files to send (null: a file whose mapping is unknown, which may refer to anything). */
+function highestTier(files: readonly Working[]): number | null {
+  let tier = 0;
+  for (const w of files) {
+    if (!w.mapping) return null;
+    tier = Math.max(tier, TARGET_INFO[w.mapping.target].tier);
+  }
+  return tier;
+}
+
 /**
  * With a shared journal, a record must not be sent before a dependency another instance is still mapping
- * has reached the journal: wait until no other live instance holds a file that is claimed but not mapped.
+ * has reached the journal: wait until no other live instance holds a file that is claimed but not mapped and may
+ * hold what a file of `tier` refers to (run-state.ts mayHoldDependencyOf: a file streamed elsewhere, claimed for
+ * hours, holds back only the files of a higher tier). At most `dependencyWaitMs`, then sent anyway (logged).
  */
-async function waitForOthersMapping(ctx: AppContext, log: AppContext['logger']): Promise<void> {
+export async function waitForOthersMapping(
+  ctx: Pick<AppContext, 'journal' | 'instanceId' | 'dependencyWaitMs' | 'config'>,
+  log: AppContext['logger'],
+  mappings: CompiledMapping[],
+  tier: number | null,
+): Promise<void> {
   const deadline = Date.now() + Math.max(ctx.dependencyWaitMs, 1000);
   for (;;) {
     const now = Date.now();
     const others = (await ctx.journal.listFiles({ statuses: ['claimed'] })).filter(
-      (f) => f.owner !== null && f.owner !== ctx.instanceId && f.leaseUntil !== null && Date.parse(f.leaseUntil) > now,
+      (f) =>
+        f.owner !== null &&
+        f.owner !== ctx.instanceId &&
+        f.leaseUntil !== null &&
+        Date.parse(f.leaseUntil) > now &&
+        mayHoldDependencyOf(ctx.config, mappings, f, tier),
     );
     if (others.length === 0) return;
     if (now > deadline) {

@@ -10,6 +10,7 @@ import type { AppContext } from './context.js';
 import type { ResolvedChannel } from '../config/load.js';
 import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
 import type { CompiledMapping } from '../map/index.js';
+import { TARGET_INFO, type Target } from '../wms/targets.js';
 import { resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import type { RefusedEntry } from '../intake/safety.js';
 import type { FileFigures } from './finish-file.js';
@@ -161,6 +162,27 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
 export function pickMapping(mappings: CompiledMapping[], channel: ResolvedChannel, fileName: string): CompiledMapping | null {
   const bound = channel.mappings ? mappings.filter((m) => channel.mappings!.includes(m.name)) : mappings;
   return bound.find((m) => m.matches(channel.name, fileName)) ?? null;
+}
+
+/** The target a journaled file (of any instance) maps to here; null when no channel or mapping of this instance takes it. */
+export function targetOfFile(config: Pick<AppContext['config'], 'channels'>, mappings: CompiledMapping[], f: Pick<FileRow, 'channel' | 'name'>): Target | null {
+  const channel = config.channels.find((c) => c.name === f.channel);
+  return channel ? (pickMapping(mappings, channel, f.name)?.target ?? null) : null;
+}
+
+/**
+ * Whether a file another instance is still mapping may hold what a file of `tier` refers to: one of a lower tier
+ * (a file refers to lower tiers only: the send loop's tiers), or whose target this instance cannot tell. A streamed
+ * file maps for as long as it is sent (hours for a nightly 1 GB export): files of its tier or above need not wait.
+ */
+export function mayHoldDependencyOf(
+  config: Pick<AppContext['config'], 'channels'>,
+  mappings: CompiledMapping[],
+  file: Pick<FileRow, 'channel' | 'name'>,
+  tier: number | null,
+): boolean {
+  const t = targetOfFile(config, mappings, file);
+  return t === null || tier === null || TARGET_INFO[t].tier < tier;
 }
 
 export function claimedFromRow(row: FileRow, channel: ResolvedChannel): ClaimedFile {

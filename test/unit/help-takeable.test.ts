@@ -2,7 +2,7 @@
  * Which file of another live instance a helper may send batches of (app/help.ts takeable, docs/SCALING.md "Record
  * batches"): a file still being mapped elsewhere holds back only the files that may refer to it (a higher tier, or a
  * target unknown here); a file streamed by its owner is takeable while it maps; a claimed file not streamed is not.
- * Real SQLite journal.
+ * The same rule for an owner before it sends its own files (run-send.ts waitForOthersMapping). Real SQLite journal.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +13,8 @@ import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import { FILE_META } from '../../src/journal/policy.js';
 import { parseMappingText } from '../../src/map/index.js';
 import { takeable } from '../../src/app/help.js';
+import { waitForOthersMapping } from '../../src/app/run-send.js';
+import { silentLogger } from '../../src/shared/logger.js';
 import type { ResolvedChannel, ResolvedConfig } from '../../src/config/load.js';
 import type { FileRow, Journal } from '../../src/journal/types.js';
 
@@ -61,6 +63,22 @@ test('a file mapped elsewhere holds back only what may refer to it; a streamed f
     // a file being mapped whose target this instance cannot tell (no mapping here) may hold anything
     const unknown = await add('OTHER_1.txt', 'D', 'claimed');
     assert.equal(await ask(cats, [...live, unknown]), 'wait');
+    await journal.updateFile(unknown.id, { status: 'mapped' });
+    await journal.updateFile(whole.id, { status: 'mapped' });
+
+    // an owner about to send its own files waits for others' mapping only where it may hold their dependencies
+    const owner = { journal, instanceId: 'B', dependencyWaitMs: 1500, config: ctx.config };
+    const waited = async (tier: number | null): Promise<number> => {
+      const t = Date.now();
+      await waitForOthersMapping(owner, silentLogger(), mappings, tier);
+      return Date.now() - t;
+    };
+    const sameTier = await waited(0);
+    assert.ok(sameTier < 500, `categories to send while A streams categories: no wait (${sameTier} ms)`);
+    const higher = await waited(1);
+    assert.ok(higher >= 1400, `families to send while A still maps categories: waited to the limit (${higher} ms)`);
+    const unknownTier = await waited(null);
+    assert.ok(unknownTier >= 1400, `a file whose target is unknown: waited too (${unknownTier} ms)`);
   } finally {
     await journal.close();
   }
