@@ -188,7 +188,12 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
   const { journal, logger } = opts;
   const fileIds = opts.files.map((f) => f.id);
   const sequenced = new Map<number, RecordResult | null>();
+  // records the claim loop entered (share.ts sendClaimed), until they settle: a claim expired and handed out again,
+  // or the in-doubt pass after a claimer stopped, never enters one twice in a run. A record settled in doubt stays
+  // (the in-doubt pass would find it again); one deferred or requeued never settles here and stays too
+  const claimedInLoop = new Set<number>();
   const { run, state, wmsDown, noteUnavailable } = createPushRun(opts, (row, result) => {
+    if (result.status !== 'in_doubt') claimedInLoop.delete(row.id);
     if (sequenced.has(row.id)) sequenced.set(row.id, result);
     opts.onSettled?.(row, result);
   });
@@ -221,7 +226,7 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     const claimed = opts.share ? targets.filter(shareableTarget) : [];
     const read = opts.share?.helper ? [] : targets.filter((t) => !claimed.includes(t));
     if (read.length > 0) await sendTier(opts, filesWith(read), read, runInOrder, run.stopping);
-    if (claimed.length > 0) await sendClaimed(opts, opts.share!, filesWith(claimed), claimed, runInOrder, run.stopping, opts.feed);
+    if (claimed.length > 0) await sendClaimed(opts, opts.share!, filesWith(claimed), claimed, runInOrder, run.stopping, claimedInLoop, opts.feed);
     await retryDeferred(opts, state, runRecord, run.stopping);
     if (tier === TARGET_INFO.StockSync.tier && !opts.share?.helper && !opts.signal?.aborted && !state.fatal) {
       for (const f of opts.files) {

@@ -44,7 +44,10 @@ const CLAIM_POLL_MS = 100;
  * A tier's shareable records through claims (PushOptions.share): batches of pending records claimed in id order
  * until none is left. The owner first sends the tier's in-doubt records (never claimed: the in-doubt policy is
  * the owner's), then waits until what other instances claimed is settled; a claim that expired with records in
- * flight turns them in doubt and the owner settles them. Each record enters the send loop once.
+ * flight turns them in doubt and the owner settles them. Each record enters the send loop once: `entered` holds the
+ * records entered and not settled yet (the caller removes a record at its settle, unless settled in doubt: a record
+ * settled otherwise is never claimed nor in doubt again, and remembering every record of a 1 GB file held hundreds
+ * of MB: 4 M ids, 160 MB).
  * `feed`: the owner's files still being mapped (streamed): claims (its own and the helpers') take their records
  * only up to each file's last published batch, and the tier waits for the next batch while such a file may still
  * add records of it.
@@ -56,13 +59,13 @@ export async function sendClaimed(
   targets: Target[],
   runInOrder: (row: RecordRow) => Promise<void>,
   stopping: () => boolean,
+  entered: Set<number>,
   feed?: RecordFeed,
 ): Promise<void> {
   const { journal, logger } = opts;
   // claimed and queued records stay pending until marked: a page of them, a send window's worth twice over
   const page = Math.min(opts.batchSize, Math.max(16, 2 * sendWindow(opts.concurrency)));
   const queue = createSendQueue(opts.logger, runInOrder, page);
-  const entered = new Set<number>();
   const enter = async (row: RecordRow): Promise<void> => {
     if (entered.has(row.id)) return;
     entered.add(row.id);
