@@ -84,13 +84,14 @@ export async function sendClaimed(
   // claims read on from the last record handed out; once that finds none, from the start again: a record given back
   // (a helper that stopped) or whose claim expired may lie behind it
   let cursor = 0;
-  // what the streamed files published when the last claim was asked: a claim that found nothing waits for more only
-  // if nothing was published since it was asked
-  const published = (): number => (feed ? [...feed.bounds().values()].reduce((a, b) => a + b, 0) : 0);
+  // how far the streamed files had published (their bounds summed; they only grow): a claim that found nothing
+  // waits for more only if nothing was published since it was asked
+  const published = (bounds: ReadonlyMap<number, number>): number => [...bounds.values()].reduce((a, b) => a + b, 0);
   while (!stopping()) {
     if (!(await mayTake())) break;
-    const asked = published();
-    const upTo = feed ? feed.bounds() : await share.helper?.upTo?.();
+    const bounds = feed?.bounds();
+    const upTo = bounds ?? (await share.helper?.upTo?.());
+    const asked = bounds ? published(bounds) : 0;
     const rows = await journal.claimRecordBatch(fileIds, targets, share.owner, page, share.leaseTtlMs, cursor, upTo);
     if (rows.length > 0) {
       settledOthers = false;
@@ -109,7 +110,7 @@ export async function sendClaimed(
     }
     // a streamed file may still publish records of these targets: the next batch (or the end of its mapping)
     if (feed?.open(targets)) {
-      if (published() === asked) await feed.next();
+      if (published(feed.bounds()) === asked) await feed.next();
       continue;
     }
     if (share.helper) break;
