@@ -28,7 +28,7 @@ import { cliCommand, PROJECT_ROOT } from './lib.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { cnpjCheckDigits } from '../src/map/checks.js';
-import { categoryMapping, pickingListMapping, providerMapping } from '../test/helpers/fixtures.js';
+import { categoryMapping, familyMapping, pickingListMapping, providerMapping } from '../test/helpers/fixtures.js';
 
 // ------------------------------------------------------------------------------------------ types
 
@@ -188,15 +188,7 @@ const CHANNELS = ['cadastros', 'pedidos'] as const;
 function mappings(productId: string): Record<string, string> {
   return {
     'cat.yaml': categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }),
-    'fam.yaml': `name: fam
-match: { channel: cadastros, files: "FAM_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Family
-fields:
-  codeERP: { col: codigo }
-  name: { col: nome }
-  categoryID: { ref: Category, from: categoria }
-`,
+    'fam.yaml': familyMapping({ channel: 'cadastros', files: 'FAM_*.csv' }),
     'prod.yaml': `name: prod
 match: { channel: cadastros, files: "PROD_*.csv" }
 source: { format: delimited, delimiter: ';', encoding: utf-8 }

@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli } from '../helpers/cli.js';
+import { categoryMapping, familyMapping } from '../helpers/fixtures.js';
 import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helpers/sandbox.js';
 
 let sb: Sandbox;
@@ -25,14 +26,8 @@ before(async () => {
   tmp = await makeTempDir('wmsbridge-resolve-conflict-');
   await mkdir(join(tmp.dir, 'inbox', 'cadastros'), { recursive: true });
   await mkdir(join(tmp.dir, 'mappings'));
-  await writeFile(
-    join(tmp.dir, 'mappings', 'cat.yaml'),
-    "name: cat\nmatch: { channel: cadastros, files: 'CAT_*.csv' }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: Category\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n",
-  );
-  await writeFile(
-    join(tmp.dir, 'mappings', 'fam.yaml'),
-    "name: fam\nmatch: { channel: cadastros, files: 'FAM_*.csv' }\nsource: { format: delimited, delimiter: ';', encoding: utf-8 }\ntarget: Family\nfields:\n  codeERP: { col: codigo }\n  name: { col: nome }\n  categoryID: { ref: Category, from: categoria }\n",
-  );
+  await writeFile(join(tmp.dir, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }));
+  await writeFile(join(tmp.dir, 'mappings', 'fam.yaml'), familyMapping({ channel: 'cadastros', files: 'FAM_*.csv' }));
   await writeFile(
     join(tmp.dir, 'wmsbridge.config.json'),
     JSON.stringify({

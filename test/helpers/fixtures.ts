@@ -16,6 +16,19 @@ fields:
 `;
 }
 
+/** A Family mapping for `codigo;nome;categoria` files: each family refers to its category by code. */
+export function familyMapping(o: { channel: string; files: string }): string {
+  return `name: fam
+match: { channel: ${o.channel}, files: "${o.files}" }
+source: { format: delimited, delimiter: ';', encoding: utf-8 }
+target: Family
+fields:
+  codeERP: { col: codigo }
+  name: { col: nome }
+  categoryID: { ref: Category, from: categoria }
+`;
+}
+
 /** A Provider mapping for `codigo;cnpj;nome` files. */
 export function providerMapping(o: { channel: string; files: string }): string {
   return `name: prov

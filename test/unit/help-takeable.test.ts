@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { categoryMapping } from '../helpers/fixtures.js';
+import { categoryMapping, familyMapping } from '../helpers/fixtures.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import { FILE_META } from '../../src/journal/policy.js';
 import { parseMappingText } from '../../src/map/index.js';
@@ -21,20 +21,13 @@ import type { FileRow, Journal } from '../../src/journal/types.js';
 const tmp = await makeTempDir('help-takeable');
 after(() => tmp.cleanup());
 
-const FAMILY = `name: fam
-match: { channel: cadastros, files: "FAM_*.csv" }
-source: { format: delimited, delimiter: ';', encoding: utf-8 }
-target: Family
-fields:
-  codeERP: { col: codigo }
-  name: { col: nome }
-  categoryID: { ref: Category, from: { col: categoria } }
-`;
-
 test('a file mapped elsewhere holds back only what may refer to it; a streamed file is takeable while its owner maps it', async () => {
   const journal: Journal = await createSqliteJournal({ path: join(tmp.dir, 'journal.db') });
   try {
-    const mappings = [parseMappingText(categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }), 'cat.yaml'), parseMappingText(FAMILY, 'fam.yaml')];
+    const mappings = [
+      parseMappingText(categoryMapping({ channel: 'cadastros', files: 'CAT_*.csv' }), 'cat.yaml'),
+      parseMappingText(familyMapping({ channel: 'cadastros', files: 'FAM_*.csv' }), 'fam.yaml'),
+    ];
     const channel = { name: 'cadastros', dir: join(tmp.dir, 'inbox', 'cadastros') } as ResolvedChannel;
     const ctx = { journal, config: { channels: [channel] } as unknown as ResolvedConfig };
     const add = async (name: string, owner: string, status: 'claimed' | 'mapped'): Promise<FileRow> => {
