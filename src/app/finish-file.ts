@@ -11,7 +11,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { createResultWriter } from '../outbox/results.js';
 import type { Outcome, AttentionItem } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
-import { createRejectsWriter } from '../outbox/rejects.js';
+import { createRejectsWriter, type RejectItem } from '../outbox/rejects.js';
 import type { Logger } from '../shared/logger.js';
 import type { StoredParseFacts } from './map-file.js';
 import { FILE_META } from '../journal/policy.js';
@@ -58,26 +58,23 @@ function stamp(d: Date): string {
 /** Outcomes listed for a person (attention) or written to the rejects file: the rows whose source text is needed. */
 const NEEDS_SOURCE: ReadonlySet<Outcome> = new Set<Outcome>(['rejected', 'failed', 'held', 'in-doubt', 'no-change']);
 
-/**
- * Every record of a file, in id order, read without its source rows (`raw`) except in the pages that hold a record
- * needing them (NEEDS_SOURCE): a clean file of 20,000 records is read once, lean; a page with a reject is read again
- * whole. The records are settled (the file is finished after its sending), so both reads of a page see the same rows.
- */
-async function* finishedRecords(journal: Journal, fileId: number): AsyncGenerator<RecordRow> {
-  const query = { fileIds: [fileId], statuses: ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] as RecordRow['status'][] };
-  let afterId = 0;
-  for (;;) {
-    const lean = await journal.listRecords({ ...query, afterId, limit: FINISH_PAGE, withoutRaw: true });
-    if (lean.length === 0) return;
-    const rows = lean.some((r) => NEEDS_SOURCE.has(outcomeOf(r))) ? await journal.listRecords({ ...query, afterId, limit: lean.length }) : lean;
-    yield* rows;
-    afterId = lean[lean.length - 1]!.id;
-    if (lean.length < FINISH_PAGE) return;
-  }
-}
+/** records read per page by `complete` */
 const FINISH_PAGE = 1000;
+/**
+ * A follow step reads smaller pages (each read blocks the event loop while requests are in flight) and lets the
+ * loop run between them.
+ */
+const FOLLOW_PAGE = 250;
+/**
+ * What a record can no longer become in this run once it is there (single instance): sent, rejected and held are
+ * final until the next run. Not failed: the send loop settles a record it could not send because the WMS did not
+ * answer as failed, then puts it back to pending (pipeline.ts unmark); nor in doubt (the in-doubt pass), pending
+ * or sending.
+ */
+const FINAL_IN_RUN: ReadonlySet<RecordRow['status']> = new Set<RecordRow['status']>(['sent', 'rejected', 'held']);
+const ALL_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
 
-export async function finishFile(opts: {
+export interface FileFinishOptions {
   file: FileRow;
   mapping: CompiledMapping | null;
   journal: Journal;
@@ -88,7 +85,27 @@ export async function finishFile(opts: {
   logger?: Logger;
   /** a readable name for a record where its key is made of ids (stock rows: warehouse, product, lot) */
   keyLabel?: KeyLabeler;
-}): Promise<FileFigures> {
+}
+
+/**
+ * A file's finish in steps: `follow` writes the records already settled for good while the file is still being
+ * sent (the result file is written behind the send loop instead of after it: a 1 GB export's 12 million result
+ * rows, or the last half second of a 20,000-record run), `complete` writes every record left, whatever its
+ * status, and closes the files. Both read in id order from where the last step stopped, so the result file is
+ * the one a single read after the send would write. Steps never overlap (each waits for the one before).
+ */
+export interface FileFinish {
+  /**
+   * Reads on, in id order, up to the first record that may still change in this run (FINAL_IN_RUN) or the last
+   * id `upTo` (a streamed file: its last published record; 0 reads nothing). Returns the records taken.
+   */
+  follow(upTo?: number): Promise<number>;
+  complete(): Promise<FileFigures>;
+  /** the run leaves the file unfinished: nothing is written (the temp files are removed) */
+  abort(): Promise<void>;
+}
+
+export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const { file, journal } = opts;
   const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
   const stem = basename(file.name, extname(file.name));
@@ -96,124 +113,221 @@ export async function finishFile(opts: {
   const runStamp = stamp(opts.now);
   const resultsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'results', file.channel);
   const rejectsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'rejects', file.channel);
-  await mkdir(resultsDir, { recursive: true });
   const resultPath = join(resultsDir, `${stem}.${runStamp}.result.csv`);
-  const result = createResultWriter(resultPath, opts.csv);
   const rejectsPath = join(rejectsDir, `${stem}-rejects-${runStamp}${ext}`);
+  let result: ReturnType<typeof createResultWriter> | null = null;
   let rejects: ReturnType<typeof createRejectsWriter> | null = null;
   let rejectCount = 0;
-  try {
-    for await (const row of finishedRecords(journal, file.id)) {
-      const outcome = outcomeOf(row);
-      figures.records++;
-      figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
-      let res = figures.resources.get(row.target);
-      if (!res) figures.resources.set(row.target, (res = {}));
-      res[outcome] = (res[outcome] ?? 0) + 1;
-      const line = row.source.line;
-      const key = (await opts.keyLabel?.(row)) ?? row.key;
-      if (
-        !result.write({
-          line,
-          ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}),
-          target: row.target,
-          key,
-          outcome,
-          wmsId: row.wmsId,
-          error: row.error,
-          mapping: row.mapping,
-        })
-      )
-        await result.drain();
-      // no-change is listed with the WMS's reason (a warning), not counted as needing attention
-      const needsAttention = outcome === 'rejected' || outcome === 'failed' || outcome === 'held' || outcome === 'in-doubt' || outcome === 'no-change';
-      if (needsAttention) {
-        const reason = row.error ?? outcome;
-        // grouped by stable code (and field / resource) when the record carries one, else by the message's shape
-        const code = row.reason;
-        const k = code
-          ? `${outcome}: ${code.code}|${String(code.params?.['field'] ?? '').replace(/\[\d+\]/g, '[]')}|${code.params?.['resource'] ?? ''}|${code.params?.['status'] ?? ''}`
-          : `${outcome}: ${reasonKey(reason)}`;
-        const r = figures.reasons.get(k);
-        if (r) r.count++;
-        else
-          figures.reasons.set(k, {
-            count: 1,
-            example: { file: file.name, line },
-            text: reasonKey(reason),
-            outcome,
-            ...(code ? { code: code.code, params: code.params ?? {} } : {}),
-          });
-        if (figures.attention.length < ATTENTION_CAP) {
-          const original = row.raw?.[0]
-            ? row.raw[0].cells
-              ? [...row.raw[0].cells]
-              : row.raw[0].text !== undefined
-                ? [row.raw[0].text]
-                : undefined
-            : undefined;
-          figures.attention.push({
-            file: file.name,
-            line,
-            target: row.target,
-            key,
-            outcome,
-            reason,
-            ...(code ? { code: code.code, params: code.params ?? {} } : {}),
-            ...(original ? { original } : {}),
-          });
-        }
-      }
-      // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
-      const fixable = outcome === 'rejected' || isHeldOnDependency(row);
-      if (fixable && opts.mapping && row.raw && row.raw.length > 0) {
-        if (!rejects) {
-          await mkdir(rejectsDir, { recursive: true });
-          const facts = JSON.parse((await journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
-          rejects = createRejectsWriter(rejectsPath, { ...opts.mapping.source, ...facts });
-        }
-        // xml/json rejects are a listing only: one line per rejected document, with its line range, not
-        // the same reason once per item
-        const listingOnly = opts.mapping.source.format === 'xml' || opts.mapping.source.format === 'json';
-        const raws = listingOnly
-          ? [{ ...row.raw[0]!, ...(row.raw.length > 1 ? { lineEnd: row.raw[row.raw.length - 1]!.lineEnd ?? row.raw[row.raw.length - 1]!.line } : {}) }]
-          : row.raw;
-        for (const raw of raws) {
-          const reason = row.error ?? outcome;
-          const bytes = hasCode(row.reason, 'invalid_encoding') ? await originalLine(file.path, raw.line) : undefined;
-          // map-time messages start with "line N: field F:"; send-time ones get the same shape
-          const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
-          rejects.write({
-            line: raw.line,
-            ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}),
-            ...(raw.cells ? { cells: raw.cells } : {}),
-            ...(raw.text !== undefined ? { text: raw.text } : {}),
-            ...(bytes ? { bytes } : {}),
-            reasons: located,
-          });
-          rejectCount++;
-        }
-      }
+  let afterId = 0;
+  let failed: unknown = null;
+  let ended = false;
+  /** the step in progress: the next one starts after it */
+  let last: Promise<unknown> = Promise.resolve();
+
+  const opened = async (): Promise<ReturnType<typeof createResultWriter>> => {
+    if (!result) {
+      await mkdir(resultsDir, { recursive: true });
+      result = createResultWriter(resultPath, opts.csv);
     }
-    const closed = await result.close();
-    if (closed.replacedChars > 0)
-      opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
-    figures.resultFile = relative(opts.outboxDir, resultPath);
-    if (rejects) {
-      const closed = await rejects.close();
-      // the file actually written: the rejects in the original format, or only the listing of reasons
-      // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
-      const written = closed.path ?? closed.sidecar;
-      if (rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
+    return result;
+  };
+
+  const take = async (row: RecordRow): Promise<void> => {
+    const out = result!;
+    const outcome = outcomeOf(row);
+    figures.records++;
+    figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
+    let res = figures.resources.get(row.target);
+    if (!res) figures.resources.set(row.target, (res = {}));
+    res[outcome] = (res[outcome] ?? 0) + 1;
+    const line = row.source.line;
+    // a stock row's label may read the journal; any other row's key is its own (no await per row)
+    const label = opts.keyLabel?.(row);
+    const key = (label ? await label : null) ?? row.key;
+    if (
+      !out.write({
+        line,
+        ...(row.source.lineEnd !== undefined ? { lineEnd: row.source.lineEnd } : {}),
+        target: row.target,
+        key,
+        outcome,
+        wmsId: row.wmsId,
+        error: row.error,
+        mapping: row.mapping,
+      })
+    )
+      await out.drain();
+    // no-change is listed with the WMS's reason (a warning), not counted as needing attention
+    if (NEEDS_SOURCE.has(outcome)) noteAttention(figures, file, row, outcome, line, key);
+    // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
+    const fixable = outcome === 'rejected' || isHeldOnDependency(row);
+    if (fixable && opts.mapping && row.raw && row.raw.length > 0) await writeRejects(row, outcome);
+  };
+
+  const writeRejects = async (row: RecordRow, outcome: Outcome): Promise<void> => {
+    if (!rejects) {
+      await mkdir(rejectsDir, { recursive: true });
+      const facts = JSON.parse((await journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
+      rejects = createRejectsWriter(rejectsPath, { ...opts.mapping!.source, ...facts });
     }
+    for (const entry of await rejectsRows(row, outcome, opts.mapping!, file.path)) {
+      rejects.write(entry);
+      rejectCount++;
+    }
+  };
+
+  /**
+   * One page after `afterId`, in id order, read without its source rows (`raw`) unless a record taken needs them
+   * (NEEDS_SOURCE): a clean file of 20,000 records is read once, lean; a page with a reject is read again whole, up
+   * to the last record taken (those do not change any more, so both reads see the same rows). `finalOnly`: stops at
+   * the first record that may still change in this run, or above `upTo`. Returns whether the page was full.
+   */
+  const page = async (limit: number, finalOnly: boolean, upTo: number): Promise<{ taken: number; full: boolean }> => {
+    const query = { fileIds: [file.id], statuses: ALL_STATUSES };
+    const lean = await journal.listRecords({ ...query, afterId, limit, withoutRaw: true });
+    let n = lean.length;
+    if (finalOnly) {
+      n = lean.findIndex((r) => r.id > upTo || !FINAL_IN_RUN.has(r.status));
+      if (n < 0) n = lean.length;
+    }
+    if (n === 0) return { taken: 0, full: false };
+    const chosen = n === lean.length ? lean : lean.slice(0, n);
+    const rows = chosen.some((r) => NEEDS_SOURCE.has(outcomeOf(r))) ? await journal.listRecords({ ...query, afterId, limit: n }) : chosen;
+    await opened();
+    for (const row of rows) await take(row);
+    afterId = chosen[n - 1]!.id;
+    return { taken: n, full: n === limit };
+  };
+
+  /** runs `step` after the steps before it; a step that failed fails every later one (complete rethrows it) */
+  const serial = <T>(step: () => Promise<T>): Promise<T> => {
+    const next = last.then(() => {
+      if (failed) throw failed;
+      if (ended) throw new Error(`${file.name}: its finish has ended`);
+      return step();
+    });
+    last = next.catch((err: unknown) => {
+      failed ??= err;
+    });
+    return next;
+  };
+
+  const cleanUp = async (): Promise<void> => {
     lineCache.delete(file.path);
-  } catch (err) {
-    lineCache.delete(file.path);
-    await result.abort().catch(() => {});
+    await result?.abort().catch(() => {});
     rejects?.abort();
-    throw err;
+  };
+
+  return {
+    follow(upTo = Number.MAX_SAFE_INTEGER) {
+      return serial(async () => {
+        let taken = 0;
+        for (;;) {
+          const p = await page(FOLLOW_PAGE, true, upTo);
+          taken += p.taken;
+          if (!p.full) return taken;
+          await new Promise((r) => setImmediate(r));
+        }
+      });
+    },
+    complete() {
+      // a step that failed before (a full disk behind the send) fails the finish too: its temp files go
+      return serial(async () => {
+        while ((await page(FINISH_PAGE, false, 0)).full);
+        const out = await opened();
+        const closed = await out.close();
+        if (closed.replacedChars > 0)
+          opts.logger?.warn(
+            { file: file.name, replaced: closed.replacedChars },
+            'characters the outbox encoding cannot hold were written as ? in the result file',
+          );
+        figures.resultFile = relative(opts.outboxDir, resultPath);
+        if (rejects) {
+          const closedRejects = await rejects.close();
+          // the file actually written: the rejects in the original format, or only the listing of reasons
+          // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
+          const written = closedRejects.path ?? closedRejects.sidecar;
+          if (rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
+        }
+        lineCache.delete(file.path);
+        ended = true;
+        return figures;
+      }).catch(async (err: unknown) => {
+        ended = true;
+        await cleanUp();
+        throw err;
+      });
+    },
+    async abort() {
+      await last;
+      if (ended) return;
+      ended = true;
+      await cleanUp();
+    },
+  };
+}
+
+/** A record a person must see: counted by reason and listed (the first ATTENTION_CAP) with its source row. */
+function noteAttention(figures: FileFigures, file: FileRow, row: RecordRow, outcome: Outcome, line: number, key: string): void {
+  const reason = row.error ?? outcome;
+  // grouped by stable code (and field / resource) when the record carries one, else by the message's shape
+  const code = row.reason;
+  const k = code
+    ? `${outcome}: ${code.code}|${String(code.params?.['field'] ?? '').replace(/\[\d+\]/g, '[]')}|${code.params?.['resource'] ?? ''}|${code.params?.['status'] ?? ''}`
+    : `${outcome}: ${reasonKey(reason)}`;
+  const r = figures.reasons.get(k);
+  if (r) r.count++;
+  else
+    figures.reasons.set(k, {
+      count: 1,
+      example: { file: file.name, line },
+      text: reasonKey(reason),
+      outcome,
+      ...(code ? { code: code.code, params: code.params ?? {} } : {}),
+    });
+  if (figures.attention.length < ATTENTION_CAP) {
+    const original = row.raw?.[0] ? (row.raw[0].cells ? [...row.raw[0].cells] : row.raw[0].text !== undefined ? [row.raw[0].text] : undefined) : undefined;
+    figures.attention.push({
+      file: file.name,
+      line,
+      target: row.target,
+      key,
+      outcome,
+      reason,
+      ...(code ? { code: code.code, params: code.params ?? {} } : {}),
+      ...(original ? { original } : {}),
+    });
   }
-  return figures;
+}
+
+/** A fixable record's rows for the rejects file, in its original format, each with its reason. */
+async function rejectsRows(row: RecordRow, outcome: Outcome, mapping: CompiledMapping, path: string): Promise<RejectItem[]> {
+  // xml/json rejects are a listing only: one line per rejected document, with its line range, not
+  // the same reason once per item
+  const raw0 = row.raw!;
+  const listingOnly = mapping.source.format === 'xml' || mapping.source.format === 'json';
+  const raws = listingOnly ? [{ ...raw0[0]!, ...(raw0.length > 1 ? { lineEnd: raw0[raw0.length - 1]!.lineEnd ?? raw0[raw0.length - 1]!.line } : {}) }] : raw0;
+  const out: RejectItem[] = [];
+  for (const raw of raws) {
+    const reason = row.error ?? outcome;
+    const bytes = hasCode(row.reason, 'invalid_encoding') ? await originalLine(path, raw.line) : undefined;
+    // map-time messages start with "line N: field F:"; send-time ones get the same shape
+    const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
+    out.push({
+      line: raw.line,
+      ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}),
+      ...(raw.cells ? { cells: raw.cells } : {}),
+      ...(raw.text !== undefined ? { text: raw.text } : {}),
+      ...(bytes ? { bytes } : {}),
+      reasons: located,
+    });
+  }
+  return out;
+}
+
+/** Every record of a file with its outcome: the result CSV, the rejects file and the file's figures, read in one go. */
+export function finishFile(opts: FileFinishOptions): Promise<FileFigures> {
+  return createFileFinish(opts).complete();
 }
 
 const lineCache = new Map<string, Buffer[]>();

@@ -11,7 +11,8 @@ import type { RefResource } from '../wms/targets.js';
 const STOCK_TARGETS = new Set(['StockLock', 'StockUnlock', 'StockSync']);
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type KeyLabeler = (row: RecordRow) => Promise<string | null>;
+/** null at once for a row that is not a stock row (its key is its name): the finish awaits only stock rows */
+export type KeyLabeler = (row: RecordRow) => Promise<string | null> | null;
 
 export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal: Journal): KeyLabeler {
   // the products wmsbridge created, by WMS id: read once, at the first product named by its id (one read of the
@@ -30,8 +31,7 @@ export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal
     products ??= journal.xrefKeysByWmsId('Product').catch(() => new Map<string, string>());
     return products.then((keys) => keys.get(id) ?? id);
   };
-  return async (row) => {
-    if (!STOCK_TARGETS.has(row.target)) return null;
+  const label = async (row: RecordRow): Promise<string> => {
     const p = row.payload;
     const parts = [`warehouse ${readOnly('Warehouse', String(p['warehouseId'] ?? ''), 'codeERP')}`, `product ${await product(p['productId'])}`];
     if (row.target !== 'StockSync') {
@@ -42,4 +42,5 @@ export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal
     if (row.target === 'StockSync' && p['warehouseId'] === undefined) parts.shift();
     return parts.join(' | ');
   };
+  return (row) => (STOCK_TARGETS.has(row.target) ? label(row) : null);
 }
