@@ -12,6 +12,7 @@ import { FILE_META } from '../journal/policy.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import type { CompiledMapping } from '../map/index.js';
 import { mayHoldDependencyOf } from './run-state.js';
+import { finishBehindSend } from './run-finish.js';
 
 /** `streamed`: files being mapped while they are sent, and the feed their batches are published to */
 export async function sendFiles(run: RunState, streamed?: { files: readonly Working[]; feed: RecordFeed }): Promise<void> {
@@ -31,6 +32,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
     // a shared journal: other instances may send batches of these files (claims), of a streamed file what it published
     const share = ctx.shared ? { owner: run.owner, leaseTtlMs: run.ttl } : undefined;
     if (share) for (const w of toSend) await ctx.journal.setMeta(FILE_META.share(w.row.id), run.owner);
+    const behind = finishBehindSend(run, toSend, streamed);
     try {
       run.pushed = await pushFiles({
         journal: ctx.journal,
@@ -53,6 +55,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
             lastTick = at;
           }
           opts.onSettled?.(row, result);
+          behind.settled();
         },
       });
     } catch (err) {
@@ -62,6 +65,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
       log.error({ err }, 'sending stopped');
     } finally {
       progress?.done();
+      await behind.stop();
     }
   }
   run.timeline.push({ atMs: Math.round(performance.now() - run.t0), settled });

@@ -13,7 +13,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { TARGET_INFO, type Target } from '../wms/targets.js';
 import { resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import type { RefusedEntry } from '../intake/safety.js';
-import type { FileFigures } from './finish-file.js';
+import type { FileFigures, FileFinish } from './finish-file.js';
 import type { PushStats } from '../push/pipeline.js';
 import type { WmsClientStats } from '../wms/client-types.js';
 import type { RunSummary } from '../outbox/types.js';
@@ -57,6 +57,8 @@ export interface Working {
   rows: number;
   /** a streamed file that published records: it has results (what was sent) even when it was not read to its end */
   streamed?: boolean;
+  /** its result and rejects files, written behind the send loop (run-finish.ts finishBehindSend) and completed by the finish */
+  finish?: FileFinish;
 }
 
 /** A file this run found claimed by another instance: its channel, the channel's folder, its name in the inbox. */

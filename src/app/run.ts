@@ -62,6 +62,8 @@ export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunRes
     // 6. report, exit code, retention, the summary line
     return await report(run);
   } finally {
+    // a run that stopped before its finish: the result files written behind the send are dropped (no-op once finished)
+    await Promise.all(run.working.map((w) => w.finish?.abort()));
     run.close();
   }
 }
