@@ -6,6 +6,9 @@
  * - `outbox.retainDays` (default 90): result files and run reports in the outbox, and each channel's
  *   archive day folders (`.wmsbridge/archive/YYYY-MM-DD`), older than the cutoff are deleted. Rejects and
  *   the error folders are never deleted here: a person must act on them.
+ * - hidden temp files an outbox write left when its process was killed (atomic.ts: `.<name>.<pid>.<rand>.tmp`, a
+ *   result file is written behind the send for as long as a file is sent) in results/ and rejects/, untouched for a
+ *   day, whatever outbox.retainDays says: they are no one's file.
  * Applied after a run (not a dry run), at most once every 6 hours (journal meta `retention:last`).
  */
 import * as fsp from 'node:fs/promises';
@@ -15,6 +18,7 @@ import { resolveChannelFolders } from '../intake/claim.js';
 import type { Journal } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
+import { isAtomicTempName } from '../outbox/atomic.js';
 
 export const DEFAULT_RETAIN_DAYS = 90;
 const DAY = 86_400_000;
@@ -65,6 +69,28 @@ export async function pruneTree(dir: string, cutoffMs: number, keepTop = false):
   return n;
 }
 
+/**
+ * Deletes the hidden temp files of outbox writes (atomic.ts tempPathFor) in each folder right under `dir` (a
+ * channel's results or rejects) last modified before `cutoffMs`: what a killed process was writing. A live write
+ * touches its temp file at least at every step (results behind the send: every second while records settle).
+ */
+export async function pruneOrphanTemps(dir: string, cutoffMs: number): Promise<number> {
+  let n = 0;
+  for (const ch of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (!ch.isDirectory()) continue;
+    for (const name of await fsp.readdir(join(dir, ch.name)).catch(() => [] as string[])) {
+      if (!isAtomicTempName(name)) continue;
+      const p = join(dir, ch.name, name);
+      const st = await fsp.stat(p).catch(() => null);
+      if (st?.isFile() && st.mtimeMs < cutoffMs) {
+        await fsp.rm(p, { force: true });
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
 function dayOf(name: string): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(name);
   return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])).getTime() : null;
@@ -87,6 +113,7 @@ export async function applyRetention(a: {
   const res: RetentionResult = { files: 0, records: 0, outboxFiles: 0, archiveDays: 0 };
   try {
     if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY)));
+    for (const sub of ['results', 'rejects']) res.outboxFiles += await pruneOrphanTemps(join(a.config.outboxDir, sub), now.getTime() - DAY);
     if (outboxDays > 0) {
       const cutoff = now.getTime() - outboxDays * DAY;
       res.outboxFiles += await pruneTree(join(a.config.outboxDir, 'results'), cutoff, true);

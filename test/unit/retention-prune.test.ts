@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { pruneTree } from '../../src/app/retention.js';
+import { pruneOrphanTemps, pruneTree } from '../../src/app/retention.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 before(async () => (tmp = await makeTempDir('wmsbridge-prune-')));
@@ -51,4 +51,27 @@ test("the results' channel folders stay when their old files go (a run writes in
   await utimes(channel, aged, aged);
   assert.equal(await pruneTree(results, Date.now() - 10 * DAY, true), 1);
   assert.equal(existsSync(channel), true);
+});
+
+test('a temp file a killed process left (results behind the send, rejects) goes after a day; a live one and real files stay', async () => {
+  const results = join(tmp.dir, 'outbox2', 'results', 'cadastros');
+  const rejects = join(tmp.dir, 'outbox2', 'rejects', 'cadastros');
+  for (const d of [results, rejects]) await mkdir(d, { recursive: true });
+  const orphan = join(results, '.CAT.20261127-010000.result.csv.4242.0a1b2c3d.tmp');
+  const orphanRejects = join(rejects, '.CAT-rejects-20261127-010000.csv.4242.0a1b2c3d.tmp');
+  const live = join(results, '.CAT.20261127-020000.result.csv.4343.0a1b2c3e.tmp');
+  const oldRejects = join(rejects, 'CAT-rejects-20261001-010000.csv'); // a person must act on it: never deleted here
+  const hidden = join(results, '.notes.tmp'); // not a name an outbox write makes
+  for (const f of [orphan, orphanRejects, live, oldRejects, hidden]) await writeFile(f, 'x');
+  const aged = new Date(Date.now() - 2 * DAY);
+  for (const f of [orphan, orphanRejects, oldRejects, hidden]) await utimes(f, aged, aged);
+
+  assert.equal(await pruneOrphanTemps(join(tmp.dir, 'outbox2', 'results'), Date.now() - DAY), 1);
+  assert.equal(await pruneOrphanTemps(join(tmp.dir, 'outbox2', 'rejects'), Date.now() - DAY), 1);
+  assert.equal(existsSync(orphan), false);
+  assert.equal(existsSync(orphanRejects), false);
+  assert.equal(existsSync(live), true, 'written within the day: a live write');
+  assert.equal(existsSync(oldRejects), true);
+  assert.equal(existsSync(hidden), true);
+  assert.equal(await pruneOrphanTemps(join(tmp.dir, 'missing'), Date.now()), 0, 'no outbox yet');
 });
