@@ -66,12 +66,15 @@ const FINISH_PAGE = 1000;
  */
 const FOLLOW_PAGE = 250;
 /**
- * What a record can no longer become in this run once it is there (single instance): sent, rejected and held are
- * final until the next run. Not failed: the send loop settles a record it could not send because the WMS did not
- * answer as failed, then puts it back to pending (pipeline.ts unmark); nor in doubt (the in-doubt pass), pending
- * or sending.
+ * What a record can no longer become in this run once it is there: sent and rejected are never put back (a sent
+ * record is never requeued, a rejected one waits for its row to be dropped again), held is final until the next
+ * run of this instance. Not failed: the send loop settles a record it could not send because the WMS did not
+ * answer as failed, then puts it back to pending (pipeline.ts unmark); nor in doubt (the in-doubt pass), pending or
+ * sending. With a shared journal (`shared`), another instance's run may put a held record back as it starts
+ * (run-resume.ts: held records that waited for the WMS), so held is not final either.
  */
 const FINAL_IN_RUN: ReadonlySet<RecordRow['status']> = new Set<RecordRow['status']>(['sent', 'rejected', 'held']);
+const FINAL_IN_SHARED_RUN: ReadonlySet<RecordRow['status']> = new Set<RecordRow['status']>(['sent', 'rejected']);
 const ALL_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'];
 
 export interface FileFinishOptions {
@@ -85,6 +88,8 @@ export interface FileFinishOptions {
   logger?: Logger;
   /** a readable name for a record where its key is made of ids (stock rows: warehouse, product, lot) */
   keyLabel?: KeyLabeler;
+  /** other instances share the journal (PostgreSQL): what `follow` takes as final (FINAL_IN_SHARED_RUN) */
+  shared?: boolean;
 }
 
 /**
@@ -107,6 +112,7 @@ export interface FileFinish {
 
 export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const { file, journal } = opts;
+  const final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
   const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
   const stem = basename(file.name, extname(file.name));
   const ext = extname(file.name);
@@ -187,7 +193,7 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
     const lean = await journal.listRecords({ ...query, afterId, limit, withoutRaw: true });
     let n = lean.length;
     if (finalOnly) {
-      n = lean.findIndex((r) => r.id > upTo || !FINAL_IN_RUN.has(r.status));
+      n = lean.findIndex((r) => r.id > upTo || !final.has(r.status));
       if (n < 0) n = lean.length;
     }
     if (n === 0) return { taken: 0, full: false };

@@ -35,6 +35,7 @@ function finishOptions(run: RunState, w: Working): FileFinishOptions {
     dryRun: run.opts.dryRun ?? false,
     logger: run.log,
     keyLabel: keyLabelOf(run),
+    shared: run.ctx.shared,
   };
 }
 
@@ -42,17 +43,16 @@ function finishOptions(run: RunState, w: Working): FileFinishOptions {
  * The result files of the files being sent, written behind the send loop: every FOLLOW_EVERY settles (or FOLLOW_MS
  * after the last step when fewer settled since), each file's records settled for good since the last step
  * (finish-file.ts follow), so the finish after the send only writes the last ones (a 20,000-record run: ~0.4 s less
- * after its last request; a 1 GB export: minutes). A streamed
- * file is followed up to what it published. One instance only: with a shared journal (PostgreSQL) another
- * instance's send loop may still put back a record this one would take as settled, so the finish reads every
- * record after the send, as before. Steps run one at a time; `stop` waits for the one in progress.
+ * after its last request; a 1 GB export: minutes). A streamed file is followed up to what it published. With a shared
+ * journal (PostgreSQL) only sent and rejected records are taken behind: another instance's run may put a held
+ * record back as it starts. Steps run one at a time; `stop` waits for the one in progress.
  */
 export function finishBehindSend(
   run: RunState,
   files: readonly Working[],
   streamed?: { files: readonly Working[]; feed: RecordFeed },
 ): { settled(): void; stop(): Promise<void> } {
-  if (run.ctx.shared || run.opts.dryRun) return { settled: () => undefined, stop: () => Promise.resolve() };
+  if (run.opts.dryRun) return { settled: () => undefined, stop: () => Promise.resolve() };
   const followed = files.filter((w) => w.mapping);
   let count = 0;
   let lastStep = 0;

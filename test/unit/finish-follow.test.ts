@@ -148,3 +148,9 @@ test('a step that failed behind the send fails the finish with its error, and le
   await assert.rejects(finish.complete(), /disk gone/, 'the finish says why');
   assert.deepEqual(await readdir(join(out, 'results', 'cadastros')), []);
 });
+
+test('with a shared journal a held record is not taken behind the send: another instance starting may put it back', async () => {
+  const finish = createFileFinish({ ...options(join(tmp.dir, 'shared')), shared: true });
+  assert.equal(await finish.follow(), 399, 'up to the held record (line 401); the rejected one before it is taken');
+  await finish.abort();
+});
