@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeTempDir } from './tmp.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
-import type { Journal } from '../../src/journal/types.js';
+import type { Journal, NewRecord } from '../../src/journal/types.js';
 
 /**
  * A real SQLite journal file and a second connection to it, for `fn`; then both are closed and the folder removed.
@@ -24,4 +24,22 @@ export async function withSqliteJournalAndOther(
     await journal.close();
     await tmp.cleanup();
   }
+}
+
+/**
+ * The journal record of row `i` of a `codigo;nome` category file (line i + 1, after the header), with its source row:
+ * what the finish tests read back into result and rejects files.
+ */
+export function categoryRecord(i: number): NewRecord {
+  const code = `CAT${i}`;
+  return {
+    target: 'Category',
+    op: 'create',
+    key: code,
+    source: { line: i + 1 },
+    mapping: 'cat',
+    payload: { codeERP: code, name: `Categoria ${i}` },
+    payloadHash: `h${i}`,
+    raw: [{ line: i + 1, fields: { codigo: code, nome: `Categoria ${i}` }, cells: [code, `Categoria ${i}`], text: `${code};Categoria ${i}` }],
+  };
 }

@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { categoryRecord } from '../helpers/journal.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
-import type { Journal, NewRecord, RecordQuery } from '../../src/journal/types.js';
+import type { Journal, RecordQuery } from '../../src/journal/types.js';
 import type { CompiledMapping } from '../../src/map/index.js';
 import { finishFile } from '../../src/app/finish-file.js';
 
@@ -19,27 +20,13 @@ after(async () => tmp.cleanup());
 const N = 2500;
 const REJECTED = 1700; // in the second page of 1,000
 
-function rec(i: number): NewRecord {
-  const code = `CAT${i}`;
-  return {
-    target: 'Category',
-    op: 'create',
-    key: code,
-    source: { line: i + 1 },
-    mapping: 'cat',
-    payload: { codeERP: code, name: `Categoria ${i}` },
-    payloadHash: `h${i}`,
-    raw: [{ line: i + 1, fields: { codigo: code, nome: `Categoria ${i}` }, cells: [code, `Categoria ${i}`], text: `${code};Categoria ${i}` }],
-  };
-}
-
 test('a file is read back lean; only the page with a rejected record is read whole, and its rejects row keeps the original', async () => {
   const journal: Journal = await createSqliteJournal({ path: join(tmp.dir, 'state', 'journal.db') });
   try {
     const file = await journal.addFile({ channel: 'cadastros', name: 'CATS.csv', path: join(tmp.dir, 'CATS.csv'), size: 1, sha256: 'x', runId: 'r' });
     await journal.addRecords(
       file.id,
-      Array.from({ length: N }, (_, i) => rec(i + 1)),
+      Array.from({ length: N }, (_, i) => categoryRecord(i + 1)),
     );
     const rows = await journal.listRecords({ fileIds: [file.id] });
     await Promise.all(

@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { categoryRecord } from '../helpers/journal.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
-import type { FileRow, Journal, NewRecord, RecordResult, RecordRow } from '../../src/journal/types.js';
+import type { FileRow, Journal, RecordResult, RecordRow } from '../../src/journal/types.js';
 import type { CompiledMapping } from '../../src/map/index.js';
 import { createFileFinish, finishFile, type FileFinishOptions } from '../../src/app/finish-file.js';
 
@@ -24,7 +25,7 @@ before(async () => {
   file = await journal.addFile({ channel: 'cadastros', name: 'CATS.csv', path: join(tmp.dir, 'CATS.csv'), size: 1, sha256: 'x', runId: 'r' });
   await journal.addRecords(
     file.id,
-    Array.from({ length: N }, (_, i) => rec(i + 1)),
+    Array.from({ length: N }, (_, i) => categoryRecord(i + 1)),
   );
   await journal.setMeta(`parse-facts:${file.id}`, JSON.stringify({ headerCells: ['codigo', 'nome'], newline: '\n' }));
   rows = await journal.listRecords({ fileIds: [file.id] });
@@ -36,20 +37,6 @@ after(async () => {
 
 const N = 1500;
 const mapping = { name: 'cat', source: { format: 'delimited', delimiter: ';', header: true } } as unknown as CompiledMapping;
-
-function rec(i: number): NewRecord {
-  const code = `CAT${i}`;
-  return {
-    target: 'Category',
-    op: 'create',
-    key: code,
-    source: { line: i + 1 },
-    mapping: 'cat',
-    payload: { codeERP: code, name: `Categoria ${i}` },
-    payloadHash: `h${i}`,
-    raw: [{ line: i + 1, fields: { codigo: code, nome: `Categoria ${i}` }, cells: [code, `Categoria ${i}`], text: `${code};Categoria ${i}` }],
-  };
-}
 
 const sent = (i: number): RecordResult => ({ status: 'sent', outcome: 'created', wmsId: `id-${i}`, error: null });
 /** settles records `from`..`to` (1-based, inclusive): sent, except the ones `other` names */
