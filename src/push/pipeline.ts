@@ -150,7 +150,16 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
     async settle(row, result) {
       await journal.settle(row.id, result);
       state.settled++;
-      rememberFailure(failures, { ...row, ...result, error: result.error ?? null, reason: result.reason ?? undefined, wmsId: result.wmsId ?? null });
+      // what a dependant needs of it: the settled state comes from the result, not a copy of the whole row per record
+      rememberFailure(failures, {
+        target: row.target,
+        key: row.key,
+        status: result.status,
+        outcome: result.outcome,
+        error: result.error ?? null,
+        reason: result.reason ?? undefined,
+        wmsId: result.wmsId ?? null,
+      });
       onSettledRow(row, result);
     },
     async unmark(row, why) {
