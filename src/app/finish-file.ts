@@ -62,9 +62,11 @@ const NEEDS_SOURCE: ReadonlySet<Outcome> = new Set<Outcome>(['rejected', 'failed
 const FINISH_PAGE = 1000;
 /**
  * A follow step reads smaller pages (each read blocks the event loop while requests are in flight) and lets the
- * loop run between them.
+ * loop run between them. Its first page is smaller still: a step visits every file being sent, and a file of a later
+ * tier (its first record still pending) or one already followed to its end costs a read of that many rows, not 250.
  */
 const FOLLOW_PAGE = 250;
+const FOLLOW_FIRST_PAGE = 32;
 /**
  * What a record can no longer become in this run once it is there: sent and rejected are never put back (a sent
  * record is never requeued, a rejected one waits for its row to be dropped again), held is final until the next
@@ -228,8 +230,8 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
     follow(upTo = Number.MAX_SAFE_INTEGER) {
       return serial(async () => {
         let taken = 0;
-        for (;;) {
-          const p = await page(FOLLOW_PAGE, true, upTo);
+        for (let limit = FOLLOW_FIRST_PAGE; ; limit = FOLLOW_PAGE) {
+          const p = await page(limit, true, upTo);
           taken += p.taken;
           if (!p.full) return taken;
           await new Promise((r) => setImmediate(r));
