@@ -751,12 +751,16 @@ function recordWhere(q: StoreRecordQuery): { from: string; where: string; params
   } else if (q.fileIds && q.fileIds.length > 1) {
     conds.push('file_id IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(q.fileIds));
-    // per-file MIN/MAX by equality: each one is a single index probe
+    // per-file MIN/MAX by equality: each one is a single index probe. The read's own lower bound (afterId) goes into
+    // the same expression: given two lower bounds of the rowid range, SQLite starts the scan at one of them, the
+    // files' first id, and every page of the send loop walked the files' records from their start again (a run of
+    // 20 files of 1,000 records: 8.5 ms a 200-row page late in the run instead of ~1, 1 s of the run's main thread)
+    const lowest = '(SELECT MIN((SELECT MIN(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)';
     conds.push(
-      'id BETWEEN (SELECT MIN((SELECT MIN(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)' +
+      `id BETWEEN ${q.afterId !== undefined ? `max(${lowest}, ?)` : lowest}` +
         ' AND (SELECT MAX((SELECT MAX(id) FROM records INDEXED BY records_by_file WHERE file_id = f.value)) FROM json_each(?) f)',
     );
-    params.push(JSON.stringify(q.fileIds), JSON.stringify(q.fileIds));
+    params.push(JSON.stringify(q.fileIds), ...(q.afterId !== undefined ? [q.afterId + 1] : []), JSON.stringify(q.fileIds));
   } else if (oneStatus) {
     from = 'records INDEXED BY records_by_status';
   }

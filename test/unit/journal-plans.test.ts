@@ -11,6 +11,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { createSqliteJournal, RECORD_STATUSES, sqliteListRecordsSql } from '../../src/journal/sqlite.js';
 import type { StoreRecordQuery } from '../../src/journal/store.js';
 import { QUEUED_WRITES, type StatementCache } from '../../src/journal/sqlite-writes.js';
+import { categoryRecord } from '../helpers/journal.js';
 
 /** a fresh journal's database, opened beside the store for EXPLAIN QUERY PLAN */
 async function withJournalDb(fn: (db: Database.Database) => Promise<void> | void): Promise<void> {
@@ -101,4 +102,44 @@ test('a read of several statuses, of one file or of the whole journal, is one in
     assert.equal(all.length, 1);
     assert.doesNotMatch(all[0]!.sql, /WHERE.*status/);
   });
+});
+
+test("a page of several files' records after an id starts its walk at that id, not at the files' first record", async () => {
+  const tmp = await makeTempDir('wmsbridge-plans-walk-');
+  try {
+    const path = join(tmp.dir, 'journal.db');
+    const j = await createSqliteJournal({ path });
+    const fileIds: number[] = [];
+    for (let f = 0; f < 5; f++) {
+      const file = await j.addFile({ channel: 'c', name: `F${f}.csv`, path: `/x/F${f}.csv`, size: 1, sha256: `s${f}`, runId: 'r' });
+      fileIds.push(file.id);
+      await j.addRecords(
+        file.id,
+        Array.from({ length: 400 }, (_, i) => categoryRecord(f * 400 + i + 1)),
+      );
+    }
+    await j.close();
+    const db = new Database(path);
+    try {
+      // counts the rows the read looks at: a first WHERE term, evaluated for every row of the range the plan walks
+      let visited = 0;
+      db.function('visited', (id: unknown) => (visited++, id === null ? 0 : 1));
+      const ids = (db.prepare('SELECT id FROM records ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id);
+      const afterId = ids[1500]!;
+      const [read, ...more] = sqliteListRecordsSql({ fileIds, targets: ['Category'], statuses: ['pending', 'in_doubt'], afterId, limit: 50, withoutRaw: true });
+      assert.equal(more.length, 0, 'one read over the files');
+      const sql = read!.sql.replace(' WHERE ', ' WHERE visited(id) AND ');
+      const rows = db.prepare(sql).all(...(read!.params as never[])) as Array<{ id: number }>;
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        ids.slice(1501, 1551),
+      );
+      // the old read walked the 1,500 records before afterId again at every page of the send loop
+      assert.ok(visited <= 60, `rows looked at for a page of 50: ${visited}`);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await tmp.cleanup();
+  }
 });
