@@ -103,7 +103,8 @@ export interface FileFinishOptions {
  */
 export interface FileFinish {
   /**
-   * Reads on, in id order, up to the first record that may still change in this run (FINAL_IN_RUN) or the last
+   * Reads on, in id order, up to the first record that may still change in this run (FINAL_IN_RUN; FINAL_IN_SHARED_RUN
+   * with a shared journal) or the last
    * id `upTo` (a streamed file: its last published record; 0 reads nothing). Returns the records taken.
    */
   follow(upTo?: number): Promise<number>;

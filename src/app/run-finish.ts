@@ -86,19 +86,18 @@ export function finishBehindSend(
 }
 
 export async function finishFiles(run: RunState): Promise<void> {
+  // a file not finished here drops what was written behind its send (its temp files): runOnce's finally aborts it
   for (const w of run.working) {
-    // not finished in this run: what was written behind the send is dropped (its temp files)
-    if (unfinished(run, w)) {
-      await w.finish?.abort();
-      continue;
-    }
+    if (w.waitingForWms) continue; // left claimed for the next run
+    // not mapped (interrupted): the next run maps it; a streamed file interrupted after publishing records has
+    // results for what was sent (its original stays claimed: the next run reads on after what was published)
+    if (w.row.status === 'claimed' && !w.error && !run.opts.dryRun && !w.streamed) continue;
     try {
       if (w.row.status === 'duplicate') {
         await finishDuplicate(run, w);
         continue;
       }
       if (w.error) {
-        await w.finish?.abort();
         await finishInError(run, w);
         continue;
       }
@@ -109,14 +108,6 @@ export async function finishFiles(run: RunState): Promise<void> {
     }
     w.finishedMs = performance.now();
   }
-}
-
-/** a file this run leaves as it is: not read because the WMS did not answer, or not mapped (interrupted) */
-function unfinished(run: RunState, w: Working): boolean {
-  if (w.waitingForWms) return true; // left claimed for the next run
-  // not mapped (interrupted): the next run maps it; a streamed file interrupted after publishing records has
-  // results for what was sent (its original stays claimed: the next run reads on after what was published)
-  return w.row.status === 'claimed' && !w.error && !run.opts.dryRun && !w.streamed;
 }
 
 async function finishDuplicate(run: RunState, w: Working): Promise<void> {
