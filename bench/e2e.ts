@@ -81,6 +81,9 @@ interface ChildFigures {
   meanWmsLatencyMs?: number;
   totalMs: number;
   sendMs: number;
+  /** the pipeline's fixed parts: start of the scan to the first settle (resume, claim, map, first request), last settle to the end (finish, report) */
+  headMs?: number;
+  tailMs?: number;
   peakRssMb: number;
   exitCode?: number;
   /** event-loop delay of the pipeline process (perf_hooks, 1 ms resolution): time the loop could not react */
@@ -150,6 +153,7 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
         last = t;
       },
     });
+    const end = performance.now();
     const cpu = process.cpuUsage(cpu0);
     // before the context closes: the journal's writer thread ends with it
     const threads = threadUsPerRecord(threads0, threadCpuSeconds(), result.summary.totals.created);
@@ -160,8 +164,10 @@ async function childPipeline(dir: string): Promise<ChildFigures> {
       meanWmsLatencyMs: round(st.latencySumMs / Math.max(1, st.requests), 2),
       records: result.summary.totals.created,
       cpuUsPerRecord: round((cpu.user + cpu.system) / Math.max(1, result.summary.totals.created)),
-      totalMs: performance.now() - t0,
+      totalMs: end - t0,
       sendMs: last - first,
+      headMs: round(first - t0),
+      tailMs: round(end - last),
       peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
       exitCode: result.exitCode,
       journalCommitMeanMs: round(js.commit.sumMs / Math.max(1, js.commit.count), 2),
@@ -363,6 +369,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`whole_run_ratio_to_pusher_${n}_pairs`] = listed(pairs);
       figures[`send_phase_ratio_to_pusher_${n}`] = round(f.records / (f.sendMs / 1000) / (p.records / (p.sendMs / 1000)), 3);
       figures[`pusher_ratio_to_bound_${n}`] = round(rate(p) / bound, 3);
+      // what the whole run adds to its send phase, in the same run: before the first settle and after the last
+      figures[`whole_run_head_ms_${n}`] = f.headMs ?? 0;
+      figures[`whole_run_tail_ms_${n}`] = f.tailMs ?? 0;
       // the send rate against the bound: the median of the runs of this drop at this concurrency (the first
       // one above and the paired ones), every run's ratio beside it; the other figures of the drop are the first run's
       const sendRates = [figures[`send_rps_${n}`] as number, ...pairs.map((x) => x.f.records / (x.f.sendMs / 1000))].sort((a, b) => a - b);
