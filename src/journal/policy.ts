@@ -149,7 +149,8 @@ export function createJournal(store: JournalStore): Journal {
     ...fileSection(ctx),
     ...recordSection(ctx),
     markSending: (recordId) => queued({ kind: 'markSending', recordId }),
-    settle: (recordId, result) => queued({ kind: 'settle', recordId, result }),
+    settle: (recordId, result, xref) =>
+      xref ? xrefWrite(xref.resource, xref.key, { kind: 'settle', recordId, result, xref }) : queued({ kind: 'settle', recordId, result }),
     putXref: (resource, key, wmsId, payloadHash) => xrefWrite(resource, key, { kind: 'putXref', resource, key, wmsId, payloadHash }),
     deleteXref: (resource, key) => xrefWrite(resource, key, { kind: 'deleteXref', resource, key }),
     // group-committed with the settle and the xref of the same record (no extra commit per record)

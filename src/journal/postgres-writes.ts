@@ -129,6 +129,24 @@ export const PG_APPLY_WRITES_FUNCTION = `
   $apply$;
 `;
 
+/**
+ * A settle that carries its record's cross-reference (Journal.settle's `xref`) as the writes apply_writes knows, in
+ * the order the send loop issued them before they were one write: putXref, putXrefFields (when there are fields),
+ * settle. The batch's outcomes stay one per write given: a settle's is its record's (matched or not).
+ */
+export function expandSettles(batch: readonly PgWrite[]): PgWrite[] {
+  const writes: PgWrite[] = [];
+  for (const w of batch) {
+    if (w.kind === 'settle' && w.xref) {
+      const { resource, key, wmsId, payloadHash, fields } = w.xref;
+      writes.push({ kind: 'putXref', resource, key, wmsId, payloadHash });
+      if (fields.length > 0) writes.push({ kind: 'putXrefFields', resource, key, fields });
+      writes.push({ kind: 'settle', recordId: w.recordId, result: w.result });
+    } else writes.push(w);
+  }
+  return writes;
+}
+
 /** A run's writes sorted by their row (rowOf computed once per write, not twice per comparison). */
 function inRowOrder(run: PgWrite[]): PgWrite[] {
   return run
@@ -215,9 +233,10 @@ export function createPgBatchCommit(opts: {
       if (w.kind === 'addWebhookEvent' || w.kind === 'markWebhookDelivered') throw new Error(`${w.kind} is not group-committed on PostgreSQL`);
       return w;
     });
+    const writes = expandSettles(batch);
     // a run's rows are distinct, so each run is applied in row order: batches committing in parallel then lock
     // shared rows (two records with one ERP key) in the same order and cannot deadlock
-    const runs = splitRuns(batch).map((run) => runJson(inRowOrder(run)));
+    const runs = splitRuns(writes).map((run) => runJson(inRowOrder(run)));
     const json = JSON.stringify(runs, (_k, v: unknown) => (typeof v === 'string' ? jsonText(v) : v));
     const r = await q<{ matched: string[] | null }>(sql, [json], 'applyWrites');
     // a record either exists for the whole statement or not (no write of a batch adds or removes one)

@@ -5,7 +5,7 @@
  * arguments, so a batch of them can cross to the thread as data and commit there in one transaction.
  */
 import type Database from 'better-sqlite3';
-import type { RecordResult } from './types.js';
+import type { RecordResult, SettleXref } from './types.js';
 import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
 import { linkedRecordId, type RecordColumns } from './rows.js';
@@ -47,7 +47,12 @@ export const QUEUED_WRITES = {
     if (info.changes === 0) throw new Error(`record ${recordId} not found`);
   },
 
-  settle(stmt: StatementCache, recordId: number, result: RecordResult): void {
+  /** `xref`: the delivered record's cross-reference and identifying fields, written first, in the same transaction */
+  settle(stmt: StatementCache, recordId: number, result: RecordResult, xref?: SettleXref): void {
+    if (xref) {
+      QUEUED_WRITES.putXref(stmt, xref.resource, xref.key, xref.wmsId, xref.payloadHash);
+      if (xref.fields.length > 0) QUEUED_WRITES.putXrefFields(stmt, xref.resource, xref.key, xref.fields);
+    }
     const keepWmsId = result.wmsId === undefined;
     const info = stmt(`UPDATE records SET status = ?, outcome = ?, error = ?, reason = ?, updated_at = ?${keepWmsId ? '' : ', wms_id = ?'} WHERE id = ?`).run(
       ...[

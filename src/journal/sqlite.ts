@@ -263,7 +263,7 @@ function toQueuedOp(w: JournalWrite): QueuedWriteOp {
     case 'markSending':
       return { name: 'markSending', args: [w.recordId] };
     case 'settle':
-      return { name: 'settle', args: [w.recordId, w.result] };
+      return { name: 'settle', args: w.xref ? [w.recordId, w.result, w.xref] : [w.recordId, w.result] };
     case 'putXref':
       return { name: 'putXref', args: [w.resource, w.key, w.wmsId, w.payloadHash] };
     case 'deleteXref':

@@ -9,14 +9,26 @@
  */
 import type { RefResource, Target } from '../wms/targets.js';
 import type { WriteOutcome } from './group-commit.js';
-import type { FileRow, FileStatus, NewFile, NewRecord, RecordQuery, RecordResult, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type {
+  FileRow,
+  FileStatus,
+  NewFile,
+  NewRecord,
+  RecordQuery,
+  RecordResult,
+  RecordRow,
+  RecordStatus,
+  SettleXref,
+  WebhookEventRow,
+  XrefEntry,
+} from './types.js';
 
 export type Awaitable<T> = T | Promise<T>;
 
 /** The send loop's per-record writes, group-committed by the policy (store.commitWrites applies a batch). */
 export type JournalWrite =
   | { kind: 'markSending'; recordId: number }
-  | { kind: 'settle'; recordId: number; result: RecordResult }
+  | { kind: 'settle'; recordId: number; result: RecordResult; xref?: SettleXref | undefined }
   | { kind: 'putXref'; resource: RefResource; key: string; wmsId: string; payloadHash: string | null }
   | { kind: 'deleteXref'; resource: RefResource; key: string }
   | { kind: 'putXrefFields'; resource: RefResource; key: string; fields: ReadonlyArray<readonly [string, string]> }

@@ -178,6 +178,16 @@ export interface LeaderLock {
   release(): Promise<void>;
 }
 
+/** A delivered record's cross-reference, written with its settle (Journal.settle). */
+export interface SettleXref {
+  resource: RefResource;
+  key: string;
+  wmsId: string;
+  payloadHash: string | null;
+  /** the identifying fields stored for (resource, key), replacing the earlier ones; none: left alone */
+  fields: ReadonlyArray<readonly [string, string]>;
+}
+
 /**
  * How the send loop's group-committed writes (markSending, settle, putXref, deleteXref, addWebhookEvent on
  * SQLite) went in this process: batches, writes, and each batch's commit latency (submitted to committed,
@@ -320,8 +330,11 @@ export interface Journal {
   targetsOf(fileIds: number[], statuses: RecordStatus[]): Promise<Target[]>;
   /** Marks a record in flight (status 'sending', attempts + 1) before its request leaves. */
   markSending(recordId: number): Promise<void>;
-  /** Settles a record. */
-  settle(recordId: number, result: RecordResult): Promise<void>;
+  /**
+   * Settles a record. `xref`: the WMS id it was delivered under, cross-referenced (with its identifying fields) in
+   * the same transaction as the settle: one write of the group commit instead of three (putXref, putXrefFields).
+   */
+  settle(recordId: number, result: RecordResult, xref?: SettleXref): Promise<void>;
   /**
    * Operator decision (`wmsbridge resolve --retry`): puts settled records (held, failed, in_doubt) back
    * to 'pending' so the next push sends them. Returns how many changed. Records already sent are never

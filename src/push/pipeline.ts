@@ -147,8 +147,8 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
     get fatal() {
       return state.fatal;
     },
-    async settle(row, result) {
-      await journal.settle(row.id, result);
+    async settle(row, result, xref) {
+      await journal.settle(row.id, result, xref);
       state.settled++;
       // what a dependant needs of it: the settled state comes from the result, not a copy of the whole row per record
       rememberFailure(failures, {

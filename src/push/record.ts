@@ -3,7 +3,7 @@
  * cross-reference's "already delivered", the request, and what its answer means (decide.ts). The pusher
  * (pipeline.ts) gives it the run's shared services (PushRun) and calls `process` for each record.
  */
-import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
+import type { Journal, RecordResult, RecordRow, SettleXref } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
@@ -33,8 +33,8 @@ export interface PushRun {
   logger: Logger;
   resolver: RefResolver;
   failures: RunFailures;
-  /** settles a record (journal, failures of the run, sequencing, onSettled) */
-  settle(row: RecordRow, result: RecordResult): Promise<void>;
+  /** settles a record (journal, failures of the run, sequencing, onSettled); `xref`: written with it (Journal.settle) */
+  settle(row: RecordRow, result: RecordResult, xref?: SettleXref): Promise<void>;
   /** a record marked sending that was not sent after all: back to pending (the attempt stays counted) */
   unmark(row: RecordRow, why: string): Promise<void>;
   /** the WMS did not take the record: it stays pending (requeued if it was marked) and its dependants wait */
@@ -226,18 +226,17 @@ class RecordSender {
    */
   private async afterSent(row: RecordRow, out: SendOutput, releaseWindow?: () => void): Promise<void> {
     const info = TARGET_INFO[row.target];
-    // issued together, so they share one commit (the journal groups the writes of a turn): the record is
-    // settled and its WMS id cross-referenced atomically, with one fsync instead of two
+    // the record is settled and its WMS id cross-referenced in one write (one transaction); with every
+    // identifying field, so a lookup by symbol, cnpj, code... finds what wmsbridge created (issue 14)
+    const xref: SettleXref | undefined =
+      info.xref && out.wmsId
+        ? { resource: info.xref, key: row.key, wmsId: out.wmsId, payloadHash: row.payloadHash, fields: identifyingFields(info.xref, row.payload) }
+        : undefined;
+    // issued together, so they share one commit (the journal groups the writes of a turn)
     const writes: Promise<void>[] = [];
-    if (info.xref && out.wmsId) {
-      writes.push(this.run.journal.putXref(info.xref, row.key, out.wmsId, row.payloadHash));
-      // every identifying field, so a lookup by symbol, cnpj, code... finds what wmsbridge created (issue 14)
-      const fields = identifyingFields(info.xref, row.payload);
-      if (fields.length) writes.push(this.run.journal.putXrefFields(info.xref, row.key, fields));
-    }
     // a delete unlinks the record it removed
     if (info.send.kind === 'delete') writes.push(this.run.journal.deleteXref(info.send.unlinks, row.key));
-    writes.push(this.run.settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }));
+    writes.push(this.run.settle(row, { status: 'sent', outcome: out.outcome, wmsId: out.wmsId, error: out.note ?? null }, xref));
     if (releaseWindow && this.run.journal.queuedWritesInOrder) releaseWindow();
     await Promise.all(writes);
   }

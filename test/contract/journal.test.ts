@@ -220,6 +220,61 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.findXrefByField('ConversionFactor', 'codeERP', 'cf1'), undefined);
     });
 
+    test("a settle with its cross-reference: the record's status, its WMS id and its identifying fields in one write", async () => {
+      const f = await newFile(j);
+      await j.addRecords(f.id, [rec('SX1'), rec('SX2')]);
+      const [a, b] = await j.listRecords({ fileIds: [f.id] });
+      // read ahead before the write (the send loop's page of cross-references): the write must win over it
+      await j.prefetchXrefs('Product', ['SX1', 'SX2']);
+      assert.equal(await j.getXref('Product', 'SX1'), undefined);
+      for (const r of [a!, b!]) await j.markSending(r.id);
+      const fields = [['codeERP', 'sx1'] as const, ['sku', 'SKU-SX1'] as const];
+      await Promise.all([
+        j.settle(
+          a!.id,
+          { status: 'sent', outcome: 'created', wmsId: 'wms-sx1', error: null },
+          { resource: 'Product', key: 'SX1', wmsId: 'wms-sx1', payloadHash: 'hash-SX1', fields },
+        ),
+        j.settle(
+          b!.id,
+          { status: 'sent', outcome: 'created', wmsId: 'wms-sx2', error: null },
+          { resource: 'Product', key: 'SX2', wmsId: 'wms-sx2', payloadHash: null, fields: [] },
+        ),
+      ]);
+      const [sa, sb] = await j.listRecords({ fileIds: [f.id] });
+      assert.deepEqual([sa?.status, sa?.outcome, sa?.wmsId], ['sent', 'created', 'wms-sx1']);
+      assert.deepEqual([sb?.status, sb?.wmsId], ['sent', 'wms-sx2']);
+      const xa = await j.getXref('Product', 'SX1');
+      assert.deepEqual([xa?.wmsId, xa?.payloadHash], ['wms-sx1', 'hash-SX1']);
+      assert.equal((await j.getXref('Product', 'SX2'))?.wmsId, 'wms-sx2');
+      assert.equal((await j.findXrefByField('Product', 'sku', 'SKU-SX1'))?.key, 'SX1');
+      assert.equal((await j.findXrefByField('Product', 'codeERP', 'sx1'))?.wmsId, 'wms-sx1');
+      // sent again with other fields: they replace the earlier ones; with none: the earlier ones stay
+      await j.settle(
+        a!.id,
+        { status: 'sent', outcome: 'updated', wmsId: 'wms-sx1', error: null },
+        { resource: 'Product', key: 'SX1', wmsId: 'wms-sx1', payloadHash: 'h2', fields: [['sku', 'SKU-NEW']] },
+      );
+      assert.equal(await j.findXrefByField('Product', 'sku', 'SKU-SX1'), undefined);
+      assert.equal((await j.findXrefByField('Product', 'sku', 'SKU-NEW'))?.key, 'SX1');
+      await j.settle(
+        a!.id,
+        { status: 'sent', outcome: 'unchanged', wmsId: 'wms-sx1', error: null },
+        { resource: 'Product', key: 'SX1', wmsId: 'wms-sx1', payloadHash: 'h3', fields: [] },
+      );
+      assert.equal((await j.findXrefByField('Product', 'sku', 'SKU-NEW'))?.key, 'SX1');
+      assert.equal((await j.getXref('Product', 'SX1'))?.payloadHash, 'h3');
+      // a record that does not exist: the settle fails, named
+      await assert.rejects(
+        j.settle(
+          987_654_321,
+          { status: 'sent', outcome: 'created', wmsId: 'w', error: null },
+          { resource: 'Product', key: 'SX-NONE', wmsId: 'w', payloadHash: null, fields: [] },
+        ),
+        (e: { code?: string; message?: string }) => e.code === ErrorCode.JOURNAL && /settle/.test(e.message ?? '') && /not found/.test(e.message ?? ''),
+      );
+    });
+
     test('addRecords is all-or-nothing for a batch', async () => {
       await assert.rejects(j.addRecords(987_654, [rec('X1')]), (e: { code?: string }) => e.code === ErrorCode.JOURNAL, 'unknown file id');
       assert.deepEqual(await j.listRecords({ fileIds: [987_654] }), []);
