@@ -127,3 +127,21 @@ test("a file's targets come from what its mapping wrote, not from a read of its 
     await journal.close();
   }
 });
+
+test('the stock synchronisation pass asks only the files that hold stock rows', async () => {
+  const { journal, cats, fams } = await twoFiles('j-stock');
+  try {
+    await journal.setMeta(FILE_META.targets(cats.id), JSON.stringify(['Category']));
+    await journal.setMeta(FILE_META.targets(fams.id), JSON.stringify(['Family']));
+    const counted: Array<{ fileIds?: number[]; targets?: string[] }> = [];
+    const spied = watched(journal, { countRecords: (q: { fileIds?: number[]; targets?: string[] }) => counted.push(q) });
+    assert.deepEqual(await sendBoth(spied, [cats, fams]), ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
+    assert.deepEqual(
+      counted.filter((q) => q.targets?.includes('StockSync')),
+      [],
+      'no file without stock rows was counted for them',
+    );
+  } finally {
+    await journal.close();
+  }
+});
