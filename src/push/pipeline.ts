@@ -239,8 +239,8 @@ export async function pushFiles(opts: PushOptions): Promise<PushStats> {
     await retryDeferred(opts, state, runRecord, run.stopping);
     if (tier === TARGET_INFO.StockSync.tier && !opts.share?.helper && !opts.signal?.aborted && !state.fatal) {
       // only the files with stock rows: asking a file of 20,000 categories for its stock rows counted them through
-      // the (file, status) index, 60 ms of the event loop in the middle of the send
-      const stockFiles = new Set(filesWith(['StockSync']));
+      // the (file, status) index, 60 ms of the event loop in the middle of the send (a streamed 1 GB file: minutes)
+      const stockFiles = await filesWithStockRows(journal, fileIds, waiting, opts.feed);
       for (const f of opts.files) {
         if (!stockFiles.has(f.id)) continue;
         if (wmsDown()) break;
@@ -389,6 +389,22 @@ export function notInOrder(blocker: string, outage: boolean): RecordResult {
 const SEND_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'in_doubt'];
 
 /** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */
+/**
+ * The files that may hold stock rows: by their targets (the mapping's note). A streamed file holds none (stock
+ * synchronisations are never streamed, and a mapping has one target), and its note is not written before its end.
+ */
+async function filesWithStockRows(
+  journal: Journal,
+  fileIds: readonly number[],
+  waiting: ReadonlyMap<number, ReadonlySet<Target>> | null,
+  feed: RecordFeed | undefined,
+): Promise<Set<number>> {
+  const streamed = feed?.bounds();
+  const candidates = streamed ? fileIds.filter((id) => !streamed.has(id)) : fileIds;
+  const targets = waiting ?? (await waitingTargetsByFile(journal, candidates));
+  return new Set(candidates.filter((id) => targets.get(id)?.has('StockSync') !== false));
+}
+
 async function waitingTargetsByFile(journal: Journal, fileIds: readonly number[]): Promise<Map<number, Set<Target>>> {
   const byFile = new Map<number, Set<Target>>();
   for (const id of fileIds) {

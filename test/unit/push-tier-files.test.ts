@@ -12,6 +12,7 @@ import { FILE_META } from '../../src/journal/policy.js';
 import type { FileRow, Journal, NewRecord } from '../../src/journal/types.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
 import { pushFiles, type ChannelPolicy } from '../../src/push/pipeline.js';
+import { createStreamFeed } from '../../src/push/feed.js';
 import { createReferenceCache } from '../../src/push/reference-cache.js';
 import { payloadHash } from '../../src/shared/hash.js';
 import { createLogger } from '../../src/shared/logger.js';
@@ -128,20 +129,44 @@ test("a file's targets come from what its mapping wrote, not from a read of its 
   }
 });
 
-test('the stock synchronisation pass asks only the files that hold stock rows', async () => {
-  const { journal, cats, fams } = await twoFiles('j-stock');
-  try {
-    await journal.setMeta(FILE_META.targets(cats.id), JSON.stringify(['Category']));
-    await journal.setMeta(FILE_META.targets(fams.id), JSON.stringify(['Family']));
-    const counted: Array<{ fileIds?: number[]; targets?: string[] }> = [];
-    const spied = watched(journal, { countRecords: (q: { fileIds?: number[]; targets?: string[] }) => counted.push(q) });
-    assert.deepEqual(await sendBoth(spied, [cats, fams]), ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
-    assert.deepEqual(
-      counted.filter((q) => q.targets?.includes('StockSync')),
-      [],
-      'no file without stock rows was counted for them',
-    );
-  } finally {
-    await journal.close();
-  }
-});
+for (const streamed of [false, true]) {
+  test(`the stock synchronisation pass asks only the files that may hold stock rows${streamed ? ' (a streamed file never does)' : ''}`, async () => {
+    const { journal, cats, fams } = await twoFiles(`j-stock-${streamed}`);
+    try {
+      // a third file whose mapping wrote stock rows (none left to send): the one the pass asks
+      const stock = await journal.addFile({ channel: 'c', name: 'SALDOS.csv', path: '/in/SALDOS.csv', size: 1, sha256: `sha-s-${streamed}`, runId: 'r' });
+      await journal.setMeta(FILE_META.targets(stock.id), JSON.stringify(['StockSync']));
+      await journal.setMeta(FILE_META.targets(fams.id), JSON.stringify(['Family']));
+      // the categories file: noted, or streamed (its note is written at its end, after the send: none here)
+      if (!streamed) await journal.setMeta(FILE_META.targets(cats.id), JSON.stringify(['Category']));
+      const feed = createStreamFeed();
+      if (streamed) {
+        const all = await journal.listRecords({ fileIds: [cats.id] });
+        feed.add(cats.id, 'Category');
+        feed.publish(cats.id, all[all.length - 1]!.id);
+        feed.end(cats.id);
+      }
+      const counted: number[][] = [];
+      const spied = watched(journal, {
+        countRecords: (q: { fileIds?: number[]; targets?: string[] }) => {
+          if (q.targets?.includes('StockSync')) counted.push([...(q.fileIds ?? [])]);
+        },
+      });
+      const { client, sent } = creatingClient();
+      await pushFiles({
+        journal: spied,
+        client,
+        refCache: createReferenceCache(null),
+        logger: createLogger({ level: 'silent' }),
+        files: [cats, fams, stock].map((f) => ({ id: f.id, name: f.name, sha256: f.sha256, policy })),
+        concurrency: 2,
+        batchSize: 100,
+        ...(streamed ? { feed } : {}),
+      });
+      assert.deepEqual(sent, ['C1', 'C2', 'F1', 'F2'], 'every record sent, categories first');
+      assert.deepEqual(counted, [[stock.id]], 'only the stock file was counted for stock rows');
+    } finally {
+      await journal.close();
+    }
+  });
+}
