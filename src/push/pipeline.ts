@@ -388,7 +388,6 @@ export function notInOrder(blocker: string, outage: boolean): RecordResult {
 /** Records the send loop may still send or settle: not sent yet, in flight (a claim that expires: in doubt), in doubt. */
 const SEND_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'in_doubt'];
 
-/** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */
 /**
  * The files that may hold stock rows: by their targets (the mapping's note). A streamed file holds none (stock
  * synchronisations are never streamed, and a mapping has one target), and its note is not written before its end.
@@ -405,6 +404,7 @@ async function filesWithStockRows(
   return new Set(candidates.filter((id) => targets.get(id)?.has('StockSync') !== false));
 }
 
+/** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */
 async function waitingTargetsByFile(journal: Journal, fileIds: readonly number[]): Promise<Map<number, Set<Target>>> {
   const byFile = new Map<number, Set<Target>>();
   for (const id of fileIds) {
