@@ -107,15 +107,14 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
         for (const r of chosen) {
           const wmsId = values['wms-id'] ?? r.wmsId;
           const conflict = r.status === 'rejected' || r.outcome === 'already-existed';
-          await ctx.journal.settle(r.id, {
-            status: 'sent',
-            outcome: conflict ? 'already-existed' : 'created',
-            wmsId,
-            error: 'marked delivered by an operator',
-          });
-          // with its WMS id, the records that refer to it can be sent (the next run takes them up again)
+          // with its WMS id, the records that refer to it can be sent (the next run takes them up again): the
+          // cross-reference is written with the settle, in one transaction (its identifying fields left as they are)
           const xref = TARGET_INFO[r.target].xref;
-          if (xref && wmsId) await ctx.journal.putXref(xref, r.key, wmsId, r.payloadHash);
+          await ctx.journal.settle(
+            r.id,
+            { status: 'sent', outcome: conflict ? 'already-existed' : 'created', wmsId, error: 'marked delivered by an operator' },
+            xref && wmsId ? { resource: xref, key: r.key, wmsId, payloadHash: r.payloadHash, fields: [] } : undefined,
+          );
         }
         await rewriteResults(chosen);
         io.stdout.write(`${chosen.length} record(s) marked delivered\n`);
