@@ -202,6 +202,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   DROP INDEX S.records_by_wms_id;
   CREATE INDEX records_by_link_wms_id ON S.records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
   `,
+  // 7 (as SQLite's migration 7): the columns that reference another row, indexed: the foreign key's check of each
+  // record retention deletes read every webhook event
+  `
+  CREATE INDEX webhook_events_by_record ON S.webhook_events (record_id) WHERE record_id IS NOT NULL;
+  CREATE INDEX files_by_duplicate_of ON S.files (duplicate_of) WHERE duplicate_of IS NOT NULL;
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

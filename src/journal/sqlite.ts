@@ -178,6 +178,13 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX records_by_wms_id;
   CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
   `,
+  // 7: the columns that reference another row, indexed: deleting the row referenced (retention's prune) looks for its
+  // references, and without an index each deleted record read every webhook event (foreign_keys = ON): 200,000 records
+  // with 5,000 webhook events pruned in 20.6 s instead of 0.45 s, the event loop held all along
+  `
+  CREATE INDEX webhook_events_by_record ON webhook_events (record_id) WHERE record_id IS NOT NULL;
+  CREATE INDEX files_by_duplicate_of ON files (duplicate_of) WHERE duplicate_of IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -284,6 +291,8 @@ const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 /** The SQLite store: SQL and transactions only (policy.ts decides). */
 /** records a slice of a journal-wide count (countInSlices): ~3 ms of the event loop */
 const COUNT_SLICE = 100_000;
+/** records deleted a transaction by retention's prune: a few ms of the event loop, ~40 ms on a cold page cache */
+const PRUNE_SLICE = 2_000;
 
 class SqliteStore implements JournalStore {
   /**
@@ -449,26 +458,50 @@ class SqliteStore implements JournalStore {
       .immediate();
   }
 
-  prune(rule: PruneRule): { files: number; records: number } {
-    return this.db
-      .transaction((): { files: number; records: number } => {
-        const ids = (
-          this.stmt(
-            `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
-             AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`,
-          ).all(rule.before.toISOString()) as Array<{ id: number }>
-        ).map((r) => r.id);
-        let records = 0;
-        for (const id of ids) {
-          this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT id FROM records WHERE file_id = ?)').run(id);
-          records += this.stmt('DELETE FROM records WHERE file_id = ?').run(id).changes;
-          this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
-          for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
-          this.stmt('DELETE FROM files WHERE id = ?').run(id);
+  /**
+   * Retention's prune, file by file, in transactions of at most PRUNE_SLICE records with the event loop served between
+   * them: one transaction held the loop (and the journal's write lock) for the whole deletion, 13.6 s for a 4 M-record
+   * file (a streamed 1 GB export), webhooks and `watch`'s /healthz waiting. A file is deleted last, once its records are:
+   * a prune stopped half-way (a crash, the journal closed) leaves a file with part of its records, which the next prune
+   * finishes. Each slice checks that the file is still prunable (settled, old, nothing waiting).
+   */
+  async prune(rule: PruneRule): Promise<{ files: number; records: number }> {
+    const before = rule.before.toISOString();
+    const prunable = `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
+       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`;
+    const ids = (this.stmt(prunable).all(before) as Array<{ id: number }>).map((r) => r.id);
+    let files = 0;
+    let records = 0;
+    for (const id of ids) {
+      for (;;) {
+        const step = this.db
+          .transaction((): { deleted: number; stopped: boolean } => {
+            if (!this.stmt(`${prunable} AND f.id = ?`).get(before, id)) return { deleted: 0, stopped: true };
+            const slice = JSON.stringify(
+              (this.stmt('SELECT id FROM records INDEXED BY records_by_file WHERE file_id = ? LIMIT ?').all(id, PRUNE_SLICE) as Array<{ id: number }>).map(
+                (r) => r.id,
+              ),
+            );
+            this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT value FROM json_each(?))').run(slice);
+            const deleted = this.stmt('DELETE FROM records WHERE id IN (SELECT value FROM json_each(?))').run(slice).changes;
+            if (deleted < PRUNE_SLICE) {
+              this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
+              for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
+              this.stmt('DELETE FROM files WHERE id = ?').run(id);
+            }
+            return { deleted, stopped: false };
+          })
+          .immediate();
+        records += step.deleted;
+        if (step.stopped) break;
+        if (step.deleted < PRUNE_SLICE) {
+          files++;
+          break;
         }
-        return { files: ids.length, records };
-      })
-      .immediate();
+        await yieldToLoop();
+      }
+    }
+    return { files, records };
   }
 
   /**

@@ -1592,6 +1592,24 @@ describe('postgres', { skip: pgSkip }, () => {
       }
     });
 
+    test('every column that references another row leads an index (migration 7): the check of a deleted record reads no table', async () => {
+      const schema = schemaFor('fkindex');
+      const j = await createPostgresJournal({ url: PG_TEST_URL, schema });
+      try {
+        const rows = await pgQuery<{ col: string; indexed: boolean }>(
+          `SELECT c.conrelid::regclass::text || '.' || a.attname AS col,
+                  EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) AS indexed
+             FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+            WHERE c.contype = 'f' AND c.connamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1)`,
+          [schema],
+        );
+        assert.equal(rows.length, 3, rows.map((r) => r.col).join(', '));
+        for (const r of rows) assert.ok(r.indexed, `${r.col} references another row but leads no index`);
+      } finally {
+        await j.close();
+      }
+    });
+
     test('four instances opening a fresh schema at once: migrated exactly once', async () => {
       const schema = schemaFor('migrate');
       const journals = await Promise.all(Array.from({ length: 4 }, () => createPostgresJournal({ url: PG_TEST_URL, schema, poolSize: 2 })));
