@@ -3,6 +3,8 @@
  * - `journal.retainDays` (default 90): settled files (done, error, duplicate) last updated before the
  *   cutoff, none of whose records waits for anything, are removed with their records (payloads, raw rows)
  *   and parse facts (Journal.pruneSettled). Their content is then no longer a duplicate when dropped again.
+ *   Webhook events received before the same cutoff and already written to the outbox go too (their files
+ *   stay in the outbox for `outbox.retainDays`); one not delivered yet stays, however old.
  * - `outbox.retainDays` (default 90): result files and run reports in the outbox, and each channel's
  *   archive day folders (`.wmsbridge/archive/YYYY-MM-DD`), older than the cutoff are deleted. Rejects and
  *   the error folders are never deleted here: a person must act on them.
@@ -32,6 +34,7 @@ export function retention(config: ResolvedConfig): { journalDays: number; outbox
 export interface RetentionResult {
   files: number;
   records: number;
+  webhookEvents: number;
   outboxFiles: number;
   archiveDays: number;
 }
@@ -110,7 +113,7 @@ export async function applyRetention(a: {
   }
   await a.journal.setMeta(LAST_KEY, now.toISOString());
   const { journalDays, outboxDays } = retention(a.config);
-  const res: RetentionResult = { files: 0, records: 0, outboxFiles: 0, archiveDays: 0 };
+  const res: RetentionResult = { files: 0, records: 0, webhookEvents: 0, outboxFiles: 0, archiveDays: 0 };
   try {
     if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY)));
     for (const sub of ['results', 'rejects']) res.outboxFiles += await pruneOrphanTemps(join(a.config.outboxDir, sub), now.getTime() - DAY);
@@ -140,7 +143,7 @@ export async function applyRetention(a: {
     a.logger.warn({ err: errorMessage(err) }, 'retention could not finish; it is tried again after the next run');
     return res;
   }
-  if (res.files || res.outboxFiles || res.archiveDays) {
+  if (res.files || res.webhookEvents || res.outboxFiles || res.archiveDays) {
     a.logger.info(
       { ...res, journalRetainDays: journalDays, outboxRetainDays: outboxDays },
       'retention: old settled journal rows, outbox files and archive days removed',

@@ -14,7 +14,7 @@ const RetainDays = z
   .min(0)
   .optional()
   .describe(
-    '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text; 0 keeps everything',
+    '(default 90) settled files (done, error, duplicate) last updated longer ago than this are removed from the journal with their records and raw text, and so are webhook events received longer ago and already written to the outbox; 0 keeps everything',
   );
 
 const Duration = z.number().int().nonnegative();

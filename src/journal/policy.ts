@@ -319,7 +319,11 @@ function recordSection(ctx: Ctx): RecordMethods {
         }
       }),
     pruneSettled: (before) =>
-      op('pruneSettled', () => store.prune({ before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys })),
+      op('pruneSettled', async () => {
+        const pruned = await store.prune({ before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys });
+        // an event not delivered yet stays, however old: the outbox has not had it
+        return { ...pruned, webhookEvents: await store.pruneWebhookEvents(before) };
+      }),
     listRecords: (query) => op('listRecords', () => (matchesNothing(query) ? [] : store.listRecords(query as StoreRecordQuery))),
     countRecords: (query) =>
       op('countRecords', async () => {

@@ -603,6 +603,11 @@ class PostgresStore implements JournalStore {
     });
   }
 
+  async pruneWebhookEvents(before: Date): Promise<number> {
+    const del = await this.q(`DELETE FROM ${this.S}.webhook_events WHERE received_at < $1 AND delivered_at IS NOT NULL`, [before.toISOString()]);
+    return del.rowCount ?? 0;
+  }
+
   async listRecords(query: StoreRecordQuery): Promise<RecordRow[]> {
     const { text, values } = pgListRecordsSql(this.S, query);
     return (await this.q<PgRecordRow>(text, values)).rows.map(fromPg);

@@ -505,6 +505,34 @@ class SqliteStore implements JournalStore {
   }
 
   /**
+   * Webhook events received before `before` and delivered, read in id order by slices of PRUNE_SLICE (ids follow the
+   * time of arrival): the pass stops at the first slice holding a newer event, so it reads the old events and one
+   * slice, never the whole table (received_at has no index: a webhook's insert pays for none).
+   */
+  async pruneWebhookEvents(before: Date): Promise<number> {
+    const cutoff = before.toISOString();
+    const page = this.stmt('SELECT id, received_at, delivered_at FROM webhook_events WHERE id > ? ORDER BY id LIMIT ?');
+    let after = 0;
+    let deleted = 0;
+    for (;;) {
+      const rows = page.all(after, PRUNE_SLICE) as Array<{ id: number; received_at: string; delivered_at: string | null }>;
+      const old = rows.filter((r) => r.received_at < cutoff && r.delivered_at !== null).map((r) => r.id);
+      if (old.length > 0) {
+        deleted += this.db
+          .transaction(
+            () =>
+              this.stmt('DELETE FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) AND delivered_at IS NOT NULL').run(JSON.stringify(old))
+                .changes,
+          )
+          .immediate();
+      }
+      if (rows.length < PRUNE_SLICE || rows.some((r) => r.received_at >= cutoff)) return deleted;
+      after = rows[rows.length - 1]!.id;
+      await yieldToLoop();
+    }
+  }
+
+  /**
    * Several statuses of one file, or of the whole journal, or rare statuses of several files: one index range per
    * (file and) status (sqliteRecordReads), merged in id order. Read as one statement, the statuses were a filter on
    * the file's (or the table's) id order, so asking a fresh 20,000-record file for its rejected, failed and held

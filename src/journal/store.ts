@@ -142,8 +142,13 @@ export interface JournalStore {
    * attempts; deletes those records only when there are none. Returns that count.
    */
   deleteUntouchedRecords(fileId: number, untouched: readonly RecordStatus[], afterId: number): Awaitable<number>;
-  /** one transaction: files, their records (webhook links cleared), duplicate links to them, their meta keys */
+  /**
+   * files, their records (webhook links cleared), duplicate links to them, their meta keys: a file as one transaction
+   * (PostgreSQL: every file in one), or (SQLite) its records in slices and the file row last
+   */
   prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
+  /** webhook events received before `before` and delivered to the outbox; returns how many were deleted */
+  pruneWebhookEvents(before: Date): Awaitable<number>;
   listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;
   countByStatus(query: StoreRecordQuery): Awaitable<Array<{ status: RecordStatus; n: number }>>;
   /** distinct targets of these files' records in these statuses (lists not empty) */

@@ -317,9 +317,11 @@ export interface Journal {
   /**
    * Retention: removes files last updated before `before` whose status is settled (done, error,
    * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),
-   * with their records, raw text and parse facts. Webhook events keep their rows (their link is cleared).
+   * with their records, raw text and parse facts (a webhook event's link to such a record is cleared); and the
+   * webhook events received before `before` and already delivered to the outbox (an older resend of one is stored
+   * again, as a new event).
    */
-  pruneSettled(before: Date): Promise<{ files: number; records: number }>;
+  pruneSettled(before: Date): Promise<{ files: number; records: number; webhookEvents: number }>;
   /** Records matching the query, ordered by id. */
   listRecords(query: RecordQuery): Promise<RecordRow[]>;
   countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;

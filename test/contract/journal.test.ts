@@ -1315,6 +1315,9 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.settle(r2!.id, { status: 'rejected', outcome: 'rejected', error: 'bad' });
       await j.updateFile(done.id, { status: 'done' });
       const hook = await j.addWebhookEvent({ dedupKey: 'prune-evt', kind: 'k', body: 'b', recordId: r1!.id });
+      // webhook events: one delivered to the outbox before the cutoff goes, one not delivered stays (hook above)
+      const delivered = await j.addWebhookEvent({ dedupKey: 'prune-evt-delivered', kind: 'k', body: 'b' });
+      await j.markWebhookDelivered([delivered.id]);
       await j.setMeta(`parse-facts:${done.id}`, '{}');
       const dup = await newFile(j, 'sha-prune-done');
       assert.equal(dup.status, 'duplicate');
@@ -1330,9 +1333,11 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await new Promise((r) => setTimeout(r, 20));
       const newer = await newFile(j, 'sha-prune-newer');
       await j.updateFile(newer.id, { status: 'done' });
+      const newerEvent = await j.addWebhookEvent({ dedupKey: 'prune-evt-newer', kind: 'k', body: 'b' });
+      await j.markWebhookDelivered([newerEvent.id]);
 
       const res = await j.pruneSettled(cutoff);
-      assert.ok(res.files >= 3 && res.records >= 2, JSON.stringify(res));
+      assert.ok(res.files >= 3 && res.records >= 2 && res.webhookEvents >= 1, JSON.stringify(res));
       for (const f of [done, dup, err]) assert.equal(await j.getFile(f.id), undefined, `file ${f.id} pruned`);
       for (const f of [held, claimed, newer]) assert.ok(await j.getFile(f.id), `file ${f.id} kept`);
       assert.deepEqual(await j.listRecords({ fileIds: [done.id] }), []);
@@ -1340,9 +1345,14 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       assert.equal(await j.getMeta(`parse-facts:${done.id}`), undefined);
       const events = await j.listWebhookEvents({ afterId: hook.id - 1, limit: 1 });
       assert.equal(events[0]?.id, hook.id);
-      assert.equal(events[0]?.recordId, null, 'the event stays, its link is cleared');
+      assert.equal(events[0]?.recordId, null, 'the event not delivered yet stays, its link is cleared');
+      const keys = (await j.listWebhookEvents({ afterId: hook.id - 1, limit: 1000 })).map((e) => e.dedupKey);
+      assert.ok(!keys.includes('prune-evt-delivered'), 'an old delivered event goes');
+      assert.ok(keys.includes('prune-evt-newer'), 'a delivered event received after the cutoff stays');
       assert.equal((await newFile(j, 'sha-prune-done')).status, 'claimed', 'pruned content is no longer a duplicate');
-      assert.deepEqual(await j.pruneSettled(cutoff), { files: 0, records: 0 });
+      assert.deepEqual(await j.pruneSettled(cutoff), { files: 0, records: 0, webhookEvents: 0 });
+      // a resend of a pruned event is a new event
+      assert.equal((await j.addWebhookEvent({ dedupKey: 'prune-evt-delivered', kind: 'k', body: 'b' })).stored, true);
     });
   });
 }

@@ -55,6 +55,10 @@ test('journal.retainDays and outbox.retainDays prune old settled rows, results, 
   const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
   db.prepare('UPDATE files SET updated_at = ?').run(old);
   db.prepare("DELETE FROM meta WHERE key = 'retention:last'").run();
+  // webhook events as old: one already written to the outbox, one not yet
+  const event = db.prepare("INSERT INTO webhook_events (dedup_key, kind, received_at, body, delivered_at) VALUES (?, 'k', ?, '{}', ?)");
+  event.run('old-delivered', old, old);
+  event.run('old-undelivered', old, null);
   db.close();
   const outbox = await walk(join(d, 'outbox'));
   const aged = new Date(Date.now() - 20 * 86_400_000);
@@ -73,8 +77,11 @@ test('journal.retainDays and outbox.retainDays prune old settled rows, results, 
   const db2 = new Database(join(d, 'state', 'journal.db'), { readonly: true });
   const names = (db2.prepare('SELECT name FROM files').all() as Array<{ name: string }>).map((r) => r.name);
   const rawOld = db2.prepare("SELECT COUNT(*) AS n FROM records WHERE key IN ('RET1', 'RET2')").get() as { n: number };
+  const events = (db2.prepare('SELECT dedup_key FROM webhook_events').all() as Array<{ dedup_key: string }>).map((r) => r.dedup_key);
   db2.close();
   assert.deepEqual(names, ['NEW.csv'], 'the old settled file left the journal, the new one stayed');
+  assert.deepEqual(events, ['old-undelivered'], 'an old webhook event already in the outbox went; one not delivered yet stayed');
+  assert.match(log, /"webhookEvents":1/);
   assert.equal(rawOld.n, 0, 'its records (and raw rows) went with it');
 
   const after = await walk(join(d, 'outbox'));
