@@ -8,6 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { categoryRecord } from '../helpers/journal.js';
 import { categoryMapping, familyMapping } from '../helpers/fixtures.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import { FILE_META } from '../../src/journal/policy.js';
@@ -58,6 +59,27 @@ test('a file mapped elsewhere holds back only what may refer to it; a streamed f
     assert.equal(await ask(cats, [...live, unknown]), 'wait');
     await journal.updateFile(unknown.id, { status: 'mapped' });
     await journal.updateFile(whole.id, { status: 'mapped' });
+
+    // the tier-order count asks only the files that may hold lower-tier records: never the asking file itself or a
+    // file of its tier or above (a streamed product file of millions of pending records was counted every second)
+    const asked: number[][] = [];
+    const spy = new Proxy(journal, {
+      get: (j, prop, recv) =>
+        prop === 'countRecords'
+          ? (q: { fileIds?: number[] }) => (asked.push([...(q.fileIds ?? [])].sort((a, b) => a - b)), j.countRecords(q))
+          : (Reflect.get(j, prop, recv) as unknown),
+    });
+    const spyCtx = { journal: spy, config: ctx.config };
+    const fams2 = await add('FAM_E.csv', 'E', 'mapped');
+    assert.equal(await takeable(spyCtx, mappings, fams, [cats, fams, fams2], new Map()), 'yes', 'no category left to send in CAT_B');
+    assert.deepEqual(asked, [[cats.id]], 'only the category file was counted');
+    await journal.addRecords(cats.id, [categoryRecord(1)]);
+    assert.equal(await takeable(spyCtx, mappings, fams, [cats, fams, fams2], new Map()), 'wait', 'a category of CAT_B still to send');
+    await journal.settle((await journal.listRecords({ fileIds: [cats.id] }))[0]!.id, { status: 'sent', outcome: 'created' });
+    asked.length = 0;
+    assert.equal(await takeable(spyCtx, mappings, fams, [fams, fams2], new Map()), 'yes', 'no lower-tier file live: nothing to wait for');
+    assert.deepEqual(asked, [], 'and nothing counted');
+    await journal.updateFile(fams2.id, { status: 'done' });
 
     // an owner about to send its own files waits for others' mapping only where it may hold their dependencies
     const owner = { journal, instanceId: 'B', dependencyWaitMs: 1500, config: ctx.config };
