@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { createSqliteJournal } from '../../src/journal/index.js';
 import type { Journal, RecordStatus } from '../../src/journal/index.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { loopTurnsDuring } from '../helpers/loop.js';
 
 const N = 350_000;
 let dir: { dir: string; cleanup: () => Promise<void> };
@@ -79,15 +80,7 @@ test('a journal-wide count of some statuses counts only those', async () => {
 });
 
 test('the event loop turns between the slices of a journal-wide count', async () => {
-  let turns = 0;
-  let counting = true;
-  const turn = (): void => {
-    turns++;
-    if (counting) setImmediate(turn);
-  };
-  setImmediate(turn);
-  const counts = await journal.countRecords({});
-  counting = false;
+  const { value: counts, turns } = await loopTurnsDuring(() => journal.countRecords({}));
   assert.equal(counts.sent, expected().sent);
   // 350,000 ids in slices of 100,000: the loop turns at least twice before the count ends (never, in one statement)
   assert.ok(turns >= 2, `the loop turned ${turns} time(s) while counting`);

@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { createSqliteJournal } from '../../src/journal/index.js';
 import type { Journal } from '../../src/journal/index.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { loopTurnsDuring } from '../helpers/loop.js';
 
 const OLD = 5_000; // records of the file to prune: several slices of the prune
 let dir: { dir: string; cleanup: () => Promise<void> };
@@ -84,15 +85,7 @@ test('every column that references another row leads an index (a deleted row fin
 });
 
 test('a file of several slices is pruned whole, the event loop turning between slices; the rest stays', async () => {
-  let turns = 0;
-  let pruning = true;
-  const turn = (): void => {
-    turns++;
-    if (pruning) setImmediate(turn);
-  };
-  setImmediate(turn);
-  const res = await journal.pruneSettled(new Date('2021-01-01T00:00:00Z'));
-  pruning = false;
+  const { value: res, turns } = await loopTurnsDuring(() => journal.pruneSettled(new Date('2021-01-01T00:00:00Z')));
   assert.deepEqual(res, { files: 1, records: OLD, webhookEvents: 0 });
   // 5,000 records in slices of 2,000: the loop turned between them (never, in one transaction)
   assert.ok(turns >= 2, `the loop turned ${turns} time(s) while pruning`);
@@ -122,15 +115,7 @@ test('old delivered webhook events go in slices; newer ones and any not delivere
     event.run('late-old-delivered', 'k', '2020-06-02T00:00:00.000Z', '{}', '2020-06-02T00:00:01.000Z');
   })();
   db.close();
-  let turns = 0;
-  let pruning = true;
-  const turn = (): void => {
-    turns++;
-    if (pruning) setImmediate(turn);
-  };
-  setImmediate(turn);
-  const res = await journal.pruneSettled(new Date('2021-01-01T00:00:00Z'));
-  pruning = false;
+  const { value: res, turns } = await loopTurnsDuring(() => journal.pruneSettled(new Date('2021-01-01T00:00:00Z')));
   assert.deepEqual(res, { files: 0, records: 0, webhookEvents: 4500 });
   assert.ok(turns >= 2, `the loop turned ${turns} time(s) while pruning`);
   const keys = (await journal.listWebhookEvents({ limit: 10_000 })).map((e) => e.dedupKey);
