@@ -288,12 +288,12 @@ function toQueuedOp(w: JournalWrite): QueuedWriteOp {
 /** `status IN (...)` of a fixed list, inlined (prepared once per list). */
 const inList = (values: readonly string[]): string => `(${sqlList(values)})`;
 
-/** The SQLite store: SQL and transactions only (policy.ts decides). */
 /** records a slice of a journal-wide count (countInSlices): ~3 ms of the event loop */
 const COUNT_SLICE = 100_000;
 /** records deleted a transaction by retention's prune: a few ms of the event loop, ~40 ms on a cold page cache */
 const PRUNE_SLICE = 2_000;
 
+/** The SQLite store: SQL and transactions only (policy.ts decides). */
 class SqliteStore implements JournalStore {
   /**
    * Writer thread: several batches in flight, so the thread finds the next ones waiting when a commit ends and
