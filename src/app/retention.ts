@@ -105,17 +105,30 @@ export async function applyRetention(a: {
   logger: Logger;
   now?: Date;
   force?: boolean;
+  /**
+   * a stopping run or daemon: not started once aborted; aborted while the journal is pruned, the prune stops after
+   * its current slice, the outbox is left for later and the time of this retention is not kept, so the next run
+   * goes on with it (instead of 6 hours later)
+   */
+  signal?: AbortSignal;
 }): Promise<RetentionResult | null> {
   const now = a.now ?? new Date();
+  if (a.signal?.aborted) return null;
+  const previous = await a.journal.getMeta(LAST_KEY);
   if (!a.force) {
-    const last = Date.parse((await a.journal.getMeta(LAST_KEY)) ?? '');
+    const last = Date.parse(previous ?? '');
     if (Number.isFinite(last) && now.getTime() - last < EVERY_MS) return null;
   }
   await a.journal.setMeta(LAST_KEY, now.toISOString());
   const { journalDays, outboxDays } = retention(a.config);
   const res: RetentionResult = { files: 0, records: 0, webhookEvents: 0, outboxFiles: 0, archiveDays: 0 };
   try {
-    if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY)));
+    if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY), { signal: a.signal }));
+    if (a.signal?.aborted) {
+      await a.journal.setMeta(LAST_KEY, previous ?? '');
+      a.logger.info({ ...res }, 'retention stopped with the run; the next run goes on with it');
+      return res;
+    }
     for (const sub of ['results', 'rejects']) res.outboxFiles += await pruneOrphanTemps(join(a.config.outboxDir, sub), now.getTime() - DAY);
     if (outboxDays > 0) {
       const cutoff = now.getTime() - outboxDays * DAY;

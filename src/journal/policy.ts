@@ -318,11 +318,13 @@ function recordSection(ctx: Ctx): RecordMethods {
           throw ctx.fail('deleteRecords', `file ${fileId} has ${touched} record(s) that were sent or are in flight; refusing to delete its records`);
         }
       }),
-    pruneSettled: (before) =>
+    pruneSettled: (before, options) =>
       op('pruneSettled', async () => {
-        const pruned = await store.prune({ before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys });
+        const signal = options?.signal;
+        const rule = { before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys };
+        const pruned = await store.prune(signal ? { ...rule, signal } : rule);
         // an event not delivered yet stays, however old: the outbox has not had it
-        return { ...pruned, webhookEvents: await store.pruneWebhookEvents(before) };
+        return { ...pruned, webhookEvents: signal?.aborted ? 0 : await store.pruneWebhookEvents(before, signal) };
       }),
     listRecords: (query) => op('listRecords', () => (matchesNothing(query) ? [] : store.listRecords(query as StoreRecordQuery))),
     countRecords: (query) =>

@@ -462,8 +462,9 @@ class SqliteStore implements JournalStore {
    * Retention's prune, file by file, in transactions of at most PRUNE_SLICE records with the event loop served between
    * them: one transaction held the loop (and the journal's write lock) for the whole deletion, 13.6 s for a 4 M-record
    * file (a streamed 1 GB export), webhooks and `watch`'s /healthz waiting. A file is deleted last, once its records are:
-   * a prune stopped half-way (a crash, the journal closed) leaves a file with part of its records, which the next prune
-   * finishes. Each slice checks that the file is still prunable (settled, old, nothing waiting).
+   * a prune stopped half-way (a crash, the journal closed, `rule.signal` aborted: a stopping run or daemon) leaves a
+   * file with part of its records, which the next prune finishes. Each slice checks that the file is still prunable
+   * (settled, old, nothing waiting).
    */
   async prune(rule: PruneRule): Promise<{ files: number; records: number }> {
     const before = rule.before.toISOString();
@@ -474,6 +475,7 @@ class SqliteStore implements JournalStore {
     let records = 0;
     for (const id of ids) {
       for (;;) {
+        if (rule.signal?.aborted) return { files, records };
         const step = this.db
           .transaction((): { deleted: number; stopped: boolean } => {
             if (!this.stmt(`${prunable} AND f.id = ?`).get(before, id)) return { deleted: 0, stopped: true };
@@ -509,7 +511,7 @@ class SqliteStore implements JournalStore {
    * time of arrival): the pass stops at the first slice holding a newer event, so it reads the old events and one
    * slice, never the whole table (received_at has no index: a webhook's insert pays for none).
    */
-  async pruneWebhookEvents(before: Date): Promise<number> {
+  async pruneWebhookEvents(before: Date, signal?: AbortSignal): Promise<number> {
     const cutoff = before.toISOString();
     const page = this.stmt('SELECT id, received_at, delivered_at FROM webhook_events WHERE id > ? ORDER BY id LIMIT ?');
     let after = 0;
@@ -526,7 +528,7 @@ class SqliteStore implements JournalStore {
           )
           .immediate();
       }
-      if (rows.length < PRUNE_SLICE || rows.some((r) => r.received_at >= cutoff)) return deleted;
+      if (rows.length < PRUNE_SLICE || rows.some((r) => r.received_at >= cutoff) || signal?.aborted) return deleted;
       after = rows[rows.length - 1]!.id;
       await yieldToLoop();
     }

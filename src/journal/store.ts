@@ -67,6 +67,8 @@ export interface PruneRule {
   waitingStatuses: readonly RecordStatus[];
   /** meta keys that belong to a file (removed with it) */
   metaKeysOf: (fileId: number) => string[];
+  /** aborted: a store that prunes in several transactions stops after the current one (what is left waits for the next prune) */
+  signal?: AbortSignal;
 }
 
 /** A leader lock as the store holds it; the policy adds "and the journal is open". */
@@ -148,7 +150,7 @@ export interface JournalStore {
    */
   prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
   /** webhook events received before `before` and delivered to the outbox; returns how many were deleted */
-  pruneWebhookEvents(before: Date): Awaitable<number>;
+  pruneWebhookEvents(before: Date, signal?: AbortSignal): Awaitable<number>;
   listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;
   countByStatus(query: StoreRecordQuery): Awaitable<Array<{ status: RecordStatus; n: number }>>;
   /** distinct targets of these files' records in these statuses (lists not empty) */

@@ -1,10 +1,12 @@
 /**
  * Retention's prune killed half-way (kill -9 of `wmsbridge run` while it deletes an old 100,000-record file in slices):
  * the journal stays whole (integrity check), the file keeps the records not deleted yet and nothing else of it is
- * lost or half-written, and the next prune finishes it: file row, records, parse facts, webhook links.
+ * lost or half-written, and the next prune finishes it: file row, records, parse facts, webhook links. SIGTERM during
+ * the prune: it stops after the current slice, and the next run goes on with it at once.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -27,8 +29,10 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-test('a prune killed half-way leaves a whole journal, and the next prune finishes the file', { timeout: 120_000 }, async () => {
-  const d = tmp.dir;
+/** A workspace whose journal holds a file settled 40 days ago: OLD records, a webhook event linked to its last record. */
+async function oldWorkspace(
+  d: string,
+): Promise<{ configPath: string; dbPath: string; oldId: number; env: Record<string, string>; remaining: () => number; waitForPrune: () => Promise<void> }> {
   await mkdir(join(d, 'inbox', 'cat'), { recursive: true });
   await mkdir(join(d, 'mappings'));
   await mkdir(join(d, 'state'));
@@ -81,19 +85,26 @@ test('a prune killed half-way leaves a whole journal, and the next prune finishe
     }
   };
 
+  // polls until the prune has deleted some of the old file's records (its first slices)
+  const waitForPrune = async (): Promise<void> => {
+    const t0 = Date.now();
+    while (remaining() === OLD && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5));
+  };
+  return { configPath, dbPath, oldId: old.id, env, remaining, waitForPrune };
+}
+
+test('a prune killed half-way leaves a whole journal, and the next prune finishes the file', { timeout: 120_000 }, async () => {
+  const d = join(tmp.dir, 'kill');
+  const { configPath, dbPath, oldId, env, remaining, waitForPrune } = await oldWorkspace(d);
+  const old = { id: oldId };
   // a run (one new file) whose retention starts on the old file: killed once part of it is deleted
   await writeFile(join(d, 'inbox', 'cat', 'NEW1.csv'), 'codigo;nome\nN1;Nova\n');
   const child = spawnCli(['run', '--config', configPath], { env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let left = OLD;
-  const t0 = Date.now();
-  while (left === OLD && Date.now() - t0 < 60_000) {
-    await new Promise((r) => setTimeout(r, 5));
-    left = remaining();
-  }
+  await waitForPrune();
   child.kill('SIGKILL');
   await exited;
-  left = remaining();
+  const left = remaining();
   assert.ok(left < OLD, 'the prune had started before the kill');
   assert.ok(left > 0, `the kill came before the prune ended (${left} left): make the file larger if this machine is much quicker`);
   {
@@ -126,6 +137,43 @@ test('a prune killed half-way leaves a whole journal, and the next prune finishe
       ['NEW1.csv', 'NEW2.csv'],
       'the new files stay (the one of the killed run is resumed by the next)',
     );
+  } finally {
+    db.close();
+  }
+});
+
+test('SIGTERM while the journal is pruned: the run stops after the current slice, and the next run goes on with the prune', { timeout: 120_000 }, async () => {
+  const d = join(tmp.dir, 'term');
+  const { configPath, dbPath, oldId, env, remaining, waitForPrune } = await oldWorkspace(d);
+  await writeFile(join(d, 'inbox', 'cat', 'NEW1.csv'), 'codigo;nome\nN1;Nova\n');
+  const child = spawnCli(['run', '--config', configPath], { env });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitForPrune();
+  child.kill('SIGTERM');
+  // retention comes after the report: the run had delivered and reported everything, so its exit code stays 0
+  assert.equal(await exited, 0);
+  const left = remaining();
+  assert.ok(left > 0 && left < OLD, `the prune stopped half-way (${left} left): make the file larger if this machine is much quicker`);
+  {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      assert.equal(left % 2000, 0, 'whole slices only');
+      assert.ok(db.prepare('SELECT 1 FROM files WHERE id = ?').get(oldId), 'the file row stays until its last record is gone');
+      const last = db.prepare("SELECT value FROM meta WHERE key = 'retention:last'").get() as { value: string } | undefined;
+      assert.ok(!Number.isFinite(Date.parse(last?.value ?? '')), 'the stopped retention is not noted as done');
+      assert.ok(existsSync(join(d, 'outbox', 'reports')), 'the report of the stopped run was written');
+    } finally {
+      db.close();
+    }
+  }
+  // the next run, at once (no 6-hour wait): the prune goes on
+  await writeFile(join(d, 'inbox', 'cat', 'NEW2.csv'), 'codigo;nome\nN2;Outra\n');
+  const next = await runCli(['run', '--config', configPath], { env, timeoutMs: 60_000 });
+  assert.equal(next.code, 0, next.stdout + next.stderr);
+  assert.equal(remaining(), 0);
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    assert.equal(db.prepare('SELECT 1 FROM files WHERE id = ?').get(oldId), undefined);
   } finally {
     db.close();
   }
