@@ -123,7 +123,7 @@ export async function report(run: RunState): Promise<RunResult> {
   for (const p of problems) log.warn(p);
   if (!opts.dryRun) {
     try {
-      await applyRetention({ config, journal, logger: log, ...(opts.signal ? { signal: opts.signal } : {}) });
+      await applyRetention({ config, journal, logger: log, signal: opts.signal });
     } catch (err) {
       log.warn({ err: errorMessage(err) }, 'retention could not run');
     }

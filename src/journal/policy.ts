@@ -321,8 +321,7 @@ function recordSection(ctx: Ctx): RecordMethods {
     pruneSettled: (before, options) =>
       op('pruneSettled', async () => {
         const signal = options?.signal;
-        const rule = { before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys };
-        const pruned = await store.prune(signal ? { ...rule, signal } : rule);
+        const pruned = await store.prune({ before, fileStatuses: PRUNABLE_FILE_STATUSES, waitingStatuses: WAITING_STATUSES, metaKeysOf: fileMetaKeys, signal });
         // an event not delivered yet stays, however old: the outbox has not had it
         return { ...pruned, webhookEvents: signal?.aborted ? 0 : await store.pruneWebhookEvents(before, signal) };
       }),
