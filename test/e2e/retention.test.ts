@@ -2,6 +2,11 @@
  * Retention through the CLI: after a run, a settled file aged past journal.retainDays leaves the journal
  * (file row, records, raw text), results/reports aged past outbox.retainDays and old archive day folders
  * are deleted; newer ones, rejects and the error folder stay; `status` shows both settings.
+ *
+ * Its prune killed half-way (kill -9 of `wmsbridge run` while it deletes an old 100,000-record file in slices): the
+ * journal stays whole (integrity check), the file keeps the records not deleted yet and nothing else of it is lost or
+ * half-written, and the next prune finishes it: file row, records, parse facts, webhook links. SIGTERM during the
+ * prune: it stops after the current slice, and the next run goes on with it at once.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +15,10 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeTempDir, walkFiles as walk } from '../helpers/tmp.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { categoryMapping } from '../helpers/fixtures.js';
+import { createSqliteJournal } from '../../src/journal/index.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -26,13 +32,14 @@ after(async () => {
   await tmp?.cleanup();
 });
 
-test('journal.retainDays and outbox.retainDays prune old settled rows, results, reports and archive days', { timeout: 90_000 }, async () => {
-  const d = tmp.dir;
+/** A workspace in `d`: channel `cat` of categories, a SQLite journal kept 30 days, `extra` config; returns the config's path. */
+async function writeWorkspace(d: string, extra: Record<string, unknown> = {}): Promise<string> {
   await mkdir(join(d, 'inbox', 'cat'), { recursive: true });
   await mkdir(join(d, 'mappings'));
   await writeFile(join(d, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'cat', files: '*.csv' }));
+  const configPath = join(d, 'wmsbridge.config.json');
   await writeFile(
-    join(d, 'wmsbridge.config.json'),
+    configPath,
     JSON.stringify({
       inboxDir: 'inbox',
       outboxDir: 'outbox',
@@ -40,10 +47,16 @@ test('journal.retainDays and outbox.retainDays prune old settled rows, results, 
       mappingsDir: 'mappings',
       channels: [{ name: 'cat', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
       journal: { kind: 'sqlite', retainDays: 30 },
-      outbox: { retainDays: 10 },
       wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 1 },
+      ...extra,
     }),
   );
+  return configPath;
+}
+
+test('journal.retainDays and outbox.retainDays prune old settled rows, results, reports and archive days', { timeout: 90_000 }, async () => {
+  const d = tmp.dir;
+  await writeWorkspace(d, { outbox: { retainDays: 10 } });
   const args = ['--config', join(d, 'wmsbridge.config.json')];
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
   await writeFile(join(d, 'inbox', 'cat', 'OLD.csv'), 'codigo;nome\nRET1;Velha\nRET2;\n');
@@ -106,4 +119,141 @@ test('journal.retainDays and outbox.retainDays prune old settled rows, results, 
     status.stdout,
     /journal rows of settled files 30 days \(journal\.retainDays\), outbox results\/reports and archive 10 days \(outbox\.retainDays\)/,
   );
+});
+
+const OLD = 100_000;
+
+/** A workspace whose journal holds a file settled 40 days ago: OLD records, a webhook event linked to its last record. */
+async function oldWorkspace(
+  d: string,
+): Promise<{ configPath: string; dbPath: string; oldId: number; env: Record<string, string>; remaining: () => number; waitForPrune: () => Promise<void> }> {
+  const configPath = await writeWorkspace(d);
+  await mkdir(join(d, 'state'));
+  // the journal holds a file settled 40 days ago: 100,000 records, a webhook event linked to its last record
+  const dbPath = join(d, 'state', 'journal.db');
+  const j = await createSqliteJournal({ path: dbPath });
+  const old = await j.addFile({ channel: 'cat', name: 'OLD.csv', path: '/old', size: 1, sha256: 'o'.repeat(64), runId: 'r' });
+  await j.updateFile(old.id, { status: 'done' });
+  await j.setMeta(`parse-facts:${old.id}`, '{}');
+  await j.close();
+  const aged = new Date(Date.now() - 40 * 86_400_000).toISOString();
+  {
+    const db = new Database(dbPath);
+    const insert = db.prepare(
+      `INSERT INTO records (file_id, target, op, key, source, mapping, payload, payload_hash, status, updated_at)
+       VALUES (?, 'Category', 'upsert', ?, '{}', 'cat', '{}', 'h', 'sent', ?)`,
+    );
+    db.transaction(() => {
+      for (let i = 1; i <= OLD; i++) insert.run(old.id, `OLD${i}`, aged);
+    })();
+    const last = (db.prepare('SELECT MAX(id) AS id FROM records').get() as { id: number }).id;
+    db.prepare("INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id) VALUES ('evt', 'k', ?, '{}', ?)").run(
+      new Date().toISOString(),
+      last,
+    );
+    db.prepare('UPDATE files SET updated_at = ? WHERE id = ?').run(aged, old.id);
+    db.close();
+  }
+  const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
+  const remaining = (): number => {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return (db.prepare('SELECT COUNT(*) AS n FROM records WHERE file_id = ?').get(old.id) as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  // polls until the prune has deleted some of the old file's records (its first slices)
+  const waitForPrune = async (): Promise<void> => {
+    const t0 = Date.now();
+    while (remaining() === OLD && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5));
+  };
+  return { configPath, dbPath, oldId: old.id, env, remaining, waitForPrune };
+}
+
+test('a prune killed half-way leaves a whole journal, and the next prune finishes the file', { timeout: 120_000 }, async () => {
+  const d = join(tmp.dir, 'kill');
+  const { configPath, dbPath, oldId, env, remaining, waitForPrune } = await oldWorkspace(d);
+  const old = { id: oldId };
+  // a run (one new file) whose retention starts on the old file: killed once part of it is deleted
+  await writeFile(join(d, 'inbox', 'cat', 'NEW1.csv'), 'codigo;nome\nN1;Nova\n');
+  const child = spawnCli(['run', '--config', configPath], { env });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await waitForPrune();
+  child.kill('SIGKILL');
+  await exited;
+  const left = remaining();
+  assert.ok(left < OLD, 'the prune had started before the kill');
+  assert.ok(left > 0, `the kill came before the prune ended (${left} left): make the file larger if this machine is much quicker`);
+  {
+    const db = new Database(dbPath);
+    try {
+      assert.equal((db.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]?.integrity_check, 'ok');
+      assert.deepEqual(db.pragma('foreign_key_check'), [], 'no row points at a deleted one');
+      assert.equal(left % 2000, 0, 'whole slices only: each slice is one transaction');
+      assert.ok(db.prepare('SELECT 1 FROM files WHERE id = ?').get(old.id), 'the file row stays until its last record is gone');
+      assert.ok(db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`parse-facts:${old.id}`), 'and its parse facts');
+      // the killed run had noted its retention: the next run prunes again only after 6 hours; as if they had passed
+      db.prepare("DELETE FROM meta WHERE key = 'retention:last'").run();
+    } finally {
+      db.close();
+    }
+  }
+
+  await writeFile(join(d, 'inbox', 'cat', 'NEW2.csv'), 'codigo;nome\nN2;Outra\n');
+  const next = await runCli(['run', '--config', configPath], { env: { ...env, WMSBRIDGE_LOG_LEVEL: 'info' }, timeoutMs: 60_000 });
+  assert.equal(next.code, 0, next.stdout + next.stderr);
+  assert.match(next.stdout + next.stderr, /retention: old settled journal rows/);
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    assert.equal(remaining(), 0);
+    assert.equal(db.prepare('SELECT 1 FROM files WHERE id = ?').get(old.id), undefined, 'the file row went last');
+    assert.equal(db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`parse-facts:${old.id}`), undefined);
+    assert.equal((db.prepare("SELECT record_id FROM webhook_events WHERE dedup_key = 'evt'").get() as { record_id: number | null }).record_id, null);
+    assert.deepEqual(
+      (db.prepare('SELECT name FROM files ORDER BY id').all() as Array<{ name: string }>).map((r) => r.name),
+      ['NEW1.csv', 'NEW2.csv'],
+      'the new files stay (the one of the killed run is resumed by the next)',
+    );
+  } finally {
+    db.close();
+  }
+});
+
+test('SIGTERM while the journal is pruned: the run stops after the current slice, and the next run goes on with the prune', { timeout: 120_000 }, async () => {
+  const d = join(tmp.dir, 'term');
+  const { configPath, dbPath, oldId, env, remaining, waitForPrune } = await oldWorkspace(d);
+  await writeFile(join(d, 'inbox', 'cat', 'NEW1.csv'), 'codigo;nome\nN1;Nova\n');
+  const child = spawnCli(['run', '--config', configPath], { env });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitForPrune();
+  child.kill('SIGTERM');
+  // retention comes after the report: the run had delivered and reported everything, so its exit code stays 0
+  assert.equal(await exited, 0);
+  const left = remaining();
+  assert.ok(left > 0 && left < OLD, `the prune stopped half-way (${left} left): make the file larger if this machine is much quicker`);
+  {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      assert.equal(left % 2000, 0, 'whole slices only');
+      assert.ok(db.prepare('SELECT 1 FROM files WHERE id = ?').get(oldId), 'the file row stays until its last record is gone');
+      const last = db.prepare("SELECT value FROM meta WHERE key = 'retention:last'").get() as { value: string } | undefined;
+      assert.ok(!Number.isFinite(Date.parse(last?.value ?? '')), 'the stopped retention is not noted as done');
+      assert.ok(existsSync(join(d, 'outbox', 'reports')), 'the report of the stopped run was written');
+    } finally {
+      db.close();
+    }
+  }
+  // the next run, at once (no 6-hour wait): the prune goes on
+  await writeFile(join(d, 'inbox', 'cat', 'NEW2.csv'), 'codigo;nome\nN2;Outra\n');
+  const next = await runCli(['run', '--config', configPath], { env, timeoutMs: 60_000 });
+  assert.equal(next.code, 0, next.stdout + next.stderr);
+  assert.equal(remaining(), 0);
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    assert.equal(db.prepare('SELECT 1 FROM files WHERE id = ?').get(oldId), undefined);
+  } finally {
+    db.close();
+  }
 });
