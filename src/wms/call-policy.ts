@@ -18,6 +18,7 @@ import { WmsError, WmsErrorCode } from './errors.js';
 import { createSemaphore, createTokenBucket, type Semaphore, type TokenBucket } from './rate-limit.js';
 import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
+import { createTurnBatch } from './turn-batch.js';
 
 /** a token older than this when its answer came may have expired between being obtained and being checked */
 const STALE_TOKEN_WAIT_MS = 250;
@@ -176,6 +177,8 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
   const { o, slots, throttle, bucket, counters, breaker, latency, scrub, fail } = m;
   const log = o.log;
   const transport = o.transport;
+  /** this client's answers of one loop turn, handed on after the requests they released are written */
+  const afterTurn = createTurnBatch();
 
   /** The token for this attempt (the one a 401 refresh handed over, else the current one) and when it was had. */
   const takeToken = async (req: Prepared, replay: Replay): Promise<{ token: string | undefined; tokenAt: number }> => {
@@ -221,18 +224,31 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
     return true;
   };
 
-  /** The attempt on the wire, inside the slot `enter` took. */
+  /**
+   * The attempt on the wire, inside the slot `enter` took. The slot is given back as soon as the answer is in; a
+   * 2xx answer is then handed on with the turn's other answers, after the requests their slots released are
+   * written (turn-batch.ts); any other answer (a 429 or 503 to throttle on, a 401 to refresh) is judged at once.
+   */
   const exchange = async (req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure; started: number }> => {
     const started = performance.now();
     counters.requests++;
+    let inSlot = true;
+    const leaveSlot = (): void => {
+      if (!inSlot) return;
+      inSlot = false;
+      latency.observe(performance.now() - started);
+      slots.release();
+    };
     try {
-      return { res: await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal), started };
+      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal);
+      leaveSlot();
+      if (res.status >= 200 && res.status < 300) await afterTurn();
+      return { res, started };
     } catch (err) {
       // send only rejects with AttemptFailure
       return { failure: err instanceof AttemptFailure ? err : new AttemptFailure(err, false, false, false), started };
     } finally {
-      latency.observe(performance.now() - started);
-      slots.release();
+      leaveSlot();
     }
   };
 
