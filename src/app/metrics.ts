@@ -1,16 +1,17 @@
 /**
  * What `watch` exposes on /metrics: files by status, records by outcome and status, WMS request
  * latency, retries, refreshes, held and in-doubt counts, runs, the journal's group commits, whether the
- * inbox is there, the process metrics and wmsbridge_build_info (docs/OPERATIONS.md lists them).
+ * inbox is there, the process metrics and wmsbridge_build_info (README.md, "Monitoring", lists them).
  */
-import type { FileRow, JournalWriteStats, RecordStatus } from '../journal/types.js';
+import type { FileStatus, JournalWriteStats, RecordStatus } from '../journal/types.js';
 import type { WmsClientStats } from '../wms/client-types.js';
 import type { RunSummary } from '../outbox/types.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 
 export interface MetricsState {
   recordsByStatus: Record<RecordStatus, number>;
-  files: FileRow[];
+  /** Journal.countFiles: every status, 0 when none */
+  filesByStatus: Record<FileStatus, number>;
   client: WmsClientStats;
   queued: number;
   journal?: JournalWriteStats;
@@ -78,9 +79,7 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
     },
     async render(state) {
       // every status is set each time (0 when absent), so a status that empties shows 0, not its last value
-      const byStatus: Record<string, number> = { claimed: 0, mapped: 0, done: 0, error: 0, duplicate: 0 };
-      for (const f of state.files) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
-      for (const [status, n] of Object.entries(byStatus)) filesG.set(n, { status });
+      for (const [status, n] of Object.entries(state.filesByStatus)) filesG.set(n, { status });
       for (const status of ['pending', 'sending', 'sent', 'rejected', 'failed', 'held', 'in_doubt'] as const)
         recordsG.set(state.recordsByStatus[status] ?? 0, { status });
       queuedG.set(state.queued);

@@ -282,10 +282,9 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
       ctx.journal
         .countRecords({})
         .then(async (counts) => {
-          const files = await ctx.journal.listFiles();
           const text = await metrics.render({
             recordsByStatus: counts,
-            files,
+            filesByStatus: await ctx.journal.countFiles(),
             client: ctx.client.stats(),
             queued: st.queue.size,
             journal: ctx.journal.writeStats(),

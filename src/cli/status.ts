@@ -31,12 +31,18 @@ export default async function status(args: string[], io: CliIo): Promise<number>
     config,
     'status',
     async (ctx) => {
-      const files = await ctx.journal.listFiles();
-      const byStatus: Record<string, number> = {};
-      for (const f of files) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
+      // counted, not listed: a journal keeps 90 days of files; only those the output names are read
+      const byStatus = Object.fromEntries(Object.entries(await ctx.journal.countFiles()).filter(([, n]) => n > 0));
       const counts = await ctx.journal.countRecords({});
       const attention = await ctx.journal.listRecords({ statuses: ['held', 'in_doubt', 'failed'], limit });
-      const fileById = new Map<number, FileRow>(files.map((f) => [f.id, f]));
+      const inWork = await ctx.journal.listFiles({ statuses: ['claimed', 'mapped'] });
+      const errors = (await ctx.journal.listFiles({ statuses: ['error'] })).slice(-limit);
+      const fileById = new Map<number, FileRow>([...inWork, ...errors].map((f) => [f.id, f]));
+      for (const id of new Set(attention.map((r) => r.fileId))) {
+        if (fileById.has(id)) continue;
+        const f = await ctx.journal.getFile(id);
+        if (f) fileById.set(id, f);
+      }
       if (values.json) {
         io.stdout.write(
           `${JSON.stringify({ journal: ctx.journal.location, retention: retention(config), files: byStatus, records: counts, attention: attention.map((r) => ({ id: r.id, file: fileById.get(r.fileId)?.name, line: r.source.line, target: r.target, key: r.key, status: r.status, error: r.error })) }, null, 2)}\n`,
@@ -64,12 +70,10 @@ export default async function status(args: string[], io: CliIo): Promise<number>
             .join(', ') || 'none'
         }`,
       );
-      const inWork = files.filter((f) => f.status === 'claimed' || f.status === 'mapped');
       if (inWork.length) {
         out.push('', 'files in progress (resumed by the next run):');
         for (const f of inWork) out.push(`  ${f.channel}/${f.name}  ${f.status}  ${f.path}`);
       }
-      const errors = files.filter((f) => f.status === 'error').slice(-limit);
       if (errors.length) {
         out.push('', 'files in error (fix and drop again):');
         for (const f of errors) out.push(`  ${f.channel}/${f.name}  ${f.error ?? ''}\n    -> ${f.path}`);

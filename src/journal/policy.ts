@@ -219,7 +219,16 @@ function checkTtl(ctx: Ctx, name: string, ttlMs: number): void {
 
 type FileMethods = Pick<
   Journal,
-  'addFile' | 'getFile' | 'listFiles' | 'updateFile' | 'acquireFileLease' | 'renewLeases' | 'releaseFileLease' | 'listResumableFiles' | 'tryLeaderLock'
+  | 'addFile'
+  | 'getFile'
+  | 'listFiles'
+  | 'countFiles'
+  | 'updateFile'
+  | 'acquireFileLease'
+  | 'renewLeases'
+  | 'releaseFileLease'
+  | 'listResumableFiles'
+  | 'tryLeaderLock'
 >;
 
 /** Files, leases and leader locks. */
@@ -239,6 +248,12 @@ function fileSection(ctx: Ctx): FileMethods {
       }),
     getFile: (id) => op('getFile', () => store.getFile(id)),
     listFiles: (query = {}) => op('listFiles', () => store.listFiles(query)),
+    countFiles: () =>
+      op('countFiles', async () => {
+        const counts = Object.fromEntries(FILE_STATUSES.map((s) => [s, 0])) as Record<FileStatus, number>;
+        for (const r of await store.countFilesByStatus()) counts[r.status] = r.n;
+        return counts;
+      }),
     updateFile: (id, patch) =>
       op('updateFile', async () => {
         const columns: Array<[string, unknown]> = [];

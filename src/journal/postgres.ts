@@ -417,6 +417,10 @@ class PostgresStore implements JournalStore {
     return r ? toFileRow(r) : undefined;
   }
 
+  async countFilesByStatus(): Promise<Array<{ status: FileStatus; n: number }>> {
+    return (await this.q<{ status: FileStatus; n: number }>(`SELECT status, COUNT(*)::int AS n FROM ${this.S}.files GROUP BY status`)).rows;
+  }
+
   async listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): Promise<FileRow[]> {
     const conds: string[] = [];
     const params: unknown[] = [];

@@ -257,6 +257,9 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   return createJournal(store);
 }
 
+/** the journal's files by status, counted in the status index: no file row is read (test/unit/journal-count-files) */
+export const COUNT_FILES_BY_STATUS = 'SELECT status, COUNT(*) AS n FROM files INDEXED BY files_by_status GROUP BY status';
+
 /** batches a file journal keeps in flight to its writer thread (merged there into one transaction when they wait) */
 const SQLITE_THREAD_BATCHES_IN_FLIGHT = 8;
 
@@ -354,6 +357,10 @@ class SqliteStore implements JournalStore {
   getFile(id: number): FileRow | undefined {
     const r = this.stmt('SELECT * FROM files WHERE id = ?').get(id) as FileDbRow | undefined;
     return r ? toFileRow(r) : undefined;
+  }
+
+  countFilesByStatus(): Array<{ status: FileStatus; n: number }> {
+    return this.stmt(COUNT_FILES_BY_STATUS).all() as Array<{ status: FileStatus; n: number }>;
   }
 
   listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): FileRow[] {

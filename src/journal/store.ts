@@ -101,6 +101,8 @@ export interface JournalStore {
   insertFile(insert: FileInsert): Awaitable<FileRow>;
   getFile(id: number): Awaitable<FileRow | undefined>;
   listFiles(query: { statuses?: FileStatus[]; channel?: string; runId?: string }): Awaitable<FileRow[]>;
+  /** the journal's files counted by status (statuses without a file are left out) */
+  countFilesByStatus(): Awaitable<Array<{ status: FileStatus; n: number }>>;
   /** sets the given columns (and updated_at); returns whether the file exists */
   updateFile(id: number, columns: ReadonlyArray<readonly [column: string, value: unknown]>): Awaitable<boolean>;
   /** takes the lease if the file is unowned, owned by `owner`, or its lease expired; returns whether it did */

@@ -218,6 +218,12 @@ export interface Journal {
   addFile(file: NewFile): Promise<FileRow>;
   getFile(id: number): Promise<FileRow | undefined>;
   listFiles(query?: { statuses?: FileStatus[]; channel?: string; runId?: string }): Promise<FileRow[]>;
+  /**
+   * Every file of the journal counted by status, every status present (0 when none): `watch`'s /metrics at each
+   * scrape and `status`. One pass over the status index, not every file's row (listFiles read 50,000 rows in 200 ms
+   * on the event loop for a gauge).
+   */
+  countFiles(): Promise<Record<FileStatus, number>>;
   updateFile(id: number, patch: Partial<Pick<FileRow, 'status' | 'path' | 'error' | 'runId' | 'owner' | 'leaseUntil'>>): Promise<void>;
 
   // ---- leases: several instances sharing one store -------------------------------------------

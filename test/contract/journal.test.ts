@@ -107,6 +107,28 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await assert.rejects(j.updateFile(999_999, { status: 'done' }), (e: { code?: string }) => e.code === ErrorCode.JOURNAL);
     });
 
+    test('countFiles counts every file by status, every status present, as listing them would', async () => {
+      const before = await j.countFiles();
+      assert.deepEqual(Object.keys(before).sort(), ['claimed', 'done', 'duplicate', 'error', 'mapped']);
+      const a = await newFile(j, 'sha-count-a');
+      const b = await newFile(j, 'sha-count-b');
+      await newFile(j, 'sha-count-a'); // a duplicate of a
+      await j.updateFile(a.id, { status: 'done' });
+      await j.updateFile(b.id, { status: 'error', error: 'x' });
+      await newFile(j, 'sha-count-c');
+      const after = await j.countFiles();
+      assert.deepEqual(Object.fromEntries(Object.entries(after).map(([k, n]) => [k, n - before[k as keyof typeof before]])), {
+        claimed: 1,
+        mapped: 0,
+        done: 1,
+        error: 1,
+        duplicate: 1,
+      });
+      const listed: Record<string, number> = { claimed: 0, mapped: 0, done: 0, error: 0, duplicate: 0 };
+      for (const f of await j.listFiles()) listed[f.status]! += 1;
+      assert.deepEqual(after, listed);
+    });
+
     test('duplicate detection by sha256, force, and earlier errors', async () => {
       const first = await newFile(j, 'sha-dup');
       const second = await newFile(j, 'sha-dup');

@@ -119,6 +119,10 @@ test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
   assert.equal(m.statusCode, 200);
   const text = await m.body.text();
   assert.match(text, /# TYPE wmsbridge_records gauge/);
+  // the journal's files counted by status (Journal.countFiles), every status present: at least the two files sent above
+  for (const status of ['claimed', 'mapped', 'done', 'error', 'duplicate'])
+    assert.match(text, new RegExp(`^wmsbridge_files\\{status="${status}"\\} \\d+$`, 'm'));
+  assert.ok(Number(/^wmsbridge_files\{status="done"\} (\d+)$/m.exec(text)?.[1]) >= 2, 'CAT_slow.csv and CAT_m.csv are done');
   assert.match(text, /wmsbridge_records_settled_total\{target="Category",outcome="created"\} \d+/);
   assert.match(text, /wmsbridge_wms_request_duration_seconds_bucket\{le="\+Inf"\} \d+/);
   // the journal's group commits: categories were sent, so marks and settles were committed in batches

@@ -99,7 +99,7 @@ test('watch metrics: inbox entries not taken are counted by kind', async () => {
   const client = { requests: 0, retries: 0, refreshes: 0, authorizations: 0, failures: 0, latencyBucketsMs: [10], latencyCounts: [0, 0], latencySumMs: 0 };
   const text = await m.render({
     recordsByStatus: { pending: 0, sending: 0, sent: 0, rejected: 0, failed: 0, held: 0, in_doubt: 0 },
-    files: [],
+    filesByStatus: { claimed: 0, mapped: 0, done: 0, error: 0, duplicate: 0 },
     client,
     queued: 0,
   });
