@@ -209,7 +209,60 @@ async function childNaive(dir: string, limit: number, url: string, accessKeyID: 
  * agent, `workers` loops posting one category each from the same file, read whole, no journal, no retries.
  * What a run can hope for on this stand-in: wmsbridge's whole run is reported as a fraction of it.
  */
-async function childPusher(dir: string, workers: number, url: string, accessKeyID: string, secretKey: string): Promise<ChildFigures> {
+/**
+ * The trivial pusher's journal when it is durable (`--child durable`): the least a pusher that cannot lose a record
+ * or send one twice must write, on the same SQLite settings as wmsbridge (WAL, synchronous=FULL): every row first
+ * (1,000 a transaction), then each record marked 'sending' before its request and settled 'sent' with its WMS id
+ * after, the writes of one loop turn in one transaction (a group commit, committed on the event loop). No parsing
+ * beyond a split, no mapping, no references, no cross-reference, no result file, no report: the floor of durability.
+ */
+async function durableJournal(dir: string, rows: ReadonlyArray<{ key: string; payload: string }>) {
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(join(dir, 'durable-pusher.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`CREATE TABLE records (id INTEGER PRIMARY KEY, key TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, wms_id TEXT, updated_at TEXT NOT NULL);
+    CREATE INDEX records_by_status ON records (status);`);
+  const insert = db.prepare(`INSERT INTO records (key, payload, status, updated_at) VALUES (?, ?, 'pending', ?)`);
+  const insertAll = db.transaction((batch: ReadonlyArray<{ key: string; payload: string }>) => {
+    const now = new Date().toISOString();
+    for (const r of batch) insert.run(r.key, r.payload, now);
+  });
+  for (let i = 0; i < rows.length; i += 1000) insertAll(rows.slice(i, i + 1000));
+  const mark = db.prepare(`UPDATE records SET status = 'sending', updated_at = ? WHERE id = ?`);
+  const settle = db.prepare(`UPDATE records SET status = 'sent', wms_id = ?, updated_at = ? WHERE id = ?`);
+  type Op = { id: number; wmsId?: string | null; done: () => void };
+  let queue: Op[] = [];
+  const commit = db.transaction((ops: Op[]) => {
+    const now = new Date().toISOString();
+    for (const o of ops) {
+      if (o.wmsId === undefined) mark.run(now, o.id);
+      else settle.run(o.wmsId, now, o.id);
+    }
+  });
+  const flush = (): void => {
+    const ops = queue;
+    queue = [];
+    commit(ops);
+    for (const o of ops) o.done();
+  };
+  const write = (id: number, wmsId?: string | null): Promise<void> =>
+    new Promise((done) => {
+      if (queue.push({ id, wmsId, done }) === 1) setImmediate(flush);
+    });
+  return {
+    pending: db.prepare(`SELECT id, payload FROM records WHERE status = 'pending' ORDER BY id`).all() as Array<{ id: number; payload: string }>,
+    mark: (id: number) => write(id),
+    settle: (id: number, wmsId: string | null) => write(id, wmsId),
+    close: () => db.close(),
+  };
+}
+
+/**
+ * The trivial concurrent pusher (`--child pusher`): node:http keep-alive, `workers` workers posting the file's
+ * categories, nothing else. `durable`: the same with durableJournal's writes around each request (`--child durable`).
+ */
+async function childPusher(dir: string, workers: number, url: string, accessKeyID: string, secretKey: string, durable = false): Promise<ChildFigures> {
   const http = await import('node:http');
   const { readFile } = await import('node:fs/promises');
   const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
@@ -245,18 +298,29 @@ async function childPusher(dir: string, workers: number, url: string, accessKeyI
   const cpu0 = process.cpuUsage();
   const auth = await post('/open/v1/authorize', JSON.stringify({ accessKeyID, secretKey }));
   const token = (JSON.parse(auth.text) as { data: { token: string } }).data.token;
-  const lines = (await readFile(join(dir, 'source.csv'), 'utf8')).split('\r\n');
-  let next = 1; // line 0 is the header
+  const prefix = durable ? 'D' : 'T';
+  const rows = (await readFile(join(dir, 'source.csv'), 'utf8'))
+    .split('\r\n')
+    .slice(1) // the header
+    .filter((line) => line)
+    .map((line) => {
+      const [codigo, descricao] = line.split(';');
+      return { key: `${prefix}${codigo}`, payload: JSON.stringify({ codeERP: `${prefix}${codigo}`, name: descricao, status: 1 }) };
+    });
+  const journal = durable ? await durableJournal(dir, rows) : null;
+  const work = journal ? journal.pending : rows.map((r, i) => ({ id: i + 1, payload: r.payload }));
+  let next = 0;
   let sent = 0;
   let firstMs = 0;
   const worker = async (): Promise<void> => {
     for (;;) {
-      const i = next++;
-      if (i >= lines.length || !lines[i]) return;
-      const [codigo, descricao] = lines[i]!.split(';');
+      const r = work[next++];
+      if (!r) return;
       if (!firstMs) firstMs = performance.now();
-      const r = await post('/open/v1/category', JSON.stringify({ codeERP: `T${codigo}`, name: descricao, status: 1 }), token);
-      if (r.status !== 200) throw new Error(`trivial pusher: HTTP ${r.status}: ${r.text.slice(0, 200)}`);
+      await journal?.mark(r.id);
+      const res = await post('/open/v1/category', r.payload, token);
+      if (res.status !== 200) throw new Error(`trivial pusher: HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+      if (journal) await journal.settle(r.id, (JSON.parse(res.text) as { data?: { id?: string } }).data?.id ?? null);
       sent++;
     }
   };
@@ -264,6 +328,7 @@ async function childPusher(dir: string, workers: number, url: string, accessKeyI
   const end = performance.now();
   const cpu = process.cpuUsage(cpu0);
   agent.destroy();
+  journal?.close();
   return {
     records: sent,
     totalMs: end - t0,
@@ -336,10 +401,16 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     // wmsbridge (start of the scan to the last settle, report included) as a fraction of the pusher's. PAIRS
     // alternated pairs (the order swapped at each pair, so a drift of the machine favours neither side), the
     // median pair reported with every pair's ratio beside it: one pair moves by +-3 % on this noisy machine
-    const pusher = async (dir: string, workers = CONCURRENCY): Promise<ChildFigures> =>
-      runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pusher', dir, String(workers), sb.url, sb.accessKeyID, sb.secretKey]);
+    const pusher = async (dir: string, workers = CONCURRENCY, kind: 'pusher' | 'durable' = 'pusher'): Promise<ChildFigures> =>
+      runJsonChild<ChildFigures>(cmd, [...args, '--child', kind, dir, String(workers), sb.url, sb.accessKeyID, sb.secretKey]);
     const n = sizes[sizes.length - 1]!;
     const rate = (f: ChildFigures): number => f.records / (f.totalMs / 1000);
+    /** the durable pusher (childPusher, durableJournal) on a fresh copy of the drop: the floor of a pusher that journals */
+    const durablePusher = async (concurrency: number): Promise<ChildFigures> => {
+      const dir = await makeWorkspace(n, sb, 'FULL', undefined, concurrency);
+      dirs.push(dir);
+      return pusher(dir, concurrency, 'durable');
+    };
     const alternated = async (concurrency: number, count = PAIRS): Promise<Array<{ f: ChildFigures; p: ChildFigures; ratio: number }>> => {
       const pairs: Array<{ f: ChildFigures; p: ChildFigures; ratio: number }> = [];
       for (let i = 0; i < count; i++) {
@@ -396,6 +467,9 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       figures[`c128_whole_run_ratio_to_pusher_${n}`] = round(rate(f) / rate(p), 3);
       figures[`c128_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
       threadFigures(f, `c128_${n}`);
+      const d = await durablePusher(c);
+      figures[`c128_durable_pusher_ratio_to_bound_${n}`] = round(rate(d) / bound128, 3);
+      figures[`c128_durable_pusher_cpu_us_per_record_${n}`] = d.cpuUsPerRecord ?? 0;
     }
     // the same, CPU-bound (no added latency): what a record costs when the WMS is not the limit
     {
@@ -410,6 +484,10 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         figures[`cpu_bound_cpu_us_per_record_${n}`] = f.cpuUsPerRecord ?? 0;
         figures[`cpu_bound_pusher_cpu_us_per_record_${n}`] = p.cpuUsPerRecord ?? 0;
         threadFigures(f, `cpu_bound_${n}`);
+        // against the pusher of the median pair (the durable one runs right after the pairs)
+        const d = await durablePusher(CONCURRENCY);
+        figures[`cpu_bound_durable_pusher_ratio_to_pusher_${n}`] = round(rate(d) / rate(p), 3);
+        figures[`cpu_bound_durable_pusher_cpu_us_per_record_${n}`] = d.cpuUsPerRecord ?? 0;
       } finally {
         await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
       }
@@ -475,6 +553,10 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'at each pair): the median pair is reported, every pair ratio in *_pairs (one pair moves by a few % on a noisy machine); ' +
         'c128_* is the same at concurrency 128 (bound ' +
         `${128 / (LATENCY_MS / 1000)}/s: on 2 cores shared with the sandbox even the pusher cannot reach it); cpu_bound_* is the same with no added latency, in ${CPU_BOUND_PAIRS} pairs (they spread most). ` +
+        '*_durable_pusher_*: the trivial pusher with the least journal a pusher that loses nothing must keep (SQLite, WAL, ' +
+        'synchronous=FULL: every row inserted first, each record marked before its request and settled after it, one ' +
+        'transaction per loop turn; no mapping, references, cross-reference, results or report): the floor of durability on ' +
+        "this machine, one run after the pairs (the CPU-bound one against the median pair's pusher). " +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
@@ -608,8 +690,8 @@ if (isMainModule(import.meta.url)) {
     const p =
       kind === 'pipeline'
         ? childPipeline(dir!)
-        : kind === 'pusher'
-          ? childPusher(dir!, Number(limit), url!, key!, secret!)
+        : kind === 'pusher' || kind === 'durable'
+          ? childPusher(dir!, Number(limit), url!, key!, secret!, kind === 'durable')
           : childNaive(dir!, Number(limit), url!, key!, secret!);
     printResult(p);
   } else printResult(benchEndToEnd(), { indent: true });
