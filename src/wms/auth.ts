@@ -164,7 +164,10 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
     getToken,
     async handleUnauthorized(usedToken: string): Promise<string> {
       if (flight) await flight;
-      if (held && held.token !== usedToken) return held.token; // someone else already renewed it
+      // someone else already renewed it: that token, unless it is itself past its refresh point (a renewal of a
+      // while ago, with a short lifetime): the replay would carry an expiring token, be refused again at once,
+      // and a second 401 that soon reads as refused credentials (call-policy.ts)
+      if (held && held.token !== usedToken && (held.refreshAt === undefined || now() < held.refreshAt)) return held.token;
       await fly(doRefreshOrAuthorize);
       if (!held) throw new Error('no token after refresh');
       return held.token;

@@ -61,6 +61,25 @@ describe('auth manager', () => {
     assert.deepEqual(auth.stats(), { authorizations: 1, refreshes: 1, refreshFailures: 0 });
   });
 
+  test('a 401 with an old token is replayed with a token before its refresh point, not one renewed long ago', async () => {
+    const { transport, state } = fakeService();
+    let now = 1_000_000;
+    // a 1 s lifetime: refreshed from half of it (the e2e fault run's tokens)
+    const auth = createAuthManager({ tokenTtlSeconds: 1, now: () => now }, transport);
+    const t1 = await auth.getToken();
+    now += 600;
+    const t2 = await auth.getToken(); // renewed by another request
+    assert.equal(t2, 'tok-2');
+    // a request that carried t1 comes back 401 while t2 is still young: t2, no refresh
+    now += 100;
+    assert.equal(await auth.handleUnauthorized(t1), 'tok-2');
+    assert.equal(state.refreshes, 1);
+    // another one, after t2 passed its refresh point (renewed 700 ms ago, half a lifetime is 500): a fresh token
+    now += 600;
+    assert.equal(await auth.handleUnauthorized(t1), 'tok-3');
+    assert.equal(state.refreshes, 2);
+  });
+
   test('a failed refresh falls back to authorize', async () => {
     const { transport, state } = fakeService();
     const auth = createAuthManager({}, transport);
