@@ -43,6 +43,12 @@ export interface AuthManager {
   getToken(): Promise<string>;
   /** a request carrying `usedToken` got a 401: refresh once (shared), resolve to the token to replay with */
   handleUnauthorized(usedToken: string): Promise<string>;
+  /**
+   * How long ago (ms) the manager obtained `token`; Infinity for a token it no longer holds. A replay's second 401
+   * reads as refused credentials only with a young token (call-policy.ts): the token handleUnauthorized hands over
+   * may be one another request renewed a while ago.
+   */
+  ageMs(token: string): number;
   /** forces a fresh authorize */
   authorize(): Promise<void>;
   /** secrets currently held (token, refreshToken), for scrubbing text before it goes into an error */
@@ -53,6 +59,8 @@ export interface AuthManager {
 interface Held {
   token: string;
   refreshToken: string;
+  /** when it was obtained (now()) */
+  obtained: number;
   /** ms epoch after which the client refreshes before use; undefined when the expiry is unknown */
   refreshAt: number | undefined;
 }
@@ -104,7 +112,7 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
       const lifetime = Math.max(0, expiresAt - obtained);
       refreshAt = expiresAt - Math.min(skewMs, lifetime / 2);
     }
-    held = { token, refreshToken, refreshAt };
+    held = { token, refreshToken, refreshAt, obtained };
   };
 
   const doAuthorize = async (): Promise<void> => {
@@ -175,6 +183,9 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
     async authorize(): Promise<void> {
       if (flight) await flight;
       await fly(doAuthorize);
+    },
+    ageMs(token: string): number {
+      return held && held.token === token ? Math.max(0, now() - held.obtained) : Infinity;
     },
     secrets(): string[] {
       return held ? [held.token, held.refreshToken] : [];

@@ -268,7 +268,8 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
       log.debug({ op: req.spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
       try {
         replay.token = await m.auth().handleUnauthorized(token!);
-        replay.tokenAt = performance.now();
+        // when the token was obtained, not handed over: one another request renewed a while ago is not fresh
+        replay.tokenAt = performance.now() - m.auth().ageMs(replay.token);
       } catch (err) {
         fail(authFailure(scrub, err, req.method, req.path));
       }

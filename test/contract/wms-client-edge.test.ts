@@ -591,6 +591,31 @@ describe('auth', () => {
     }
   });
 
+  test('a 401 replayed with a token another request renewed a while ago, refused too: refreshed again, not E_WMS_AUTH', async () => {
+    // tokens live 300 ms from their first use; the expiry is not announced (no proactive refresh)
+    const firstUse = new Map<string, number>();
+    reset(async (req, res) => {
+      const token = String(req.headers['authorization'] ?? '').slice(7);
+      if (!firstUse.has(token)) firstUse.set(token, performance.now());
+      // the first request of UUID(1) is answered late, after another request renewed the token
+      if (req.url.endsWith(UUID(1)) && token.startsWith('tok-1-')) await new Promise((r) => setTimeout(r, 700));
+      if (performance.now() - firstUse.get(token)! > 300) json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' });
+      else json(res, 200, ok({ id: UUID(1), name: 'ms' }));
+    });
+    const c = client();
+    try {
+      const a = c.getMaterialStatus(UUID(1));
+      await new Promise((r) => setTimeout(r, 320));
+      // tok-1 has expired: this one refreshes it (tok-2) and goes through
+      assert.equal((await c.getMaterialStatus(UUID(2)))?.name, 'ms');
+      // the late 401 of tok-1 is replayed with tok-2, by then 375 ms old and expired as well: a second refresh (tok-3)
+      assert.equal((await a)?.name, 'ms');
+      assert.equal(c.stats().refreshes, 2);
+    } finally {
+      await c.close();
+    }
+  });
+
   test('a second 401 is E_WMS_AUTH', async () => {
     reset((_req, res) => json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'invalid token' }));
     const c = client();
