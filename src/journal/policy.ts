@@ -250,9 +250,7 @@ function fileSection(ctx: Ctx): FileMethods {
     listFiles: (query = {}) => op('listFiles', () => store.listFiles(query)),
     countFiles: () =>
       op('countFiles', async () => {
-        const counts = Object.fromEntries(FILE_STATUSES.map((s) => [s, 0])) as Record<FileStatus, number>;
-        for (const r of await store.countFilesByStatus()) counts[r.status] = r.n;
-        return counts;
+        return everyStatus(FILE_STATUSES, await store.countFilesByStatus());
       }),
     updateFile: (id, patch) =>
       op('updateFile', async () => {
@@ -313,6 +311,13 @@ type RecordMethods = Pick<
   | 'recoverExpiredClaims'
 >;
 
+/** A store's counts by status (statuses without a row left out) with every status present, 0 when none. */
+function everyStatus<S extends string>(statuses: readonly S[], rows: ReadonlyArray<{ status: S; n: number }>): Record<S, number> {
+  const counts = Object.fromEntries(statuses.map((s) => [s, 0])) as Record<S, number>;
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
+}
+
 /** A query with an empty list matches nothing: the store is not asked. */
 const matchesNothing = (q: Omit<RecordQuery, 'afterId' | 'limit'>): boolean => q.fileIds?.length === 0 || q.targets?.length === 0 || q.statuses?.length === 0;
 
@@ -343,10 +348,7 @@ function recordSection(ctx: Ctx): RecordMethods {
     listRecords: (query) => op('listRecords', () => (matchesNothing(query) ? [] : store.listRecords(query as StoreRecordQuery))),
     countRecords: (query) =>
       op('countRecords', async () => {
-        const counts = Object.fromEntries(RECORD_STATUSES.map((s) => [s, 0])) as Record<RecordStatus, number>;
-        if (matchesNothing(query)) return counts;
-        for (const r of await store.countByStatus(query)) counts[r.status] = r.n;
-        return counts;
+        return everyStatus(RECORD_STATUSES, matchesNothing(query) ? [] : await store.countByStatus(query));
       }),
     targetsOf: (fileIds, statuses) => op('targetsOf', () => (fileIds.length === 0 || statuses.length === 0 ? [] : store.targetsOf(fileIds, statuses))),
     requeue: (recordIds) => op('requeue', () => (recordIds.length === 0 ? 0 : store.resetRecords(recordIds, REQUEUABLE_STATUSES, 'pending'))),

@@ -139,6 +139,9 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
     await doAuthorize();
   };
 
+  /** a known expiry is near: the token is renewed before it is used (getToken) or handed to a replay */
+  const pastRefresh = (h: Held): boolean => h.refreshAt !== undefined && now() >= h.refreshAt;
+
   /** Runs `fn` as the single flight, or joins the one in progress. */
   const fly = (fn: () => Promise<void>): Promise<void> => {
     if (!flight) {
@@ -156,7 +159,7 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
         await fly(doAuthorize);
         continue;
       }
-      if (held.refreshAt !== undefined && now() >= held.refreshAt) {
+      if (pastRefresh(held)) {
         await fly(doRefreshOrAuthorize);
         // use whatever the flight produced, even if its expiry is already near (very short ttl)
         if (held) return held.token;
@@ -175,7 +178,7 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
       // someone else already renewed it: that token, unless it is itself past its refresh point (a renewal of a
       // while ago, with a short lifetime): the replay would carry an expiring token, be refused again at once,
       // and a second 401 that soon reads as refused credentials (call-policy.ts)
-      if (held && held.token !== usedToken && (held.refreshAt === undefined || now() < held.refreshAt)) return held.token;
+      if (held && held.token !== usedToken && !pastRefresh(held)) return held.token;
       await fly(doRefreshOrAuthorize);
       if (!held) throw new Error('no token after refresh');
       return held.token;
