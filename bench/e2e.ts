@@ -20,6 +20,7 @@ import {
   isMainModule,
   loadPipeline,
   printResult,
+  procStat,
   round,
   runJsonChild,
   setSandboxFaults,
@@ -94,6 +95,11 @@ interface ChildFigures {
   loopDelayP99Ms?: number;
   /** bytes the process had written to storage (Linux /proc/self/io write_bytes: the journal, its WAL, the outbox) per record */
   diskKbPerRecord?: number;
+  /**
+   * CPU of the stand-in WMS (the sandbox child) per record while this child ran (Linux /proc, 10 ms ticks; set by the
+   * parent): both processes share the machine's 2 cores, so a run's pace at 0 ms is set by the two together
+   */
+  standInCpuUsPerRecord?: number;
   /** CPU per record by thread (Linux /proc/self/task, 10 ms ticks): the event loop, the busiest other thread (the
    * journal's writer thread on SQLite), and every other thread together (V8's GC and compiler helpers, libuv's pool) */
   threadUsPerRecord?: { main: number; busiestOther: number; rest: number };
@@ -259,10 +265,39 @@ async function durableJournal(dir: string, rows: ReadonlyArray<{ key: string; pa
 }
 
 /**
+ * The file's rows through wmsbridge's own parser and the workspace's mapping (the categories mapping: no lookups), as
+ * the mapped durable pusher journals and posts them: parsing and mapping, without the hash, references, schema check,
+ * cross-reference, results or report.
+ */
+async function mappedRows(dir: string): Promise<Array<{ key: string; payload: string }>> {
+  const { loadMappingsDir } = await import('../src/map/index.js');
+  const { openParser } = await import('../src/parse/index.js');
+  const { createReferenceCache } = await import('../src/push/reference-cache.js');
+  const { mappings } = await loadMappingsDir(join(dir, 'mappings'));
+  const mapping = mappings[0]!;
+  const rows: Array<{ key: string; payload: string }> = [];
+  const ctx = { file: 'source.csv', refs: createReferenceCache(null), now: new Date() };
+  for await (const out of mapping.mapItems(openParser(join(dir, 'source.csv'), mapping.source), ctx)) {
+    if (!out.ok) throw new Error(`mapped pusher: a row was rejected: ${out.reject.issues.map((i) => i.message).join('; ')}`);
+    rows.push({ key: out.record.key, payload: JSON.stringify(out.record.payload) });
+  }
+  return rows;
+}
+
+/**
  * The trivial concurrent pusher (`--child pusher`): node:http keep-alive, `workers` workers posting the file's
  * categories, nothing else. `durable`: the same with durableJournal's writes around each request (`--child durable`).
+ * `mapped`: the durable one whose rows come from wmsbridge's parser and mapping (mappedRows) instead of a split.
  */
-async function childPusher(dir: string, workers: number, url: string, accessKeyID: string, secretKey: string, durable = false): Promise<ChildFigures> {
+async function childPusher(
+  dir: string,
+  workers: number,
+  url: string,
+  accessKeyID: string,
+  secretKey: string,
+  kind: 'pusher' | 'durable' | 'mapped' = 'pusher',
+): Promise<ChildFigures> {
+  const durable = kind !== 'pusher';
   const http = await import('node:http');
   const { readFile } = await import('node:fs/promises');
   const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
@@ -299,14 +334,17 @@ async function childPusher(dir: string, workers: number, url: string, accessKeyI
   const auth = await post('/open/v1/authorize', JSON.stringify({ accessKeyID, secretKey }));
   const token = (JSON.parse(auth.text) as { data: { token: string } }).data.token;
   const prefix = durable ? 'D' : 'T';
-  const rows = (await readFile(join(dir, 'source.csv'), 'utf8'))
-    .split('\r\n')
-    .slice(1) // the header
-    .filter((line) => line)
-    .map((line) => {
-      const [codigo, descricao] = line.split(';');
-      return { key: `${prefix}${codigo}`, payload: JSON.stringify({ codeERP: `${prefix}${codigo}`, name: descricao, status: 1 }) };
-    });
+  const rows =
+    kind === 'mapped'
+      ? await mappedRows(dir)
+      : (await readFile(join(dir, 'source.csv'), 'utf8'))
+          .split('\r\n')
+          .slice(1) // the header
+          .filter((line) => line)
+          .map((line) => {
+            const [codigo, descricao] = line.split(';');
+            return { key: `${prefix}${codigo}`, payload: JSON.stringify({ codeERP: `${prefix}${codigo}`, name: descricao, status: 1 }) };
+          });
   const journal = durable ? await durableJournal(dir, rows) : null;
   const work = journal ? journal.pending : rows.map((r, i) => ({ id: i + 1, payload: r.payload }));
   let next = 0;
@@ -344,6 +382,20 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
   const memorySizes = options.memorySizes ?? [20_000, 200_000];
   const sb = await startSandboxChild(['--latency-ms', String(LATENCY_MS)]);
   const bound = CONCURRENCY / (LATENCY_MS / 1000);
+  /** runs a measured child and adds the stand-in's CPU per record while it ran (nothing where /proc cannot tell) */
+  const measured = async (child: () => Promise<ChildFigures>): Promise<ChildFigures> => {
+    const standInCpuS = (): number => {
+      try {
+        return procStat(`/proc/${sb.child.pid}/stat`).cpuS;
+      } catch {
+        return Number.NaN;
+      }
+    };
+    const before = standInCpuS();
+    const f = await child();
+    const used = standInCpuS() - before;
+    return Number.isFinite(used) ? { ...f, standInCpuUsPerRecord: round((used * 1e6) / Math.max(1, f.records)) } : f;
+  };
   const figures: Record<string, number | string> = { concurrency: CONCURRENCY, latency_ms: LATENCY_MS, littles_law_bound_rps: bound };
   const dirs: string[] = [];
   try {
@@ -358,7 +410,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     ): Promise<{ dir: string; f: ChildFigures }> => {
       const dir = await makeWorkspace(n, sb, synchronous, postgresSchema, concurrency);
       dirs.push(dir);
-      return { dir, f: await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey }) };
+      return { dir, f: await measured(() => runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey })) };
     };
     /** the run's CPU per record split by thread (Linux), keys suffixed with `tag` */
     const threadFigures = (f: ChildFigures, tag: string): void => {
@@ -401,15 +453,26 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
     // wmsbridge (start of the scan to the last settle, report included) as a fraction of the pusher's. PAIRS
     // alternated pairs (the order swapped at each pair, so a drift of the machine favours neither side), the
     // median pair reported with every pair's ratio beside it: one pair moves by +-3 % on this noisy machine
-    const pusher = async (dir: string, workers = CONCURRENCY, kind: 'pusher' | 'durable' = 'pusher'): Promise<ChildFigures> =>
-      runJsonChild<ChildFigures>(cmd, [...args, '--child', kind, dir, String(workers), sb.url, sb.accessKeyID, sb.secretKey]);
+    const pusher = async (dir: string, workers = CONCURRENCY, kind: 'pusher' | 'durable' | 'mapped' = 'pusher'): Promise<ChildFigures> =>
+      measured(() => runJsonChild<ChildFigures>(cmd, [...args, '--child', kind, dir, String(workers), sb.url, sb.accessKeyID, sb.secretKey]));
     const n = sizes[sizes.length - 1]!;
     const rate = (f: ChildFigures): number => f.records / (f.totalMs / 1000);
-    /** the durable pusher (childPusher, durableJournal) on a fresh copy of the drop: the floor of a pusher that journals */
-    const durablePusher = async (concurrency: number): Promise<ChildFigures> => {
+    /** the machine's cores a run kept busy, its own process and the stand-in together: their CPU a record times its rate */
+    const coresBusy = (f: ChildFigures): number => round((((f.cpuUsPerRecord ?? 0) + (f.standInCpuUsPerRecord ?? 0)) * rate(f)) / 1e6, 2);
+    /** a run's share of the machine (the stand-in's CPU a record, the cores kept busy), keys prefixed with `tag` */
+    const machineFigures = (f: ChildFigures, tag: string): void => {
+      if (f.standInCpuUsPerRecord === undefined) return;
+      figures[`${tag}_stand_in_cpu_us_per_record_${n}`] = f.standInCpuUsPerRecord;
+      figures[`${tag}_cores_busy_${n}`] = coresBusy(f);
+    };
+    /**
+     * the durable pusher (childPusher, durableJournal) on a fresh copy of the drop: the floor of a pusher that journals;
+     * `mapped`: the same whose rows come from wmsbridge's parser and mapping (the floor of a durable pusher that maps)
+     */
+    const durablePusher = async (concurrency: number, kind: 'durable' | 'mapped' = 'durable'): Promise<ChildFigures> => {
       const dir = await makeWorkspace(n, sb, 'FULL', undefined, concurrency);
       dirs.push(dir);
-      return pusher(dir, concurrency, 'durable');
+      return pusher(dir, concurrency, kind);
     };
     const alternated = async (concurrency: number, count = PAIRS): Promise<Array<{ f: ChildFigures; p: ChildFigures; ratio: number }>> => {
       const pairs: Array<{ f: ChildFigures; p: ChildFigures; ratio: number }> = [];
@@ -423,7 +486,7 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
           const dir = await makeWorkspace(n, sb, 'FULL', undefined, concurrency);
           dirs.push(dir);
           p = await pusher(dir, concurrency);
-          f = await runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey });
+          f = await measured(() => runJsonChild<ChildFigures>(cmd, [...args, '--child', 'pipeline', dir], { WMS_SECRET_KEY: sb.secretKey }));
         }
         pairs.push({ f, p, ratio: rate(f) / rate(p) });
       }
@@ -443,6 +506,8 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       // what the whole run adds to its send phase, in the same run: before the first settle and after the last
       figures[`whole_run_head_ms_${n}`] = f.headMs ?? 0;
       figures[`whole_run_tail_ms_${n}`] = f.tailMs ?? 0;
+      machineFigures(f, 'whole_run');
+      machineFigures(p, 'pusher');
       // the send rate against the bound: the median of the runs of this drop at this concurrency (the first
       // one above and the paired ones), every run's ratio beside it; the other figures of the drop are the first run's
       const sendRates = [figures[`send_rps_${n}`] as number, ...pairs.map((x) => x.f.records / (x.f.sendMs / 1000))].sort((a, b) => a - b);
@@ -470,6 +535,13 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
       const d = await durablePusher(c);
       figures[`c128_durable_pusher_ratio_to_bound_${n}`] = round(rate(d) / bound128, 3);
       figures[`c128_durable_pusher_cpu_us_per_record_${n}`] = d.cpuUsPerRecord ?? 0;
+      machineFigures(f, 'c128');
+      machineFigures(p, 'c128_pusher');
+      machineFigures(d, 'c128_durable_pusher');
+      const m = await durablePusher(c, 'mapped');
+      figures[`c128_mapped_durable_pusher_ratio_to_bound_${n}`] = round(rate(m) / bound128, 3);
+      figures[`c128_mapped_durable_pusher_cpu_us_per_record_${n}`] = m.cpuUsPerRecord ?? 0;
+      machineFigures(m, 'c128_mapped_durable_pusher');
     }
     // the same, CPU-bound (no added latency): what a record costs when the WMS is not the limit
     {
@@ -488,6 +560,18 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         const d = await durablePusher(CONCURRENCY);
         figures[`cpu_bound_durable_pusher_ratio_to_pusher_${n}`] = round(rate(d) / rate(p), 3);
         figures[`cpu_bound_durable_pusher_cpu_us_per_record_${n}`] = d.cpuUsPerRecord ?? 0;
+        machineFigures(f, 'cpu_bound');
+        machineFigures(p, 'cpu_bound_pusher');
+        machineFigures(d, 'cpu_bound_durable_pusher');
+        const m = await durablePusher(CONCURRENCY, 'mapped');
+        figures[`cpu_bound_mapped_durable_pusher_ratio_to_pusher_${n}`] = round(rate(m) / rate(p), 3);
+        figures[`cpu_bound_mapped_durable_pusher_cpu_us_per_record_${n}`] = m.cpuUsPerRecord ?? 0;
+        machineFigures(m, 'cpu_bound_mapped_durable_pusher');
+        // what a record may cost wmsbridge for 0.6 of the pusher's pace (issue 19's target) if its run kept as many cores
+        // busy as the pusher's: the pusher's machine time a record (its own and the stand-in's, over its cores) / 0.6,
+        // less what the stand-in spends on a wmsbridge request
+        if (f.standInCpuUsPerRecord !== undefined && p.standInCpuUsPerRecord !== undefined)
+          figures[`cpu_bound_cpu_budget_us_per_record_for_0_6_${n}`] = round((coresBusy(p) * 1e6) / (0.6 * rate(p)) - f.standInCpuUsPerRecord);
       } finally {
         await setSandboxFaults(sb.url, { latencyMs: LATENCY_MS });
       }
@@ -557,6 +641,14 @@ export async function benchEndToEnd(options: { sizes?: number[]; naiveRows?: num
         'synchronous=FULL: every row inserted first, each record marked before its request and settled after it, one ' +
         'transaction per loop turn; no mapping, references, cross-reference, results or report): the floor of durability on ' +
         "this machine, one run after the pairs (the CPU-bound one against the median pair's pusher). " +
+        "*_mapped_durable_pusher_*: the durable pusher whose rows come from wmsbridge's own parser and the drop's mapping " +
+        '(parsed and mapped inside its measured run) instead of a split: the floor of a durable pusher that maps. ' +
+        '*_stand_in_cpu_us_per_record: the CPU the sandbox child (the stand-in WMS) spent per record while that run went ' +
+        '(Linux /proc, 10 ms ticks); *_cores_busy: the run and the stand-in together, cores kept busy (their CPU a record times ' +
+        "the run's rate; 2 cores in all). With no added latency every contender is bound by the 2 cores it shares with the " +
+        "stand-in: cpu_bound_cpu_budget_us_per_record_for_0_6 is the CPU a record could cost wmsbridge's whole run for 0.6 of " +
+        "the pusher's pace if it kept as many cores busy as the pusher (the pusher's machine time a record / 0.6, less the " +
+        "stand-in's time for a wmsbridge request): compare it with cpu_bound_cpu_us_per_record and the durable pusher's. " +
         'The journal runs with synchronous=FULL (the default: every commit survives a power loss; the send loop group-commits ' +
         "its writes on the journal's writer thread, and a send window of concurrency + 25 % marks the next records while requests " +
         'are out); *_sync_normal is the same drop with synchronous=NORMAL. cpu_us_per_record counts every thread of the process; ' +
@@ -690,8 +782,8 @@ if (isMainModule(import.meta.url)) {
     const p =
       kind === 'pipeline'
         ? childPipeline(dir!)
-        : kind === 'pusher' || kind === 'durable'
-          ? childPusher(dir!, Number(limit), url!, key!, secret!, kind === 'durable')
+        : kind === 'pusher' || kind === 'durable' || kind === 'mapped'
+          ? childPusher(dir!, Number(limit), url!, key!, secret!, kind)
           : childNaive(dir!, Number(limit), url!, key!, secret!);
     printResult(p);
   } else printResult(benchEndToEnd(), { indent: true });

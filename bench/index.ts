@@ -57,8 +57,12 @@ const BENCHES: BenchDef[] = [
   },
 ];
 
-/** the targets the issues set, checked against the figures of the latest run of each suite */
-const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: number; what: string }> = [
+/**
+ * the targets the issues set, checked against the figures of the latest run of each suite; `floor`: the same figure for
+ * the mapped durable pusher of the same run (bench/e2e.ts: a pusher that parses and maps with wmsbridge's own code and
+ * journals durably, nothing else), where the target sits near what such a pusher reaches on the machine
+ */
+const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: number; what: string; floor?: string }> = [
   { bench: 'client', figure: 'ratio_to_bound_20ms', op: '>=', target: 0.95, what: 'client req/s at 20 ms, concurrency 32, / Little bound' },
   { bench: 'parse', figure: 'parse+map / csv-parse-arrays', op: '>=', target: 0.5, what: 'parse+map rows/s / csv-parse raw rows/s (1M rows)' },
   { bench: 'parse', figure: 'peak RSS ratio (10x file / 1x file), target <= 1.2', op: '<=', target: 1.2, what: 'parse+map peak RSS, 1 GB file / 100 MB file' },
@@ -75,6 +79,7 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
     figure: 'c128_whole_run_ratio_to_bound_20000',
     op: '>=',
     target: 0.85,
+    floor: 'c128_mapped_durable_pusher_ratio_to_bound_20000',
     what: 'whole run at 20 ms, concurrency 128, / Little bound (issue 19)',
   },
   {
@@ -82,6 +87,7 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
     figure: 'cpu_bound_whole_run_ratio_to_pusher_20000',
     op: '>=',
     target: 0.6,
+    floor: 'cpu_bound_mapped_durable_pusher_ratio_to_pusher_20000',
     what: 'whole run with no added latency / the trivial pusher (issue 19)',
   },
   {
@@ -115,9 +121,18 @@ function targetsTable(results: ReadonlyArray<BenchResult>): string {
   const rows = TARGETS.map((t) => {
     const v = results.find((r) => r.name === t.bench)?.figures[t.figure];
     const met = typeof v === 'number' ? (t.op === '>=' ? v >= t.target : v <= t.target) : undefined;
-    return `| ${t.what} | ${typeof v === 'number' ? v : 'not measured'} | ${t.op} ${t.target} | ${met === undefined ? '?' : met ? 'met' : '**not met**'} |`;
+    const floor = t.floor ? results.find((r) => r.name === t.bench)?.figures[t.floor] : undefined;
+    return `| ${t.what} | ${typeof v === 'number' ? v : 'not measured'} | ${t.op} ${t.target} | ${met === undefined ? '?' : met ? 'met' : '**not met**'} | ${typeof floor === 'number' ? floor : ''} |`;
   });
-  return ['| target | measured | wanted | |', '|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| target | measured | wanted | | a durable pusher that maps, same run |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+    "The last column: the same figure for the e2e bench's mapped durable pusher (wmsbridge's parser and mapping, a durable " +
+      'journal row marked before its request and settled after, nothing else: no hash, references, schema check, ' +
+      'cross-reference, results or report): what the least a durable tool that maps reaches on this machine that day.',
+  ].join('\n');
 }
 
 function table(r: BenchResult): string {
