@@ -11,7 +11,11 @@
  * - hidden temp files an outbox write left when its process was killed (atomic.ts: `.<name>.<pid>.<rand>.tmp`, a
  *   result file is written behind the send for as long as a file is sent) in results/ and rejects/, untouched for a
  *   day, whatever outbox.retainDays says: they are no one's file.
- * Applied after a run (not a dry run), at most once every 6 hours (journal meta `retention:last`).
+ * Applied after a run (not a dry run), at most once every 6 hours: `retention:last` (journal meta) is when the last one
+ * finished. One in progress notes when it started in `retention:running`: instances sharing a PostgreSQL journal do
+ * not start theirs while another's is younger than RUNNING_LEASE_MS. A retention that failed, was stopped or was
+ * killed (-9) is not noted as done, so the next run goes on with it (with SQLite at once: one process per state
+ * folder; with PostgreSQL once the killed one's lease is over).
  */
 import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,6 +30,9 @@ export const DEFAULT_RETAIN_DAYS = 90;
 const DAY = 86_400_000;
 const EVERY_MS = 6 * 3_600_000;
 const LAST_KEY = 'retention:last';
+const RUNNING_KEY = 'retention:running';
+/** how long a retention in progress keeps the other instances of a shared journal from starting theirs */
+export const RUNNING_LEASE_MS = 3_600_000;
 
 export function retention(config: ResolvedConfig): { journalDays: number; outboxDays: number } {
   return { journalDays: config.journal.retainDays ?? DEFAULT_RETAIN_DAYS, outboxDays: config.outbox.retainDays ?? DEFAULT_RETAIN_DAYS };
@@ -114,18 +121,25 @@ export async function applyRetention(a: {
 }): Promise<RetentionResult | null> {
   const now = a.now ?? new Date();
   if (a.signal?.aborted) return null;
-  const previous = await a.journal.getMeta(LAST_KEY);
+  const since = async (key: string): Promise<number> => now.getTime() - Date.parse((await a.journal.getMeta(key)) ?? '');
   if (!a.force) {
-    const last = Date.parse(previous ?? '');
-    if (Number.isFinite(last) && now.getTime() - last < EVERY_MS) return null;
+    if ((await since(LAST_KEY)) < EVERY_MS) return null;
+    // only a shared journal can have another process's retention in progress: with SQLite the state lock holds one
+    // process, so a noted start is a killed run's and the prune goes on
+    if (a.config.journal.kind === 'postgres' && (await since(RUNNING_KEY)) < RUNNING_LEASE_MS) return null;
   }
-  await a.journal.setMeta(LAST_KEY, now.toISOString());
+  await a.journal.setMeta(RUNNING_KEY, now.toISOString());
   const { journalDays, outboxDays } = retention(a.config);
   const res: RetentionResult = { files: 0, records: 0, webhookEvents: 0, outboxFiles: 0, archiveDays: 0 };
+  /** the retention is over (done or not): no longer in progress, and noted as done only when it finished */
+  const over = async (finished: boolean): Promise<void> => {
+    if (finished) await a.journal.setMeta(LAST_KEY, now.toISOString());
+    await a.journal.setMeta(RUNNING_KEY, '');
+  };
   try {
     if (journalDays > 0) Object.assign(res, await a.journal.pruneSettled(new Date(now.getTime() - journalDays * DAY), { signal: a.signal }));
     if (a.signal?.aborted) {
-      await a.journal.setMeta(LAST_KEY, previous ?? '');
+      await over(false);
       a.logger.info({ ...res }, 'retention stopped with the run; the next run goes on with it');
       return res;
     }
@@ -153,9 +167,11 @@ export async function applyRetention(a: {
       }
     }
   } catch (err) {
+    await over(false).catch(() => undefined);
     a.logger.warn({ err: errorMessage(err) }, 'retention could not finish; it is tried again after the next run');
     return res;
   }
+  await over(true);
   if (res.files || res.webhookEvents || res.outboxFiles || res.archiveDays) {
     a.logger.info(
       { ...res, journalRetainDays: journalDays, outboxRetainDays: outboxDays },

@@ -172,7 +172,7 @@ async function oldWorkspace(
   return { configPath, dbPath, oldId: old.id, env, remaining, waitForPrune };
 }
 
-test('a prune killed half-way leaves a whole journal, and the next prune finishes the file', { timeout: 120_000 }, async () => {
+test('a prune killed half-way leaves a whole journal, and the next run (at once) finishes the file', { timeout: 120_000 }, async () => {
   const d = join(tmp.dir, 'kill');
   const { configPath, dbPath, oldId, env, remaining, waitForPrune } = await oldWorkspace(d);
   const old = { id: oldId };
@@ -194,8 +194,12 @@ test('a prune killed half-way leaves a whole journal, and the next prune finishe
       assert.equal(left % 2000, 0, 'whole slices only: each slice is one transaction');
       assert.ok(db.prepare('SELECT 1 FROM files WHERE id = ?').get(old.id), 'the file row stays until its last record is gone');
       assert.ok(db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`parse-facts:${old.id}`), 'and its parse facts');
-      // the killed run had noted its retention: the next run prunes again only after 6 hours; as if they had passed
-      db.prepare("DELETE FROM meta WHERE key = 'retention:last'").run();
+      // the killed run noted its retention as started, not as done: the next run goes on with it at once (with SQLite
+      // no other process can be pruning: one process per state folder), not 6 hours later
+      const last = db.prepare("SELECT value FROM meta WHERE key = 'retention:last'").get() as { value: string } | undefined;
+      assert.ok(!Number.isFinite(Date.parse(last?.value ?? '')), 'the killed retention is not noted as done');
+      const running = db.prepare("SELECT value FROM meta WHERE key = 'retention:running'").get() as { value: string } | undefined;
+      assert.ok(Number.isFinite(Date.parse(running?.value ?? '')), 'it is noted as started');
     } finally {
       db.close();
     }
@@ -208,6 +212,9 @@ test('a prune killed half-way leaves a whole journal, and the next prune finishe
   const db = new Database(dbPath, { readonly: true });
   try {
     assert.equal(remaining(), 0);
+    const last = db.prepare("SELECT value FROM meta WHERE key = 'retention:last'").get() as { value: string } | undefined;
+    assert.ok(Number.isFinite(Date.parse(last?.value ?? '')), 'the retention that finished is noted as done');
+    assert.equal((db.prepare("SELECT value FROM meta WHERE key = 'retention:running'").get() as { value: string }).value, '', 'and no longer in progress');
     assert.equal(db.prepare('SELECT 1 FROM files WHERE id = ?').get(old.id), undefined, 'the file row went last');
     assert.equal(db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`parse-facts:${old.id}`), undefined);
     assert.equal((db.prepare("SELECT record_id FROM webhook_events WHERE dedup_key = 'evt'").get() as { record_id: number | null }).record_id, null);
