@@ -15,7 +15,7 @@ import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
 import { helpOthers } from './help.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/index.js';
-import { createRunMetrics, type RunMetrics } from './metrics.js';
+import { createRecordCounts, createRunMetrics, type RunMetrics } from './metrics.js';
 import { assertSafeWebhookListen, webhooksOptionsFromConfig } from '../webhook/options.js';
 import { errorMessage } from '../shared/errors.js';
 
@@ -258,6 +258,7 @@ async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | 
 /** GET /healthz (200, or 503 while stopping or an inbox folder is missing) and GET /metrics. */
 async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: RunMetrics, port: number): Promise<{ server: Server; url: string }> {
   const { config, logger } = ctx;
+  const recordCounts = createRecordCounts(ctx.journal);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -279,8 +280,7 @@ async function serveHealthAndMetrics(ctx: AppContext, st: DaemonState, metrics: 
       return;
     }
     if (path === '/metrics') {
-      ctx.journal
-        .countRecords({})
+      recordCounts()
         .then(async (counts) => {
           const text = await metrics.render({
             recordsByStatus: counts,
