@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { loopTurnsDuring } from '../helpers/loop.js';
 import { OPEN_SCAN_BATCH, openForWriting } from '../../src/intake/safety.js';
 
 const linux = process.platform === 'linux';
@@ -63,22 +64,12 @@ test('the scan gives the event loop turns while it walks many descriptors', { sk
   await writeFile(file, 'x\n');
   // a reader holding the file 4 batches' worth of times: the scan walks at least that many descriptors
   const reader = await holder(file, 'r', OPEN_SCAN_BATCH * 4);
-  let turns = 0;
-  let scanning = true;
-  const turn = (): void => {
-    if (!scanning) return;
-    turns++;
-    setImmediate(turn);
-  };
   try {
-    setImmediate(turn);
-    const open = await openForWriting([file]);
-    scanning = false;
+    const { value: open, turns } = await loopTurnsDuring(() => openForWriting([file]));
     assert.equal(open.size, 0, 'read-only descriptors are not writers');
     // one turn at least between each batch of descriptors (a scan that never yields gives none)
     assert.ok(turns >= 3, `the event loop turned ${turns} time(s) during the scan`);
   } finally {
-    scanning = false;
     await reader.stop();
     await cleanup();
   }
