@@ -588,48 +588,36 @@ class PostgresStore implements JournalStore {
     });
   }
 
-  /**
-   * Retention's prune, file by file, in transactions of at most PG_PRUNE_SLICE records: every expired file's records
-   * went in ONE transaction, so a run told to stop (SIGTERM) could not stop before all of them were deleted (a 4 M-record
-   * file: minutes), and a kill lost the whole deletion. As on SQLite, `rule.signal` stops the prune after the current
-   * slice and the file row goes last, once its records are gone: a prune stopped half-way leaves a file with part of
-   * its records, which the next prune finishes. Each slice locks the file row and checks that it is still prunable
-   * (settled, old, nothing waiting), so two instances pruning at once take turns on a file.
-   */
-  async prune(rule: PruneRule): Promise<{ files: number; records: number }> {
+  /** the files retention's prune removes (settled, old, nothing waiting) */
+  private prunable(rule: PruneRule): string {
     const { S } = this;
-    const before = rule.before.toISOString();
-    const prunable = `SELECT id FROM ${S}.files f WHERE f.updated_at < $1 AND f.status IN ${inList(rule.fileStatuses)}
+    return `SELECT id FROM ${S}.files f WHERE f.updated_at < $1 AND f.status IN ${inList(rule.fileStatuses)}
        AND NOT EXISTS (SELECT 1 FROM ${S}.records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`;
-    const ids = (await this.q<{ id: string | number }>(prunable, [before])).rows.map((r) => Number(r.id));
-    let files = 0;
-    let records = 0;
-    for (const id of ids) {
-      for (;;) {
-        if (rule.signal?.aborted) return { files, records };
-        const step = await this.tx(async (c): Promise<{ deleted: number; stopped: boolean }> => {
-          if ((await c(`${prunable} AND f.id = $2 FOR UPDATE`, [before, id])).rows.length === 0) return { deleted: 0, stopped: true };
-          const slice = (await c<{ id: string | number }>(`SELECT id FROM ${S}.records WHERE file_id = $1 LIMIT $2`, [id, PG_PRUNE_SLICE])).rows.map((r) =>
-            Number(r.id),
-          );
-          await c(`UPDATE ${S}.webhook_events SET record_id = NULL WHERE record_id = ANY($1::bigint[])`, [slice]);
-          const deleted = (await c(`DELETE FROM ${S}.records WHERE id = ANY($1::bigint[])`, [slice])).rowCount ?? 0;
-          if (deleted < PG_PRUNE_SLICE) {
-            await c(`UPDATE ${S}.files SET duplicate_of = NULL WHERE duplicate_of = $1`, [id]);
-            await c(`DELETE FROM ${S}.meta WHERE key = ANY($1::text[])`, [rule.metaKeysOf(id)]);
-            await c(`DELETE FROM ${S}.files WHERE id = $1`, [id]);
-          }
-          return { deleted, stopped: false };
-        });
-        records += step.deleted;
-        if (step.stopped) break;
-        if (step.deleted < PG_PRUNE_SLICE) {
-          files++;
-          break;
-        }
+  }
+
+  async prunableFiles(rule: PruneRule): Promise<number[]> {
+    return (await this.q<{ id: string | number }>(this.prunable(rule), [rule.before.toISOString()])).rows.map((r) => Number(r.id));
+  }
+
+  readonly pruneSliceRecords = PG_PRUNE_SLICE;
+
+  /** the file row locked (FOR UPDATE) and checked still prunable first: two instances pruning at once take turns on it */
+  pruneSlice(rule: PruneRule, id: number): Promise<{ deleted: number; stopped: boolean }> {
+    const { S } = this;
+    return this.tx(async (c): Promise<{ deleted: number; stopped: boolean }> => {
+      if ((await c(`${this.prunable(rule)} AND f.id = $2 FOR UPDATE`, [rule.before.toISOString(), id])).rows.length === 0) return { deleted: 0, stopped: true };
+      const slice = (await c<{ id: string | number }>(`SELECT id FROM ${S}.records WHERE file_id = $1 LIMIT $2`, [id, PG_PRUNE_SLICE])).rows.map((r) =>
+        Number(r.id),
+      );
+      await c(`UPDATE ${S}.webhook_events SET record_id = NULL WHERE record_id = ANY($1::bigint[])`, [slice]);
+      const deleted = (await c(`DELETE FROM ${S}.records WHERE id = ANY($1::bigint[])`, [slice])).rowCount ?? 0;
+      if (deleted < PG_PRUNE_SLICE) {
+        await c(`UPDATE ${S}.files SET duplicate_of = NULL WHERE duplicate_of = $1`, [id]);
+        await c(`DELETE FROM ${S}.meta WHERE key = ANY($1::text[])`, [rule.metaKeysOf(id)]);
+        await c(`DELETE FROM ${S}.files WHERE id = $1`, [id]);
       }
-    }
-    return { files, records };
+      return { deleted, stopped: false };
+    });
   }
 
   async pruneWebhookEvents(before: Date): Promise<number> {

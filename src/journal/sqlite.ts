@@ -465,52 +465,38 @@ class SqliteStore implements JournalStore {
       .immediate();
   }
 
-  /**
-   * Retention's prune, file by file, in transactions of at most PRUNE_SLICE records with the event loop served between
-   * them: one transaction held the loop (and the journal's write lock) for the whole deletion, 13.6 s for a 4 M-record
-   * file (a streamed 1 GB export), webhooks and `watch`'s /healthz waiting. A file is deleted last, once its records are:
-   * a prune stopped half-way (a crash, the journal closed, `rule.signal` aborted: a stopping run or daemon) leaves a
-   * file with part of its records, which the next prune finishes. Each slice checks that the file is still prunable
-   * (settled, old, nothing waiting).
-   */
-  async prune(rule: PruneRule): Promise<{ files: number; records: number }> {
-    const before = rule.before.toISOString();
-    const prunable = `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
+  /** the files retention's prune removes (settled, old, nothing waiting) */
+  private prunable(rule: PruneRule): string {
+    return `SELECT id FROM files f WHERE f.updated_at < ? AND f.status IN ${inList(rule.fileStatuses)}
        AND NOT EXISTS (SELECT 1 FROM records r WHERE r.file_id = f.id AND r.status IN ${inList(rule.waitingStatuses)})`;
-    const ids = (this.stmt(prunable).all(before) as Array<{ id: number }>).map((r) => r.id);
-    let files = 0;
-    let records = 0;
-    for (const id of ids) {
-      for (;;) {
-        if (rule.signal?.aborted) return { files, records };
-        const step = this.db
-          .transaction((): { deleted: number; stopped: boolean } => {
-            if (!this.stmt(`${prunable} AND f.id = ?`).get(before, id)) return { deleted: 0, stopped: true };
-            const slice = JSON.stringify(
-              (this.stmt('SELECT id FROM records INDEXED BY records_by_file WHERE file_id = ? LIMIT ?').all(id, PRUNE_SLICE) as Array<{ id: number }>).map(
-                (r) => r.id,
-              ),
-            );
-            this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT value FROM json_each(?))').run(slice);
-            const deleted = this.stmt('DELETE FROM records WHERE id IN (SELECT value FROM json_each(?))').run(slice).changes;
-            if (deleted < PRUNE_SLICE) {
-              this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
-              for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
-              this.stmt('DELETE FROM files WHERE id = ?').run(id);
-            }
-            return { deleted, stopped: false };
-          })
-          .immediate();
-        records += step.deleted;
-        if (step.stopped) break;
-        if (step.deleted < PRUNE_SLICE) {
-          files++;
-          break;
+  }
+
+  prunableFiles(rule: PruneRule): number[] {
+    return (this.stmt(this.prunable(rule)).all(rule.before.toISOString()) as Array<{ id: number }>).map((r) => r.id);
+  }
+
+  /** a slice of PRUNE_SLICE records: a few ms of the event loop (policy.ts serves it between slices) */
+  readonly pruneSliceRecords = PRUNE_SLICE;
+
+  pruneSlice(rule: PruneRule, id: number): { deleted: number; stopped: boolean } {
+    return this.db
+      .transaction((): { deleted: number; stopped: boolean } => {
+        if (!this.stmt(`${this.prunable(rule)} AND f.id = ?`).get(rule.before.toISOString(), id)) return { deleted: 0, stopped: true };
+        const slice = JSON.stringify(
+          (this.stmt('SELECT id FROM records INDEXED BY records_by_file WHERE file_id = ? LIMIT ?').all(id, PRUNE_SLICE) as Array<{ id: number }>).map(
+            (r) => r.id,
+          ),
+        );
+        this.stmt('UPDATE webhook_events SET record_id = NULL WHERE record_id IN (SELECT value FROM json_each(?))').run(slice);
+        const deleted = this.stmt('DELETE FROM records WHERE id IN (SELECT value FROM json_each(?))').run(slice).changes;
+        if (deleted < PRUNE_SLICE) {
+          this.stmt('UPDATE files SET duplicate_of = NULL WHERE duplicate_of = ?').run(id);
+          for (const key of rule.metaKeysOf(id)) this.stmt('DELETE FROM meta WHERE key = ?').run(key);
+          this.stmt('DELETE FROM files WHERE id = ?').run(id);
         }
-        await yieldToLoop();
-      }
-    }
-    return { files, records };
+        return { deleted, stopped: false };
+      })
+      .immediate();
   }
 
   /**

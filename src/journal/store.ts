@@ -67,8 +67,6 @@ export interface PruneRule {
   waitingStatuses: readonly RecordStatus[];
   /** meta keys that belong to a file (removed with it) */
   metaKeysOf: (fileId: number) => string[];
-  /** aborted: a store that prunes in several transactions stops after the current one (what is left waits for the next prune) */
-  signal?: AbortSignal;
 }
 
 /** A leader lock as the store holds it; the policy adds "and the journal is open". */
@@ -150,7 +148,17 @@ export interface JournalStore {
    * files, their records (webhook links cleared), duplicate links to them, their meta keys: a file as one transaction
    * (PostgreSQL: every file in one), or (SQLite) its records in slices and the file row last
    */
-  prune(rule: PruneRule): Awaitable<{ files: number; records: number }>;
+  /** the ids of the files `rule` removes (settled, old, nothing waiting) */
+  prunableFiles(rule: PruneRule): Awaitable<number[]>;
+  /**
+   * One transaction of retention's prune (policy.ts runs them, file by file, until a file is gone or the prune is told
+   * to stop): when file `fileId` is still prunable, up to `pruneSliceRecords` of its records go (their webhook events'
+   * links cleared), and once fewer were left the file goes too, with its meta and its duplicates' links. `stopped`: the
+   * file was no longer prunable (nothing deleted).
+   */
+  pruneSlice(rule: PruneRule, fileId: number): Awaitable<{ deleted: number; stopped: boolean }>;
+  /** records a pruneSlice deletes at most (the store's transaction size for a prune) */
+  readonly pruneSliceRecords: number;
   /** webhook events received before `before` and delivered to the outbox; returns how many were deleted */
   pruneWebhookEvents(before: Date, signal?: AbortSignal): Awaitable<number>;
   listRecords(query: StoreRecordQuery): Awaitable<RecordRow[]>;

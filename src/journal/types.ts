@@ -325,8 +325,9 @@ export interface Journal {
    * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),
    * with their records, raw text and parse facts (a webhook event's link to such a record is cleared); and the
    * webhook events received before `before` and already delivered to the outbox (an older resend of one is stored
-   * again, as a new event). `signal` aborted: the SQLite store stops after its current slice (a file keeps the records
-   * not deleted yet, which the next prune deletes); PostgreSQL prunes in one transaction and ignores it.
+   * again, as a new event). A file goes in transactions of a slice of its records each (SQLite 2,000, PostgreSQL
+   * 10,000), the file row last; `signal` aborted: the prune stops after its current slice (a file keeps the records not
+   * deleted yet, which the next prune deletes).
    */
   pruneSettled(before: Date, options?: { signal?: AbortSignal }): Promise<{ files: number; records: number; webhookEvents: number }>;
   /** Records matching the query, ordered by id. */
