@@ -7,6 +7,7 @@ import type { FileStatus, Journal, JournalWriteStats, RecordStatus } from '../jo
 import type { WmsClientStats } from '../wms/client-types.js';
 import type { RunSummary } from '../outbox/types.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
+import { RECORD_STATUSES } from '../journal/policy.js';
 
 export interface MetricsState {
   recordsByStatus: Record<RecordStatus, number>;
@@ -94,10 +95,10 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
   };
 }
 
-/** Records that wait or need a person: counted at every scrape (their index ranges are small, however old the journal). */
-const LIVE_STATUSES: readonly RecordStatus[] = ['pending', 'sending', 'held', 'in_doubt'];
-/** Records settled for good: nearly the whole journal (90 days of a busy share: millions), counted less often. */
-const SETTLED_STATUSES: readonly RecordStatus[] = ['sent', 'rejected', 'failed'];
+/** Records done with for good: nearly the whole journal (90 days of a busy share: millions), counted less often. */
+const FINAL_STATUSES: readonly RecordStatus[] = ['sent', 'rejected', 'failed'];
+/** Every other status (those that wait or need a person): counted at every scrape (small ranges of the status index). */
+const LIVE_STATUSES: readonly RecordStatus[] = RECORD_STATUSES.filter((s) => !FINAL_STATUSES.includes(s));
 /** how old the settled statuses' counts may be when a scrape shows them */
 export const SETTLED_COUNTS_MAX_AGE_MS = 60_000;
 
@@ -113,7 +114,7 @@ export function createRecordCounts(journal: Journal, options: { now?: () => numb
   let settled: { at: number; counts: Promise<Record<RecordStatus, number>> } | null = null;
   return async () => {
     if (!settled || now() - settled.at >= SETTLED_COUNTS_MAX_AGE_MS) {
-      const counts = journal.countRecords({ statuses: [...SETTLED_STATUSES] });
+      const counts = journal.countRecords({ statuses: [...FINAL_STATUSES] });
       settled = { at: now(), counts };
       // a failed count is not kept: the next scrape tries again
       counts.catch(() => {
@@ -122,7 +123,7 @@ export function createRecordCounts(journal: Journal, options: { now?: () => numb
     }
     const [live, old] = await Promise.all([journal.countRecords({ statuses: [...LIVE_STATUSES] }), settled.counts]);
     const out = { ...live };
-    for (const st of SETTLED_STATUSES) out[st] = old[st];
+    for (const st of FINAL_STATUSES) out[st] = old[st];
     return out;
   };
 }
