@@ -43,3 +43,16 @@ export function categoryRecord(i: number): NewRecord {
     raw: [{ line: i + 1, fields: { codigo: code, nome: `Categoria ${i}` }, cells: [code, `Categoria ${i}`], text: `${code};Categoria ${i}` }],
   };
 }
+
+/** The names of the journal's methods. */
+type JournalMethod = { [K in keyof Journal]-?: Journal[K] extends ((...args: never[]) => unknown) | undefined ? K : never }[keyof Journal] & keyof Journal;
+
+/**
+ * `journal` with its method `name` replaced by what `replace` makes of the real one (bound to the journal): a spy that
+ * notes the arguments and calls through, or a failure injected before the real call. Every other member is the
+ * journal's own.
+ */
+export function replacingMethod<K extends JournalMethod>(journal: Journal, name: K, replace: (real: Journal[K]) => Journal[K]): Journal {
+  const replaced = replace((journal[name] as (...args: unknown[]) => unknown).bind(journal) as Journal[K]);
+  return new Proxy(journal, { get: (target, prop, receiver) => (prop === name ? replaced : (Reflect.get(target, prop, receiver) as unknown)) });
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { categoryRecord } from '../helpers/journal.js';
+import { categoryRecord, replacingMethod } from '../helpers/journal.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import type { Journal, RecordQuery } from '../../src/journal/types.js';
 import type { CompiledMapping } from '../../src/map/index.js';
@@ -40,15 +40,9 @@ test('a file is read back lean; only the page with a rejected record is read who
       ),
     );
     const reads: RecordQuery[] = [];
-    const spy: Journal = new Proxy(journal, {
-      get(target, prop, receiver) {
-        if (prop === 'listRecords')
-          return (q: RecordQuery) => {
-            reads.push(q);
-            return target.listRecords(q);
-          };
-        return Reflect.get(target, prop, receiver) as unknown;
-      },
+    const spy = replacingMethod(journal, 'listRecords', (real) => (q) => {
+      reads.push(q);
+      return real(q);
     });
     const mapping = { name: 'cat', source: { format: 'delimited', delimiter: ';', header: true } } as unknown as CompiledMapping;
     await journal.setMeta(`parse-facts:${file.id}`, JSON.stringify({ headerCells: ['codigo', 'nome'], newline: '\n' }));

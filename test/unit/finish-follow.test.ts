@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { categoryRecord } from '../helpers/journal.js';
+import { categoryRecord, replacingMethod } from '../helpers/journal.js';
 import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import type { FileRow, Journal, RecordResult, RecordRow } from '../../src/journal/types.js';
 import type { CompiledMapping } from '../../src/map/index.js';
@@ -122,12 +122,7 @@ test('an aborted finish leaves nothing in the outbox, not even a hidden temp fil
 test('a step that failed behind the send fails the finish with its error, and leaves no temp file', async () => {
   const out = join(tmp.dir, 'failing');
   let gone = false;
-  const failing: Journal = new Proxy(journal, {
-    get(target, prop, receiver) {
-      if (prop === 'listRecords') return (q: Parameters<Journal['listRecords']>[0]) => (gone ? Promise.reject(new Error('disk gone')) : target.listRecords(q));
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
+  const failing = replacingMethod(journal, 'listRecords', (real) => (q) => (gone ? Promise.reject(new Error('disk gone')) : real(q)));
   const finish = createFileFinish({ ...options(out), journal: failing });
   assert.ok((await finish.follow(rows[99]!.id)) > 0, 'a first step');
   gone = true;

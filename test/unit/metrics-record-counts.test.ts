@@ -12,6 +12,7 @@ import { createSqliteJournal } from '../../src/journal/sqlite.js';
 import type { Journal } from '../../src/journal/types.js';
 import { createRecordCounts, SETTLED_COUNTS_MAX_AGE_MS } from '../../src/app/metrics.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { replacingMethod } from '../helpers/journal.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let path: string;
@@ -62,23 +63,15 @@ test('waiting statuses are fresh at every scrape; sent, rejected and failed are 
 test('concurrent scrapes share one recount of the settled statuses; a failed recount is tried again at the next scrape', async () => {
   let settledCounts = 0;
   let failNext = true;
-  const counting = new Proxy(journal, {
-    get(target, prop, receiver) {
-      if (prop === 'countRecords') {
-        return (q: { statuses?: string[] }) => {
-          if (q.statuses?.includes('sent')) {
-            settledCounts++;
-            if (failNext) {
-              failNext = false;
-              return Promise.reject(new Error('database is locked'));
-            }
-          }
-          return target.countRecords(q as Parameters<Journal['countRecords']>[0]);
-        };
+  const counting = replacingMethod(journal, 'countRecords', (real) => (q) => {
+    if (q.statuses?.includes('sent')) {
+      settledCounts++;
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error('database is locked'));
       }
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
+    }
+    return real(q);
   });
   const counts = createRecordCounts(counting, { now: () => 5_000_000 });
   await assert.rejects(counts(), /database is locked/);

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openJournal } from '../../src/journal/index.js';
-import type { Journal, NewRecord, RecordQuery } from '../../src/journal/types.js';
+import type { Journal, NewRecord } from '../../src/journal/types.js';
 import type { Target } from '../../src/wms/targets.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
 import { WmsError, WmsErrorCode } from '../../src/wms/errors.js';
@@ -19,6 +19,7 @@ import { payloadHash } from '../../src/shared/hash.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { PushReason, isWaitingForWms } from '../../src/shared/reason.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { replacingMethod } from '../helpers/journal.js';
 import { wmsClientDouble } from '../helpers/wms-double.js';
 
 type Answer = { id: string } | WmsError;
@@ -235,15 +236,9 @@ test('only the tiers with records to send are read: a file of categories is neve
       Array.from({ length: 30 }, (_, i) => category(`C${i}`, i + 2)),
     );
     const reads: Array<Target[] | undefined> = [];
-    const spy = new Proxy(journal, {
-      get(target, prop, receiver) {
-        if (prop === 'listRecords')
-          return (q: RecordQuery) => {
-            if (q.statuses?.includes('pending')) reads.push(q.targets);
-            return target.listRecords(q);
-          };
-        return Reflect.get(target, prop, receiver) as unknown;
-      },
+    const spy = replacingMethod(journal, 'listRecords', (real) => (q) => {
+      if (q.statuses?.includes('pending')) reads.push(q.targets);
+      return real(q);
     });
     const { client, calls } = scriptedClient({});
     const stats = await pushFiles({

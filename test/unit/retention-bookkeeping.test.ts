@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { replacingMethod } from '../helpers/journal.js';
 import { dropSchema, freshSchemaName, PG_TEST_URL, postgresSkipReason } from '../helpers/postgres.js';
 import { loadConfig } from '../../src/config/load.js';
 import { openJournal, type Journal } from '../../src/journal/index.js';
@@ -30,18 +31,11 @@ async function configIn(dir: string, journal: Record<string, unknown>) {
 /** the journal, its prune failing `failures` times first (a locked or full disk) */
 function failingPrune(journal: Journal, failures: number): Journal {
   let left = failures;
-  return new Proxy(journal, {
-    get(target, prop, receiver) {
-      if (prop === 'pruneSettled' && left > 0) {
-        return () => {
-          left--;
-          return Promise.reject(new Error('database or disk is full'));
-        };
-      }
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  return replacingMethod(
+    journal,
+    'pruneSettled',
+    (real) => (before, options) => (left-- > 0 ? Promise.reject(new Error('database or disk is full')) : real(before, options)),
+  );
 }
 
 test('a retention that failed is tried again by the next run; one that finished waits 6 hours', async () => {
