@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
+import { categoryRecord } from '../helpers/journal.js';
 import { dropSchema, freshSchemaName, PG_TEST_URL, postgresSkipReason } from '../helpers/postgres.js';
 import { openJournal, type Journal } from '../../src/journal/index.js';
 import type { NewRecord } from '../../src/journal/types.js';
@@ -19,18 +20,8 @@ let tmp: { dir: string; cleanup: () => Promise<void> };
 before(async () => (tmp = await makeTempDir('wmsbridge-prune-slices-')));
 after(async () => tmp.cleanup());
 
-const rejected = (i: number): NewRecord => ({
-  target: 'Category',
-  op: 'create',
-  key: `K${i}`,
-  source: { line: i + 2 },
-  mapping: 'categorias',
-  payload: {},
-  payloadHash: '',
-  raw: [{ line: i + 2, text: `K${i};x` }],
-  status: 'rejected',
-  error: 'line 2: field name: empty',
-});
+/** row i of the file, rejected: settled, so the file may be pruned */
+const rejected = (i: number): NewRecord => ({ ...categoryRecord(i), status: 'rejected', error: `line ${i + 1}: field nome: empty` });
 
 /** a signal that reads "not aborted" the first `times` times it is asked, then "aborted" (a SIGTERM between slices) */
 function stopAfter(times: number): AbortSignal {
