@@ -29,6 +29,11 @@ export interface FileFigures {
   resultFile: string | null;
   rejectsFile: string | null;
   records: number;
+  /**
+   * records an earlier run settled (sent or rejected before this run started: a resumed or retried file): in the
+   * result and rejects files, not in this run's counts (a resumed run reports what it did)
+   */
+  earlier: number;
 }
 
 export const ATTENTION_CAP = 500;
@@ -42,6 +47,19 @@ export function reasonKey(error: string): string {
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<id>')
     .replace(/\b\d+([.,]\d+)?\b/g, 'N')
     .slice(0, 200);
+}
+
+/** Sent or rejected before `startedMs` (an earlier run's doing); what is still pending, held or open is this run's to report. */
+function settledBefore(row: RecordRow, startedMs: number): boolean {
+  return (row.status === 'sent' || row.status === 'rejected') && Date.parse(row.updatedAt) < startedMs;
+}
+
+function count(figures: FileFigures, target: string, outcome: Outcome): void {
+  figures.records++;
+  figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
+  let res = figures.resources.get(target);
+  if (!res) figures.resources.set(target, (res = {}));
+  res[outcome] = (res[outcome] ?? 0) + 1;
 }
 
 export function outcomeOf(row: RecordRow): Outcome {
@@ -116,7 +134,17 @@ export interface FileFinish {
 export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const { file, journal } = opts;
   const final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
-  const figures: FileFigures = { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0 };
+  const figures: FileFigures = {
+    outcomes: {},
+    resources: new Map(),
+    reasons: new Map(),
+    attention: [],
+    resultFile: null,
+    rejectsFile: null,
+    records: 0,
+    earlier: 0,
+  };
+  const startedMs = opts.now.getTime();
   const stem = basename(file.name, extname(file.name));
   const ext = extname(file.name);
   const runStamp = stamp(opts.now);
@@ -144,11 +172,9 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const take = async (row: RecordRow): Promise<void> => {
     const out = result!;
     const outcome = outcomeOf(row);
-    figures.records++;
-    figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
-    let res = figures.resources.get(row.target);
-    if (!res) figures.resources.set(row.target, (res = {}));
-    res[outcome] = (res[outcome] ?? 0) + 1;
+    const earlier = settledBefore(row, startedMs);
+    if (earlier) figures.earlier++;
+    else count(figures, row.target, outcome);
     const line = row.source.line;
     // a stock row's label may read the journal; any other row's key is its own (no await per row)
     const label = opts.keyLabel?.(row);
@@ -167,7 +193,7 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
     )
       await out.drain();
     // no-change is listed with the WMS's reason (a warning), not counted as needing attention
-    if (NEEDS_SOURCE.has(outcome)) noteAttention(figures, file, row, outcome, line, key);
+    if (NEEDS_SOURCE.has(outcome) && !earlier) noteAttention(figures, file, row, outcome, line, key);
     // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
     const fixable = outcome === 'rejected' || isHeldOnDependency(row);
     if (fixable && opts.mapping && row.raw && row.raw.length > 0) await writeRejects(row, outcome);

@@ -23,6 +23,8 @@ export interface MapFileResult {
   records: number;
   rejects: number;
   rows: number;
+  /** rows rejected while mapping and journaled by this call (not those `skip` passed over), by target */
+  rejectsByTarget: Map<Target, number>;
 }
 
 export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord {
@@ -124,7 +126,7 @@ export async function mapFileToJournal(opts: {
   const items = openParser(opts.path, opts.mapping.source);
   const checked = checkHeader(items, opts.mapping, opts.fileName);
   let batch: NewRecord[] = [];
-  const res: MapFileResult = { records: 0, rejects: 0, rows: 0 };
+  const res: MapFileResult = { records: 0, rejects: 0, rows: 0, rejectsByTarget: new Map() };
   const targets = new Set<Target>();
   const skip = opts.skip ?? 0;
   // one batch commits (on the journal's writer thread) while the next is mapped: at most one in flight, in order
@@ -151,6 +153,7 @@ export async function mapFileToJournal(opts: {
       res.rows += out.ok ? Math.max(1, out.record.raw.length) : Math.max(1, out.reject.raw.length);
       opts.onRow?.();
       if (res.records + res.rejects <= skip) continue;
+      if (rec.status === 'rejected') res.rejectsByTarget.set(rec.target, (res.rejectsByTarget.get(rec.target) ?? 0) + 1);
       batch.push(rec);
       if (batch.length >= batchSize) await commit();
     }

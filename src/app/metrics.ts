@@ -21,7 +21,8 @@ export interface MetricsState {
 }
 
 export interface RunMetrics {
-  recordSettled(target: string, outcome: string): void;
+  /** records settled for good: by the WMS's answer, or rejected while mapping (`count` of them) */
+  recordSettled(target: string, outcome: string, count?: number): void;
   recordRun(summary: RunSummary): void;
   /** an inbox entry not taken (symlink, FIFO, name not UTF-8, no mapping...), once per entry */
   recordRefused(kind: string): void;
@@ -34,7 +35,11 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
   const reg = createMetricsRegistry();
   // the state of the scrape being rendered: sourced counters and histograms read it
   let current: MetricsState | null = null;
-  const settled = reg.counter('wmsbridge_records_settled_total', 'Records settled by this process, by target and outcome', ['target', 'outcome']);
+  const settled = reg.counter(
+    'wmsbridge_records_settled_total',
+    'Records settled by this process, by target and final outcome (rejected: refused by the WMS or while mapping)',
+    ['target', 'outcome'],
+  );
   const refused = reg.counter(
     'wmsbridge_intake_refused_total',
     'Inbox entries not taken, by why (name-encoding, name-control, symlink, hardlink, not-regular, folder, no-mapping)',
@@ -68,8 +73,8 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
   if (options.processMetrics !== false) reg.processMetrics();
   return {
     contentType: reg.contentType,
-    recordSettled(target, outcome) {
-      settled.inc({ target, outcome });
+    recordSettled(target, outcome, count = 1) {
+      settled.inc({ target, outcome }, count);
     },
     recordRefused(kind) {
       refused.inc({ kind });

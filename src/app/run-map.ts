@@ -140,6 +140,8 @@ async function mapOne(run: RunState, w: Working, feed?: StreamFeed): Promise<voi
     if (changed) return await stopped(run, w, feed, `the file changed while it was being read (${changed}): another process is still writing it`, changed);
     await journal.updateFile(w.row.id, { status: 'mapped' });
     w.row = { ...w.row, status: 'mapped' };
+    // rows rejected while mapping are settled now, as the WMS's refusals are when answered (/metrics counts both)
+    for (const [target, n] of res.rejectsByTarget) opts.onMapRejected?.(target, n);
     log.info({ file: w.row.name, records: res.records, rejects: res.rejects, mapping: mapping.name, ...(feed ? { streamed: true } : {}) }, 'file mapped');
   } catch (err) {
     if (err instanceof StreamInterrupted) return;

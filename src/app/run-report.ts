@@ -7,6 +7,7 @@ import type { AppContext } from './context.js';
 import { emptyTotals, OUTCOMES, type FileSummary, type Outcome, type RunSummary } from '../outbox/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
 import { writeRunReport } from '../outbox/report.js';
+import { runVerdict, withExitCode } from '../outbox/verdict.js';
 import { VERSION } from '../shared/version.js';
 import { errorMessage } from '../shared/errors.js';
 import type { WmsClientStats } from '../wms/client-types.js';
@@ -24,44 +25,7 @@ export interface RunResult {
   logLine: string;
 }
 
-/** exit codes of a run stopped by a signal, by the signal's name (the abort reason) */
-export const INTERRUPT_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
-
-/** What decides a run's exit code (see exitCodeOf). */
-export interface ExitFacts {
-  /** records of this run that need attention (rejected, failed, held, in doubt) */
-  attention: number;
-  /** records left for a person by this run or an earlier one (held, in doubt, failed; not those waiting for the WMS) */
-  open: number;
-  /** inbox entries that may be data but were refused (symlink, hard link, FIFO, a name not UTF-8) */
-  refusedData: number;
-  /** files in error, and problems found (a mapping that did not load, a file that could not be finished) */
-  fileErrors: number;
-  problems: number;
-  /** a channel with noChange: attention got a no-change outcome */
-  noChangeAttention: boolean;
-  /** the WMS was unavailable and work is waiting for the next run */
-  outage: boolean;
-  /** the credentials were refused */
-  fatal: boolean;
-  /** the signal that stopped the run (SIGINT, SIGTERM), if any */
-  interruptedBy?: string | undefined;
-}
-
-/**
- * The operations contract: 0 delivered; 1 data needs attention; 2 credentials refused; 75 the WMS was
- * unavailable and work waits for the next run (says more than 1 for a run that could not finish); 130/143
- * interrupted by SIGINT/SIGTERM.
- */
-export function exitCodeOf(f: ExitFacts): number {
-  let code = 0;
-  if (f.attention > 0 || f.open > 0 || f.refusedData > 0 || f.fileErrors > 0 || f.problems > 0 || f.noChangeAttention) code = 1;
-  if (f.outage) code = 75;
-  if (f.fatal) code = 2;
-  const interrupted = f.interruptedBy ? INTERRUPT_EXIT_CODES[f.interruptedBy] : undefined;
-  if (interrupted && !f.fatal) code = interrupted;
-  return code;
-}
+export { exitCodeOf, INTERRUPT_EXIT_CODES, type ExitFacts } from '../outbox/verdict.js';
 
 export async function report(run: RunState): Promise<RunResult> {
   const { ctx, opts, log, problems } = run;
@@ -93,7 +57,10 @@ export async function report(run: RunState): Promise<RunResult> {
   if (run.helped) summary.helped = run.helped;
   if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason, kind: r.kind }));
   const outage = await describeOutage(run, summary, waitingHeld);
-  let exitCode = exitCodeOf({
+  const reason: unknown = opts.signal?.aborted ? opts.signal.reason : undefined;
+  const interruptedBy = reason === undefined ? undefined : typeof reason === 'string' ? reason : 'stop';
+  // one verdict for every surface: the exit code, the log's line, the report's status and first screen, the workbook
+  let verdict = runVerdict({
     attention,
     open,
     // an entry that may be data but is refused needs a person; a file no mapping claims, or a folder, is only named
@@ -104,9 +71,12 @@ export async function report(run: RunState): Promise<RunResult> {
     noChangeAttention: run.working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0),
     outage,
     fatal: run.fatal !== null,
-    interruptedBy: opts.signal?.aborted ? String(opts.signal.reason) : undefined,
+    interruptedBy,
+    ...(interruptedBy && !opts.dryRun ? await notSentYet(run) : {}),
+    empty: summary.totals.files === 0 && summary.totals.records === 0,
   });
-  summary.exitCode = exitCode;
+  summary.verdict = verdict;
+  summary.exitCode = verdict.exitCode;
   let written: RunResult['report'] = null;
   try {
     written = await writeRunReport(config.outboxDir, summary, {
@@ -118,7 +88,8 @@ export async function report(run: RunState): Promise<RunResult> {
   } catch (err) {
     problems.push(`report: ${errorMessage(err)}`);
     log.error({ err }, 'could not write the run report');
-    if (exitCode === 0) exitCode = 1;
+    summary.verdict = verdict = withExitCode(verdict, Math.max(verdict.exitCode, 1));
+    summary.exitCode = verdict.exitCode;
   }
   for (const p of problems) log.warn(p);
   if (!opts.dryRun) {
@@ -130,7 +101,14 @@ export async function report(run: RunState): Promise<RunResult> {
   }
   const line = summaryLine(summary, written?.html ?? null, problems.length, createI18n(config.outbox.locale, config.outbox.timeZone));
   const logLine = summaryLine(summary, written?.html ?? null, problems.length, createI18n('en', config.outbox.timeZone));
-  return { exitCode, summary, report: written, line, logLine };
+  return { exitCode: verdict.exitCode, summary, report: written, line, logLine };
+}
+
+/** An interrupted run: the records not sent yet (pending: the next run sends them) and the files not read to their end. */
+async function notSentYet(run: RunState): Promise<{ notSent: number; unreadFiles: number }> {
+  const pending = await run.ctx.journal.countRecords({ statuses: ['pending', 'sending'] });
+  const unreadFiles = run.working.filter((w) => w.row.status === 'claimed' && !w.error && !w.waitingForWms).length;
+  return { notSent: (pending.pending ?? 0) + (pending.sending ?? 0), unreadFiles };
 }
 
 /**
@@ -198,6 +176,7 @@ function buildSummary(a: {
           ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` }
           : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
+      ...(f?.earlier ? { earlier: f.earlier } : {}),
     });
     if (!f) continue;
     totals.records += f.records;
@@ -310,5 +289,6 @@ export function summaryLine(s: RunSummary, reportPath: string | null, problems: 
   const notTakenN = (s.skipped ?? []).filter((x) => x.kind !== 'folder').length;
   const notTaken = notTakenN ? t('line.notTaken', { n: notTakenN }) : '';
   const outage = s.outage ? t('line.outage', { n: s.outage.waiting, since: s.outage.since ? i18n.dateTime(s.outage.since) : '?' }) : '';
-  return `${s.dryRun ? t('line.dry') : ''}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${helped}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
+  const interrupted = s.verdict?.kind === 'interrupted' ? t('line.interrupted', { signal: s.verdict.signal }) : '';
+  return `${s.dryRun ? t('line.dry') : ''}${interrupted}${head}${parts.length ? `: ${parts.join(', ')}` : ''}${skipped}${outage}${open}${notTaken}${helped}${problems ? t('line.problems', { n: problems }) : ''}${t('line.in', { s: i18n.num(Math.round(s.durationMs / 100) / 10, 1) })}${tail}`;
 }

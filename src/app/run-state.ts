@@ -31,6 +31,8 @@ export interface RunOptions {
   /** show progress bars on a terminal */
   progress?: boolean;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
+  /** rows of a file rejected while mapping (never sent: settled as rejected when the file is mapped), by target */
+  onMapRejected?: (target: string, count: number) => void;
   /** problems found before the run (a mapping that did not load): logged, counted, exit 1 at least */
   problems?: string[];
   /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */

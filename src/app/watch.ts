@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from './context.js';
 import type { CompiledMapping } from '../map/index.js';
 import { createInboxWatcher, type ReadyFile } from '../intake/watcher.js';
-import { runOnce } from './run.js';
+import { runOnce, type RunResult } from './run.js';
 import { missingInboxFolders, watcherOptions } from './scan.js';
 import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
@@ -90,11 +90,12 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
           mappings,
           signal: abort.signal,
           onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
+          onMapRejected: (target, n) => metrics.recordSettled(target, 'rejected', n),
         });
         metrics.recordRun(result.summary);
         st.lastRunOk = result.exitCode === 0;
         st.lastRunAt = new Date().toISOString();
-        logger.info({ exitCode: result.exitCode }, result.logLine);
+        logger.info(verdictFields(result), result.logLine);
       } catch (err) {
         st.lastRunOk = false;
         logger.error({ err }, `batch failed: ${errorMessage(err)}`);
@@ -123,9 +124,10 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
       mappings,
       signal: abort.signal,
       onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
+      onMapRejected: (target, n) => metrics.recordSettled(target, 'rejected', n),
     });
     metrics.recordRun(result.summary);
-    logger.info({ exitCode: result.exitCode }, `resumed: ${result.logLine}`);
+    logger.info(verdictFields(result), `resumed: ${result.logLine}`);
   });
 
   // a shared journal: between its own batches the daemon sends batches of files other live instances are sending
@@ -182,7 +184,8 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     helper.clear();
     clearInterval(inboxTimer);
     await watcher.close().catch(() => {});
-    abort.abort();
+    // the signal's name is the abort's reason: a batch stopped by it is interrupted (exit 130/143 in its summary), never delivered
+    abort.abort(reason);
     if (st.running) await st.running.catch(() => {});
     await resumer.settled();
     await helper.settled();
@@ -202,6 +205,12 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     metricsUrl,
     webhooksUrl: receiver ? `${receiver.url}${config.webhooks.basePath}` : null,
   };
+}
+
+/** The log's fields of a batch's outcome (verdict.ts): the same verdict as its report. */
+function verdictFields(result: RunResult): Record<string, unknown> {
+  const v = result.summary.verdict;
+  return { exitCode: result.exitCode, outcome: v?.kind, ...(v?.notSent !== undefined ? { notSent: v.notSent } : {}) };
 }
 
 /**
@@ -344,28 +353,31 @@ function startHelping(ctx: AppContext, st: DaemonState, mappings: CompiledMappin
 }
 
 /**
- * Looks regularly (every half lease) for files to resume: another instance claimed them and stopped
+ * Looks at start and then regularly (every half lease) for files to resume: another instance claimed them and stopped
  * renewing, or this one left them unfinished. `resume` runs when there are some.
  */
 function startResuming(ctx: AppContext, st: DaemonState, resume: () => Promise<void>): { clear(): void; settled(): Promise<void> } {
   let resuming: Promise<void> | null = null;
-  const timer = setInterval(
-    () => {
-      if (st.stopping || resuming || st.inboxMissing.length > 0) return;
-      resuming = (async () => {
-        const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
-        if (files.length === 0 || st.stopping) return;
-        await resume();
-      })()
-        .catch((err: unknown) => ctx.logger.warn({ err }, 'could not resume files'))
-        .finally(() => {
-          resuming = null;
-        });
-    },
-    Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)),
-  );
+  const tick = (): void => {
+    if (st.stopping || resuming || st.inboxMissing.length > 0) return;
+    resuming = (async () => {
+      const files = (await ctx.journal.listResumableFiles(ctx.instanceId)).filter((f) => !ctx.busyFiles.has(f.id));
+      if (files.length === 0 || st.stopping) return;
+      await resume();
+    })()
+      .catch((err: unknown) => ctx.logger.warn({ err }, 'could not resume files'))
+      .finally(() => {
+        resuming = null;
+      });
+  };
+  const timer = setInterval(tick, Math.max(1000, Math.floor(ctx.leaseTtlMs / 2)));
+  // what this instance left unfinished (a stop mid-send) resumes at start, not half a lease later (issue 42)
+  const first = setImmediate(tick);
   return {
-    clear: () => clearInterval(timer),
+    clear: () => {
+      clearInterval(timer);
+      clearImmediate(first);
+    },
     settled: async () => {
       if (resuming) await resuming;
     },

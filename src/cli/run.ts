@@ -9,7 +9,6 @@ import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { loadMappingsDir } from '../map/index.js';
 import { ConfigError } from '../shared/errors.js';
-import { createI18n } from '../i18n/index.js';
 import { INTERRUPT_EXIT_CODES, runOnce } from '../app/run.js';
 import { missingInboxFolders, scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
@@ -126,9 +125,7 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
           for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
           if (pulls.failed.length && code === 0) code = 1;
         }
-        io.stdout.write(
-          `wmsbridge run: ${stop.signal.aborted ? createI18n(config.outbox.locale, config.outbox.timeZone).t('line.interrupted', { signal: String(stop.signal.reason) }) : ''}${result.line} (exit ${code})\n`,
-        );
+        io.stdout.write(`wmsbridge run: ${result.line} (exit ${code})\n`);
         return code;
       } finally {
         process.off('SIGINT', onSignal);

@@ -92,6 +92,10 @@ export const en: Record<string, string> = {
   'status.allDuplicates.one': 'Nothing sent: the file had already been processed (duplicate)',
   'status.allDuplicates.other': 'Nothing sent: all {n} files had already been processed (duplicates)',
   'status.outage': 'The WMS was unavailable: {n} records wait for the next run',
+  'status.interrupted.one': 'Interrupted ({signal}): {n} record not sent yet, it goes with the next run',
+  'status.interrupted.other': 'Interrupted ({signal}): {n} records not sent yet, they go with the next run',
+  'status.notSentYet.one': '{n} record not sent yet: it goes with the next run',
+  'status.notSentYet.other': '{n} records not sent yet: they go with the next run',
 
   // causes (first screen: one sentence per cause, what to do)
   'cause.title': 'What happened and what to do',
@@ -112,6 +116,12 @@ export const en: Record<string, string> = {
   'cause.duplicates.other': '{n} files had already been processed (duplicates): not sent again.',
   'cause.example': 'e.g. {where}',
   'cause.open.other': '{n} record(s) from this or earlier runs wait for a person (`wmsbridge resolve`).',
+  'cause.interrupted.one': 'The run was interrupted ({signal}) before it finished: {n} record was not sent yet.',
+  'cause.interrupted.other': 'The run was interrupted ({signal}) before it finished: {n} records were not sent yet.',
+  'cause.interruptedFiles.one': ' {n} file was not read to its end yet.',
+  'cause.interruptedFiles.other': ' {n} files were not read to their end yet.',
+  'cause.interruptedNextRun': 'Nothing was lost and nothing needs fixing in the files: run again (`wmsbridge run`) to send the rest.',
+  'cause.interruptedNextWatch': 'Nothing was lost and nothing needs fixing in the files: the rest is sent when `wmsbridge watch` runs again.',
 
   'fix.title': 'Files to fix and drop again',
   'fix.help': 'Open the rejects file (keep its format: see docs/OUTBOX.md), fix the rows, and drop it into the same inbox folder.',

@@ -85,6 +85,10 @@ export const ptBR: Record<string, string> = {
   'status.allDuplicates.one': 'Nada enviado: o arquivo já tinha sido processado (duplicado)',
   'status.allDuplicates.other': 'Nada enviado: todos os {n} arquivos já tinham sido processados (duplicados)',
   'status.outage': 'O WMS ficou indisponível: {n} registros aguardam a próxima execução',
+  'status.interrupted.one': 'Interrompida ({signal}): {n} registro ainda não enviado, segue na próxima execução',
+  'status.interrupted.other': 'Interrompida ({signal}): {n} registros ainda não enviados, seguem na próxima execução',
+  'status.notSentYet.one': '{n} registro ainda não enviado: segue na próxima execução',
+  'status.notSentYet.other': '{n} registros ainda não enviados: seguem na próxima execução',
 
   'cause.title': 'O que aconteceu e o que fazer',
   'cause.allGood': 'Tudo foi entregue. Nada a fazer.',
@@ -104,6 +108,12 @@ export const ptBR: Record<string, string> = {
   'cause.duplicates.other': '{n} arquivos já tinham sido processados (duplicados): não foram enviados de novo.',
   'cause.example': 'ex.: {where}',
   'cause.open.other': '{n} registro(s) desta ou de execuções anteriores aguardam uma pessoa (`wmsbridge resolve`).',
+  'cause.interrupted.one': 'A execução foi interrompida ({signal}) antes de terminar: {n} registro ainda não foi enviado.',
+  'cause.interrupted.other': 'A execução foi interrompida ({signal}) antes de terminar: {n} registros ainda não foram enviados.',
+  'cause.interruptedFiles.one': ' {n} arquivo ainda não foi lido até o fim.',
+  'cause.interruptedFiles.other': ' {n} arquivos ainda não foram lidos até o fim.',
+  'cause.interruptedNextRun': 'Nada se perdeu e não há nada a corrigir nos arquivos: execute de novo (`wmsbridge run`) para enviar o restante.',
+  'cause.interruptedNextWatch': 'Nada se perdeu e não há nada a corrigir nos arquivos: o restante é enviado quando o `wmsbridge watch` voltar a rodar.',
 
   'fix.title': 'Arquivos para corrigir e colocar de novo na entrada',
   'fix.help': 'Abra o arquivo de recusas (mantendo o formato: veja docs/OUTBOX.md), corrija as linhas e coloque-o na mesma pasta de entrada.',

@@ -174,6 +174,9 @@ export function statusInWords(summary: RunSummary, i18n: I18n = reportI18n()): {
   const fileErrors = summary.files.filter((f) => f.status === 'error').length;
   const dups = summary.files.filter((f) => f.status === 'duplicate').length;
   const prefix = summary.dryRun ? t('status.prefixDry') : '';
+  // the run's verdict (verdict.ts) first: an interrupted run is never "delivered", whatever it settled
+  const v = summary.verdict;
+  if (v?.kind === 'interrupted') return { text: `${prefix}${t('status.interrupted', { signal: v.signal, n: notSentOf(summary) })}`, tone: 'warn' };
   const outage = outageWaiting(summary);
   if (outage > 0 && outage >= need) return { text: `${prefix}${t('status.outage', { n: outage })}`, tone: 'warn' };
   if (need > 0) {
@@ -184,11 +187,29 @@ export function statusInWords(summary: RunSummary, i18n: I18n = reportI18n()): {
   if (summary.exitCode !== 0) return { text: `${prefix}${t('status.runFailed', { code: summary.exitCode })}`, tone: 'bad' };
   if (dups > 0 && dups === summary.files.length && summary.totals.records === 0) return { text: `${prefix}${t('status.allDuplicates', { n: dups })}`, tone: 'ok' };
   if (summary.totals.records === 0 && summary.totals.files === 0) return { text: `${prefix}${t('status.nothing')}`, tone: 'ok' };
+  // records not sent yet are never "delivered" (a summary without a verdict: an older run's JSON)
+  if (!summary.dryRun && (summary.totals.skipped > 0 || (v && v.kind !== 'delivered'))) return { text: t('status.notSentYet', { n: notSentOf(summary) }), tone: 'warn' };
   return { text: summary.dryRun ? t('status.dryAllValid') : t('status.allDelivered'), tone: 'ok' };
 }
 
+/** Records not sent yet: the journal's pending records when the run was interrupted, else this run's unsent ones. */
+function notSentOf(summary: RunSummary): number {
+  return summary.verdict?.notSent ?? summary.totals.skipped;
+}
+
+/** An interrupted run: the signal, what was not sent, and what to do (run again; watch sends them when it starts again). */
+function interruptedCause(summary: RunSummary, i18n: I18n): Cause | null {
+  const v = summary.verdict;
+  if (v?.kind !== 'interrupted') return null;
+  const { t } = i18n;
+  const n = notSentOf(summary);
+  const files = v.unreadFiles ? t('cause.interruptedFiles', { n: v.unreadFiles }) : '';
+  const next = t(summary.command === 'watch' ? 'cause.interruptedNextWatch' : 'cause.interruptedNextRun');
+  return { kind: 'interrupted', tone: 'warn', text: `${t('cause.interrupted', { signal: v.signal, n })}${files} ${next}`, count: n };
+}
+
 export interface Cause {
-  kind: 'outage' | 'auth' | 'rejected' | 'held' | 'in-doubt' | 'failed' | 'file-error' | 'duplicates' | 'open' | 'ok';
+  kind: 'interrupted' | 'outage' | 'auth' | 'rejected' | 'held' | 'in-doubt' | 'failed' | 'file-error' | 'duplicates' | 'open' | 'ok';
   tone: 'ok' | 'warn' | 'bad';
   /** one sentence in the report's locale (plain text) */
   text: string;
@@ -205,6 +226,8 @@ export function reportCauses(summary: RunSummary, i18n: I18n = reportI18n()): Ca
   const causes: Cause[] = [];
   const reasons = [...summary.errorReasons].sort((a, b) => b.count - a.count);
   const outageReasons = reasons.filter(isOutageGroup);
+  const interrupted = interruptedCause(summary, i18n);
+  if (interrupted) causes.push(interrupted);
   const waiting = outageWaiting(summary);
   if (waiting > 0) {
     const top = outageReasons[0];
@@ -235,7 +258,7 @@ export function reportCauses(summary: RunSummary, i18n: I18n = reportI18n()): Ca
   if (dups > 0) causes.push({ kind: 'duplicates', tone: 'ok', text: t('cause.duplicates', { n: dups }), count: dups });
   const need = attentionCount(summary);
   if (summary.openRecords && summary.openRecords > need) causes.push({ kind: 'open', tone: 'warn', text: t('cause.open', { n: summary.openRecords }), count: summary.openRecords });
-  if (causes.length === 0 && summary.totals.records > 0 && summary.exitCode === 0) causes.push({ kind: 'ok', tone: 'ok', text: t('cause.allGood'), count: 0 });
+  if (causes.length === 0 && summary.totals.records > 0 && summary.exitCode === 0 && summary.totals.skipped === 0) causes.push({ kind: 'ok', tone: 'ok', text: t('cause.allGood'), count: 0 });
   return causes;
 }
 

@@ -3,6 +3,7 @@
  * run command from the journal (the journal keeps the truth; the files are views of it) and rendered by
  * src/outbox/report.ts as HTML, CSV and JSON.
  */
+import type { RunVerdict } from './verdict.js';
 
 export type Outcome = 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change' | 'rejected' | 'failed' | 'held' | 'in-doubt' | 'skipped';
 
@@ -43,6 +44,8 @@ export interface FileSummary {
   archivedTo?: string;
   error?: string;
   durationMs?: number;
+  /** records of the file an earlier run settled (a resumed file): not counted in `outcomes` (this run's) */
+  earlier?: number;
 }
 
 export interface AttentionItem {
@@ -69,6 +72,8 @@ export interface RunSummary {
   finishedAt: string;
   durationMs: number;
   exitCode: number;
+  /** the run's outcome, decided once (verdict.ts): the exit code, the status, the first screen and the log read it */
+  verdict?: RunVerdict;
   host: string;
   version: string;
   /** this run's WMS calls; meanLatencyMs = mean time from request written to answer read (absent: no answer) */
