@@ -57,8 +57,7 @@ export async function report(run: RunState): Promise<RunResult> {
   if (run.helped) summary.helped = run.helped;
   if (opts.refused?.length) summary.skipped = opts.refused.map((r) => ({ channel: r.channel, name: r.name, reason: r.reason, kind: r.kind }));
   const outage = await describeOutage(run, summary, waitingHeld);
-  const reason: unknown = opts.signal?.aborted ? opts.signal.reason : undefined;
-  const interruptedBy = reason === undefined ? undefined : typeof reason === 'string' ? reason : 'stop';
+  const interruptedBy = opts.signal?.aborted ? String(opts.signal.reason) : undefined;
   // one verdict for every surface: the exit code, the log's line, the report's status and first screen, the workbook
   let verdict = runVerdict({
     attention,

@@ -59,8 +59,9 @@ export interface ExitFacts {
 export function runVerdict(f: ExitFacts): RunVerdict {
   const counts = { ...(f.notSent !== undefined ? { notSent: f.notSent } : {}), ...(f.unreadFiles ? { unreadFiles: f.unreadFiles } : {}) };
   if (f.fatal) return { kind: 'config', exitCode: 2 };
-  // a stop without a signal (a daemon stopped by its host) is interrupted too: 130, as Ctrl-C
-  if (f.interruptedBy) return { kind: 'interrupted', exitCode: INTERRUPT_EXIT_CODES[f.interruptedBy] ?? 130, signal: f.interruptedBy, ...counts };
+  // a stop by a signal; an abort without a signal's name (a help session that yields to a batch) is not an interruption
+  const interrupted = f.interruptedBy ? INTERRUPT_EXIT_CODES[f.interruptedBy] : undefined;
+  if (interrupted) return { kind: 'interrupted', exitCode: interrupted, signal: f.interruptedBy!, ...counts };
   if (f.outage) return { kind: 'outage', exitCode: 75, ...counts };
   if (f.attention > 0 || f.open > 0 || f.refusedData > 0 || f.fileErrors > 0 || f.problems > 0 || f.noChangeAttention) return { kind: 'attention', exitCode: 1 };
   return { kind: f.empty ? 'nothing' : 'delivered', exitCode: 0 };
