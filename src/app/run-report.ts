@@ -110,6 +110,12 @@ async function notSentYet(run: RunState): Promise<{ notSent: number; unreadFiles
   return { notSent: (pending.pending ?? 0) + (pending.sending ?? 0), unreadFiles };
 }
 
+/** The log's fields of a run's outcome (verdict.ts), beside its summary line: the same verdict as its report. */
+export function verdictFields(result: RunResult, exitCode = result.exitCode): Record<string, unknown> {
+  const v = result.summary.verdict;
+  return { exitCode, outcome: v?.kind, ...(v?.notSent !== undefined ? { notSent: v.notSent } : {}) };
+}
+
 /**
  * The WMS was unavailable: what was not sent waits for the next run. An outage is what leaves work for the
  * next run: sends that were answered by dropped connections (in doubt, for a person) open the circuit too,

@@ -18,7 +18,7 @@ import { report, type RunResult } from './run-report.js';
 import { startXlsxWorker } from '../outbox/xlsx-worker.js';
 
 export type { RunOptions } from './run-state.js';
-export { INTERRUPT_EXIT_CODES, summaryLine, webhooksSinceLastReport, type RunResult } from './run-report.js';
+export { INTERRUPT_EXIT_CODES, summaryLine, verdictFields, webhooksSinceLastReport, type RunResult } from './run-report.js';
 
 export async function runOnce(ctx: AppContext, opts: RunOptions): Promise<RunResult> {
   const run = startRun(ctx, opts);

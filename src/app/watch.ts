@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from './context.js';
 import type { CompiledMapping } from '../map/index.js';
 import { createInboxWatcher, type ReadyFile } from '../intake/watcher.js';
-import { runOnce, type RunResult } from './run.js';
+import { runOnce, verdictFields } from './run.js';
 import { missingInboxFolders, watcherOptions } from './scan.js';
 import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
@@ -205,12 +205,6 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     metricsUrl,
     webhooksUrl: receiver ? `${receiver.url}${config.webhooks.basePath}` : null,
   };
-}
-
-/** The log's fields of a batch's outcome (verdict.ts): the same verdict as its report. */
-function verdictFields(result: RunResult): Record<string, unknown> {
-  const v = result.summary.verdict;
-  return { exitCode: result.exitCode, outcome: v?.kind, ...(v?.notSent !== undefined ? { notSent: v.notSent } : {}) };
 }
 
 /**

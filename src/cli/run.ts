@@ -9,7 +9,7 @@ import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { loadMappingsDir } from '../map/index.js';
 import { ConfigError } from '../shared/errors.js';
-import { INTERRUPT_EXIT_CODES, runOnce } from '../app/run.js';
+import { INTERRUPT_EXIT_CODES, runOnce, verdictFields } from '../app/run.js';
 import { missingInboxFolders, scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
 import type { AppContext } from '../app/context.js';
@@ -125,6 +125,7 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
           for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
           if (pulls.failed.length && code === 0) code = 1;
         }
+        logger.info(verdictFields(result, code), result.logLine);
         io.stdout.write(`wmsbridge run: ${result.line} (exit ${code})\n`);
         return code;
       } finally {
