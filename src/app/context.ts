@@ -98,7 +98,9 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
           logger: logger.child({ component: 'sandbox' }),
         });
         ({ url: baseUrl, accessKeyID, secretKey } = sandbox);
-        logger.info({ url: sandbox.url }, 'no WMS configured: using the embedded sandbox');
+        // asked for (--sandbox, wms.url: sandbox), or the default of a command that may use it (the demo)
+        if (config.wms.url === SANDBOX_URL) logger.info({ url: sandbox.url }, 'using the embedded sandbox (as asked: --sandbox or wms.url: sandbox)');
+        else logger.info({ url: sandbox.url }, 'no WMS configured: using the embedded sandbox');
       }
       const ca = config.wms.tls.caFile ? await readFile(config.wms.tls.caFile, 'utf8') : undefined;
       client = createWmsClient({

@@ -45,7 +45,7 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
     'Inbox entries not taken, by why (name-encoding, name-control, symlink, hardlink, not-regular, folder, no-mapping)',
     ['kind'],
   );
-  const runs = reg.counter('wmsbridge_runs_total', 'Batches processed by this process, by exit status', ['status']);
+  const runs = reg.counter('wmsbridge_runs_total', 'Batches processed by this process, by outcome (ok, attention, outage, interrupted, fatal)', ['status']);
   const lastRun = reg.gauge('wmsbridge_last_run_timestamp_seconds', 'End of the last batch (unix time)');
   const filesG = reg.gauge('wmsbridge_files', 'Files in the journal by status', ['status']);
   const recordsG = reg.gauge('wmsbridge_records', 'Records in the journal by status (held and in_doubt need a person)', ['status']);
@@ -80,7 +80,7 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
       refused.inc({ kind });
     },
     recordRun(summary) {
-      runs.inc({ status: summary.exitCode === 0 ? 'ok' : summary.exitCode === 1 ? 'attention' : 'fatal' });
+      runs.inc({ status: runStatus(summary) });
       lastRun.set(Math.round(Date.parse(summary.finishedAt) / 1000));
     },
     async render(state) {
@@ -98,6 +98,15 @@ export function createRunMetrics(options: { processMetrics?: boolean } = {}): Ru
       }
     },
   };
+}
+
+/** A batch's status for wmsbridge_runs_total, from its verdict (verdict.ts): ok, attention, outage, interrupted, fatal. */
+function runStatus(summary: RunSummary): string {
+  const kind = summary.verdict?.kind;
+  if (kind === 'delivered' || kind === 'nothing') return 'ok';
+  if (kind === 'attention' || kind === 'outage' || kind === 'interrupted') return kind;
+  if (kind === 'config') return 'fatal';
+  return summary.exitCode === 0 ? 'ok' : summary.exitCode === 1 ? 'attention' : 'fatal';
 }
 
 /** Records done with for good: nearly the whole journal (90 days of a busy share: millions), counted less often. */

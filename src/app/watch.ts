@@ -51,7 +51,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   let batchTimer: NodeJS.Timeout | null = null;
 
   const makeWatcher = () => {
-    const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger: logger.child({ component: 'intake' }) });
+    const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger });
     w.on('refused-entry', (r) => metrics.recordRefused(r.kind));
     w.on('ready-file', (f) => {
       if (st.stopping) return;

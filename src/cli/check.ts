@@ -1,7 +1,8 @@
 /**
  * `wmsbridge check`: validates the configuration and every mapping before anything is read or sent.
  * With --wms it also authorizes against the WMS (or the embedded sandbox) and reads the reference data
- * the mappings look up. Exit 0 when everything is valid, 2 otherwise.
+ * the mappings look up. Exit 0 when everything is valid, 2 otherwise: a missing WMS is the problem `run` would stop
+ * on (exit 2), unless the embedded sandbox is asked for (--sandbox, wms.url: sandbox).
  */
 import { stat } from 'node:fs/promises';
 import type { CliIo } from './types.js';
@@ -11,6 +12,7 @@ import { loadMappingsDir } from '../map/index.js';
 import { scheduledPullFromConfig } from '../pull/config.js';
 import { parseSchedule } from '../pull/index.js';
 import { errorMessage } from '../shared/errors.js';
+import { NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL, type ResolvedConfig } from '../config/load.js';
 
 export const CHECK_COMMAND = defineCommand({
   name: 'check',
@@ -59,6 +61,8 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
   if (config.webhooks.enabled && config.webhooks.secretEnv && !process.env[config.webhooks.secretEnv]) {
     problems.push(`webhooks.secretEnv: the environment variable ${config.webhooks.secretEnv} is not set`);
   }
+  // what `run` stops on before reading anything (exit 2): no WMS configured, or credentials it cannot read
+  checkWmsConfigured(config, notes, problems);
   if (values.wms && problems.length === 0) {
     try {
       await withApp(
@@ -84,4 +88,22 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
   }
   io.stdout.write('ok: configuration and mappings are valid\n');
   return 0;
+}
+
+/** No WMS configured is the problem `run` and `watch` stop on (exit 2); the embedded sandbox only when asked for. */
+function checkWmsConfigured(config: ResolvedConfig, notes: string[], problems: string[]): void {
+  if (!config.wms.url) {
+    problems.push(`wms: ${NO_WMS_CONFIGURED} (\`wmsbridge run\` stops here with exit 2)`);
+    return;
+  }
+  if (config.wms.url === SANDBOX_URL) {
+    notes.push('wms: the embedded sandbox (as asked: --sandbox or wms.url: sandbox); nothing reaches a real WMS');
+    return;
+  }
+  try {
+    const creds = resolveWmsCredentials(config);
+    notes.push(`wms: ${creds?.url ?? config.wms.url}`);
+  } catch (err) {
+    problems.push(`wms: ${errorMessage(err)}`);
+  }
 }

@@ -8,6 +8,8 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { acquireStateLock } from '../journal/state-lock.js';
 import { createAppContext, type AppContext, type ContextOptions } from '../app/context.js';
 import { loadMappingsDir, type CompiledMapping } from '../map/index.js';
+import type { CliIo } from './types.js';
+import { hostname } from 'node:os';
 
 export async function loadConfigFromFlags(values: Record<string, unknown>): Promise<ResolvedConfig> {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -54,4 +56,19 @@ export async function withApp<T>(
   } finally {
     await lock?.release();
   }
+}
+
+const PINO_LEVELS = { info: 30, warn: 40, error: 50 } as const;
+
+/**
+ * A message of a long-running command for the person at the terminal (the daemon is up, a signal was received). Off
+ * a terminal (a service's journal, a pipe to `jq`) stderr is the JSON log, so the message is one of its lines, with
+ * pino's fields, whatever the log level; WMSBRIDGE_LOG_PRETTY=1 keeps the text.
+ */
+export function notice(io: CliIo, text: string, level: keyof typeof PINO_LEVELS = 'info', name = 'wmsbridge'): void {
+  if ((io.stderr as { isTTY?: boolean }).isTTY === true || process.env['WMSBRIDGE_LOG_PRETTY'] === '1') {
+    io.stderr.write(`${text}\n`);
+    return;
+  }
+  io.stderr.write(`${JSON.stringify({ level: PINO_LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), name, msg: text })}\n`);
 }

@@ -78,7 +78,12 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
       );
       if (s.files.some((f) => f.rejectsFile)) io.stdout.write(`  rejects  ${rel(join(config.outboxDir, 'rejects'))}/\n`);
     }
-    io.stdout.write(`\n  next: \`npx wmsbridge status --state-dir ${rel(demoState)}\`, or drop files into inbox/<channel> and run \`npx wmsbridge run\`\n`);
+    // commands that work from here as written: this very CLI (no `npx wmsbridge`: outside an install it fetches a
+    // package of that name), and `run` against the sandbox (without a WMS configured it stops with exit 2)
+    const self = `node ${rel(process.argv[1] ?? 'bin/wmsbridge.mjs')}`;
+    io.stdout.write(
+      `\n  next: \`${self} status --state-dir ${rel(demoState)}\`, or drop files into ${rel(sampleInbox)}/<channel> and run \`${self} run --sandbox\` (with your WMS: set wms.url, then \`${self} check\`)\n`,
+    );
     return result.exitCode;
   });
 }

@@ -5,7 +5,7 @@
  * or fatal error (nothing was lost: rerun after fixing).
  */
 import type { CliIo } from './types.js';
-import { loadConfigFromFlags, withApp } from './common.js';
+import { loadConfigFromFlags, notice, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { loadMappingsDir } from '../map/index.js';
 import { ConfigError } from '../shared/errors.js';
@@ -95,10 +95,10 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
       const onSignal = (sig: NodeJS.Signals): void => {
         const code = INTERRUPT_EXIT_CODES[sig] ?? 130;
         if (stop.signal.aborted) {
-          io.stderr.write(`wmsbridge run: ${sig} again: exiting now (records in flight are recovered by the next run)\n`);
+          notice(io, `wmsbridge run: ${sig} again: exiting now (records in flight are recovered by the next run)`, 'warn');
           process.exit(code);
         }
-        io.stderr.write(`wmsbridge run: ${sig}: finishing the requests in flight, then writing results and the report (${sig} again to exit now)\n`);
+        notice(io, `wmsbridge run: ${sig}: finishing the requests in flight, then writing results and the report (${sig} again to exit now)`, 'warn');
         stop.abort(sig);
       };
       process.on('SIGINT', onSignal);
@@ -122,7 +122,7 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
         if (values.pulls && !dryRun && !stop.signal.aborted) {
           const pulls = await runScheduledPulls(ctx, { logger });
           for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);
-          for (const p of pulls.failed) io.stderr.write(`pull ${p.name} failed: ${p.error}\n`);
+          for (const p of pulls.failed) notice(io, `pull ${p.name} failed: ${p.error}`, 'error');
           if (pulls.failed.length && code === 0) code = 1;
         }
         logger.info(verdictFields(result, code), result.logLine);

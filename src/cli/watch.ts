@@ -4,7 +4,7 @@
  * the rest pending in the journal (resumed at the next start) and exits 0.
  */
 import type { CliIo } from './types.js';
-import { loadConfigFromFlags, loadMappingsOrThrow, withApp } from './common.js';
+import { loadConfigFromFlags, loadMappingsOrThrow, notice, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { startWatch } from '../app/watch.js';
 
@@ -53,8 +53,9 @@ export default async function watch(args: string[], io: CliIo): Promise<number> 
           logger.info({ signal: stopAsked }, 'signal received during start-up');
           h.stop(stopAsked);
         }
-        io.stderr.write(
-          `wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${h.metricsUrl ? `; metrics ${h.metricsUrl}/metrics` : ''}${h.webhooksUrl ? `; webhooks ${h.webhooksUrl}` : ''}\n`,
+        notice(
+          io,
+          `wmsbridge watch: watching ${config.channels.map((c) => c.name).join(', ')}${h.metricsUrl ? `; metrics ${h.metricsUrl}/metrics` : ''}${h.webhooksUrl ? `; webhooks ${h.webhooksUrl}` : ''}`,
         );
         await h.done;
         return 0;

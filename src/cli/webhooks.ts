@@ -13,6 +13,7 @@ import type { Journal } from '../journal/types.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookHooks } from '../webhook/handler.js';
 import type { CliIo } from './types.js';
+import { notice } from './common.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
 import { assertSafeWebhookListen, secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
 
@@ -164,12 +165,17 @@ export default async function webhooks(args: string[], io: CliIo): Promise<numbe
   assertSafeWebhookListen(options.host, options.secret, insecure);
   const running = await runWebhooksCommand({ ...options, logger: createLogger({ name: 'wmsbridge-webhooks', ...(level ? { level } : {}) }) });
   const basePath = options.basePath ?? '/webhooks';
-  io.stderr.write(`wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})\n`);
+  notice(
+    io,
+    `wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})`,
+    'info',
+    'wmsbridge-webhooks',
+  );
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      io.stderr.write(`wmsbridge webhooks: ${signal}: stopping\n`);
+      notice(io, `wmsbridge webhooks: ${signal}: stopping`, 'info', 'wmsbridge-webhooks');
       resolveStop();
     };
     process.on('SIGTERM', stop);

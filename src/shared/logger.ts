@@ -46,6 +46,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     level,
     name: options.name ?? 'wmsbridge',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    hooks: { logMethod: withoutBoundKeys },
   };
   if (pretty) {
     return pino(
@@ -54,6 +55,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     );
   }
   return pino(base, pino.destination({ fd, sync: true }));
+}
+
+/** each logger's bound fields (its own and its parents'), read once */
+const boundKeys = new WeakMap<Logger, ReadonlySet<string>>();
+
+/**
+ * A JSON line carries each key once: a field the logger (or a parent) already binds is not written again from the
+ * call's object (a child bound to `component: 'intake'` handed to code that binds it too; `file` bound by a help
+ * session and logged by the send loop). The bound value is the one kept.
+ */
+function withoutBoundKeys(this: Logger, args: Parameters<Logger['info']>, method: Logger['info']): void {
+  const obj = args[0] as unknown;
+  if (obj !== null && typeof obj === 'object' && !(obj instanceof Error)) {
+    let bound = boundKeys.get(this);
+    if (!bound) boundKeys.set(this, (bound = new Set(Object.keys(this.bindings()))));
+    if (bound.size > 0 && Object.keys(obj).some((k) => bound.has(k))) {
+      const kept = Object.fromEntries(Object.entries(obj).filter(([k]) => !bound.has(k)));
+      method.apply(this, [kept, ...args.slice(1)] as Parameters<Logger['info']>);
+      return;
+    }
+  }
+  method.apply(this, args);
 }
 
 /** A logger that prints nothing (tests, library use). */
