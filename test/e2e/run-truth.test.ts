@@ -10,9 +10,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import ExcelJS from 'exceljs';
 import { request } from 'undici';
 import { makeTempDir } from '../helpers/tmp.js';
@@ -380,5 +380,65 @@ test('a file with map-time and send-time rejects: /metrics counts every reject t
     );
   } finally {
     await sb.close();
+  }
+});
+
+function envNoWms(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, WMSBRIDGE_LOG_LEVEL: 'warn' };
+  for (const k of ['WMS_URL', 'WMS_ACCESS_KEY_ID', 'WMS_SECRET_KEY', 'WMSBRIDGE_CONFIG']) delete env[k];
+  return env;
+}
+
+test('check says what run will stop on: no WMS configured is exit 2 for both, unless the sandbox is asked for', { timeout: 120_000 }, async () => {
+  const dir = join(tmp.dir, 'check');
+  await mkdir(join(dir, 'inbox', 'categorias'), { recursive: true });
+  await mkdir(join(dir, 'mappings'), { recursive: true });
+  await writeFile(join(dir, 'mappings', 'categorias.yaml'), CATEGORY_MAPPING);
+  const flags = workspaceFlags(dir, join(dir, 'mappings'));
+  const env = envNoWms();
+  const check = await runCli(['check', ...flags], { cwd: dir, env });
+  assert.equal(check.code, 2, `${check.stdout}\n${check.stderr}`);
+  assert.match(check.stderr, /wms: no WMS configured: .* --sandbox or wms\.url: sandbox \(`wmsbridge run` stops here with exit 2\)/);
+  assert.doesNotMatch(check.stdout, /^ok:/m);
+  const run = await runCli(['run', ...flags], { cwd: dir, env });
+  assert.equal(run.code, 2, 'run stops where check said');
+  const sandboxed = await runCli(['check', '--sandbox', ...flags], { cwd: dir, env });
+  assert.equal(sandboxed.code, 0, `${sandboxed.stdout}\n${sandboxed.stderr}`);
+  assert.match(sandboxed.stdout, /wms: the embedded sandbox \(as asked/);
+  assert.match(sandboxed.stdout, /^ok: configuration and mappings are valid$/m);
+  // asked for, the sandbox is not "no WMS configured" in the log
+  const runSandbox = await runCli(['run', '--sandbox', ...flags], { cwd: dir, env: { ...env, WMSBRIDGE_LOG_LEVEL: 'info' } });
+  assert.equal(runSandbox.code, 0, runSandbox.stderr.slice(-2000));
+  const log = jsonLines(runSandbox.stderr);
+  assert.ok(!log.some((l) => /no WMS configured/.test(String(l['msg']))), 'the sandbox was asked for');
+  assert.ok(log.some((l) => /using the embedded sandbox \(as asked/.test(String(l['msg']))));
+});
+
+test("the demo's next: hints are commands that work as written", { timeout: 240_000 }, async () => {
+  const dir = join(tmp.dir, 'demo');
+  await mkdir(dir, { recursive: true });
+  await cp(join(PROJECT_ROOT, 'inbox'), join(dir, 'inbox'), { recursive: true, filter: (s) => !s.includes('.wmsbridge') });
+  await cp(join(PROJECT_ROOT, 'mappings'), join(dir, 'mappings'), { recursive: true });
+  const env = envNoWms();
+  const demo = await runCli(['demo'], { cwd: dir, env });
+  assert.equal(demo.code, 0, `${demo.stdout}\n${demo.stderr.slice(-2000)}`);
+  const next = /next: (.*)$/m.exec(demo.stdout)?.[1] ?? '';
+  const commands = [...next.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  assert.ok(commands.length >= 2, `hints: ${next}`);
+  assert.ok(
+    commands.every((c) => !c.startsWith('npx ')),
+    `no npx (it fetches a package of that name outside an install): ${next}`,
+  );
+  for (const c of commands.filter((x) => / (status|run)\b/.test(x))) {
+    const [cmd, ...args] = c.split(' ');
+    assert.equal(cmd, 'node');
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, args, { cwd: dir, env: { ...env, WMSBRIDGE_LOG_PRETTY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      p.on('close', (code) => resolve({ code, out }));
+    });
+    assert.equal(r.code, 0, `\`${c}\` works as written: ${r.out.slice(-2000)}`);
   }
 });
