@@ -70,6 +70,7 @@ export async function report(run: RunState): Promise<RunResult> {
     noChangeAttention: run.working.some((w) => w.channel.noChange === 'attention' && (w.figures?.outcomes['no-change'] ?? 0) > 0),
     outage,
     fatal: run.fatal !== null,
+    configProblems: opts.problems?.length ?? 0,
     interruptedBy,
     ...(interruptedBy && !opts.dryRun ? await notSentYet(run) : {}),
     empty: summary.totals.files === 0 && summary.totals.records === 0,

@@ -33,7 +33,7 @@ export interface RunOptions {
   onSettled?: (row: RecordRow, result: RecordResult) => void;
   /** rows of a file rejected while mapping (never sent: settled as rejected when the file is mapped), by target */
   onMapRejected?: (target: string, count: number) => void;
-  /** problems found before the run (a mapping that did not load): logged, counted, exit 1 at least */
+  /** configuration problems found before the run (a mapping that did not load): logged, counted, exit 2 (verdict.ts) */
   problems?: string[];
   /** inbox entries the scan did not take (named in the report; refusals of possible data make exit 1) */
   refused?: RefusedEntry[];

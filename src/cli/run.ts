@@ -118,7 +118,6 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
           signal: stop.signal,
         });
         let code = result.exitCode;
-        if (loadProblems.length > 0 && code < 2) code = 2;
         if (values.pulls && !dryRun && !stop.signal.aborted) {
           const pulls = await runScheduledPulls(ctx, { logger });
           for (const p of pulls.done) io.stdout.write(`pull ${p.name}: ${p.records} record(s) -> ${p.file}\n`);

@@ -41,6 +41,8 @@ export interface ExitFacts {
   outage: boolean;
   /** the credentials were refused */
   fatal: boolean;
+  /** configuration problems found before the run (a mapping that did not load: its files stay in the inbox) */
+  configProblems?: number;
   /** the signal that stopped the run (SIGINT, SIGTERM), if any */
   interruptedBy?: string | undefined;
   /** records not sent yet when the run ended (pending in the journal) */
@@ -52,7 +54,8 @@ export interface ExitFacts {
 }
 
 /**
- * The operations contract: 0 delivered; 1 data needs attention; 2 credentials refused; 75 the WMS was
+ * The operations contract: 0 delivered; 1 data needs attention; 2 credentials refused, or a mapping that did not
+ * load; 75 the WMS was
  * unavailable and work waits for the next run (says more than 1 for a run that could not finish); 130/143
  * interrupted by SIGINT/SIGTERM.
  */
@@ -63,6 +66,7 @@ export function runVerdict(f: ExitFacts): RunVerdict {
   const interrupted = f.interruptedBy ? INTERRUPT_EXIT_CODES[f.interruptedBy] : undefined;
   if (interrupted) return { kind: 'interrupted', exitCode: interrupted, signal: f.interruptedBy!, ...counts };
   if (f.outage) return { kind: 'outage', exitCode: 75, ...counts };
+  if ((f.configProblems ?? 0) > 0) return { kind: 'config', exitCode: 2 };
   if (f.attention > 0 || f.open > 0 || f.refusedData > 0 || f.fileErrors > 0 || f.problems > 0 || f.noChangeAttention) return { kind: 'attention', exitCode: 1 };
   return { kind: f.empty ? 'nothing' : 'delivered', exitCode: 0 };
 }
