@@ -115,9 +115,13 @@ test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
   const h = await request(`${url}/healthz`);
   assert.equal(h.statusCode, 200);
   assert.equal(((await h.body.json()) as { ok: boolean }).ok, true);
-  const m = await request(`${url}/metrics`);
-  assert.equal(m.statusCode, 200);
-  const text = await m.body.text();
+  // the marker file's last records are created before its batch finishes it (archive, done): scraped once it has
+  const text = await until('CAT_slow.csv and CAT_m.csv done', async () => {
+    const m = await request(`${url}/metrics`);
+    assert.equal(m.statusCode, 200);
+    const t = await m.body.text();
+    return Number(/^wmsbridge_files\{status="done"\} (\d+)$/m.exec(t)?.[1]) >= 2 ? t : undefined;
+  });
   assert.match(text, /# TYPE wmsbridge_records gauge/);
   // the journal's files counted by status (Journal.countFiles), every status present: at least the two files sent above
   for (const status of ['claimed', 'mapped', 'done', 'error', 'duplicate'])
