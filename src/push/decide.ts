@@ -8,7 +8,7 @@ import type { RecordResult, RecordRow, XrefEntry } from '../journal/types.js';
 import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { BridgeError, errorMessage } from '../shared/errors.js';
-import { PushReason, type Reason } from '../shared/reason.js';
+import { OtherReason, PushReason, type Reason } from '../shared/reason.js';
 import { SendRefused, type SendOutput } from './senders.js';
 
 /** What went wrong with a request, as far as the record is concerned. */
@@ -99,7 +99,7 @@ export function reasonOf(err: unknown): Reason {
   }
   if (err instanceof SendRefused) return { code: PushReason.REFUSED, params: { field: err.field ?? '', message: err.message } };
   if (err instanceof BridgeError) return { code: err.code, params: { message: err.message } };
-  return { code: 'E_INTERNAL', params: { message: errorMessage(err) } };
+  return { code: OtherReason.INTERNAL, params: { message: errorMessage(err) } };
 }
 
 /** What the pusher does with a record after a send (or a resend) failed. */

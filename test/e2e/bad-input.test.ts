@@ -417,8 +417,8 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
     assert.equal(reasons[0], 'motivo;código;quantidade;exemplo_arquivo;exemplo_linha');
     const row = (file: string): string | undefined => reasons.find((l) => l.includes(`;${file};`));
     // a map-time RowIssue code, and a lookup refused when sending
-    assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o campo pickingItens\[0\]\.quantity não é um número;invalid_number;/);
-    assert.match(row('PED_unknown_codes.csv') ?? '', /^Recusados: o valor do campo warehouseID não foi encontrado no WMS;lookup_not_found;/);
+    assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o valor da coluna qtd não é um número;invalid_number;/);
+    assert.match(row('PED_unknown_codes.csv') ?? '', /^Recusados: o valor da coluna cd não foi encontrado no WMS;lookup_not_found;/);
   });
 
   test('an empty file is not taken before its grace period and says so in the log; it stays in the inbox untouched', async () => {
