@@ -106,6 +106,11 @@ export const en: Record<string, string> = {
   'reason.wmsField': ' (WMS field {field})',
   'reason.valueWmsField': ' (value "{value}"; WMS field {field})',
   'reason.atLine': 'line {line}: ',
+  'reason.moreIn.one': ' (and {n} more problem, in {others})',
+  'reason.moreIn.other': ' (and {n} more problems, in {others})',
+  'rejects.line': 'line {line}',
+  'rejects.lines': 'lines {line}-{lineEnd}',
+  'rejects.notKept': ' (the line could not be kept: not written to the rejects file)',
 
   // status in words
   'status.prefixDry': 'Dry run: ',
@@ -141,6 +146,7 @@ export const en: Record<string, string> = {
   'cause.duplicates.one': '{n} file had already been processed (duplicate): not sent again.',
   'cause.duplicates.other': '{n} files had already been processed (duplicates): not sent again.',
   'cause.example': 'e.g. {where}',
+  'cause.exampleValue': 'e.g. {where}, value "{value}"',
   'cause.open.other': '{n} record(s) from this or earlier runs wait for a person (`wmsbridge resolve`).',
 
   'fix.title': 'Files to fix and drop again',
@@ -175,6 +181,14 @@ export const en: Record<string, string> = {
   'report.resources': 'Resources',
   'report.webhooks': 'Webhooks received',
   'report.notTaken': 'Not taken from the inbox',
+  'notTaken.name-encoding': 'the name is not UTF-8 (a Latin-1/windows-1252 name from a Windows share?): rename it with the ERP or the share set to UTF-8 names',
+  'notTaken.name-control': 'the name holds a control character (newline, tab, bidi override): rename it',
+  'notTaken.symlink': 'a symbolic link: only regular files placed in the inbox are taken (it may point outside the inbox); copy the file in instead',
+  'notTaken.hardlink':
+    'a hard link (several names for the same data, possibly outside the inbox): only files with one name are taken; copy the file in instead',
+  'notTaken.not-regular': 'not a regular file (a pipe, a socket or a device): only regular files are taken',
+  'notTaken.folder': 'a folder: sub-folders of a channel are not read (one channel per folder)',
+  'notTaken.no-mapping': 'no mapping matches this file name in channel {channel}: left where it is',
   'report.helped': 'Sent for other instances',
   'report.helpedNote':
     'Records of files another instance took, sent by this one to share the work. They are in the report and result file of the instance that took the file, not in the totals above.',

@@ -119,7 +119,8 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
         else if (value !== undefined) text += t('reason.value', { value });
         else if (wmsField !== undefined) text += t('reason.wmsField', { field: wmsField });
         if (p['message'] !== undefined && /^E_WMS_/.test(reason.code)) text += t('reason.wmsSaid', { message: String(p['message']) });
-        if (typeof p['more'] === 'number' && p['more'] > 0) text += t('reason.more', { n: p['more'] });
+        if (typeof p['more'] === 'number' && p['more'] > 0)
+          text += p['others'] !== undefined ? t('reason.moreIn', { n: p['more'], others: String(p['others']) }) : t('reason.more', { n: p['more'] });
       }
       return text;
     },

@@ -100,6 +100,11 @@ export const ptBR: Record<string, string> = {
   'reason.wmsField': ' (campo {field} no WMS)',
   'reason.valueWmsField': ' (valor "{value}"; campo {field} no WMS)',
   'reason.atLine': 'linha {line}: ',
+  'reason.moreIn.one': ' (e mais {n} problema, em {others})',
+  'reason.moreIn.other': ' (e mais {n} problemas, em {others})',
+  'rejects.line': 'linha {line}',
+  'rejects.lines': 'linhas {line}-{lineEnd}',
+  'rejects.notKept': ' (a linha não pôde ser mantida: não foi gravada no arquivo de recusas)',
 
   'status.prefixDry': 'Simulação: ',
   'status.allDelivered': 'Tudo entregue',
@@ -133,6 +138,7 @@ export const ptBR: Record<string, string> = {
   'cause.duplicates.one': '{n} arquivo já tinha sido processado (duplicado): não foi enviado de novo.',
   'cause.duplicates.other': '{n} arquivos já tinham sido processados (duplicados): não foram enviados de novo.',
   'cause.example': 'ex.: {where}',
+  'cause.exampleValue': 'ex.: {where}, valor "{value}"',
   'cause.open.other': '{n} registro(s) desta ou de execuções anteriores aguardam uma pessoa (`wmsbridge resolve`).',
 
   'fix.title': 'Arquivos para corrigir e colocar de novo na entrada',
@@ -166,6 +172,16 @@ export const ptBR: Record<string, string> = {
   'report.resources': 'Recursos',
   'report.webhooks': 'Webhooks recebidos',
   'report.notTaken': 'Itens da entrada não recebidos',
+  'notTaken.name-encoding':
+    'o nome não está em UTF-8 (um nome Latin-1/windows-1252 vindo de um compartilhamento Windows?): renomeie o arquivo no ERP, ou configure o compartilhamento para nomes em UTF-8',
+  'notTaken.name-control': 'o nome tem um caractere de controle (quebra de linha, tabulação, inversão de direção): renomeie o arquivo',
+  'notTaken.symlink':
+    'um link simbólico: só arquivos comuns colocados na entrada são recebidos (ele pode apontar para fora da entrada); copie o arquivo para a pasta',
+  'notTaken.hardlink':
+    'um link físico (o mesmo conteúdo com mais de um nome, talvez fora da entrada): só arquivos com um único nome são recebidos; copie o arquivo para a pasta',
+  'notTaken.not-regular': 'não é um arquivo comum (pipe, socket ou dispositivo): só arquivos comuns são recebidos',
+  'notTaken.folder': 'uma pasta: as subpastas de um canal não são lidas (um canal por pasta)',
+  'notTaken.no-mapping': 'nenhum mapeamento do canal {channel} reconhece este nome de arquivo: ele ficou onde está',
   'report.helped': 'Enviados para outras instâncias',
   'report.helpedNote':
     'Registros de arquivos que outra instância recebeu, enviados por esta para dividir o trabalho. Eles aparecem no relatório e no arquivo de resultado da instância que recebeu o arquivo, não nos totais acima.',

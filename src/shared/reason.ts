@@ -97,6 +97,9 @@ export function reasonOfIssues(issues: ReadonlyArray<{ code: string; field?: str
   if (first.value !== undefined) params['value'] = first.value;
   if (issues.length > 1) {
     params['more'] = issues.length - 1;
+    // where the others are, as the person editing the file knows them (the columns; else the fields)
+    const others = [...new Set(issues.slice(1).flatMap((i) => (i.column ?? i.field ?? '').split(', ').filter((x) => x !== '')))];
+    if (others.length > 0) params['others'] = others.slice(0, 5).join(', ') + (others.length > 5 ? ', ...' : '');
     // every code, so a reader can ask "is one of them X" without reading the message
     params['codes'] = [...new Set(issues.map((i) => i.code))].join(',');
   }

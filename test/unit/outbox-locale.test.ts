@@ -171,6 +171,10 @@ describe('outbox locale (pt-BR by default)', () => {
     // the inbox entries not taken are in the reader's language too
     const skipped = renderReportHtml({ ...s, skipped: [{ channel: 'cadastros', name: 'x.lnk', reason: 'a symlink', kind: 'symlink' }] }, dir, dir);
     assert.ok(skipped.includes('<h2>Itens da entrada não recebidos</h2>'));
+    assert.ok(skipped.includes('um link simbólico: só arquivos comuns colocados na entrada são recebidos'), 'the reason in pt-BR, from its kind');
+    assert.ok(!skipped.includes('a symlink'), 'not the English reason');
+    const enSkipped = renderReportHtml({ ...s, skipped: [{ channel: 'cadastros', name: 'anexos', reason: 'x', kind: 'folder' }] }, dir, dir, { locale: 'en' });
+    assert.ok(enSkipped.includes('a folder: sub-folders of a channel are not read'));
   });
 });
 
