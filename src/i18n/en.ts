@@ -55,7 +55,7 @@ export const en: Record<string, string> = {
     'waits for an earlier operation on the same stock or record, which the WMS has not received yet because it was unavailable; the next run sends both, in order',
   'reason.sequence_not_delivered':
     'not sent, to keep the order of the file: an earlier operation on the same stock or record was not delivered; the next run sends both, in order',
-  'reason.refused': 'the value {of} was refused before sending',
+  'reason.refused': 'the value {of} was refused before sending{why}',
   'reason.already_created': '{resource} was already created with other data and the interface cannot update it',
   'reason.in_doubt': 'a send was in flight when wmsbridge stopped: it is not known whether the WMS received it',
   'reason.in_doubt_readback_failed': 'in doubt, and the WMS could not be asked whether it received it',
@@ -111,6 +111,14 @@ export const en: Record<string, string> = {
   'rejects.line': 'line {line}',
   'rejects.lines': 'lines {line}-{lineEnd}',
   'rejects.notKept': ' (the line could not be kept: not written to the rejects file)',
+  'reason.refused.invalid': ': the attachment path is empty or invalid',
+  'reason.refused.absolute': ': the attachment path is absolute; only files inside the inbox folder are attached',
+  'reason.refused.escapes': ': the attachment path leads out of the inbox folder',
+  'reason.refused.not-found': ': the attachment file is not in the inbox folder',
+  'reason.refused.symlink': ': the attachment path resolves outside the inbox folder (symbolic link)',
+  'reason.refused.not-file': ': the attachment is not a file',
+  'reason.refused.hardlink': ': the attachment is a hard link (the same data under another name, possibly outside the inbox folder); copy the file in instead',
+  'reason.refused.none': ': no attachment file is named',
 
   // status in words
   'status.prefixDry': 'Dry run: ',

@@ -110,7 +110,10 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
       const field = given('field');
       // what the person edits: the source column(s) the mapping reads for the field, else the field
       const of = column ? t('reason.of.column', { column, n: column.split(', ').length }) : field ? t('reason.of.field', { field }) : t('reason.of.row');
-      let text = t(key, { ...p, of, field: field ?? '-', resource: p['resource'] ?? '-' });
+      // a stable word saying why, with a sentence of its own (reason.refused.escapes)
+      const why = given('why');
+      const whyText = why !== undefined && `reason.${reason.code}.${why}` in catalog ? t(`reason.${reason.code}.${why}`) : '';
+      let text = t(key, { ...p, of, why: whyText, field: field ?? '-', resource: p['resource'] ?? '-' });
       if (detail) {
         const value = given('value');
         // the WMS's field name only as a detail, when the reason names the column

@@ -49,7 +49,7 @@ export const ptBR: Record<string, string> = {
     'aguarda uma operação anterior sobre o mesmo estoque ou cadastro, que o WMS ainda não recebeu porque estava indisponível; a próxima execução envia as duas, na ordem',
   'reason.sequence_not_delivered':
     'não enviado, para manter a ordem do arquivo: uma operação anterior sobre o mesmo estoque ou cadastro não foi entregue; a próxima execução envia as duas, na ordem',
-  'reason.refused': 'o valor {of} foi recusado antes do envio',
+  'reason.refused': 'o valor {of} foi recusado antes do envio{why}',
   'reason.already_created': '{resource} já foi criado com outros dados e a interface não permite alterá-lo',
   'reason.in_doubt': 'um envio estava em andamento quando o wmsbridge parou: não se sabe se o WMS o recebeu',
   'reason.in_doubt_readback_failed': 'em dúvida, e não foi possível consultar o WMS para confirmar',
@@ -105,6 +105,14 @@ export const ptBR: Record<string, string> = {
   'rejects.line': 'linha {line}',
   'rejects.lines': 'linhas {line}-{lineEnd}',
   'rejects.notKept': ' (a linha não pôde ser mantida: não foi gravada no arquivo de recusas)',
+  'reason.refused.invalid': ': o caminho do anexo está vazio ou é inválido',
+  'reason.refused.absolute': ': o caminho do anexo é absoluto; só arquivos dentro da pasta de entrada são anexados',
+  'reason.refused.escapes': ': o caminho do anexo sai da pasta de entrada',
+  'reason.refused.not-found': ': o arquivo do anexo não existe na pasta de entrada',
+  'reason.refused.symlink': ': o caminho do anexo leva para fora da pasta de entrada (link simbólico)',
+  'reason.refused.not-file': ': o anexo não é um arquivo',
+  'reason.refused.hardlink': ': o anexo é um link físico (o mesmo conteúdo com outro nome, talvez fora da pasta de entrada); copie o arquivo para a pasta',
+  'reason.refused.none': ': nenhum arquivo de anexo foi indicado',
 
   'status.prefixDry': 'Simulação: ',
   'status.allDelivered': 'Tudo entregue',

@@ -102,7 +102,11 @@ function compileAttachment(cc: CompileCtx, spec: MappingSpec): Eval | undefined 
   if (spec.target === 'PickingListAttachment') {
     if (spec.attachmentPath === undefined)
       problem(cc, ['attachmentPath'], 'PickingListAttachment needs attachmentPath: the file to attach, relative to the channel folder');
-    else return compileExpr(cc, spec.attachmentPath as ExprSpec, ['attachmentPath'], true, 'the file to attach');
+    else {
+      const path = compileReading(cc, () => compileExpr(cc, spec.attachmentPath as ExprSpec, ['attachmentPath'], true, 'the file to attach'));
+      cc.attachmentColumns = path.columns;
+      return path.eval;
+    }
   } else if (spec.attachmentPath !== undefined) problem(cc, ['attachmentPath'], 'attachmentPath is for PickingListAttachment only');
   return undefined;
 }
@@ -161,12 +165,15 @@ function fieldSources(
   itemsKey: string | undefined,
   doc: DocumentParts,
   keyColumns: string[] | undefined,
+  attachmentColumns: string[] | undefined,
 ): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const f of headerFields) out.set(f.name, f.columns);
   for (const f of doc.itemFields) out.set(`${itemsKey}[].${f.name}`, f.columns);
   if (keyColumns) out.set('key', keyColumns);
   if (doc.groupByEval) out.set('group.by', doc.groupByColumns);
+  // the attachment's path: what the send loop names `file` when it refuses the path
+  if (attachmentColumns) out.set('file', attachmentColumns);
   return out;
 }
 
@@ -217,7 +224,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     itemImplicit: doc.itemInfo?.implicit ?? new Map<string, unknown>(),
     groupByEval: doc.groupByEval,
     itemRecords: doc.itemRecords,
-    sourceColumns: fieldSources(headerFields, itemsKey, doc, key?.columns),
+    sourceColumns: fieldSources(headerFields, itemsKey, doc, key?.columns, cc.attachmentColumns),
   };
   const compiled: CompiledMapping = {
     name: plan.name,

@@ -68,6 +68,8 @@ export interface CompileCtx {
   read: Set<string>;
   /** the source names (columns, fixed-width fields, paths, template names) the expression being compiled reads */
   reading?: Set<string>;
+  /** the source names the attachment path (attachmentPath) reads */
+  attachmentColumns?: string[];
   /** names of the explode element children, when compiling item fields of an exploding group */
   explodePrefix?: string;
 }

@@ -97,7 +97,11 @@ export function reasonOf(err: unknown): Reason {
     if (err.networkCode) params['network'] = err.networkCode;
     return { code: err.code, params };
   }
-  if (err instanceof SendRefused) return { code: PushReason.REFUSED, params: { field: err.field ?? '', message: err.message } };
+  if (err instanceof SendRefused)
+    return {
+      code: PushReason.REFUSED,
+      params: { field: err.field ?? '', message: err.message, ...(err.why ? { why: err.why } : {}), ...(err.value !== undefined ? { value: err.value } : {}) },
+    };
   if (err instanceof BridgeError) return { code: err.code, params: { message: err.message } };
   return { code: OtherReason.INTERNAL, params: { message: errorMessage(err) } };
 }
