@@ -75,3 +75,22 @@ describe('reason texts: every code of the registry, in every locale', () => {
     for (const code of found) assert.ok((REASON_CODES as readonly string[]).includes(code), `${code} is in the registry`);
   });
 });
+
+describe('the source columns a compiled mapping records for each target field (the shipped mappings)', () => {
+  test('fields, document items (any index), a ref, a lookup through a table, the attachment path', async () => {
+    const { loadMappingsDir } = await import('../../src/map/load.js');
+    const { sourceColumnsOf } = await import('../../src/map/compile.js');
+    const loaded = await loadMappingsDir(join(PROJECT_ROOT, 'mappings'));
+    const columns = sourceColumnsOf(loaded.mappings);
+    assert.equal(columns('produtos', 'weight'), 'peso_bruto');
+    assert.equal(columns('produtos', 'ncm'), 'ncm');
+    assert.equal(columns('produtos', 'categoryID'), 'categoria', 'a ref: its from');
+    assert.equal(columns('produtos', 'logisticsProfileID'), 'perfil_logistico', 'a lookup: its from');
+    assert.equal(columns('pedidos', 'pickingItens[12].quantity'), 'quantidade', 'a document item, whatever its index');
+    assert.equal(columns('pedidos', 'branchID'), 'cd', 'a lookup of a table of a column');
+    assert.equal(columns('pedidos', 'codeERP'), 'pedido', 'a template');
+    assert.equal(columns('pedidos', 'companyID'), undefined, 'a constant: no column');
+    assert.equal(columns('anexos-pedidos', 'file'), 'arquivo', 'the attachment path (what the send loop names file)');
+    assert.equal(columns('nope', 'weight'), undefined);
+  });
+});
