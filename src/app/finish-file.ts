@@ -3,7 +3,8 @@
  * format (fix and drop again), and the per-file figures for the run report. Everything is read back
  * from the journal, so a file finished after a restart gets the same files.
  */
-import { hasCode, isHeldOnDependency } from '../shared/reason.js';
+import { hasCode, isHeldOnDependency, reasonOfRecord } from '../shared/reason.js';
+import { createI18n, type I18n } from '../i18n/index.js';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, Journal, RecordRow } from '../journal/types.js';
@@ -110,6 +111,8 @@ export interface FileFinishOptions {
   keyLabel?: KeyLabeler;
   /** other instances share the journal (PostgreSQL): what `follow` takes as final (FINAL_IN_SHARED_RUN) */
   shared?: boolean;
+  /** the outbox's language (outbox.locale): the result file's `reason` and the rejects file's reasons @default pt-BR */
+  i18n?: I18n;
 }
 
 /**
@@ -134,6 +137,7 @@ export interface FileFinish {
 export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const { file, journal } = opts;
   const final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
+  const i18n = opts.i18n ?? createI18n();
   const figures: FileFigures = {
     outcomes: {},
     resources: new Map(),
@@ -189,6 +193,7 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
         wmsId: row.wmsId,
         error: row.error,
         mapping: row.mapping,
+        reason: reasonText(row, i18n),
       })
     )
       await out.drain();
@@ -203,9 +208,9 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
     if (!rejects) {
       await mkdir(rejectsDir, { recursive: true });
       const facts = JSON.parse((await journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
-      rejects = createRejectsWriter(rejectsPath, { ...opts.mapping!.source, ...facts });
+      rejects = createRejectsWriter(rejectsPath, { ...opts.mapping!.source, ...facts, i18n });
     }
-    for (const entry of await rejectsRows(row, outcome, opts.mapping!, file.path)) {
+    for (const entry of await rejectsRows(row, outcome, opts.mapping!, file.path, i18n)) {
       rejects.write(entry);
       rejectCount++;
     }
@@ -335,26 +340,35 @@ function noteAttention(figures: FileFigures, file: FileRow, row: RecordRow, outc
   }
 }
 
-/** A fixable record's rows for the rejects file, in its original format, each with its reason. */
-async function rejectsRows(row: RecordRow, outcome: Outcome, mapping: CompiledMapping, path: string): Promise<RejectItem[]> {
+/**
+ * A record's reason as a person reads it, in the outbox's language: naming the source column, with the value and
+ * the WMS field (I18n.reason); the English message when its code has no text; null when it has none.
+ */
+function reasonText(row: RecordRow, i18n: I18n): string | null {
+  const reason = reasonOfRecord(row);
+  if (!reason && !row.error) return null;
+  // a map-time message starts with its own "line N: "; the result file has the line in its own column
+  return i18n.reason(reason, (row.error ?? '').replace(/^lines? \d+(-\d+)?: /, ''), true);
+}
+
+/** A fixable record's rows for the rejects file, in its original format, each with its reason (outbox language, with its line). */
+async function rejectsRows(row: RecordRow, outcome: Outcome, mapping: CompiledMapping, path: string, i18n: I18n): Promise<RejectItem[]> {
   // xml/json rejects are a listing only: one line per rejected document, with its line range, not
   // the same reason once per item
   const raw0 = row.raw!;
   const listingOnly = mapping.source.format === 'xml' || mapping.source.format === 'json';
   const raws = listingOnly ? [{ ...raw0[0]!, ...(raw0.length > 1 ? { lineEnd: raw0[raw0.length - 1]!.lineEnd ?? raw0[raw0.length - 1]!.line } : {}) }] : raw0;
   const out: RejectItem[] = [];
+  const reason = reasonText(row, i18n) ?? i18n.outcome(outcome);
   for (const raw of raws) {
-    const reason = row.error ?? outcome;
     const bytes = hasCode(row.reason, 'invalid_encoding') ? await originalLine(path, raw.line) : undefined;
-    // map-time messages start with "line N: field F:"; send-time ones get the same shape
-    const located = /^line \d+/.test(reason) ? reason : `line ${raw.line}: ${reason}`;
     out.push({
       line: raw.line,
       ...(raw.lineEnd !== undefined && raw.lineEnd !== raw.line ? { lineEnd: raw.lineEnd } : {}),
       ...(raw.cells ? { cells: raw.cells } : {}),
       ...(raw.text !== undefined ? { text: raw.text } : {}),
       ...(bytes ? { bytes } : {}),
-      reasons: located,
+      reasons: `${i18n.t('reason.atLine', { line: String(raw.line) })}${reason}`,
     });
   }
   return out;

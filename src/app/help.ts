@@ -9,7 +9,7 @@
  */
 import type { FileRow } from '../journal/types.js';
 import type { HelpedFile } from '../outbox/types.js';
-import type { CompiledMapping } from '../map/index.js';
+import { sourceColumnsOf, type CompiledMapping } from '../map/index.js';
 import { FatalPushError, pushFiles } from '../push/pipeline.js';
 import { shareableTarget } from '../push/share.js';
 import { TARGET_INFO, TARGETS } from '../wms/targets.js';
@@ -73,7 +73,7 @@ export async function helpOthers(
         const take = await takeable(ctx, opts.mappings, f, live, firstSeen);
         if (take === 'wait') waiting = true;
         if (take !== 'yes') continue;
-        const n = await helpFile(ctx, f, opts.signal);
+        const n = await helpFile(ctx, f, opts.signal, sourceColumnsOf(opts.mappings));
         if (n === null) return result; // the credentials were refused: nothing can be sent
         // a file still streamed by its owner publishes more: nothing to take now is not the end
         if (f.status === 'claimed') waiting = true;
@@ -182,7 +182,12 @@ async function publishedBound(ctx: Pick<AppContext, 'journal'>, fileId: number):
 }
 
 /** Claimed batches of one file while its owner holds it; returns the records settled, null when sending stopped for good. */
-async function helpFile(ctx: AppContext, f: FileRow, signal: AbortSignal | undefined): Promise<number | null> {
+async function helpFile(
+  ctx: AppContext,
+  f: FileRow,
+  signal: AbortSignal | undefined,
+  sourceColumns: (mapping: string, field: string) => string | undefined,
+): Promise<number | null> {
   const { config, journal, logger } = ctx;
   const channel = config.channels.find((c) => c.name === f.channel)!;
   let settled = 0;
@@ -211,6 +216,7 @@ async function helpFile(ctx: AppContext, f: FileRow, signal: AbortSignal | undef
       concurrency: config.sending.concurrency,
       batchSize: config.sending.batchSize,
       dependencyWaitMs: ctx.dependencyWaitMs,
+      sourceColumns,
       ...(signal ? { signal } : {}),
       share: { owner: ctx.instanceId, leaseTtlMs: ctx.leaseTtlMs, helper: { mayTake, upTo } },
       onSettled: () => settled++,

@@ -8,6 +8,7 @@ import { reconcileAfterSync } from '../reconcile/stock.js';
 import { errorMessage } from '../shared/errors.js';
 import { createFileFinish, type FileFinishOptions } from './finish-file.js';
 import { stockKeyLabeler, type KeyLabeler } from './stock-labels.js';
+import { createI18n } from '../i18n/index.js';
 import type { RunState, Working } from './run-state.js';
 import type { RecordFeed } from '../push/feed.js';
 
@@ -36,6 +37,7 @@ function finishOptions(run: RunState, w: Working): FileFinishOptions {
     logger: run.log,
     keyLabel: keyLabelOf(run),
     shared: run.ctx.shared,
+    i18n: createI18n(config.outbox.locale, config.outbox.timeZone),
   };
 }
 

@@ -10,7 +10,7 @@ import type { AppContext } from './context.js';
 import type { RunState, Working } from './run-state.js';
 import { FILE_META } from '../journal/policy.js';
 import { TARGET_INFO } from '../wms/targets.js';
-import type { CompiledMapping } from '../map/index.js';
+import { sourceColumnsOf, type CompiledMapping } from '../map/index.js';
 import { mayHoldDependencyOf } from './run-state.js';
 import { finishBehindSend } from './run-finish.js';
 
@@ -43,6 +43,7 @@ export async function sendFiles(run: RunState, streamed?: { files: readonly Work
         concurrency: config.sending.concurrency,
         batchSize: config.sending.batchSize,
         dependencyWaitMs: ctx.dependencyWaitMs,
+        sourceColumns: sourceColumnsOf(opts.mappings),
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(streamed ? { feed: streamed.feed } : {}),
         ...(share ? { share } : {}),

@@ -6,6 +6,7 @@ import { createInboxWatcher, type ChannelWatchSpec, type InboxWatcherOptions, ty
 import { checkInboxSafety, type RefusedEntry } from '../intake/safety.js';
 import type { CompiledMapping } from '../map/index.js';
 import type { Logger } from '../shared/logger.js';
+import { TARGET_INFO } from '../wms/targets.js';
 
 /** The mappings a channel may use: bound by name (channel.mappings) or by match.channel (unset: any). */
 export function mappingsOf(channel: ResolvedChannel, mappings: readonly CompiledMapping[]): CompiledMapping[] {
@@ -23,6 +24,9 @@ export function watchSpecOf(channel: ResolvedChannel, mappings?: readonly Compil
     ...(channel.ignore ? { ignore: channel.ignore } : {}),
     // only what a mapping claims is touched: other files stay in the inbox, reported
     ...(mine ? { accepts: (name: string) => mine.some((m) => m.matches(channel.name, name)) } : {}),
+    // an attachment mapping reads its files from inside the channel folder (attachmentPath): its sub-folders
+    // (pedidos/anexos) are where those files are meant to be
+    ...(mine?.some((m) => TARGET_INFO[m.target].send.kind === 'attachment') ? { readsFolder: () => true } : {}),
   };
 }
 

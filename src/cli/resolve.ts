@@ -10,6 +10,7 @@ import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { ConfigError } from '../shared/errors.js';
 import { pushFiles } from '../push/pipeline.js';
+import { createI18n } from '../i18n/index.js';
 import type { RecordRow } from '../journal/types.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { finishFile } from '../app/finish-file.js';
@@ -72,6 +73,7 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
               now: new Date(),
               logger,
               keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal),
+              i18n: createI18n(config.outbox.locale, config.outbox.timeZone),
             });
           } catch (err) {
             io.stderr.write(`the result of ${file.name} could not be written again: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -32,8 +32,9 @@ export interface I18n {
   duration(ms: number): string;
   outcome(o: string): string;
   /**
-   * A reason in the locale: the template of its code (with the value / WMS message when `detail`), or
-   * `fallback` (the English message) when the code has no template.
+   * A reason in the locale: the template of its code, naming the source column(s) the person edits (`column`)
+   * or else the field, with the value, the WMS field and the WMS message when `detail`; or `fallback` (the
+   * English message) when the code has no template.
    */
   reason(reason: Reason | undefined | null, fallback?: string, detail?: boolean): string;
 }
@@ -104,11 +105,25 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
       const p = reason.params ?? {};
       // a template naming the resource has a plain variant for reasons that do not know it (map-time lookups)
       const key = p['resource'] === undefined && `reason.${reason.code}.plain` in catalog ? `reason.${reason.code}.plain` : `reason.${reason.code}`;
-      let text = t(key, { ...p, field: p['field'] ?? '-', resource: p['resource'] ?? '-' });
+      const given = (name: string): string | undefined => (p[name] === undefined || p[name] === '' ? undefined : String(p[name]));
+      const column = given('column');
+      const field = given('field');
+      // what the person edits: the source column(s) the mapping reads for the field, else the field
+      const of = column ? t('reason.of.column', { column, n: column.split(', ').length }) : field ? t('reason.of.field', { field }) : t('reason.of.row');
+      // a stable word saying why, with a sentence of its own (reason.refused.escapes)
+      const why = given('why');
+      const whyText = why !== undefined && `reason.${reason.code}.${why}` in catalog ? t(`reason.${reason.code}.${why}`) : '';
+      let text = t(key, { ...p, of, why: whyText, field: field ?? '-', resource: p['resource'] ?? '-' });
       if (detail) {
-        if (p['value'] !== undefined && p['value'] !== '') text += t('reason.value', { value: String(p['value']) });
+        const value = given('value');
+        // the WMS's field name only as a detail, when the reason names the column
+        const wmsField = column !== undefined && field !== undefined && field !== column ? field : undefined;
+        if (value !== undefined && wmsField !== undefined) text += t('reason.valueWmsField', { value, field: wmsField });
+        else if (value !== undefined) text += t('reason.value', { value });
+        else if (wmsField !== undefined) text += t('reason.wmsField', { field: wmsField });
         if (p['message'] !== undefined && /^E_WMS_/.test(reason.code)) text += t('reason.wmsSaid', { message: String(p['message']) });
-        if (typeof p['more'] === 'number' && p['more'] > 0) text += t('reason.more', { n: p['more'] });
+        if (typeof p['more'] === 'number' && p['more'] > 0)
+          text += p['others'] !== undefined ? t('reason.moreIn', { n: p['more'], others: String(p['others']) }) : t('reason.more', { n: p['more'] });
       }
       return text;
     },

@@ -41,6 +41,11 @@ export interface ChannelWatchSpec {
    * ('no mapping matches'). @default every name
    */
   accepts?: (name: string) => boolean;
+  /**
+   * Whether a sub-folder of the channel is one its mappings read files from (the attachments of an attachment
+   * mapping, `pedidos/anexos`): not data, and not a mistake either, so not reported. @default none
+   */
+  readsFolder?: (name: string) => boolean;
 }
 
 export interface InboxWatcherOptions {
@@ -213,7 +218,9 @@ function newChannelState(spec: ChannelWatchSpec): ChannelState {
  */
 async function listChannel(ch: ChannelState, wc: WatcherContext): Promise<{ files: DirEntryInfo[]; refused: RefusedEntry[]; fresh: RefusedEntry[] }> {
   const listing = await listInboxFolder(ch.dir);
-  const refused: RefusedEntry[] = listing.refused.map((r) => ({ channel: ch.spec.name, ...r }));
+  const reads = ch.spec.readsFolder;
+  // a folder the channel's mappings read (its attachments) is where it should be: not named as not taken
+  const refused: RefusedEntry[] = listing.refused.filter((r) => !(r.kind === 'folder' && reads?.(r.name))).map((r) => ({ channel: ch.spec.name, ...r }));
   const accepts = ch.spec.accepts;
   if (accepts) {
     const spec = ch.tracker.spec;

@@ -21,12 +21,12 @@ import { TransformSpecError, zoneOffsetFn } from './transforms.js';
 import { problem, sourceNames, type CompileCtx, type Eval } from './evaluation.js';
 import { compileExpr } from './expressions.js';
 import { compileFilter } from './conditions.js';
-import { compileFields, itemSchemaOf, shapeInfo, type CompiledField, type ShapeInfo } from './fields.js';
+import { compileFields, compileReading, itemSchemaOf, shapeInfo, type CompiledField, type ShapeInfo } from './fields.js';
 import { checkDefaultKey } from './keys.js';
 import { compileGlobs, fileMatcher } from './globs.js';
 import { MappingCompileError } from './problems.js';
 import { mapItems } from './map-items.js';
-import type { MappingPlan } from './plan.js';
+import { columnsOfField, type MappingPlan } from './plan.js';
 
 export { formatPath, MappingCompileError, type MappingProblem } from './problems.js';
 export { keyText, LookupPlaceholder, PLACEHOLDER_UUID } from './evaluation.js';
@@ -48,11 +48,25 @@ export interface CompiledMapping {
    * column is one clear file error, not a reject per row
    */
   columnsRead: string[];
+  /**
+   * the source column(s) a target field reads (`weight` -> `peso_bruto`; `pickingItens[3].quantity` -> `qtd`),
+   * comma separated: what a reason names for the person who edits the file; undefined when no column feeds it
+   */
+  sourceColumns(field: string | undefined): string | undefined;
   matches(channel: string, fileName: string): boolean;
   /** maps parsed items (rows and parse errors) to records, documents and rejects, streaming */
   mapItems(items: AsyncIterable<ParsedItem>, ctx: MapContext): AsyncIterable<MapOutput>;
   /** the validated model, defaults filled in (for tools and docs) */
   spec: MappingSpec;
+}
+
+/**
+ * The source column(s) a record's field reads, given the name of the mapping that made the record (the send
+ * loop's PushOptions.sourceColumns).
+ */
+export function sourceColumnsOf(mappings: readonly CompiledMapping[]): (mapping: string, field: string) => string | undefined {
+  const byName = new Map(mappings.map((m) => [m.name, m]));
+  return (mapping, field) => byName.get(mapping)?.sourceColumns(field);
 }
 
 /** The op a mapping gets when it names none (the target registry's default). */
@@ -88,7 +102,11 @@ function compileAttachment(cc: CompileCtx, spec: MappingSpec): Eval | undefined 
   if (spec.target === 'PickingListAttachment') {
     if (spec.attachmentPath === undefined)
       problem(cc, ['attachmentPath'], 'PickingListAttachment needs attachmentPath: the file to attach, relative to the channel folder');
-    else return compileExpr(cc, spec.attachmentPath as ExprSpec, ['attachmentPath'], true, 'the file to attach');
+    else {
+      const path = compileReading(cc, () => compileExpr(cc, spec.attachmentPath as ExprSpec, ['attachmentPath'], true, 'the file to attach'));
+      cc.attachmentColumns = path.columns;
+      return path.eval;
+    }
   } else if (spec.attachmentPath !== undefined) problem(cc, ['attachmentPath'], 'attachmentPath is for PickingListAttachment only');
   return undefined;
 }
@@ -97,12 +115,13 @@ interface DocumentParts {
   itemFields: CompiledField[];
   itemInfo: ShapeInfo | undefined;
   groupByEval: Eval | undefined;
+  groupByColumns: string[];
   itemRecords: Set<string> | undefined;
 }
 
 /** A document's group: item fields against the items' schema, record types (fixed-width) or the document key. */
 function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
-  const parts: DocumentParts = { itemFields: [], itemInfo: undefined, groupByEval: undefined, itemRecords: undefined };
+  const parts: DocumentParts = { itemFields: [], itemInfo: undefined, groupByEval: undefined, groupByColumns: [], itemRecords: undefined };
   const group = spec.group;
   const target = spec.target;
   const source = spec.source;
@@ -132,8 +151,30 @@ function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
         if (!types.has(t)) problem(cc, ['group', 'itemRecord'], `'${t}' is not a record type of source.records (${[...types].join(', ')})`);
     }
   } else if (group.by === undefined) problem(cc, ['group', 'by'], 'group needs by (the document key) or headerRecord/itemRecord');
-  if (group.by !== undefined) parts.groupByEval = compileExpr(cc, group.by as ExprSpec, ['group', 'by'], true, 'the document key');
+  if (group.by !== undefined) {
+    const by = compileReading(cc, () => compileExpr(cc, group.by as ExprSpec, ['group', 'by'], true, 'the document key'));
+    parts.groupByEval = by.eval;
+    parts.groupByColumns = by.columns;
+  }
   return parts;
+}
+
+/** Which source names feed each target field (MappingPlan.sourceColumns). */
+function fieldSources(
+  headerFields: CompiledField[],
+  itemsKey: string | undefined,
+  doc: DocumentParts,
+  keyColumns: string[] | undefined,
+  attachmentColumns: string[] | undefined,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const f of headerFields) out.set(f.name, f.columns);
+  for (const f of doc.itemFields) out.set(`${itemsKey}[].${f.name}`, f.columns);
+  if (keyColumns) out.set('key', keyColumns);
+  if (doc.groupByEval) out.set('group.by', doc.groupByColumns);
+  // the attachment's path: what the send loop names `file` when it refuses the path
+  if (attachmentColumns) out.set('file', attachmentColumns);
+  return out;
 }
 
 /** Compiles a validated model; throws MappingCompileError with every problem found. */
@@ -154,7 +195,8 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const info = shapeInfo(tinfo.schema);
   const itemsKey = tinfo.items ?? undefined;
   const headerFields = compileFields(cc, spec.fields as Record<string, ExprSpec>, info, ['fields'], target, itemsKey ? [itemsKey] : []);
-  const keyEval = spec.key !== undefined ? compileExpr(cc, spec.key as ExprSpec, ['key'], true, 'the natural key') : undefined;
+  const key = spec.key !== undefined ? compileReading(cc, () => compileExpr(cc, spec.key as ExprSpec, ['key'], true, 'the natural key')) : undefined;
+  const keyEval = key?.eval;
   if (!keyEval) checkDefaultKey(cc, target, spec.fields, info);
   const filter = spec.filter === undefined ? undefined : compileFilter(cc, spec.filter as ConditionSpec | ConditionSpec[]);
   const attachmentEval = compileAttachment(cc, spec);
@@ -182,6 +224,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     itemImplicit: doc.itemInfo?.implicit ?? new Map<string, unknown>(),
     groupByEval: doc.groupByEval,
     itemRecords: doc.itemRecords,
+    sourceColumns: fieldSources(headerFields, itemsKey, doc, key?.columns, cc.attachmentColumns),
   };
   const compiled: CompiledMapping = {
     name: plan.name,
@@ -192,6 +235,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     op,
     referenceNeeds: plan.referenceNeeds,
     columnsRead: source.format === 'delimited' ? [...cc.read] : [],
+    sourceColumns: (field) => columnsOfField(plan.sourceColumns, field),
     spec,
     matches: fileMatcher(channel, globs),
     mapItems: (items, ctx) => mapItems(plan, items, ctx),

@@ -66,6 +66,10 @@ export interface CompileCtx {
   needs: Map<string, { resource: RefResource; by: string }>;
   /** every source name read by name (col / field / shorthand) */
   read: Set<string>;
+  /** the source names (columns, fixed-width fields, paths, template names) the expression being compiled reads */
+  reading?: Set<string>;
+  /** the source names the attachment path (attachmentPath) reads */
+  attachmentColumns?: string[];
   /** names of the explode element children, when compiling item fields of an exploding group */
   explodePrefix?: string;
 }

@@ -27,6 +27,7 @@ function compileSourceName(cc: CompileCtx, kind: 'col' | 'path' | 'field' | 'sho
     const key = String(name);
     return (row) => (row.cells !== undefined ? row.cells[name] : row.fields[key]);
   }
+  cc.reading?.add(name);
   if (kind === 'col' || kind === 'field' || kind === 'short') {
     checkName(cc, name, path);
     cc.read.add(name);
@@ -60,8 +61,10 @@ function parseTemplate(cc: CompileCtx, t: string, path: Array<string | number>):
       if (name === '') problem(cc, path, `empty placeholder {} in template '${t}'`);
       if (lit) parts.push({ lit });
       lit = '';
-      if (!name.startsWith('$')) checkName(cc, name, path);
-      else if (!['$file', '$line', '$now'].includes(name)) problem(cc, path, `unknown placeholder {${name}} (known: {$file} {$line} {$now})`);
+      if (!name.startsWith('$')) {
+        checkName(cc, name, path);
+        cc.reading?.add(name);
+      } else if (!['$file', '$line', '$now'].includes(name)) problem(cc, path, `unknown placeholder {${name}} (known: {$file} {$line} {$now})`);
       parts.push({ name });
       i = end;
     } else if (c === '}') {

@@ -55,6 +55,21 @@ export function itemSchemaOf(target: Target): z.ZodType | undefined {
 export interface CompiledField {
   name: string;
   eval: Eval;
+  /** the source names (columns, fixed-width fields, paths) its expression reads: what a person edits */
+  columns: string[];
+}
+
+/** Compiles an expression, noting the source names it reads (CompileCtx.reading). */
+export function compileReading(cc: CompileCtx, compile: () => Eval): { eval: Eval; columns: string[] } {
+  const outer = cc.reading;
+  const reading = new Set<string>();
+  cc.reading = reading;
+  try {
+    return { eval: compile(), columns: [...reading] };
+  } finally {
+    cc.reading = outer;
+    if (outer) for (const n of reading) outer.add(n);
+  }
 }
 
 export function compileFields(
@@ -75,7 +90,7 @@ export function compileFields(
       continue;
     }
     const req = info.required.has(name);
-    out.push({ name, eval: compileExpr(cc, expr, path, req, req ? `${targetLabel} requires ${name}` : '') });
+    out.push({ name, ...compileReading(cc, () => compileExpr(cc, expr, path, req, req ? `${targetLabel} requires ${name}` : '')) });
   }
   for (const r of info.required) {
     if (exclude.includes(r)) continue;

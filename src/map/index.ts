@@ -3,7 +3,7 @@
  * rows to WMS records, documents and rejects. See docs/MAPPINGS.md.
  */
 export { loadMappingFile, loadMappingsDir, parseMapping, parseMappingText, type MappingIssue } from './load.js';
-export { compileMapping, defaultOp, globToRegExp, keyText, LookupPlaceholder, PLACEHOLDER_UUID, type CompiledMapping } from './compile.js';
+export { compileMapping, defaultOp, sourceColumnsOf, globToRegExp, keyText, LookupPlaceholder, PLACEHOLDER_UUID, type CompiledMapping } from './compile.js';
 export { generateMappingJsonSchema, MAPPING_SCHEMA_ID } from './json-schema.js';
 export { MappingSchema, READ_ONLY_RESOURCES, SENDABLE_RESOURCES, LOOKUP_BY, type MappingSpec, type MappingInput } from './model.js';
 export { createStaticReferenceCache, type StaticReferenceData } from './static-refs.js';

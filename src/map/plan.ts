@@ -34,6 +34,38 @@ export interface MappingPlan {
   itemImplicit: Map<string, unknown>;
   groupByEval: Eval | undefined;
   itemRecords: Set<string> | undefined;
+  /**
+   * the source names (columns, fixed-width fields, paths) each target field reads, by field path: `weight`,
+   * `pickingItens[].quantity`, `key`, `group.by` (columnsOfField reads it)
+   */
+  sourceColumns: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * The source names a target field (a RowIssue's or a reason's `field`: `pickingItens[2].productID`) reads, as
+ * the person editing the file knows them: `peso_bruto` for `weight`. A path inside a field (`items[0].x.y`)
+ * falls back to the field that holds it. undefined: not from the mapping's fields (a constant, an implicit value).
+ */
+export function columnsOfField(sourceColumns: ReadonlyMap<string, readonly string[]>, field: string | undefined): string | undefined {
+  if (!field) return undefined;
+  let path = field.replace(/\[\d+\]/g, '[]');
+  for (;;) {
+    const cols = sourceColumns.get(path);
+    if (cols) return cols.length ? cols.join(', ') : undefined;
+    const cut = Math.max(path.lastIndexOf('.'), path.lastIndexOf('['));
+    if (cut <= 0) return undefined;
+    path = path.slice(0, cut);
+  }
+}
+
+/** A row's issues with the source column(s) each one's field reads (a parse error's field is a source name already). */
+function withColumns(plan: MappingPlan, issues: RowIssue[]): RowIssue[] {
+  for (const issue of issues) {
+    if (issue.column !== undefined) continue;
+    const column = columnsOfField(plan.sourceColumns, issue.field);
+    if (column !== undefined) issue.column = column;
+  }
+  return issues;
 }
 
 /** One mapItems call: the plan, the evaluation state (mutated per row), the counters. */
@@ -54,7 +86,7 @@ export function makeReject(plan: MappingPlan, rows: RawRow[], issues: RowIssue[]
   const reject: RejectedRow = {
     source: location(first, rows[rows.length - 1] as RawRow, plan.xml),
     raw: rows,
-    issues,
+    issues: withColumns(plan, issues),
     mapping: plan.name,
     target: plan.target,
   };
@@ -94,7 +126,10 @@ export function errorRaw(item: ParsedErrorItem): RawRow {
 
 export function errorIssue(item: ParsedErrorItem): RowIssue {
   const msg = item.issue.message;
-  return { ...item.issue, message: /^line \d/.test(msg) ? msg : `line ${item.line}: ${msg}` };
+  const issue: RowIssue = { ...item.issue, message: /^line \d/.test(msg) ? msg : `line ${item.line}: ${msg}` };
+  // a parser names the source column itself
+  if (issue.field !== undefined && issue.column === undefined) issue.column = issue.field;
+  return issue;
 }
 
 export function location(first: RawRow, last: RawRow, xml: boolean): SourceLocation {

@@ -3,15 +3,16 @@
  * RowFail (a row problem, not a crash): the compiler catches it per field and turns it into a RowIssue.
  * Regular expressions, Intl formatters and lookup tables are built here, at compile time.
  */
+import type { MapReason } from '../shared/reason-codes.js';
 import { isValidTimeZone, zoneOffsetMs } from '../shared/time.js';
 import { cnpjCheckDigits, isValidCnpj, isValidGtin, uuid5, WMSBRIDGE_UUID_NAMESPACE } from './checks.js';
 import { DEFAULT_FALSE_WORDS, DEFAULT_TRUE_WORDS, type TransformSpec } from './model.js';
 
 /** A row-level failure: code + message without the "line N: field F:" prefix (added by the caller). */
 export class RowFail extends Error {
-  readonly code: string;
+  readonly code: MapReason;
   readonly value: string | undefined;
-  constructor(code: string, message: string, value?: unknown) {
+  constructor(code: MapReason, message: string, value?: unknown) {
     super(message);
     this.code = code;
     this.value = value === undefined ? undefined : typeof value === 'string' ? value : safeString(value);

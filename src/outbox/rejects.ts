@@ -22,6 +22,7 @@ import type { ParseOptions, ParseOptionsInput } from '../parse/options.js';
 import { ParseOptionsSchema } from '../parse/options.js';
 import { iconvName } from '../parse/text-source.js';
 import { REJECT_REASON_COLUMN } from '../parse/types.js';
+import { createI18n, type I18n } from '../i18n/index.js';
 
 export interface RejectItem {
   line: number;
@@ -37,11 +38,13 @@ export interface RejectItem {
   bytes?: Buffer;
   /** xml/json: the element path, for the listing */
   recordType?: string;
-  /** the reasons, one line (e.g. "line 12: field ean: required; field qty: not a number") */
+  /** the reasons, one line, in the outbox's language (e.g. "linha 12: o valor da coluna peso_bruto não é um número") */
   reasons: string;
 }
 
 export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
+  /** the language of the listing's "line N" (outbox.locale; the reasons come rendered) @default en */
+  i18n?: I18n;
   /** delimited with a header: the header cells as read (ParseFacts.header) */
   headerCells?: string[];
   /** the line terminator of the source (ParseFacts.newline) @default "\n" */
@@ -122,7 +125,7 @@ class AtomicFile {
 }
 
 export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
-  const { headerCells, newline: nl, ...rest } = original;
+  const { headerCells, newline: nl, i18n = createI18n('en'), ...rest } = original;
   const o = ParseOptionsSchema.parse(rest);
   const newline = nl ?? '\n';
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
@@ -133,13 +136,15 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
   let closed = false;
 
   const listing = (item: RejectItem, note = ''): void => {
-    const where = item.lineEnd !== undefined && item.lineEnd !== item.line ? `lines ${item.line}-${item.lineEnd}` : `line ${item.line}`;
+    const where =
+      item.lineEnd !== undefined && item.lineEnd !== item.line
+        ? i18n.t('rejects.lines', { line: String(item.line), lineEnd: String(item.lineEnd) })
+        : i18n.t('rejects.line', { line: String(item.line) });
     const el = item.recordType ? ` (${item.recordType})` : '';
     // the listing is UTF-8 whatever the source encoding: it is read by people, not re-imported
     // a reason that already starts with this location ("line 1: field ...") is not prefixed twice
     let text = oneLine(item.reasons);
-    const own = `line ${item.line}: `;
-    if (text.startsWith(own)) text = text.slice(own.length);
+    for (const own of [`line ${item.line}: `, i18n.t('reason.atLine', { line: String(item.line) })]) if (text.startsWith(own)) text = text.slice(own.length);
     side.write(Buffer.from(`${where}${el}: ${text}${note}\n`, 'utf8'));
   };
 
@@ -184,7 +189,7 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
           main.write(enc(item.text + newline));
           listing(item);
         } else {
-          listing(item, ' (the line could not be kept: not written to the rejects file)');
+          listing(item, i18n.t('rejects.notKept'));
         }
       };
       break;

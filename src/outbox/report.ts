@@ -214,7 +214,7 @@ export interface Cause {
   /** one sentence in the report's locale (plain text) */
   text: string;
   count: number;
-  example?: { file: string; line: number };
+  example?: { file: string; line: number; value?: string };
 }
 
 /**
@@ -246,7 +246,10 @@ export function reportCauses(summary: RunSummary, i18n: I18n = reportI18n()): Ca
     const text = i18n.reason(reason, r.reason.replace(/^[a-z-]+: /, ''));
     const kind = outcome === 'held' ? 'held' : outcome === 'in-doubt' ? 'in-doubt' : outcome === 'failed' ? 'failed' : 'rejected';
     const key = kind === 'held' ? 'cause.held' : kind === 'in-doubt' ? 'cause.inDoubt' : kind === 'failed' ? 'cause.failed' : 'cause.data';
-    causes.push({ kind, tone: kind === 'rejected' ? 'bad' : 'warn', text: t(key, { n: r.count, reason: text }), count: r.count, ...(r.example ? { example: r.example } : {}) });
+    // the example shows its value too (the group's reason is that of its first record)
+    const value = reason?.params?.['value'];
+    const example = r.example ? { ...r.example, ...(value !== undefined && value !== '' ? { value: String(value) } : {}) } : undefined;
+    causes.push({ kind, tone: kind === 'rejected' ? 'bad' : 'warn', text: t(key, { n: r.count, reason: text }), count: r.count, ...(example ? { example } : {}) });
   }
   const errors = summary.files.filter((f) => f.status === 'error');
   if (errors.length === 1) {
@@ -518,7 +521,7 @@ function renderCauses(summary: RunSummary, i18n: I18n, status: { text: string })
     ? `<ul class="causes">${causes
         .map(
           (c) =>
-            `<li class="cause ${c.tone}" data-kind="${escapeHtml(c.kind)}">${escapeHtml(c.text)}${c.example ? ` <span class="note">${escapeHtml(t('cause.example', { where: whereText(c.example.file, c.example.line) }))}</span>` : ''}</li>`,
+            `<li class="cause ${c.tone}" data-kind="${escapeHtml(c.kind)}">${escapeHtml(c.text)}${c.example ? ` <span class="note">${escapeHtml(t(c.example.value !== undefined ? 'cause.exampleValue' : 'cause.example', { where: whereText(c.example.file, c.example.line), value: c.example.value }))}</span>` : ''}</li>`,
         )
         .join('')}</ul>`
     : `<p class="empty">${escapeHtml(status.text)}</p>`;
@@ -631,6 +634,12 @@ function renderReasonsTable(summary: RunSummary, i18n: I18n): string {
     : '';
 }
 
+/** Why an inbox entry was not taken, in the report's language (by its kind; the English reason for an unknown kind). */
+function notTakenText(s: NonNullable<RunSummary['skipped']>[number], i18n: I18n): string {
+  const key = `notTaken.${s.kind ?? ''}`;
+  return s.kind !== undefined && i18n.has(key) ? i18n.t(key, { channel: s.channel }) : s.reason;
+}
+
 /** Webhooks received, inbox entries not taken, records sent for other instances (sections shown only when there are some). */
 function renderSideSections(summary: RunSummary, i18n: I18n): { webhooks: string; skipped: string; helped: string } {
   const { t } = i18n;
@@ -643,7 +652,7 @@ function renderSideSections(summary: RunSummary, i18n: I18n): { webhooks: string
 
   const skipped = summary.skipped?.length
     ? `<h2>${escapeHtml(t('report.notTaken'))}</h2><div class="tbl"><table><thead><tr><th>${c('channel')}</th><th>${c('entry')}</th><th>${c('reason')}</th></tr></thead><tbody>${summary.skipped
-        .map((s) => `<tr><td>${escapeHtml(s.channel)}</td><td class="mono">${escapeHtml(s.name)}</td><td>${escapeHtml(s.reason)}</td></tr>`)
+        .map((s) => `<tr><td>${escapeHtml(s.channel)}</td><td class="mono">${escapeHtml(s.name)}</td><td>${escapeHtml(notTakenText(s, i18n))}</td></tr>`)
         .join('')}</tbody></table></div>`
     : '';
   const helped = summary.helped?.files.length

@@ -1,14 +1,16 @@
 /**
  * The per-file result CSV: one line per record (or rejected row) of a source file, in a stable column
  * order that ERP import jobs and analysts can rely on:
- *   line;line_end;target;key;outcome;wms_id;error;mapping
+ *   line;line_end;target;key;outcome;wms_id;error;mapping;reason
+ * (`error` the English message, for machines and logs; `reason` the same in the outbox's language, naming the
+ * source column: what a person reads)
  * Written through createCsvWriter, so it appears atomically on close().
  */
 import type { AtomicWriteDeps, AtomicWriteOptions } from './atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from './csv.js';
 import type { Outcome } from './types.js';
 
-export const RESULT_COLUMNS = ['line', 'line_end', 'target', 'key', 'outcome', 'wms_id', 'error', 'mapping'] as const;
+export const RESULT_COLUMNS = ['line', 'line_end', 'target', 'key', 'outcome', 'wms_id', 'error', 'mapping', 'reason'] as const;
 
 export interface ResultEntry {
   /** first source line (1-based) */
@@ -21,6 +23,8 @@ export interface ResultEntry {
   wmsId?: string | null;
   error?: string | null;
   mapping: string;
+  /** the reason in the outbox's language (I18n.reason, with the value and the WMS field) */
+  reason?: string | null;
 }
 
 export interface ResultWriter {
@@ -51,6 +55,7 @@ export function createResultWriter(
         wms_id: r.wmsId ?? null,
         error: r.error ?? null,
         mapping: r.mapping,
+        reason: r.reason ?? null,
       });
     },
     drain: () => csv.drain(),

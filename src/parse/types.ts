@@ -48,32 +48,8 @@ export interface ParsedErrorItem {
 
 export type ParsedItem = ParsedRowItem | ParsedErrorItem;
 
-/**
- * Stable codes of parse error items (RowIssue.code):
- * - ragged_row: cell count differs from the header/declared columns
- * - bad_quote: unclosed or misplaced quote in a delimited line
- * - line_too_long: a physical line (or a record) longer than maxLineLength / lineLength
- * - invalid_encoding: bytes that are not valid in the declared encoding (UTF-8 channel fed Windows-1252)
- * - suspect_encoding: UTF-8 text read as Windows-1252/ISO-8859-1 ("SÃ£o" for "São")
- * - unknown_record: a fixed-width line no record type matches
- * - bad_json: a JSONL line that is not a JSON object
- * - not_an_object: a JSON item that is not an object
- * - repeated_header: a delimited row equal to the header line (two exports concatenated)
- * - control_character: NUL, another control character (tab...) or a bidi override inside a field
- */
-export const ParseIssueCode = {
-  RAGGED_ROW: 'ragged_row',
-  BAD_QUOTE: 'bad_quote',
-  LINE_TOO_LONG: 'line_too_long',
-  INVALID_ENCODING: 'invalid_encoding',
-  SUSPECT_ENCODING: 'suspect_encoding',
-  UNKNOWN_RECORD: 'unknown_record',
-  BAD_JSON: 'bad_json',
-  NOT_AN_OBJECT: 'not_an_object',
-  REPEATED_HEADER: 'repeated_header',
-  CONTROL_CHARACTER: 'control_character',
-} as const;
-export type ParseIssueCode = (typeof ParseIssueCode)[keyof typeof ParseIssueCode];
+/** Stable codes of parse error items (RowIssue.code): the registry of reason codes holds them (shared/reason-codes.ts). */
+export { ParseIssueCode } from '../shared/reason-codes.js';
 
 /** Counters a caller may keep while iterating (see `countItems` in index.ts). */
 export interface ParseSummary {

@@ -8,7 +8,7 @@ import type { RecordResult, RecordRow, XrefEntry } from '../journal/types.js';
 import { isWmsError, WmsErrorCode, type WmsError } from '../wms/errors.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { BridgeError, errorMessage } from '../shared/errors.js';
-import { PushReason, type Reason } from '../shared/reason.js';
+import { OtherReason, PushReason, type Reason } from '../shared/reason.js';
 import { SendRefused, type SendOutput } from './senders.js';
 
 /** What went wrong with a request, as far as the record is concerned. */
@@ -97,9 +97,13 @@ export function reasonOf(err: unknown): Reason {
     if (err.networkCode) params['network'] = err.networkCode;
     return { code: err.code, params };
   }
-  if (err instanceof SendRefused) return { code: PushReason.REFUSED, params: { field: err.field ?? '', message: err.message } };
+  if (err instanceof SendRefused)
+    return {
+      code: PushReason.REFUSED,
+      params: { field: err.field ?? '', message: err.message, ...(err.why ? { why: err.why } : {}), ...(err.value !== undefined ? { value: err.value } : {}) },
+    };
   if (err instanceof BridgeError) return { code: err.code, params: { message: err.message } };
-  return { code: 'E_INTERNAL', params: { message: errorMessage(err) } };
+  return { code: OtherReason.INTERNAL, params: { message: errorMessage(err) } };
 }
 
 /** What the pusher does with a record after a send (or a resend) failed. */

@@ -63,6 +63,11 @@ export interface PushOptions {
   dependencyWaitMs?: number;
   onSettled?: (row: RecordRow, result: RecordResult) => void;
   /**
+   * The source column(s) a record's field reads, by the record's mapping (CompiledMapping.sourceColumns): a reason
+   * naming a field (a reference not found, a schema or WMS refusal) also names the column the person edits.
+   */
+  sourceColumns?: (mapping: string, field: string) => string | undefined;
+  /**
    * files still being mapped while they are sent (feed.ts): a tier is read up to what they published, and
    * waits for their next batch until they can add no more records of it
    */
@@ -115,6 +120,15 @@ function rememberFailure(failures: RunFailures, r: Pick<RecordRow, 'target' | 'k
  * The run's shared services for every record (record.ts): settle, the outage bookkeeping, the request
  * slots, the channel policies, the stop conditions.
  */
+/** The reason of a settled record names the source column(s) of its field (PushOptions.sourceColumns), when known. */
+function withColumn(result: RecordResult, mapping: string, sourceColumns: PushOptions['sourceColumns']): void {
+  const params = result.reason?.params;
+  const field = params?.['field'];
+  if (!sourceColumns || !params || typeof field !== 'string' || field === '' || params['column'] !== undefined) return;
+  const column = sourceColumns(mapping, field);
+  if (column !== undefined) params['column'] = column;
+}
+
 function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result: RecordResult) => void) {
   const { journal, client, logger } = opts;
   const failures: RunFailures = new Map();
@@ -148,6 +162,7 @@ function createPushRun(opts: PushOptions, onSettledRow: (row: RecordRow, result:
       return state.fatal;
     },
     async settle(row, result, xref) {
+      withColumn(result, row.mapping, opts.sourceColumns);
       await journal.settle(row.id, result, xref);
       state.settled++;
       // what a dependant needs of it: the settled state comes from the result, not a copy of the whole row per record

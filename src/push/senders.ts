@@ -41,6 +41,9 @@ export class SendRefused extends Error {
   constructor(
     message: string,
     readonly field?: string,
+    /** why, as a stable word the outbox has a sentence for (`reason.refused.<why>`), and the value refused */
+    readonly why?: 'invalid' | 'absolute' | 'escapes' | 'not-found' | 'symlink' | 'not-file' | 'hardlink' | 'none',
+    readonly value?: string,
   ) {
     super(message);
     this.name = 'SendRefused';
@@ -60,28 +63,30 @@ const ATTACHMENT_TYPES: Record<string, string> = {
 
 /** Resolves an attachment path strictly inside the inbox folder (no .., no absolute, no symlink escape, no hard link). */
 export async function resolveAttachmentPath(inboxDir: string, p: string): Promise<string> {
-  if (!p || p.includes('\0')) throw new SendRefused('attachment path is empty or invalid', 'file');
+  if (!p || p.includes('\0')) throw new SendRefused('attachment path is empty or invalid', 'file', 'invalid');
   if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\'))
-    throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file');
+    throw new SendRefused(`attachment path '${p}' is absolute: only files inside the inbox are attached`, 'file', 'absolute', p);
   const root = await realpath(inboxDir);
   const candidate = resolve(root, p.replace(/\\/g, '/'));
   const rel = relative(root, candidate);
-  if (rel.startsWith('..') || isAbsolute(rel)) throw new SendRefused(`attachment path '${p}' escapes the inbox folder: refused`, 'file');
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new SendRefused(`attachment path '${p}' escapes the inbox folder: refused`, 'file', 'escapes', p);
   let real: string;
   try {
     real = await realpath(candidate);
   } catch {
-    throw new SendRefused(`attachment file '${p}' not found in the inbox folder`, 'file');
+    throw new SendRefused(`attachment file '${p}' not found in the inbox folder`, 'file', 'not-found', p);
   }
   if (real !== root && !real.startsWith(root + sep))
-    throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file');
+    throw new SendRefused(`attachment path '${p}' resolves outside the inbox folder (symlink): refused`, 'file', 'symlink', p);
   const st = await stat(real);
-  if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file');
+  if (!st.isFile()) throw new SendRefused(`attachment '${p}' is not a file`, 'file', 'not-file', p);
   // a hard link has other names, possibly outside the inbox (a link to /etc/shadow): refused like a symlink
   if (st.nlink > 1)
     throw new SendRefused(
       `attachment '${p}' is a hard link (${st.nlink} names for the same data, possibly outside the inbox): refused; copy the file in instead`,
       'file',
+      'hardlink',
+      p,
     );
   return real;
 }
@@ -160,7 +165,7 @@ const SENDERS: { [K in SendRule['kind']]: Sender<K> } = {
 };
 
 async function sendAttachment(rule: SendRuleOf<'attachment'>, input: SendInput, ctx: SendContext): Promise<SendOutput> {
-  if (!input.attachmentPath) throw new SendRefused('no attachment file named', 'file');
+  if (!input.attachmentPath) throw new SendRefused('no attachment file named', 'file', 'none');
   const real = await resolveAttachmentPath(ctx.inboxDir, input.attachmentPath);
   const content = await readFile(real);
   const ext = extname(real).toLowerCase();

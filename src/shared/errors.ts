@@ -1,3 +1,5 @@
+import type { RowIssueCode } from './reason-codes.js';
+
 /**
  * One small error hierarchy with stable codes. Callers branch on `code`, never on message text.
  * Messages name the operation and never contain a token or a secret.
@@ -78,10 +80,12 @@ export class LockedError extends BridgeError {
  * written to the result and rejects files alike.
  */
 export interface RowIssue {
-  /** stable short code: 'required', 'invalid_number', 'lookup_not_found', 'schema', 'parse', ... */
-  code: string;
+  /** stable short code from the registry (reason-codes.ts): 'required', 'invalid_number', 'lookup_not_found', 'schema', ... */
+  code: RowIssueCode;
   /** the target field (dot path), or the source column when no target field applies */
   field?: string;
+  /** the source column(s) the field reads, as the person editing the file knows them (`peso_bruto`), comma separated */
+  column?: string;
   /** the offending source value, if any */
   value?: string;
   message: string;

@@ -1,3 +1,6 @@
+import { ErrorCode } from './errors.js';
+import { MapReason, ParseIssueCode, PushReason } from './reason-codes.js';
+
 /**
  * Why a record needs attention, as data: a stable code and the values its message template needs. The
  * journal keeps it beside the English `error` text (for logs and machines); the outbox renders it in the
@@ -7,38 +10,34 @@
 export interface Reason {
   /** a RowIssue code (map time: required, invalid_number, schema, ...), a push code (below) or an ErrorCode (E_WMS_*) */
   code: string;
+  /**
+   * the values its template needs: `field` the WMS field, `column` the source column(s) that feed it (what the
+   * person edits: the mapping knows them), `value` the value refused, `resource`, `status`, `message`...
+   */
   params?: Record<string, string | number>;
 }
 
-/** Codes produced when sending (src/push). */
-export const PushReason = {
-  /** a lookup (reference) not found in the WMS: fix the data */
-  LOOKUP_NOT_FOUND: 'lookup_not_found',
-  /** a record it depends on was not delivered */
-  DEPENDENCY_FAILED: 'dependency_failed',
-  /** a record it depends on did not settle in time (another instance) */
-  DEPENDENCY_PENDING: 'dependency_pending',
-  /** a record it depends on was not delivered because the WMS was unavailable: the next run sends both */
-  DEPENDENCY_WAITING: 'dependency_waiting',
-  /** an earlier operation on the same target waits for the WMS: the next run sends both, in order */
-  SEQUENCE_WAITING: 'sequence_waiting',
-  /** an earlier operation on the same target was not delivered: not sent, to keep the source order */
-  SEQUENCE_NOT_DELIVERED: 'sequence_not_delivered',
-  /** the payload failed the interface's schema */
-  SCHEMA: 'schema',
-  /** refused before sending by the sender (field rule) */
-  REFUSED: 'refused',
-  /** created earlier with other data, and the interface has no update */
-  ALREADY_CREATED: 'already_created',
-  /** a send was in flight at a stop: check the WMS, then `wmsbridge resolve` */
-  IN_DOUBT: 'in_doubt',
-  /** in doubt, and reading it back failed */
-  IN_DOUBT_READBACK_FAILED: 'in_doubt_readback_failed',
-  /** a stock sync file with refused rows is not sent at all */
-  STOCK_SYNC_NOT_SENT: 'stock_sync_not_sent',
-  /** the stock sync session stopped */
-  STOCK_SYNC_STOPPED: 'stock_sync_stopped',
+export { MapReason, ParseIssueCode, PushReason, type RowIssueCode } from './reason-codes.js';
+
+/** Codes a reason has besides the registry's and ErrorCode: a crash in the send loop, the run's outage line. */
+export const OtherReason = {
+  INTERNAL: 'E_INTERNAL',
+  WMS_UNAVAILABLE: 'E_WMS_UNAVAILABLE',
 } as const;
+
+/** Every code a Reason can carry: what the outbox must have a text for, in every locale. */
+export type ReasonCode = MapReason | ParseIssueCode | PushReason | ErrorCode | (typeof OtherReason)[keyof typeof OtherReason];
+
+/** The registry as a list (test/unit/reason-texts.test.ts walks it against the catalogs). */
+export const REASON_CODES: readonly ReasonCode[] = [
+  ...new Set<ReasonCode>([
+    ...Object.values(MapReason),
+    ...Object.values(ParseIssueCode),
+    ...Object.values(PushReason),
+    ...Object.values(ErrorCode),
+    ...Object.values(OtherReason),
+  ]),
+];
 
 /**
  * Held only because the WMS was unavailable (for a dependency or an earlier operation on the same target),
@@ -89,14 +88,18 @@ export function hasCode(reason: Reason | null | undefined, code: string): boolea
 }
 
 /** A reason from a RowIssue-like object (first issue; `more` counts the others). */
-export function reasonOfIssues(issues: ReadonlyArray<{ code: string; field?: string; value?: string }>): Reason | undefined {
+export function reasonOfIssues(issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string }>): Reason | undefined {
   const first = issues[0];
   if (!first) return undefined;
   const params: Record<string, string | number> = {};
   if (first.field !== undefined) params['field'] = first.field;
+  if (first.column !== undefined) params['column'] = first.column;
   if (first.value !== undefined) params['value'] = first.value;
   if (issues.length > 1) {
     params['more'] = issues.length - 1;
+    // where the others are, as the person editing the file knows them (the columns; else the fields)
+    const others = [...new Set(issues.slice(1).flatMap((i) => (i.column ?? i.field ?? '').split(', ').filter((x) => x !== '')))];
+    if (others.length > 0) params['others'] = others.slice(0, 5).join(', ') + (others.length > 5 ? ', ...' : '');
     // every code, so a reader can ask "is one of them X" without reading the message
     params['codes'] = [...new Set(issues.map((i) => i.code))].join(',');
   }

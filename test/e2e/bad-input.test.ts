@@ -384,7 +384,13 @@ const CASES: Expect[] = [
       assert.ok(rj);
       const lines = (await readText(rj)).split('\n').filter(Boolean);
       assert.equal(lines.length, 4, 'the three escaping paths are all refused');
-      for (const l of lines.slice(1)) assert.match(l, /outside the inbox|absolute|\.\.|symlink/i, l);
+      // each in pt-BR, naming the column that holds the path and why
+      for (const l of lines.slice(1))
+        assert.match(
+          l,
+          /o valor da coluna arquivo foi recusado antes do envio: o caminho do anexo (sai da pasta de entrada|é absoluto|leva para fora da pasta de entrada \(link simbólico\))/,
+          l,
+        );
       const sent = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.records.PickingListAttachment ?? 0;
       assert.equal(sent, 0, 'no attachment was sent');
     },
@@ -417,8 +423,8 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
     assert.equal(reasons[0], 'motivo;código;quantidade;exemplo_arquivo;exemplo_linha');
     const row = (file: string): string | undefined => reasons.find((l) => l.includes(`;${file};`));
     // a map-time RowIssue code, and a lookup refused when sending
-    assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o campo pickingItens\[0\]\.quantity não é um número;invalid_number;/);
-    assert.match(row('PED_unknown_codes.csv') ?? '', /^Recusados: o valor do campo warehouseID não foi encontrado no WMS;lookup_not_found;/);
+    assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o valor da coluna qtd não é um número;invalid_number;/);
+    assert.match(row('PED_unknown_codes.csv') ?? '', /^Recusados: o valor da coluna cd não foi encontrado no WMS;lookup_not_found;/);
   });
 
   test('an empty file is not taken before its grace period and says so in the log; it stays in the inbox untouched', async () => {
@@ -457,17 +463,25 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
         assert.equal(extname(rj), extname(c.file), 'rejects keep the original format (extension)');
         const errFile = c.channel === 'jsonl' ? rj.replace(/\.jsonl$/, '.errors.txt') : rj;
         const text = await readText(errFile);
-        if (c.says) assert.match(text, c.says, `rejects say why:\n${text.slice(0, 2000)}`);
+        // the rejects file says why in the outbox's language (pt-BR); the result file's error column keeps the
+        // English message with its details (positions, counts), which `says` is written against
+        const resultText = await readText((await outboxFile('results', c.channel, c.file))!);
+        if (c.says) assert.match(`${text}\n${resultText}`, c.says, `rejects and results say why:\n${text.slice(0, 2000)}`);
+        assert.match(text, /linha \d+: /, `the rejects file names the line in pt-BR:\n${text.slice(0, 2000)}`);
         if (c.line !== undefined) {
           // the line is named in the message, or in the result file's line column of a rejected record
           const result = await readText((await outboxFile('results', c.channel, c.file))!);
           const inResult = result.split(/\r?\n/).some((l) => l.replace(/^\uFEFF/, '').startsWith(`${c.line};`) && l.includes(';rejected;'));
           assert.ok(
-            text.includes(`${c.file}:${c.line}:`) || text.includes(`line ${c.line}`) || inResult,
+            text.includes(`${c.file}:${c.line}:`) || text.includes(`line ${c.line}`) || text.includes(`linha ${c.line}:`) || inResult,
             `rejects name line ${c.line}:\n${text.slice(0, 2000)}`,
           );
         }
-        if (c.field !== undefined) assert.ok(text.includes(`field ${c.field}`) || text.includes(`.${c.field}`), `rejects name field ${c.field}`);
+        if (c.field !== undefined)
+          assert.ok(
+            [`coluna ${c.field}`, `campo ${c.field}`, `field ${c.field}`, `.${c.field}`].some((w) => text.includes(w) || resultText.includes(w)),
+            `rejects name field ${c.field}`,
+          );
         assert.ok(
           logLines.some((l) => /"rejects":[1-9]/.test(l) || /reject/i.test(l)),
           `the log counts the rejects of ${c.file}`,

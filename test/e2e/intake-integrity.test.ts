@@ -273,8 +273,8 @@ fields:
     const nul = rejects.find((p) => p.includes('NUL8K'));
     const tab = rejects.find((p) => p.includes('TABS'));
     assert.ok(nul && tab, `rejects files: ${rejects.join(', ')}`);
-    assert.match(await readFile(nul, 'latin1'), /line 802: field nome: U\+0000 \(NUL\) at position 9/);
-    assert.match(await readFile(tab, 'utf8'), /line 2: field nome: U\+0009 \(tab\)/);
+    assert.match(await readFile(nul, 'latin1'), /linha 802: o valor da coluna nome tem um caractere de controle/);
+    assert.match(await readFile(tab, 'utf8'), /linha 2: o valor da coluna nome tem um caractere de controle/);
     // the originals are archived untouched
     assert.ok((await walk(join(inbox, 'cat', '.wmsbridge', 'archive'))).some((p) => p.endsWith('NUL8K.csv')));
   },
@@ -356,8 +356,12 @@ test(
     assert.ok(listing, log);
     const text = await readFile(listing, 'utf8');
     assert.equal(text.trim().split('\n').length, 1, 'one line for the one rejected document');
-    assert.match(text, /^line 1: field purchaseOrderItens\[0\]\.quantity: 'abc' is not a number .*\(the same in 1,999 more item\(s\)\)\n$/);
-    assert.doesNotMatch(text, /line 1: line 1:/);
+    // in the outbox's language, naming the source paths the mapping reads (quantity: qLote, else qCom)
+    assert.match(
+      text,
+      /^linha 1: o valor das colunas prod\/rastro\/qLote, prod\/qCom não é um número \(valor "abc"; campo purchaseOrderItens\[0\]\.quantity no WMS\) \(e mais 1\.999 problemas, em prod\/rastro\/qLote, prod\/qCom\)\n$/,
+    );
+    assert.doesNotMatch(text, /line 1: line 1:|linha 1: linha 1:/);
     assert.ok(log.length < 20_000, `the log is ${log.length} characters`);
   },
 );

@@ -227,7 +227,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         example: { file: 'produtos_20250729.csv', line: 118 },
         outcome: 'rejected',
         code: 'lookup_not_found',
-        params: { field: 'categoryID', resource: 'Category' },
+        params: { field: 'categoryID', column: 'categoria', resource: 'Category' },
       },
       {
         reason: 'rejected: required field ean is empty',
@@ -235,7 +235,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         example: { file: 'produtos_20250729.csv', line: 402 },
         outcome: 'rejected',
         code: 'required',
-        params: { field: 'ean' },
+        params: { field: 'ean', column: 'ean' },
       },
       {
         reason: 'rejected: quantity is not a number ("12,5,0")',
@@ -243,7 +243,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         example: { file: 'PEDIDOS 29-07 (manhã).txt', line: 77 },
         outcome: 'rejected',
         code: 'invalid_number',
-        params: { field: 'quantity' },
+        params: { field: 'pickingItens[0].quantity', column: 'qtd' },
       },
       {
         reason: 'held: dependency held: Category ELETRO failed',
@@ -251,7 +251,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         example: { file: 'produtos_20250729.csv', line: 19 },
         outcome: 'held',
         code: 'dependency_failed',
-        params: { field: 'categoryID', resource: 'Category' },
+        params: { field: 'categoryID', column: 'categoria', resource: 'Category' },
       },
       {
         reason: 'failed: WMS 503 after 5 retries',
@@ -275,7 +275,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
         outcome: 'held' as const,
         reason: 'dependency held: Category ELETRO failed',
         code: 'dependency_failed',
-        params: { field: 'categoryID', resource: 'Category', value: 'ELETRO' },
+        params: { field: 'categoryID', column: 'categoria', resource: 'Category', value: 'ELETRO' },
         original: ['000101', `Produto ${l}`, ['7891000100103', '7891000100110', '7891000100127'][i]!, 'ELETRO', '12,5'],
       })),
       {

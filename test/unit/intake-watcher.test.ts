@@ -296,4 +296,18 @@ describe('inbox watcher', () => {
       ['a.csv'],
     );
   });
+
+  test('a sub-folder is named as not taken, unless the channel reads files from it (its attachments folder)', async () => {
+    const dir = await channelDir('attachments', 'p');
+    await mkdir(join(dir, 'anexos'));
+    await writeFile(join(dir, 'anexos', 'ETIQUETA.txt'), 'x');
+    const spec = { name: 'p', dir, readiness: { mode: 'stable' as const, checks: 1, intervalMs: 50 } };
+    const plain = await make([spec]).scan();
+    assert.deepEqual(
+      plain.refused.map((r) => [r.name, r.kind]),
+      [['anexos', 'folder']],
+    );
+    const withAttachments = await make([{ ...spec, readsFolder: (n: string) => n === 'anexos' }]).scan();
+    assert.deepEqual(withAttachments.refused, []);
+  });
 });

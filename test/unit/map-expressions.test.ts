@@ -158,7 +158,13 @@ describe('references, lookups, static tables', () => {
     assert.equal(r.records[0]?.payload['warehouseId'], seedId('wh:CD-SP01'), 'case-insensitive');
     assert.equal(r.records[0]?.payload['materialStatusId'], seedId('ms:Disponível'));
     assert.deepEqual(r.rejects[0]?.issues, [
-      { code: 'lookup_not_found', field: 'warehouseId', value: 'CD-XX01', message: "line 9: field warehouseId: Warehouse with codeERP 'CD-XX01' not found" },
+      {
+        code: 'lookup_not_found',
+        field: 'warehouseId',
+        column: 'cd',
+        value: 'CD-XX01',
+        message: "line 9: field warehouseId: Warehouse with codeERP 'CD-XX01' not found",
+      },
     ]);
   });
 

@@ -88,8 +88,12 @@ test('mapped rows are journaled without their fields by name, and the rejects fi
     const [name] = await readdir(rejectsDir);
     const lines = (await readFile(join(rejectsDir, name!), 'utf8')).split('\r\n');
     assert.equal(lines[0], 'codigo;descricao;wmsbridge_error', 'the header as read, the reason column added');
-    assert.match(lines[1]!, /^C2;;line 3: .*name/, 'refused at map time: its cells, the reason in its column');
-    assert.equal(lines[2], 'C3;Três;line 4: name: already used', 'refused at send time: the same shape');
+    assert.match(
+      lines[1]!,
+      /^C2;;linha 3: falta o valor da coluna descricao, que é obrigatório \(campo name no WMS\)/,
+      'refused at map time: its cells, the reason in its column',
+    );
+    assert.equal(lines[2], 'C3;Três;linha 4: name: already used', 'refused at send time: the same shape');
     assert.equal(lines.length, 4, 'two rejected rows and the final line break');
     assert.deepEqual(
       figures.attention.map((a) => a.original),

@@ -162,11 +162,22 @@ describe('csv files', () => {
     const p = join(dir, 'result-x.csv');
     const w = createResultWriter(p, { encoding: 'utf-8' });
     w.write({ line: 2, target: 'Product', key: '-7891000100103', outcome: 'created', wmsId: '42', mapping: 'm' });
-    w.write({ line: 3, lineEnd: 5, target: 'PickingList', key: 'PED-1', outcome: 'rejected', error: 'qty; "bad"', mapping: 'm' });
+    w.write({
+      line: 3,
+      lineEnd: 5,
+      target: 'PickingList',
+      key: 'PED-1',
+      outcome: 'rejected',
+      error: 'qty; "bad"',
+      mapping: 'm',
+      reason: 'o valor da coluna qtd não é um número',
+    });
     assert.equal((await w.close()).rows, 2);
     const lines = (await readFile(p, 'utf8')).split('\r\n');
     assert.equal(lines[0], RESULT_COLUMNS.join(';'));
-    assert.equal(lines[1], "2;;Product;'-7891000100103;created;42;;m");
-    assert.equal(lines[2], '3;5;PickingList;PED-1;rejected;;"qty; ""bad""";m');
+    // the columns ERP import jobs read keep their places; the reason in the outbox's language comes last
+    assert.equal(lines[0], 'line;line_end;target;key;outcome;wms_id;error;mapping;reason');
+    assert.equal(lines[1], "2;;Product;'-7891000100103;created;42;;m;");
+    assert.equal(lines[2], '3;5;PickingList;PED-1;rejected;;"qty; ""bad""";m;o valor da coluna qtd não é um número');
   });
 });

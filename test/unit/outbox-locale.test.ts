@@ -36,8 +36,13 @@ describe('outbox locale (pt-BR by default)', () => {
     assert.equal(en.num(1234.56), '1,234.56');
     assert.equal(pt.dateTime('2026-11-24T01:35:00Z'), '23/11/2026 22:35');
     const r = { code: 'invalid_number', params: { field: 'peso', value: '12,3,4' } };
-    assert.equal(pt.reason(r, 'english fallback', true), 'o campo peso não é um número (valor "12,3,4")');
-    assert.equal(en.reason(r), 'field peso is not a number');
+    assert.equal(pt.reason(r, 'english fallback', true), 'o valor do campo peso não é um número (valor "12,3,4")');
+    assert.equal(en.reason(r), 'the value of field peso is not a number');
+    // the source column the mapping reads for the field is what the reason names; the WMS field is a detail
+    const c = { code: 'invalid_number', params: { field: 'weight', column: 'peso_bruto', value: '12,3,4' } };
+    assert.equal(pt.reason(c), 'o valor da coluna peso_bruto não é um número');
+    assert.equal(pt.reason(c, '', true), 'o valor da coluna peso_bruto não é um número (valor "12,3,4"; campo weight no WMS)');
+    assert.equal(en.reason(c, '', true), 'the value of column peso_bruto is not a number (value "12,3,4"; WMS field weight)');
     // a code without a template keeps the English message; no code at all too
     assert.equal(pt.reason({ code: 'never_heard_of_it' }, 'line 3: odd'), 'line 3: odd');
     assert.equal(pt.reason(undefined, 'line 3: odd'), 'line 3: odd');
@@ -57,7 +62,7 @@ describe('outbox locale (pt-BR by default)', () => {
     assert.ok(html.includes('Recusados') && html.includes('Retidos') && html.includes('Em dúvida'));
     assert.ok(!html.includes('All delivered') && !html.includes('Records needing attention'), 'no English headings');
     // reasons are rendered from their codes, not from the English messages
-    assert.ok(html.includes('Category não encontrado no WMS (campo categoryID)'));
+    assert.ok(html.includes('Category não encontrado no WMS: confira o valor da coluna categoria'));
     assert.ok(!html.includes('categoryID does not exist'));
   });
 
@@ -70,7 +75,11 @@ describe('outbox locale (pt-BR by default)', () => {
     assert.ok(html.indexOf('class="first"') < html.indexOf('class="cards"'));
     assert.ok(html.indexOf('class="first"') < html.indexOf('<svg'));
     assert.deepEqual(causesOf(html), ['outage', 'rejected', 'rejected', 'rejected', 'held', 'in-doubt', 'file-error', 'duplicates']);
-    assert.ok(firstScreen(html).includes('9 registros recusados: Category não encontrado no WMS (campo categoryID). Corrija-os no arquivo de recusas'));
+    assert.ok(
+      firstScreen(html).includes(
+        '9 registros recusados: Category não encontrado no WMS: confira o valor da coluna categoria. Corrija-os no arquivo de recusas',
+      ),
+    );
     // files to fix: each rejects file (and the file moved to error/) linked relatively, resolving to the right file
     const fix = /<ul class="fix">([\s\S]*?)<\/ul>/.exec(firstScreen(html))![1]!;
     const hrefs = [...fix.matchAll(/href="([^"]+)"/g)].map((m) => decodeURIComponent(m[1]!));
@@ -162,6 +171,10 @@ describe('outbox locale (pt-BR by default)', () => {
     // the inbox entries not taken are in the reader's language too
     const skipped = renderReportHtml({ ...s, skipped: [{ channel: 'cadastros', name: 'x.lnk', reason: 'a symlink', kind: 'symlink' }] }, dir, dir);
     assert.ok(skipped.includes('<h2>Itens da entrada não recebidos</h2>'));
+    assert.ok(skipped.includes('um link simbólico: só arquivos comuns colocados na entrada são recebidos'), 'the reason in pt-BR, from its kind');
+    assert.ok(!skipped.includes('a symlink'), 'not the English reason');
+    const enSkipped = renderReportHtml({ ...s, skipped: [{ channel: 'cadastros', name: 'anexos', reason: 'x', kind: 'folder' }] }, dir, dir, { locale: 'en' });
+    assert.ok(enSkipped.includes('a folder: sub-folders of a channel are not read'));
   });
 });
 
