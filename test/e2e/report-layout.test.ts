@@ -19,6 +19,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { writeRunReport } from '../../src/outbox/report.js';
 import { sampleRunSummary } from '../helpers/sample-summary.js';
 import { OUTCOMES, type Outcome, type RunSummary } from '../../src/outbox/types.js';
+import { writeOrdersView, type OrderLine } from '../../src/outbox/orders.js';
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not installed: the report's layout at 1366 px not measured (apt-get install -y chromium)`;
@@ -131,4 +132,26 @@ test('at 1366 px the report has no horizontal scroll, every table shows all its 
   for (const t of m.tables)
     assert.ok(t.scrollWidth <= t.clientWidth + 1, `table under "${t.heading}" is clipped: ${t.scrollWidth} px of content in ${t.clientWidth} px`);
   assert.deepEqual(m.outside, [], 'chart texts outside their chart');
+});
+
+test('at 1366 px the orders follow-up (pedidos.html) fits the window', { skip, timeout: 90_000 }, async () => {
+  const at = (min: number): string => new Date(Date.UTC(2026, 10, 27, 12, min)).toISOString();
+  const lines: OrderLine[] = Array.from({ length: 12 }, (_, i) => ({
+    kind: i % 3 === 2 ? 'purchase' : 'picking',
+    order: String(100232 + i),
+    partner: i % 3 === 2 ? '12.345.678/0001-95' : 'Supermercado Irmãos Albuquerque de Oliveira Comércio de Alimentos Ltda',
+    key: `${100232 + i}|001`,
+    wmsId: `0b6a1c1e-1111-4a4a-8a8a-0000000000${String(i).padStart(2, '0')}`,
+    file: 'PEDIDOS_VENDA_FILIAL_SAO_BERNARDO_DO_CAMPO_20261127_235959_lote_0007.csv',
+    sentAt: at(i),
+    separatingAt: at(i + 1),
+    packedAt: at(i + 2),
+    shippedAt: at(i + 3),
+    receivedAt: i % 3 === 2 ? at(i + 4) : null,
+    status: i % 3 === 2 ? '3' : '2',
+    updatedAt: at(i + 4),
+  }));
+  const p = await writeOrdersView(join(dir, 'outbox'), lines, '2026-11-27', { timeZone: 'America/Sao_Paulo' });
+  const m = await measure(p.html, 1366, 768);
+  assert.ok(m.scrollWidth <= m.innerWidth, `pedidos.html scrolls sideways: ${m.scrollWidth} px wide in a ${m.innerWidth} px window`);
 });
