@@ -395,7 +395,7 @@ export function renderReasonsChart(summary: RunSummary, maxReasons = 10, i18n: I
     const y = 4 + i * rowH;
     const w = Math.max((barW * r.count) / max, 1);
     const label = reasonGroupText(r, i18n);
-    parts.push(`<text x="0" y="${y + 12}" class="lbl"><title>${escapeHtml(label)}</title>${escapeHtml(ellipsize(label, 118))}</text>`);
+    parts.push(`<text x="0" y="${y + 12}" class="lbl"><title>${escapeHtml(label)}</title>${escapeHtml(ellipsize(label, 110))}</text>`);
     parts.push(`<rect x="0" y="${y + 18}" width="${w.toFixed(2)}" height="14" class="bad"><title>${escapeHtml(`${label}: ${i18n.num(r.count)}`)}</title></rect>`);
     parts.push(`<text x="${(w + 6).toFixed(2)}" y="${y + 30}" class="val">${escapeHtml(i18n.num(r.count))}</text>`);
   });
