@@ -23,7 +23,7 @@ export const en: Record<string, string> = {
   'outcomeHelp.already-existed': 'the WMS already had a record under this key: counted as delivered',
   'outcomeHelp.deleted': 'the WMS deleted the record',
   'outcomeHelp.no-change': 'a stock lock or unlock the WMS accepted without changing anything (already so, or no stock matched): check the lot',
-  'outcomeHelp.skipped': 'not sent yet: they go with the next run',
+  'outcomeHelp.skipped': 'not sent in this run (interrupted, or the WMS unavailable): they go with the next one',
   'outcomeHelp.rejected': 'refused for bad data: fix them in the rejects file',
   'outcomeHelp.failed': 'not delivered because of a WMS or network failure: they are sent again',
   'outcomeHelp.held': 'held because they depend on something that was not delivered',

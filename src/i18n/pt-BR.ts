@@ -19,7 +19,7 @@ export const ptBR: Record<string, string> = {
   'outcomeHelp.deleted': 'o WMS excluiu o registro',
   'outcomeHelp.no-change':
     'bloqueio ou desbloqueio de estoque aceito pelo WMS sem alterar nada (já estava assim, ou nenhum estoque correspondeu): confira o lote',
-  'outcomeHelp.skipped': 'ainda não enviados: vão na próxima execução',
+  'outcomeHelp.skipped': 'não foram enviados nesta execução (interrompida, ou o WMS indisponível): vão na próxima',
   'outcomeHelp.rejected': 'recusados por erro nos dados: corrija no arquivo de recusas',
   'outcomeHelp.failed': 'não entregues por falha do WMS ou da rede: serão enviados de novo',
   'outcomeHelp.held': 'retidos porque dependem de algo que não foi entregue',
