@@ -251,7 +251,7 @@ function outcomeSum(o: Partial<Record<Outcome, number>>): number {
  * 2.5 itself), so no tick reads "2,5" or "3,75" records.
  */
 export function countTicks(v: number): number[] {
-  const top = Math.max(1, Math.ceil(v));
+  const top = Number.isFinite(v) ? Math.max(1, Math.ceil(v)) : 1;
   for (let p = 1; ; p *= 10) {
     const step = [1, 2, 2.5, 5].map((m) => m * p).find((st) => Number.isInteger(st) && Math.ceil(top / st) <= 5);
     if (step !== undefined) return Array.from({ length: Math.ceil(top / step) + 1 }, (_, i) => i * step);

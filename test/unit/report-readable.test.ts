@@ -50,6 +50,9 @@ describe('chart axes count whole records', () => {
     assert.deepEqual(countTicks(2), [0, 1, 2]);
     assert.deepEqual(countTicks(3), [0, 1, 2, 3]);
     assert.deepEqual(countTicks(1450), [0, 500, 1000, 1500]);
+    // a count that is not a number (a watch batch's summary had one) draws an axis 0..1 and never loops
+    assert.deepEqual(countTicks(NaN), [0, 1]);
+    assert.deepEqual(countTicks(Infinity), [0, 1]);
   });
 
   for (const n of [1, 2, 3, 7, 1478]) {
