@@ -65,7 +65,8 @@ export default async function reconcile(args: string[], io: CliIo): Promise<numb
       );
       const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
       const said = r.differences === 0 ? i18n.t('recon.allEqual', { n: r.lines.length }) : i18n.t('recon.differences', { n: r.differences });
-      io.stdout.write(`wmsbridge reconcile stock: ${said}; ${paths.html}\n`);
+      // the sentence's own full stop would read ".;" before the path
+      io.stdout.write(`wmsbridge reconcile stock: ${said.replace(/\.$/, '')}; ${paths.html}\n`);
       return r.differences > 0 || r.unreadable.length > 0 ? 1 : 0;
     },
     // it only reads the WMS: the journal's WMS (what its held records go to) is neither checked nor changed

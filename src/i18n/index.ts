@@ -68,7 +68,9 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
     let template: string | undefined;
     const n = params?.['n'];
     if (typeof n === 'number') {
-      template = catalog[`${key}.${plural.select(n)}`] ?? catalog[`${key}.other`];
+      // CLDR puts 0 with 1 in Portuguese ("0 documento"); people write "0 documentos"
+      const form = n === 0 && locale === 'pt-BR' ? 'other' : plural.select(n);
+      template = catalog[`${key}.${form}`] ?? catalog[`${key}.other`];
     }
     template ??= catalog[key] ?? catalog[`${key}.other`] ?? en[key] ?? en[`${key}.other`] ?? key;
     return fill(template, params);

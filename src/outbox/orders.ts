@@ -4,10 +4,12 @@
  *
  *   <outbox>/pedidos/<yyyy-MM-dd>/pedidos.html / .csv / .xlsx
  *
- * One line per document: kind, ERP order (key), WMS id, source file, sent at, separation started at,
- * packed at, shipped at, received at (purchase orders), current situation and when it last changed. The
- * day's view holds the documents sent that day or with news that day. Everything comes from the journal
- * (records and stored webhook events); the WMS is not asked.
+ * One line per document: kind, the ERP's document number (order number, invoice number), the partner as a
+ * person reads it (the customer's name, the supplier's CNPJ), WMS id, source file, sent at, separation started
+ * at, packed at, shipped at, received at (purchase orders), current situation and when it last changed; sorted by
+ * kind and number. The journal's internal keys ("100232|001") are not shown. The day's view holds the documents
+ * sent that day or with news that day. Everything comes from the journal (records and stored webhook events);
+ * the WMS is not asked.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,7 +22,12 @@ import { writeXlsx, type XlsxColumn } from './xlsx.js';
 
 export interface OrderLine {
   kind: 'picking' | 'purchase';
+  /** the ERP's document number: the order (picking list) or the invoice number (purchase order) */
   order: string;
+  /** who the document is with, as a person reads it: the customer's name, the owner's code, the supplier's CNPJ */
+  partner: string | null;
+  /** the record's key in the journal ("100232|001"): for machines, not shown */
+  key: string;
   wmsId: string | null;
   file: string | null;
   sentAt: string;
@@ -34,6 +41,37 @@ export interface OrderLine {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
+/** a referenced record's key in a payload ({ $ref: { value } }) or a plain value */
+const refValue = (v: unknown): string | null =>
+  v && typeof v === 'object' && '$ref' in v ? str((v as { $ref: { value?: unknown } }).$ref.value) : str(v);
+
+/** 12345678000195 -> 12.345.678/0001-95, 12345678901 -> 123.456.789-01; anything else as it is */
+export function formatTaxId(v: string): string {
+  if (/^\d{14}$/.test(v)) return v.replace(/^(\d{2})(\d{3})(\d{3})(\d{4})(\d{2})$/, '$1.$2.$3/$4-$5');
+  if (/^\d{11}$/.test(v)) return v.replace(/^(\d{3})(\d{3})(\d{3})(\d{2})$/, '$1.$2.$3-$4');
+  return v;
+}
+
+/** The document's number and partner from its payload (the key's parts when the payload lacks them). */
+function documentOf(r: RecordRow): { order: string; partner: string | null } {
+  const [number, other] = r.key.split('|');
+  const p = r.payload;
+  if (r.target === 'PurchaseOrder') {
+    const provider = refValue(p['providerID']) ?? other ?? null;
+    return { order: str(p['nf']) ?? number ?? r.key, partner: provider === null ? null : formatTaxId(provider) };
+  }
+  const owner = refValue(p['ownerID']) ?? other ?? null;
+  return { order: str(p['order']) ?? number ?? r.key, partner: str(p['clientName']) ?? (owner === null ? null : formatTaxId(owner)) };
+}
+
+const byNumber = new Intl.Collator('pt-BR', { numeric: true, sensitivity: 'base' });
+
+/** Separation lists first, then purchases; each by document number as a person counts (2 before 10), then partner. */
+export function compareOrders(a: OrderLine, b: OrderLine): number {
+  if (a.kind !== b.kind) return a.kind === 'picking' ? -1 : 1;
+  return byNumber.compare(a.order, b.order) || byNumber.compare(a.partner ?? '', b.partner ?? '') || (a.sentAt < b.sentAt ? -1 : a.sentAt > b.sentAt ? 1 : 0);
+}
+
 const earliest = (a: string | null, b: string | null): string | null => (a === null ? b : b === null ? a : a < b ? a : b);
 
 /** Every document sent, with the webhooks about it folded in (oldest event first). */
@@ -48,7 +86,8 @@ export async function buildOrders(journal: Journal): Promise<OrderLine[]> {
       if (!fileNames.has(r.fileId)) fileNames.set(r.fileId, (await journal.getFile(r.fileId))?.name ?? null);
       const line: OrderLine = {
         kind: r.target === 'PurchaseOrder' ? 'purchase' : 'picking',
-        order: r.key,
+        ...documentOf(r),
+        key: r.key,
         wmsId: r.wmsId,
         file: fileNames.get(r.fileId) ?? null,
         sentAt: r.updatedAt,
@@ -112,7 +151,7 @@ export async function buildOrders(journal: Journal): Promise<OrderLine[]> {
     }
     if (events.length < 1000) break;
   }
-  return [...byId.values()].sort((a, b) => (a.sentAt < b.sentAt ? -1 : a.sentAt > b.sentAt ? 1 : a.order.localeCompare(b.order)));
+  return [...byId.values()].sort(compareOrders);
 }
 
 /** The documents of one day (in `timeZone`): sent that day, or with news that day. */
@@ -135,6 +174,7 @@ function columns(i18n: I18n): XlsxColumn[] {
   return [
     c('kind', 'text'),
     c('order', 'text'),
+    c('partner', 'text'),
     c('situation', 'text'),
     c('sentAt', 'datetime'),
     c('separatingAt', 'datetime'),
@@ -175,23 +215,27 @@ export async function writeOrdersView(
     throw err;
   }
   await writeXlsx(paths.xlsx, [{ name: i18n.t('orders.title'), columns: cols, rows }], { timeZone: i18n.timeZone });
+  // the page fits a laptop's screen: the WMS id (a 36-character UUID) is the number's tooltip there, not a column
+  const htmlCols = cols.filter((c) => c.key !== 'wmsId');
   const cell = (r: Record<string, unknown>, c: XlsxColumn): string => {
     const v = r[c.key];
     if (v === null || v === undefined) return '<td class="z">–</td>';
-    return `<td${c.key === 'order' || c.key === 'wmsId' ? ' class="mono"' : ''}>${escapeHtml(TIME_KEYS.has(c.key) ? i18n.dateTime(String(v)) : v)}</td>`;
+    if (c.key === 'order') return `<td class="mono"${r['wmsId'] ? ` title="${escapeHtml(`${i18n.t('orders.col.wmsId')}: ${String(r['wmsId'])}`)}"` : ''}>${escapeHtml(v)}</td>`;
+    return `<td${TIME_KEYS.has(c.key) ? ' class="t"' : c.key === 'file' ? ' class="f"' : ''}>${escapeHtml(TIME_KEYS.has(c.key) ? i18n.dateTime(String(v)) : v)}</td>`;
   };
   const html = `<!DOCTYPE html>
 <html lang="${escapeHtml(i18n.locale)}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(`${i18n.t('orders.title')} · ${day}`)}</title>
-<style>body{font:14px/1.45 "Segoe UI",system-ui,Roboto,Arial,sans-serif;color:#1c2430;margin:24px}h1{font-size:20px}
-table{border-collapse:collapse;margin-top:14px}th,td{border-bottom:1px solid #dfe3e8;padding:5px 10px;text-align:left}th{background:#f0f2f5}
+<style>body{font:13px/1.4 "Segoe UI",system-ui,Roboto,Arial,sans-serif;color:#1c2430;margin:20px}h1{font-size:20px}
+table{border-collapse:collapse;margin-top:14px;width:100%}th,td{border-bottom:1px solid #dfe3e8;padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#f0f2f5;font-size:12px}td.t{white-space:nowrap}td.f{overflow-wrap:anywhere;max-width:220px}
 .mono{font-family:ui-monospace,Consolas,monospace}.z{color:#9aa5b1}.meta{color:#5b6775}</style></head>
 <body>
 <h1>${escapeHtml(i18n.t('orders.title'))} · ${escapeHtml(i18n.date(`${day}T12:00:00Z`))}</h1>
 <p class="meta">${escapeHtml(i18n.t('orders.intro', { n: rows.length, zone: i18n.timeZone }))}</p>
-<table><thead><tr>${cols.map((c) => `<th>${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
-<tbody>${rows.map((r) => `<tr>${cols.map((c) => cell(r as Record<string, unknown>, c)).join('')}</tr>`).join('')}</tbody></table>
+<table><thead><tr>${htmlCols.map((c) => `<th>${escapeHtml(c.header)}</th>`).join('')}</tr></thead>
+<tbody>${rows.map((r) => `<tr>${htmlCols.map((c) => cell(r as Record<string, unknown>, c)).join('')}</tr>`).join('')}</tbody></table>
 </body>
 </html>
 `;

@@ -272,11 +272,16 @@ function outcomeSum(o: Partial<Record<Outcome, number>>): number {
 // ---------------------------------------------------------------------------------------------------
 // charts (inline SVG, no script)
 
-function niceMax(v: number): number {
-  if (v <= 0) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
+/**
+ * An axis of record counts: ticks 0..max in at most 5 steps of a whole, round size (1, 2, 2.5, 5 x 10^k, never
+ * 2.5 itself), so no tick reads "2,5" or "3,75" records.
+ */
+export function countTicks(v: number): number[] {
+  const top = Number.isFinite(v) ? Math.max(1, Math.ceil(v)) : 1;
+  for (let p = 1; ; p *= 10) {
+    const step = [1, 2, 2.5, 5].map((m) => m * p).find((st) => Number.isInteger(st) && Math.ceil(top / st) <= 5);
+    if (step !== undefined) return Array.from({ length: Math.ceil(top / step) + 1 }, (_, i) => i * step);
+  }
 }
 
 function ellipsize(s: string, max: number): string {
@@ -290,9 +295,19 @@ function ellipsizeMiddle(s: string, max: number): string {
   return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
 }
 
+/** what an outcome means, in the reader's language (a tooltip and the totals' legend) */
+function outcomeHelp(o: Outcome, i18n: I18n): string {
+  return i18n.t(`outcomeHelp.${o}`);
+}
+
+/** "Já estavam iguais" -> "já estavam iguais" inside a sentence (an acronym such as WMS stays as it is) */
+function lowerFirst(s: string): string {
+  return s.charAt(0).toLowerCase() + s.slice(1);
+}
+
 function legend(outcomes: readonly Outcome[], i18n: I18n): string {
   return `<ul class="legend">${outcomes
-    .map((o) => `<li><span class="sw" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</li>`)
+    .map((o) => `<li title="${escapeHtml(outcomeHelp(o, i18n))}"><span class="sw" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</li>`)
     .join('')}</ul>`;
 }
 
@@ -308,12 +323,13 @@ export function renderOutcomesChart(summary: RunSummary, maxFiles = 30, i18n: I1
   const rowH = 26;
   const top = 8;
   const height = top + shown.length * rowH + 26;
-  const max = niceMax(Math.max(1, ...shown.map((f) => outcomeSum(f.outcomes))));
+  const ticks = countTicks(Math.max(1, ...shown.map((f) => outcomeSum(f.outcomes))));
+  const max = ticks[ticks.length - 1]!;
   const parts: string[] = [];
-  for (let i = 0; i <= 4; i++) {
-    const x = labelW + (barW * i) / 4;
+  for (const tick of ticks) {
+    const x = Number((labelW + (barW * tick) / max).toFixed(2));
     parts.push(`<line x1="${x}" y1="${top - 4}" x2="${x}" y2="${height - 22}" class="grid"/>`);
-    parts.push(`<text x="${x}" y="${height - 6}" class="tick" text-anchor="middle">${escapeHtml(i18n.num((max * i) / 4))}</text>`);
+    parts.push(`<text x="${x}" y="${height - 6}" class="tick" text-anchor="middle">${escapeHtml(i18n.num(tick))}</text>`);
   }
   shown.forEach((f, i) => {
     const y = top + i * rowH;
@@ -335,7 +351,7 @@ export function renderOutcomesChart(summary: RunSummary, maxFiles = 30, i18n: I1
       if (n <= 0) continue;
       const w = (barW * n) / max;
       parts.push(
-        `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${Math.max(w, 0.8).toFixed(2)}" height="${rowH - 9}" fill="${OUTCOME_STYLE[o].color}"><title>${escapeHtml(`${f.name}: ${i18n.num(n)} ${i18n.outcome(o).toLowerCase()}`)}</title></rect>`,
+        `<rect x="${x.toFixed(2)}" y="${y + 4}" width="${Math.max(w, 0.8).toFixed(2)}" height="${rowH - 9}" fill="${OUTCOME_STYLE[o].color}"><title>${escapeHtml(`${f.name}: ${i18n.num(n)} ${lowerFirst(i18n.outcome(o))}`)}</title></rect>`,
       );
       x += w;
     }
@@ -358,14 +374,16 @@ export function renderTimelineChart(summary: RunSummary, i18n: I18n = reportI18n
   const top = 12;
   const bottom = 36;
   const maxX = Math.max(pts[pts.length - 1]!.atMs, summary.durationMs || 0, 1);
-  const maxY = niceMax(Math.max(...pts.map((p) => p.settled)));
+  const yTicks = countTicks(Math.max(...pts.map((p) => p.settled)));
+  const maxY = yTicks[yTicks.length - 1]!;
   const sx = (v: number): number => left + ((width - left - right) * v) / maxX;
   const sy = (v: number): number => height - bottom - ((height - top - bottom) * v) / maxY;
   const parts: string[] = [];
-  for (let i = 0; i <= 4; i++) {
-    const yv = (maxY * i) / 4;
+  for (const yv of yTicks) {
     parts.push(`<line x1="${left}" y1="${sy(yv).toFixed(1)}" x2="${width - right}" y2="${sy(yv).toFixed(1)}" class="grid"/>`);
     parts.push(`<text x="${left - 8}" y="${(sy(yv) + 4).toFixed(1)}" class="tick" text-anchor="end">${escapeHtml(i18n.num(yv))}</text>`);
+  }
+  for (let i = 0; i <= 4; i++) {
     const xv = (maxX * i) / 4;
     parts.push(`<text x="${sx(xv).toFixed(1)}" y="${height - bottom + 18}" class="tick" text-anchor="middle">${escapeHtml(i18n.duration(xv))}</text>`);
   }
@@ -392,20 +410,20 @@ export function renderReasonsChart(summary: RunSummary, maxReasons = 10, i18n: I
   const reasons = [...summary.errorReasons].sort((a, b) => b.count - a.count);
   if (reasons.length === 0) return `<p class="empty ok">${escapeHtml(i18n.t('report.noErrors'))}</p>`;
   const shown = reasons.slice(0, maxReasons);
+  // each reason on its own line above its bar: a long reason is never cut at the left edge ("ecusados")
   const width = 860;
-  const labelW = 360;
-  const barW = width - labelW - 70;
-  const rowH = 26;
-  const height = shown.length * rowH + 8;
+  const barW = width - 60;
+  const rowH = 40;
+  const height = shown.length * rowH + 4;
   const max = Math.max(...shown.map((r) => r.count), 1);
   const parts: string[] = [];
   shown.forEach((r, i) => {
     const y = 4 + i * rowH;
     const w = Math.max((barW * r.count) / max, 1);
     const label = reasonGroupText(r, i18n);
-    parts.push(`<text x="${labelW - 8}" y="${y + 16}" class="lbl" text-anchor="end"><title>${escapeHtml(label)}</title>${escapeHtml(ellipsize(label, 52))}</text>`);
-    parts.push(`<rect x="${labelW}" y="${y + 4}" width="${w.toFixed(2)}" height="${rowH - 9}" class="bad"><title>${escapeHtml(`${label}: ${i18n.num(r.count)}`)}</title></rect>`);
-    parts.push(`<text x="${(labelW + w + 6).toFixed(2)}" y="${y + 16}" class="val">${escapeHtml(i18n.num(r.count))}</text>`);
+    parts.push(`<text x="0" y="${y + 12}" class="lbl"><title>${escapeHtml(label)}</title>${escapeHtml(ellipsize(label, 110))}</text>`);
+    parts.push(`<rect x="0" y="${y + 18}" width="${w.toFixed(2)}" height="14" class="bad"><title>${escapeHtml(`${label}: ${i18n.num(r.count)}`)}</title></rect>`);
+    parts.push(`<text x="${(w + 6).toFixed(2)}" y="${y + 30}" class="val">${escapeHtml(i18n.num(r.count))}</text>`);
   });
   const more = reasons.length > shown.length ? `<p class="note">${escapeHtml(i18n.t('report.topReasons', { shown: shown.length, total: reasons.length }))}</p>` : '';
   const title = i18n.t('report.errorReasons');
@@ -432,7 +450,12 @@ h1{margin:4px 0 6px;font-size:24px;font-weight:600}
 .status::before{content:"";display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:8px;vertical-align:1px;background:currentColor}
 .badge{display:inline-block;font-size:11px;font-weight:600;padding:2px 8px;border-radius:4px;background:rgba(255,255,255,.18);margin-left:6px;vertical-align:3px}
 h2{font-size:17px;margin:30px 0 10px;font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(128px,1fr));gap:10px;margin-top:20px}
+.cards{margin-top:20px}
+.cardgrid{display:grid;grid-template-columns:repeat(auto-fill,minmax(128px,1fr));gap:10px}
+.help{margin:8px 0 0;font-size:12px;color:var(--muted)}
+.help summary{cursor:pointer}
+.help dl{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:4px 18px;margin:8px 0 0}
+.help dt{display:inline;font-weight:600;color:var(--ink)}.help dt::after{content:": "}.help dd{display:inline;margin:0}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px 12px;border-top:4px solid var(--c,#c5ccd4)}
 h1 .mono{font-size:21px}
 .card .n{font-size:24px;font-weight:600;font-variant-numeric:tabular-nums}
@@ -463,6 +486,7 @@ table{width:100%;border-collapse:collapse;background:var(--card);font-size:13px}
 .tbl{border:1px solid var(--line);border-radius:8px;overflow:auto;margin-bottom:16px}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#eef1f5;font-weight:600;font-size:12px;color:#3d4753;white-space:nowrap}
+table.resources th.num{white-space:normal}
 tbody tr:last-child td{border-bottom:0}
 tbody tr:nth-child(even) td{background:#fafbfc}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -543,18 +567,25 @@ function renderFixList(toFix: RunSummary['files'], i18n: I18n, href: Href): stri
     : '';
 }
 
-/** The totals: records, files and one card per outcome. */
+/**
+ * The totals: records, files and one card per outcome, each card with what it means as its tooltip, and the
+ * same meanings as a legend under the cards (two outcomes with close names are told apart there).
+ */
 function renderCards(tot: RunSummary['totals'], i18n: I18n): string {
   const { t } = i18n;
   const outcomeLabel = (o: Outcome): string => i18n.outcome(o);
-  return [
+  const help = `<details class="help"><summary>${escapeHtml(t('report.outcomesHelp'))}</summary><dl>${OUTCOMES.map(
+    (o) => `<div><dt><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(outcomeLabel(o))}</dt><dd>${escapeHtml(outcomeHelp(o, i18n))}</dd></div>`,
+  ).join('')}</dl></details>`;
+  const cards = [
     `<div class="card" style="--c:#0b4f8a"><div class="n">${escapeHtml(i18n.num(tot.records))}</div><div class="k">${escapeHtml(t('report.records'))}</div></div>`,
     `<div class="card" style="--c:#5b6775"><div class="n">${escapeHtml(i18n.num(tot.files))}</div><div class="k">${escapeHtml(t('report.files'))}</div></div>`,
     ...OUTCOMES.map(
       (o) =>
-        `<div class="card${(tot[o] ?? 0) === 0 ? ' zero' : ''}" style="--c:${OUTCOME_STYLE[o].color}"><div class="n">${escapeHtml(i18n.num(tot[o] ?? 0))}</div><div class="k">${escapeHtml(outcomeLabel(o))}</div></div>`,
+        `<div class="card${(tot[o] ?? 0) === 0 ? ' zero' : ''}" style="--c:${OUTCOME_STYLE[o].color}" title="${escapeHtml(`${outcomeLabel(o)}: ${outcomeHelp(o, i18n)}`)}"><div class="n">${escapeHtml(i18n.num(tot[o] ?? 0))}</div><div class="k">${escapeHtml(outcomeLabel(o))}</div></div>`,
     ),
   ].join('');
+  return `<div class="cardgrid">${cards}</div>${help}`;
 }
 
 /** One row per file: status, mapping, rows, outcomes (chips and a bar), time, links. */
@@ -566,7 +597,7 @@ function renderFilesTable(summary: RunSummary, i18n: I18n, href: Href): string {
     .map((f) => {
       const total = outcomeSum(f.outcomes);
       const chips = OUTCOMES.filter((o) => (f.outcomes[o] ?? 0) > 0)
-        .map((o) => `<span class="chip"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.num(f.outcomes[o] ?? 0))} ${escapeHtml(outcomeLabel(o).toLowerCase())}</span>`)
+        .map((o) => `<span class="chip"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.num(f.outcomes[o] ?? 0))} ${escapeHtml(lowerFirst(outcomeLabel(o)))}</span>`)
         .join('');
       const mini = total
         ? `<div class="mini" aria-hidden="true">${OUTCOMES.filter((o) => (f.outcomes[o] ?? 0) > 0)
@@ -589,12 +620,14 @@ function renderFilesTable(summary: RunSummary, i18n: I18n, href: Href): string {
 function renderResourcesTable(summary: RunSummary, i18n: I18n): string {
   const { t } = i18n;
   const c = (k: string): string => colHead(i18n, k);
-  const outcomeHeads = OUTCOMES.map((o) => `<th class="num"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</th>`).join('');
+  // only the outcomes some resource had (eleven columns do not fit a laptop's screen); resources.csv has them all
+  const used = OUTCOMES.filter((o) => summary.resources.some((r) => (r.outcomes[o] ?? 0) > 0));
+  const outcomeHeads = used.map((o) => `<th class="num" title="${escapeHtml(outcomeHelp(o, i18n))}"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</th>`).join('');
   const resRows = summary.resources
-    .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes), i18n)}${OUTCOMES.map((o) => cell(r.outcomes[o], i18n)).join('')}</tr>`)
+    .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes), i18n)}${used.map((o) => cell(r.outcomes[o], i18n)).join('')}</tr>`)
     .join('');
   return summary.resources.length
-    ? `<div class="tbl"><table><thead><tr><th>${c('resource')}</th><th class="num">${c('records')}</th>${outcomeHeads}</tr></thead><tbody>${resRows}</tbody></table></div>`
+    ? `<div class="tbl"><table class="resources"><thead><tr><th>${c('resource')}</th><th class="num">${c('records')}</th>${outcomeHeads}</tr></thead><tbody>${resRows}</tbody></table></div>`
     : `<p class="empty">${escapeHtml(t('report.noRecordsSent'))}</p>`;
 }
 

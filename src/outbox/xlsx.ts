@@ -19,7 +19,7 @@ export interface XlsxColumn {
   key: string;
   header: string;
   type: XlsxType;
-  /** character width. @default from the header and type */
+  /** character width. @default from the header and the first rows' content (columnWidths) */
   width?: number;
 }
 
@@ -29,6 +29,11 @@ export interface XlsxSheet {
   rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
 }
 
+/**
+ * Cell formats. A 'number' cell takes `#,##0` when its value is whole and `#,##0.###` otherwise: Excel shows
+ * the decimal separator of `#,##0.###` even with no decimals left ("412," for 412), so one format cannot
+ * show both 412 and 412,5 properly (numberFormat).
+ */
 const NUM_FMT: Record<XlsxType, string | undefined> = {
   text: '@',
   number: '#,##0.###',
@@ -37,6 +42,42 @@ const NUM_FMT: Record<XlsxType, string | undefined> = {
   datetime: 'dd/mm/yyyy hh:mm',
   auto: undefined,
 };
+
+/** The format of one cell: a column's, or for numbers the whole-number one when the value is whole. */
+export function numberFormat(type: XlsxType, value: ExcelJS.CellValue): string | undefined {
+  if (type === 'auto') return value instanceof Date ? NUM_FMT.datetime : typeof value === 'string' ? '@' : undefined;
+  if (type === 'number' && typeof value === 'number' && Number.isInteger(value)) return NUM_FMT.integer;
+  return NUM_FMT[type];
+}
+
+/** rows sampled for the column widths (the header is written before the rows: a sheet streams) */
+export const WIDTH_SAMPLE_ROWS = 500;
+/** widest column, in characters: a long reason wraps its view at this width instead of pushing the others off */
+export const MAX_COLUMN_WIDTH = 60;
+
+/** How many characters a cell shows (roughly: digit groups, a date's dd/mm/yyyy hh:mm). */
+function shownLength(v: ExcelJS.CellValue, type: XlsxType): number {
+  if (v === null || v === undefined) return 0;
+  if (v instanceof Date) return type === 'date' ? 10 : 16;
+  if (typeof v === 'number') {
+    const digits = Math.trunc(Math.abs(v)).toString().length;
+    return digits + Math.floor((digits - 1) / 3) + (Number.isInteger(v) ? 0 : 4) + (v < 0 ? 1 : 0);
+  }
+  const text = typeof v === 'string' ? v : String(v as unknown);
+  return Math.max(...text.split('\n').map((l) => l.length));
+}
+
+/**
+ * Column widths from what the columns show: the header (bold, with the filter's button) and the cells of the
+ * first rows, at least 8 and at most MAX_COLUMN_WIDTH characters; a column's own `width` wins.
+ */
+export function columnWidths(columns: readonly XlsxColumn[], rows: ReadonlyArray<readonly ExcelJS.CellValue[]>): number[] {
+  return columns.map((c, i) => {
+    if (c.width !== undefined) return c.width;
+    const content = Math.max(0, ...rows.map((r) => shownLength(r[i] ?? null, c.type)));
+    return Math.min(MAX_COLUMN_WIDTH, Math.max(8, c.header.length + 4, content + 2));
+  });
+}
 
 /**
  * An instant as the Excel serial of its wall-clock time in `timeZone` (Excel dates have no zone): the cell
@@ -78,6 +119,11 @@ function cellValue(v: unknown, type: XlsxType, timeZone: string): ExcelJS.CellVa
 export async function loadWorkbookWriter(): Promise<typeof import('exceljs/lib/stream/xlsx/workbook-writer.js').default> {
   // the writer alone, when a workbook is written: exceljs's main entry takes ~1 s to load (exceljs-writer.d.ts)
   return (await import('exceljs/lib/stream/xlsx/workbook-writer.js')).default;
+}
+
+/** One iterator over a sheet's rows, sync or async. */
+function iterate(rows: XlsxSheet['rows']): AsyncIterator<Record<string, unknown>> | Iterator<Record<string, unknown>> {
+  return Symbol.asyncIterator in rows ? rows[Symbol.asyncIterator]() : rows[Symbol.iterator]();
 }
 
 /** How a workbook is written: writeXlsx here, or the same on the workbook thread (xlsx-worker.ts). */
@@ -132,26 +178,44 @@ export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], opti
       // Excel refuses sheet names over 31 characters or with []:*?/\
       const name = sheet.name.replace(/[[\]:*?/\\]/g, ' ').slice(0, 31);
       const ws = wb.addWorksheet(name, { views: [{ state: 'frozen', ySplit: 1 }] });
-      ws.columns = sheet.columns.map((c) => ({
+      // the first rows are read before the header is written: the widths come from them
+      const rows = iterate(sheet.rows);
+      const head: ExcelJS.CellValue[][] = [];
+      for (let next = await rows.next(); ; next = await rows.next()) {
+        if (next.done) break;
+        head.push(sheet.columns.map((c) => cellValue(next.value[c.key], c.type, options.timeZone)));
+        if (head.length >= WIDTH_SAMPLE_ROWS) break;
+      }
+      const widths = columnWidths(sheet.columns, head);
+      ws.columns = sheet.columns.map((c, i) => ({
         header: c.header,
         key: c.key,
-        width: c.width ?? Math.min(60, Math.max(c.header.length + 2, c.type === 'datetime' ? 17 : c.type === 'text' ? 14 : 12)),
+        width: widths[i]!,
         ...(NUM_FMT[c.type] ? { style: { numFmt: NUM_FMT[c.type]! } } : {}),
       }));
       ws.getRow(1).font = { bold: true };
       ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: Math.max(1, sheet.columns.length) } };
       ws.getRow(1).commit();
       let n = 0;
-      for await (const r of sheet.rows as AsyncIterable<Record<string, unknown>>) {
-        const row = ws.addRow(sheet.columns.map((c) => cellValue(r[c.key], c.type, options.timeZone)));
+      const add = (values: ExcelJS.CellValue[]): void => {
+        const row = ws.addRow(values);
         sheet.columns.forEach((c, i) => {
           const cell = row.getCell(i + 1);
-          const f = c.type === 'auto' ? (cell.value instanceof Date ? NUM_FMT.datetime : typeof cell.value === 'string' ? '@' : undefined) : NUM_FMT[c.type];
+          const f = numberFormat(c.type, cell.value);
           if (f) cell.numFmt = f;
         });
         row.commit();
         n++;
         if (failure !== null) throw failure; // a long export stops at the failure, not at its end
+      };
+      try {
+        for (const values of head) add(values);
+        if (head.length >= WIDTH_SAMPLE_ROWS) {
+          for (let next = await rows.next(); !next.done; next = await rows.next()) add(sheet.columns.map((c) => cellValue(next.value[c.key], c.type, options.timeZone)));
+        }
+      } catch (err) {
+        await rows.return?.(); // a generator of rows (an export's pages) is closed, as for await would
+        throw err;
       }
       ws.commit();
       counts.push(n);

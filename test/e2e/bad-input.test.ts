@@ -420,7 +420,7 @@ describe('bad inputs: one wmsbridge run over the whole corpus', () => {
       .map((d) => d.name)
       .sort()[0]!;
     const reasons = (await readText(join(tmp.dir, 'outbox', 'reports', reportDir, 'reasons.csv'))).replace(/^\uFEFF/, '').split('\r\n');
-    assert.equal(reasons[0], 'motivo;código;quantidade;exemplo_arquivo;exemplo_linha');
+    assert.equal(reasons[0], 'motivo;código;quantidade;exemplo: arquivo;exemplo: linha');
     const row = (file: string): string | undefined => reasons.find((l) => l.includes(`;${file};`));
     // a map-time RowIssue code, and a lookup refused when sending
     assert.match(row('PED_invalid_numbers.csv') ?? '', /^Recusados: o valor da coluna qtd não é um número;invalid_number;/);

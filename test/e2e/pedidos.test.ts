@@ -20,8 +20,24 @@ const PL1 = '0b6a1c1e-1111-4a4a-8a8a-000000000001';
 const PL2 = '0b6a1c1e-1111-4a4a-8a8a-000000000002';
 const PO1 = '0b6a1c1e-1111-4a4a-8a8a-000000000003';
 
-function doc(target: 'PickingList' | 'PurchaseOrder', key: string, line: number): NewRecord {
-  return { target, op: 'create', key, source: { line }, mapping: 'pedidos', payload: { order: key }, payloadHash: `h-${key}` };
+/** a document as the shipped mappings journal it: key "number|owner code" or "invoice|supplier CNPJ", references unresolved */
+function doc(target: 'PickingList' | 'PurchaseOrder', num: string, line: number, client?: string): NewRecord {
+  const ref = (resource: string, value: string) => ({ $ref: { resource, value } });
+  if (target === 'PurchaseOrder') {
+    const key = `${num}|12345678000195`;
+    return {
+      target,
+      op: 'create',
+      key,
+      source: { line },
+      mapping: 'nfe',
+      payload: { nf: num, providerID: ref('Provider', '12345678000195') },
+      payloadHash: `h-${key}`,
+    };
+  }
+  const key = `${num}|001`;
+  const payload = { order: num, ownerID: ref('Owners', '001'), ...(client ? { clientName: client } : {}) };
+  return { target, op: 'create', key, source: { line }, mapping: 'pedidos', payload, payloadHash: `h-${key}` };
 }
 const envelope = (kind: string, data: Record<string, unknown>, at: string): string =>
   JSON.stringify({ eventId: `${kind}-${at}-${JSON.stringify(data).length}`, kind, occurredAt: at, data });
@@ -31,8 +47,15 @@ before(async () => {
   const j = await openJournal({ kind: 'sqlite', path: join(tmp.dir, 'state', 'journal.db') });
   try {
     const f = await j.addFile({ channel: 'pedidos', name: 'PEDIDOS_20241105_1700.csv', path: '/x', size: 1, sha256: 's1', runId: 'r1' });
-    await j.addRecords(f.id, [doc('PickingList', 'PED-0001', 2), doc('PickingList', 'PED-0002', 5), doc('PurchaseOrder', 'OC-000123', 8)]);
-    const [a, b, c] = await j.listRecords({ fileIds: [f.id] });
+    // PED-9 is sent first: the view is sorted by number as a person counts (9 after 2), not by when
+    await j.addRecords(f.id, [
+      doc('PickingList', 'PED-9', 1, 'Mercado São Jorge Ltda'),
+      doc('PickingList', 'PED-0001', 2, 'Padaria Boa Massa'),
+      doc('PickingList', 'PED-0002', 5),
+    ]);
+    await j.addRecords(f.id, [doc('PurchaseOrder', 'OC-000123', 8)]);
+    const [z, a, b, c] = await j.listRecords({ fileIds: [f.id] });
+    await j.settle(z!.id, { status: 'sent', outcome: 'created', wmsId: '0b6a1c1e-1111-4a4a-8a8a-000000000009' });
     await j.settle(a!.id, { status: 'sent', outcome: 'created', wmsId: PL1 });
     await j.settle(b!.id, { status: 'sent', outcome: 'created', wmsId: PL2 });
     await j.settle(c!.id, { status: 'sent', outcome: 'created', wmsId: PO1 });
@@ -85,14 +108,15 @@ test('pedidos: one line per document sent, with separation, packing, shipping an
     },
   );
   assert.equal(res.code, 0, res.stderr.slice(-2000));
-  assert.match(res.stdout, /3 documentos enviados pelo wmsbridge/);
+  assert.match(res.stdout, /4 documentos enviados pelo wmsbridge/);
   const dir = join(tmp.dir, 'outbox', 'pedidos', day);
   const wb = new ExcelJS.Workbook();
   await wb.xlsx.readFile(join(dir, 'pedidos.xlsx'));
   const ws = wb.worksheets[0]!;
   assert.deepEqual((ws.getRow(1).values as unknown[]).slice(1), [
     'tipo',
-    'pedido',
+    'pedido / NF',
+    'cliente / fornecedor',
     'situação',
     'enviado em',
     'em separação desde',
@@ -109,23 +133,25 @@ test('pedidos: one line per document sent, with separation, packing, shipping an
       rows.push({
         kind: r.getCell(1).value,
         order: r.getCell(2).value,
-        situation: r.getCell(3).value,
-        sent: r.getCell(4).value,
-        separating: r.getCell(5).value,
-        packed: r.getCell(6).value,
-        shipped: r.getCell(7).value,
-        received: r.getCell(8).value,
+        partner: r.getCell(3).value,
+        situation: r.getCell(4).value,
+        sent: r.getCell(5).value,
+        separating: r.getCell(6).value,
+        packed: r.getCell(7).value,
+        shipped: r.getCell(8).value,
+        received: r.getCell(9).value,
       });
   });
-  // lines come in the order the documents were sent; these three were settled within a millisecond or two
-  // of each other (the journal's writer thread), so the test compares them by order number
+  // sorted: separation lists, then purchases, each by number; the partner as a person reads it, never the
+  // journal's key ("PED-0001|001")
   const byOrder = (o: string) => rows.find((r) => r.order === o)!;
   assert.deepEqual(
-    rows.map((r) => [r.kind, r.order, r.situation]).sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    rows.map((r) => [r.kind, r.order, r.partner, r.situation]),
     [
-      ['Compra', 'OC-000123', 'Recebido'],
-      ['Separação', 'PED-0001', 'Embalado'],
-      ['Separação', 'PED-0002', 'Enviado'],
+      ['Separação', 'PED-0001', 'Padaria Boa Massa', 'Embalado'],
+      ['Separação', 'PED-0002', '001', 'Enviado'],
+      ['Separação', 'PED-9', 'Mercado São Jorge Ltda', 'Enviado'],
+      ['Compra', 'OC-000123', '12.345.678/0001-95', 'Recebido'],
     ],
   );
   const p1 = byOrder('PED-0001');
@@ -137,5 +163,17 @@ test('pedidos: one line per document sent, with separation, packing, shipping an
   assert.match(html, /<html lang="pt-BR">/);
   assert.ok(html.includes('Acompanhamento de pedidos'));
   const csv = (await readFile(join(dir, 'pedidos.csv'), 'utf8')).replace(/^\uFEFF/, '').split('\r\n');
-  assert.match(csv[1]!, /^Separação;PED-0001;Embalado;\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2};/);
+  assert.match(csv[1]!, /^Separação;PED-0001;Padaria Boa Massa;Embalado;\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2};/);
+  for (const text of [html, csv.join('\n')]) assert.doesNotMatch(text, /\|001|\|12345678000195/, 'an internal key is shown');
+  assert.ok(html.indexOf('PED-0002') < html.indexOf('PED-9'), 'rows sorted by number');
+});
+
+test('pedidos: a day without documents says "0 documentos" (plural), not "0 documento"', { timeout: 60_000 }, async () => {
+  const res = await runCli(
+    ['pedidos', '--date', '2001-01-01', '--state-dir', join(tmp.dir, 'state'), '--outbox', join(tmp.dir, 'outbox'), '--inbox', join(tmp.dir, 'inbox')],
+    { env: { WMSBRIDGE_LOG_LEVEL: 'warn' }, timeoutMs: 50_000 },
+  );
+  assert.equal(res.code, 0, res.stderr.slice(-2000));
+  assert.match(res.stdout, /: 0 documentos enviados pelo wmsbridge/);
+  assert.equal(createI18n('pt-BR', 'UTC').t('orders.intro', { n: 1, zone: 'UTC' }).startsWith('1 documento enviado'), true);
 });

@@ -57,7 +57,8 @@ test('the run reconciled the stock file right after synchronising it (outbox.rec
 test('after a sync of the sample stock file: 0 differences, exit 0', { timeout: 120_000 }, async () => {
   const res = await runCli(args(['reconcile', 'stock', STOCK_FILE]), { env: env(), timeoutMs: 100_000 });
   assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-  assert.match(res.stdout, /O WMS tem o que o ERP diz: \d+ produtos, nenhuma diferença/);
+  assert.match(res.stdout, /O WMS tem o que o ERP diz: \d+ produtos, nenhuma diferença; \S+\.html\n$/);
+  assert.doesNotMatch(res.stdout, /\.;/, 'a sentence ends once');
   const { dir, names } = await reconFiles();
   assert.deepEqual(names, ['stock-POSICAO_ESTOQUE_20241105.csv', 'stock-POSICAO_ESTOQUE_20241105.html', 'stock-POSICAO_ESTOQUE_20241105.xlsx']);
   const csv = (await readFile(join(dir, names[0]!), 'utf8'))
@@ -106,6 +107,10 @@ test('three quantities changed in the WMS: exactly those three differ, exit 1', 
   assert.equal(d101.wms, 400);
   assert.equal(d101.diff, -12);
   assert.equal(rows.find((r) => r.product === '000110')!.diff, 1000.5 - 905);
+  // Excel shows a whole number in #,##0.### as "412,": whole values take #,##0, the others #,##0.###
+  const cellOf = (product: string, col: number) => ws.getRow(rows.findIndex((r) => r.product === product) + 2).getCell(col);
+  assert.equal(cellOf('000101', 3).numFmt, '#,##0');
+  assert.equal(cellOf('000110', 8).numFmt, '#,##0.###');
   // product codes stay text: 000101 keeps its zeros
   assert.equal(typeof d101.product, 'string');
   assert.equal(ws.getRow(2).getCell(1).numFmt, '@');

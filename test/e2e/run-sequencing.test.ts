@@ -160,10 +160,10 @@ test('a channel with noChange: attention makes a run whose operations changed no
   };
   const warned = await run();
   assert.equal(warned.code, 0, warned.stdout);
-  assert.match(warned.stdout, /\d+ no change/);
+  assert.match(warned.stdout, /\d+ no stock affected/);
   cfg.channels[0].noChange = 'attention';
   await writeFile(cfgPath, JSON.stringify(cfg));
   const stopped = await run();
   assert.equal(stopped.code, 1, stopped.stdout);
-  assert.match(stopped.stdout, /\d+ no change/);
+  assert.match(stopped.stdout, /\d+ no stock affected/);
 });

@@ -192,7 +192,7 @@ export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { 
         await writeFile(join(tmp.dir, 'inbox', 'cadastros', 'CATEGORIAS_20241106.csv'), Buffer.concat([text, Buffer.from('\r\n')]));
         const res2 = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
         assert.equal(res2.code, 0, res2.stderr.slice(-3000));
-        assert.match(res2.stdout, /sem alteração/);
+        assert.match(res2.stdout, /já estavam iguais/);
         const after2 = await counts();
         assert.deepEqual(after2.records, before.records, 'unchanged records are not sent again');
       },
@@ -207,7 +207,7 @@ export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { 
         assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
         assert.match(
           res.stdout,
-          /1 arquivo\(s\), 4 registro\(s\): 2 atualizados, 2 sem mudança/,
+          /1 arquivo\(s\), 4 registro\(s\): 2 atualizados, 2 sem efeito no estoque/,
           'locked and then unlocked by the previous run: locked again; still locked: no change',
         );
         const resultDir = join(tmp.dir, 'outbox', 'results', 'estoque');
@@ -239,7 +239,7 @@ export function sampleInboxSuite(name: string, dialect: SandboxDialect, opts: { 
         );
         const res = await runCli(args('run'), { env: env(), timeoutMs: 150_000 });
         assert.equal(res.code, 0, `${res.stdout}\n${res.stderr.slice(-3000)}`);
-        assert.match(res.stdout, /2 registro\(s\): 2 sem alteração/);
+        assert.match(res.stdout, /2 registro\(s\): 2 já estavam iguais/);
         assert.equal((await state('Attachment')).length, before, 'nothing uploaded again');
       },
     );
