@@ -79,6 +79,8 @@ export function openParser(path: string, options: ParseOptionsInput | ParseOptio
     } finally {
       summary.bytes = facts.bytes = stats.bytes;
       if (facts.newline === undefined && stats.newline !== undefined) facts.newline = stats.newline;
+      if (stats.encoding !== undefined) facts.encoding = stats.encoding;
+      if (stats.bom) facts.bom = true;
     }
   }
   return {

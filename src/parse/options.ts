@@ -15,10 +15,11 @@ export const DEFAULT_MAX_LINE_LENGTH = 1024 * 1024;
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
 
 export const Encoding = z
-  .enum(['utf-8', 'windows-1252', 'iso-8859-1'])
+  .enum(['utf-8', 'windows-1252', 'iso-8859-1', 'utf-16le', 'utf-16be'])
   .describe(
     'Character encoding of the file. Decoded with iconv-lite (windows-1252 maps 0x80-0x9F to € ‚ „ … – — etc.; ' +
-      'iso-8859-1 maps them to C1 controls). A UTF-8 BOM is always stripped.',
+      'iso-8859-1 maps them to C1 controls). A byte order mark wins over this option: EF BB BF is UTF-8, FF FE UTF-16LE ' +
+      '(Excel\'s "Unicode text"), FE FF UTF-16BE; it is stripped, and the rejects file is written back with it.',
   );
 export type Encoding = z.infer<typeof Encoding>;
 

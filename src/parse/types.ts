@@ -4,6 +4,7 @@
  * rejects writer can write it back. A whole-file problem throws InputError instead.
  */
 import type { RowIssue } from '../shared/errors.js';
+import type { Encoding } from './options.js';
 
 /**
  * The last column of a delimited rejects file (src/outbox/rejects.ts) with the reasons: a rejects file
@@ -96,4 +97,8 @@ export interface ParseFacts {
   itemPath?: string;
   /** bytes read from the file so far */
   bytes: number;
+  /** text formats: the encoding the file was read with (its byte order mark's, else the option) */
+  encoding?: Encoding;
+  /** the file starts with a byte order mark (the rejects writer writes it back) */
+  bom?: boolean;
 }
