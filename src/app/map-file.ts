@@ -22,6 +22,9 @@ export interface StoredParseFacts {
   encoding?: Encoding;
   /** the file had a byte order mark: its rejects file gets one too */
   bom?: boolean;
+  /** xlsx: the sheet read and the workbook's sheets, for the rejects workbook */
+  sheetName?: string;
+  sheetNames?: string[];
 }
 
 export interface MapFileResult {
@@ -174,6 +177,8 @@ export async function mapFileToJournal(opts: {
       ? { encoding: items.facts.encoding }
       : {}),
     ...(items.facts.bom ? { bom: true } : {}),
+    ...(items.facts.sheetName !== undefined ? { sheetName: items.facts.sheetName } : {}),
+    ...(items.facts.sheetNames !== undefined ? { sheetNames: items.facts.sheetNames } : {}),
   };
   await opts.journal.setMeta(FILE_META.parseFacts(opts.fileId), JSON.stringify(facts));
   await opts.journal.setMeta(FILE_META.targets(opts.fileId), JSON.stringify([...targets]));

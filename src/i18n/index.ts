@@ -105,6 +105,8 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
       // a template naming the resource has a plain variant for reasons that do not know it (map-time lookups)
       const key = p['resource'] === undefined && `reason.${reason.code}.plain` in catalog ? `reason.${reason.code}.plain` : `reason.${reason.code}`;
       let text = t(key, { ...p, field: p['field'] ?? '-', resource: p['resource'] ?? '-' });
+      // a spreadsheet's value: where it is, as Excel names it
+      if (p['cell'] !== undefined) text += t('reason.cell', { sheet: String(p['sheet'] ?? ''), cell: String(p['cell']) });
       if (detail) {
         if (p['value'] !== undefined && p['value'] !== '') text += t('reason.value', { value: String(p['value']) });
         if (p['message'] !== undefined && /^E_WMS_/.test(reason.code)) text += t('reason.wmsSaid', { message: String(p['message']) });

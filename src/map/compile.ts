@@ -191,7 +191,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     target,
     op,
     referenceNeeds: plan.referenceNeeds,
-    columnsRead: source.format === 'delimited' ? [...cc.read] : [],
+    columnsRead: source.format === 'delimited' || source.format === 'xlsx' ? [...cc.read] : [],
     spec,
     matches: fileMatcher(channel, globs),
     mapItems: (items, ctx) => mapItems(plan, items, ctx),

@@ -148,8 +148,9 @@ const DateT = z
         .min(2)
         .default('dd/MM/yyyy')
         .describe(
-          "Pattern with tokens yyyy yy MM dd HH mm ss (other characters are literal), or 'iso' for ISO 8601 with an " +
-            "offset. yy is 20yy. Examples: 'dd/MM/yyyy', 'yyyyMMdd', 'ddMMyy', 'dd/MM/yyyy HH:mm'. @default 'dd/MM/yyyy'",
+          "Pattern with tokens yyyy yy MM dd HH mm ss (other characters are literal), 'iso' for ISO 8601 with an " +
+            "offset, or 'excel' for an Excel date serial (45292 = 01/01/2024; a fraction is the time of day). yy is 20yy. " +
+            "Examples: 'dd/MM/yyyy', 'yyyyMMdd', 'ddMMyy', 'dd/MM/yyyy HH:mm'. @default 'dd/MM/yyyy'",
         ),
       timeZone: z.string().optional().describe("IANA time zone of date-times without an offset. @default the mapping's timeZone"),
       output: z

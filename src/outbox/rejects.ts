@@ -22,6 +22,7 @@ import type { ParseOptions, ParseOptionsInput } from '../parse/options.js';
 import { ParseOptionsSchema } from '../parse/options.js';
 import { bomBytes, iconvName } from '../parse/text-source.js';
 import { REJECT_REASON_COLUMN } from '../parse/types.js';
+import { createXlsxRejectsWriter } from './rejects-xlsx.js';
 
 export interface RejectItem {
   line: number;
@@ -48,6 +49,9 @@ export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
   newline?: '\r\n' | '\n' | '\r';
   /** the source started with a byte order mark (ParseFacts.bom): the rejects file starts with the same one */
   bom?: boolean;
+  /** xlsx: the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
+  sheetName?: string;
+  sheetNames?: string[];
 };
 
 export interface RejectsWriter {
@@ -134,8 +138,10 @@ class AtomicFile {
 }
 
 export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
-  const { headerCells, newline: nl, bom, ...rest } = original;
+  const { headerCells, newline: nl, bom, sheetName, sheetNames, ...rest } = original;
   const o = ParseOptionsSchema.parse(rest);
+  // a spreadsheet's rejects are a spreadsheet (rejects-xlsx.ts)
+  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames });
   const newline = nl ?? '\n';
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
   const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding), { addBOM: false });

@@ -23,8 +23,16 @@ export interface RawRow {
   cells?: string[];
   /** fixed-width: the record type; XML: the element path */
   recordType?: string;
-  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited) */
+  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited); xlsx: the typed cells as JSON */
   text?: string;
+  /** xlsx: the sheet and each column's letter, so a problem names its cell ("sheet Produtos, cell D7"); shared by every row */
+  sheet?: SheetPlace;
+}
+
+/** Where a spreadsheet row's values are: the sheet's name and the letter of each column (by column name). */
+export interface SheetPlace {
+  name: string;
+  letters: Readonly<Record<string, string>>;
 }
 
 export interface ParsedRowItem {
@@ -61,6 +69,7 @@ export type ParsedItem = ParsedRowItem | ParsedErrorItem;
  * - not_an_object: a JSON item that is not an object
  * - repeated_header: a delimited row equal to the header line (two exports concatenated)
  * - control_character: NUL, another control character (tab...) or a bidi override inside a field
+ * - cell_error: a spreadsheet cell holding an Excel error (#N/A, #VALUE!...)
  */
 export const ParseIssueCode = {
   RAGGED_ROW: 'ragged_row',
@@ -73,6 +82,7 @@ export const ParseIssueCode = {
   NOT_AN_OBJECT: 'not_an_object',
   REPEATED_HEADER: 'repeated_header',
   CONTROL_CHARACTER: 'control_character',
+  CELL_ERROR: 'cell_error',
 } as const;
 export type ParseIssueCode = (typeof ParseIssueCode)[keyof typeof ParseIssueCode];
 
@@ -101,4 +111,7 @@ export interface ParseFacts {
   encoding?: Encoding;
   /** the file starts with a byte order mark (the rejects writer writes it back) */
   bom?: boolean;
+  /** xlsx: the sheet read, and every sheet of the workbook in tab order (the rejects workbook keeps its position) */
+  sheetName?: string;
+  sheetNames?: string[];
 }

@@ -84,6 +84,9 @@ export interface RowIssue {
   field?: string;
   /** the offending source value, if any */
   value?: string;
+  /** a spreadsheet's sheet and cell ("D7") holding the value */
+  sheet?: string;
+  cell?: string;
   message: string;
 }
 
