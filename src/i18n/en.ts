@@ -40,6 +40,11 @@ export const en: Record<string, string> = {
   'reason.group_not_contiguous': "the document's lines are not together in the file",
   'reason.explode': 'field {field} is not a list',
   'reason.cell_error': 'the cell of field {field} holds an Excel error',
+  'reason.duplicate_key':
+    'the same key appears again in the file: a stock session does not carry a product twice (declare aggregate in the mapping to add the rows up)',
+  'reason.aggregate_disagree': 'the rows added up into one disagree on field {field}',
+  'reason.aggregate_incomplete': 'another row of the same key was rejected: the sum would be incomplete',
+  'reason.aggregate_not_number': 'field {field} is not a number and cannot be added up',
   'reason.invalid_encoding': 'the line is not valid text in the expected encoding',
   'reason.suspect_encoding': 'the line looks like it was saved in another encoding',
   'reason.custom': 'a rule of the mapping refused field {field}',

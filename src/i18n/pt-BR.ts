@@ -34,6 +34,11 @@ export const ptBR: Record<string, string> = {
   'reason.group_not_contiguous': 'as linhas do documento não estão juntas no arquivo',
   'reason.explode': 'o campo {field} não é uma lista',
   'reason.cell_error': 'a célula do campo {field} contém um erro do Excel',
+  'reason.duplicate_key':
+    'a mesma chave aparece de novo no arquivo: uma sessão de estoque não leva um produto duas vezes (declare aggregate no mapeamento para somar as linhas)',
+  'reason.aggregate_disagree': 'as linhas somadas numa só discordam no campo {field}',
+  'reason.aggregate_incomplete': 'outra linha da mesma chave foi recusada: a soma ficaria incompleta',
+  'reason.aggregate_not_number': 'o campo {field} não é um número e não pode ser somado',
   'reason.invalid_encoding': 'a linha não é um texto válido na codificação esperada',
   'reason.suspect_encoding': 'a linha parece ter sido salva em outra codificação',
   'reason.custom': 'uma regra do mapeamento recusou o campo {field}',

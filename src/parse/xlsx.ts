@@ -16,6 +16,7 @@
  * writes them back as cells of the same types (outbox/rejects-xlsx.ts).
  */
 import { createReadStream } from 'node:fs';
+import { Transform } from 'node:stream';
 import { InputError, errorMessage, type RowIssue } from '../shared/errors.js';
 import { resolveHeader } from './delimited.js';
 import type { XlsxOptions } from './options.js';
@@ -96,7 +97,13 @@ interface ExcelSheet extends AsyncIterable<ExcelRow> {
 async function* sheetRows(path: string, o: XlsxOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<SheetRow> {
   const { default: WorkbookReader } = await import('exceljs/lib/stream/xlsx/workbook-reader.js');
   const input = createReadStream(path);
-  input.on('data', (b) => (stats.bytes += b.length));
+  // bytes counted on their way to the reader (a 'data' listener on the file would start it flowing before the reader pipes it)
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      stats.bytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
   const opened = new Promise<void>((resolve, reject) => {
     input.once('open', () => resolve());
     input.once('error', reject);
@@ -107,7 +114,8 @@ async function* sheetRows(path: string, o: XlsxOptions, facts: ParseFacts, stats
     input.destroy();
     throw new InputError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`, { cause: err, details: { file: path } });
   }
-  const reader = new WorkbookReader(input, { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' });
+  input.pipe(counted);
+  const reader = new WorkbookReader(counted, { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' });
   const model = reader as unknown as { model?: { sheets?: Array<{ name: string }> } };
   let found = false;
   try {
@@ -134,6 +142,7 @@ async function* sheetRows(path: string, o: XlsxOptions, facts: ParseFacts, stats
     });
   } finally {
     input.destroy();
+    counted.destroy();
   }
   if (!found) {
     const list = (facts.sheetNames ?? []).map((s) => `"${s}"`).join(', ') || 'none';

@@ -13,6 +13,7 @@ import { collectItems, type ParseOptionsInput, type RawRow } from '../../src/par
 import { columnLetter, numberText, dateText } from '../../src/parse/xlsx.js';
 import { createRejectsWriter } from '../../src/outbox/rejects.js';
 import { InputError } from '../../src/shared/errors.js';
+import { compileTransform, RowFail } from '../../src/map/transforms.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -121,6 +122,20 @@ describe('xlsx: values as a mapping reads them', () => {
     const p = join(dir, 'fake.xlsx');
     await (await import('node:fs/promises')).writeFile(p, 'codigo;nome\n1;a\n');
     await assert.rejects(collectItems(p, { format: 'xlsx' }), (e: unknown) => e instanceof InputError && e.message.includes(p) && /XLSX/.test(e.message));
+  });
+});
+
+describe('date: {format: excel}: an Excel date serial', () => {
+  test('days since 1899-12-30 (a decimal comma as the reader gives it), a fraction is the time of day', () => {
+    const date = compileTransform({ date: { format: 'excel', output: 'auto' } }, { timeZone: 'America/Sao_Paulo' });
+    assert.equal(date('45292'), '2024-01-01');
+    assert.equal(date('45351'), '2024-02-29');
+    assert.equal(date('45292,5'), '2024-01-01T15:00:00.000Z', 'noon in São Paulo');
+    assert.throws(
+      () => date('01/01/2024'),
+      (e: unknown) => e instanceof RowFail && /not an Excel date serial/.test(e.message),
+    );
+    assert.throws(() => date('0'), RowFail);
   });
 });
 
