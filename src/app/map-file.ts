@@ -7,6 +7,7 @@ import type { CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput } from '../map/types.js';
 import type { Journal, NewRecord, StoredRawRow } from '../journal/types.js';
 import type { RawRow } from '../parse/types.js';
+import type { Encoding } from '../parse/options.js';
 import type { Target } from '../wms/targets.js';
 import { FILE_META } from '../journal/policy.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
@@ -17,6 +18,13 @@ import { reasonOfIssues } from '../shared/reason.js';
 export interface StoredParseFacts {
   headerCells?: string[];
   newline?: '\r\n' | '\n' | '\r';
+  /** the encoding the file was read with, when its byte order mark overrode the mapping's (UTF-16 "Unicode text") */
+  encoding?: Encoding;
+  /** the file had a byte order mark: its rejects file gets one too */
+  bom?: boolean;
+  /** xlsx: the sheet read and the workbook's sheets, for the rejects workbook */
+  sheetName?: string;
+  sheetNames?: string[];
 }
 
 export interface MapFileResult {
@@ -168,6 +176,12 @@ export async function mapFileToJournal(opts: {
   const facts: StoredParseFacts = {
     ...(items.facts.header ? { headerCells: items.facts.header } : {}),
     ...(items.facts.newline ? { newline: items.facts.newline } : {}),
+    ...(items.facts.encoding !== undefined && 'encoding' in items.options && items.facts.encoding !== items.options.encoding
+      ? { encoding: items.facts.encoding }
+      : {}),
+    ...(items.facts.bom ? { bom: true } : {}),
+    ...(items.facts.sheetName !== undefined ? { sheetName: items.facts.sheetName } : {}),
+    ...(items.facts.sheetNames !== undefined ? { sheetNames: items.facts.sheetNames } : {}),
   };
   await opts.journal.setMeta(FILE_META.parseFacts(opts.fileId), JSON.stringify(facts));
   await opts.journal.setMeta(FILE_META.targets(opts.fileId), JSON.stringify([...targets]));

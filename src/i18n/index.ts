@@ -116,6 +116,8 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
       const why = given('why');
       const whyText = why !== undefined && `reason.${reason.code}.${why}` in catalog ? t(`reason.${reason.code}.${why}`) : '';
       let text = t(key, { ...p, of, why: whyText, field: field ?? '-', resource: p['resource'] ?? '-' });
+      // a spreadsheet's value: where it is, as Excel names it
+      if (p['cell'] !== undefined) text += t('reason.cell', { sheet: String(p['sheet'] ?? ''), cell: String(p['cell']) });
       if (detail) {
         const value = given('value');
         // the WMS's field name only as a detail, when the reason names the column

@@ -117,11 +117,9 @@ function isUtf8(b: Buffer, truncatedOk: boolean): boolean {
 
 /** Encoding of a byte sample: BOMs, UTF-16, strict UTF-8, else Windows-1252 versus ISO-8859-1 from 0x80-0x9F. */
 export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
-  if (b.length >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff))) {
-    throw new InputError(
-      'the sample is UTF-16 (byte order mark FF FE / FE FF); the parsers read UTF-8, Windows-1252 and ISO-8859-1: convert it first (iconv -f UTF-16 -t UTF-8)',
-    );
-  }
+  // Excel's "Unicode text": UTF-16 with its byte order mark (the parsers follow the BOM)
+  if (b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) return { encoding: 'utf-16le', bom: true, ascii: false, evidence: 'UTF-16LE byte order mark (FF FE)' };
+  if (b.length >= 2 && b[0] === 0xfe && b[1] === 0xff) return { encoding: 'utf-16be', bom: true, ascii: false, evidence: 'UTF-16BE byte order mark (FE FF)' };
   const head = b.subarray(0, Math.min(b.length, 8192));
   let nulEven = 0;
   let nulOdd = 0;
@@ -630,7 +628,8 @@ export async function sniffFile(path: string): Promise<Sniffed> {
   if (sample.length === 0) throw new InputError(`${path} is empty: infer needs a sample with data`);
   const truncated = size > sample.length;
   const encoding = guessEncoding(sample, truncated);
-  let text = iconv.decode(sample, encoding.encoding);
+  // an odd byte cut off a UTF-16 sample is not decoded
+  let text = iconv.decode(encoding.encoding.startsWith('utf-16') ? sample.subarray(0, sample.length & ~1) : sample, encoding.encoding);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (truncated) text = text.slice(0, text.lastIndexOf('\n') + 1 || text.length);
   const s: Sniffed = { path, bytes: size, encoding, format: 'delimited', formatEvidence: '', text };

@@ -10,8 +10,10 @@
  * (flat records) and documents.ts (grouping). What a target accepts comes from the target registry
  * (src/wms/targets/).
  */
+import type { z } from 'zod';
 import * as parseOptionsModule from '../parse/options.js';
 import type { ParseOptions } from '../parse/options.js';
+import { aggregateOutputs } from './aggregate.js';
 import { TARGET_INFO, type RefResource, type Target } from '../wms/targets.js';
 import type { MapContext, MapOutput, RecordOp } from './types.js';
 import type { ParsedItem } from '../parse/types.js';
@@ -21,7 +23,7 @@ import { TransformSpecError, zoneOffsetFn } from './transforms.js';
 import { problem, sourceNames, type CompileCtx, type Eval } from './evaluation.js';
 import { compileExpr } from './expressions.js';
 import { compileFilter } from './conditions.js';
-import { compileFields, compileReading, itemSchemaOf, shapeInfo, type CompiledField, type ShapeInfo } from './fields.js';
+import { compileFields, compileReading, itemSchemaOf, shapeInfo, shapeOf, type CompiledField, type ShapeInfo } from './fields.js';
 import { checkDefaultKey } from './keys.js';
 import { compileGlobs, fileMatcher } from './globs.js';
 import { MappingCompileError } from './problems.js';
@@ -177,6 +179,18 @@ function fieldSources(
   return out;
 }
 
+/** `aggregate.sum`: fields the mapping gives, numbers of the target, and no documents (their items are not added up). */
+function checkAggregate(cc: CompileCtx, spec: MappingSpec): void {
+  const agg = spec.aggregate;
+  if (agg === undefined) return;
+  if (spec.group !== undefined) problem(cc, ['aggregate'], 'aggregate adds up flat records; a document (group) has its items instead');
+  const shape = shapeOf(TARGET_INFO[spec.target].schema) as Record<string, z.ZodType | undefined>;
+  agg.sum.forEach((f, i) => {
+    if (!(f in spec.fields)) problem(cc, ['aggregate', 'sum', i], `'${f}' is not a field of this mapping (fields: ${Object.keys(spec.fields).join(', ')})`);
+    else if (shape[f]?.safeParse(1).success === false) problem(cc, ['aggregate', 'sum', i], `'${f}' is not a number in ${spec.target}: it cannot be added up`);
+  });
+}
+
 /** Compiles a validated model; throws MappingCompileError with every problem found. */
 export function compileMapping(spec: MappingSpec, file: string): CompiledMapping {
   const target = spec.target;
@@ -201,6 +215,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const filter = spec.filter === undefined ? undefined : compileFilter(cc, spec.filter as ConditionSpec | ConditionSpec[]);
   const attachmentEval = compileAttachment(cc, spec);
   const doc = compileDocument(cc, spec);
+  checkAggregate(cc, spec);
 
   if (cc.problems.length) throw new MappingCompileError(cc.problems);
 
@@ -234,11 +249,11 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     target,
     op,
     referenceNeeds: plan.referenceNeeds,
-    columnsRead: source.format === 'delimited' ? [...cc.read] : [],
+    columnsRead: source.format === 'delimited' || source.format === 'xlsx' ? [...cc.read] : [],
     sourceColumns: (field) => columnsOfField(plan.sourceColumns, field),
     spec,
     matches: fileMatcher(channel, globs),
-    mapItems: (items, ctx) => mapItems(plan, items, ctx),
+    mapItems: (items, ctx) => aggregateOutputs(mapItems(plan, items, ctx), spec.aggregate, target),
   };
   if (spec.description !== undefined) compiled.description = spec.description;
   return compiled;

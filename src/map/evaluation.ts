@@ -79,7 +79,7 @@ export function problem(cc: CompileCtx, path: Array<string | number>, message: s
 }
 
 export function sourceNames(source: ParseOptions): { names: Set<string> | undefined; label: string } {
-  if (source.format === 'delimited') {
+  if (source.format === 'delimited' || source.format === 'xlsx') {
     if (source.columns) return { names: new Set(source.columns), label: 'source.columns' };
     return { names: undefined, label: '' };
   }

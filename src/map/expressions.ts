@@ -6,6 +6,7 @@ import { LOOKUP_BY, READ_ONLY_RESOURCES, type ExprSpec, type TransformSpec } fro
 import type { RefResource } from '../wms/targets.js';
 import { checkName, isMissing, keyText, LookupPlaceholder, problem, type CompileCtx, type Eval } from './evaluation.js';
 import { matchKey } from './identifiers.js';
+import { columnOf, withColumn } from './cells.js';
 import { compileTransforms, q, RowFail, safeString, TransformSpecError, type TransformFn } from './transforms.js';
 import type { RefValue } from './types.js';
 
@@ -17,12 +18,12 @@ function fieldReader(name: string): Eval {
 
 function compileSourceName(cc: CompileCtx, kind: 'col' | 'path' | 'field' | 'short', name: string | number, path: Array<string | number>): Eval {
   const fmt = cc.format;
-  if (kind === 'col' && fmt !== 'delimited')
-    problem(cc, path, `'col' reads delimited files; this source is ${fmt}: use ${fmt === 'fixed-width' ? "'field'" : "'path'"}`);
-  if (kind === 'field' && fmt !== 'fixed-width')
-    problem(cc, path, `'field' reads fixed-width files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'path'"}`);
+  const byCol = fmt === 'delimited' || fmt === 'xlsx';
+  if (kind === 'col' && !byCol)
+    problem(cc, path, `'col' reads delimited files and spreadsheets; this source is ${fmt}: use ${fmt === 'fixed-width' ? "'field'" : "'path'"}`);
+  if (kind === 'field' && fmt !== 'fixed-width') problem(cc, path, `'field' reads fixed-width files; this source is ${fmt}: use ${byCol ? "'col'" : "'path'"}`);
   if (kind === 'path' && fmt !== 'xml' && fmt !== 'json' && fmt !== 'jsonl')
-    problem(cc, path, `'path' reads XML/JSON files; this source is ${fmt}: use ${fmt === 'delimited' ? "'col'" : "'field'"}`);
+    problem(cc, path, `'path' reads XML/JSON files; this source is ${fmt}: use ${byCol ? "'col'" : "'field'"}`);
   if (typeof name === 'number') {
     const key = String(name);
     return (row) => (row.cells !== undefined ? row.cells[name] : row.fields[key]);
@@ -80,6 +81,13 @@ function parseTemplate(cc: CompileCtx, t: string, path: Array<string | number>):
  * and table these apply to the key before resolution). `forceRequired`: the WMS requires the field.
  */
 export function compileExpr(cc: CompileCtx, spec: ExprSpec, path: Array<string | number>, forceRequired = false, requiredWhy = ''): Eval {
+  const e = compileExprOf(cc, spec, path, forceRequired, requiredWhy);
+  // a spreadsheet's column: a value refused names its cell (Issues.add with the row's sheet)
+  const column = cc.format === 'xlsx' ? columnOf(spec) : undefined;
+  return column === undefined ? e : withColumn(e, column);
+}
+
+function compileExprOf(cc: CompileCtx, spec: ExprSpec, path: Array<string | number>, forceRequired: boolean, requiredWhy: string): Eval {
   if (typeof spec === 'string') return finish(cc, compileSourceName(cc, 'short', spec, path), undefined, path, forceRequired, requiredWhy);
   const s = spec as Record<string, unknown>;
   const kinds = EXPR_KEYS.filter((k) => k in s);

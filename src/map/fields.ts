@@ -9,6 +9,7 @@ import { isMissing, problem, type CompileCtx, type Eval, type EvalState } from '
 import { compileExpr } from './expressions.js';
 import type { ExprSpec } from './model.js';
 import { RowFail } from './transforms.js';
+import { cellOf } from './cells.js';
 import type { RawRow } from '../parse/types.js';
 
 export interface ShapeInfo {
@@ -131,9 +132,14 @@ function editDistance(a: string, b: string): number {
 /** Issues collected for one row or document (allocated only when something fails). */
 export class Issues {
   list: RowIssue[] | undefined;
-  add(line: number, field: string | undefined, err: RowFail): void {
+  add(line: number, field: string | undefined, err: RowFail, row?: RawRow): void {
     const where = field ? `line ${line}: field ${field}: ` : `line ${line}: `;
-    const issue: RowIssue = { code: err.code, message: `${where}${err.message}` };
+    const cell = cellOf(row, err);
+    const issue: RowIssue = { code: err.code, message: `${where}${err.message}${cell ? ` (sheet ${cell.sheet}, cell ${cell.cell})` : ''}` };
+    if (cell) {
+      issue.sheet = cell.sheet;
+      issue.cell = cell.cell;
+    }
     if (field) issue.field = field;
     if (err.value !== undefined) issue.value = err.value;
     (this.list ??= []).push(issue);
@@ -159,7 +165,7 @@ export function evalFields(
       const v = f.eval(row, st);
       if (!isMissing(v)) payload[f.name] = v;
     } catch (err) {
-      if (err instanceof RowFail) issues.add(st.line, fieldPrefix + f.name, err);
+      if (err instanceof RowFail) issues.add(st.line, fieldPrefix + f.name, err, row);
       else throw err;
     }
   }

@@ -148,8 +148,9 @@ const DateT = z
         .min(2)
         .default('dd/MM/yyyy')
         .describe(
-          "Pattern with tokens yyyy yy MM dd HH mm ss (other characters are literal), or 'iso' for ISO 8601 with an " +
-            "offset. yy is 20yy. Examples: 'dd/MM/yyyy', 'yyyyMMdd', 'ddMMyy', 'dd/MM/yyyy HH:mm'. @default 'dd/MM/yyyy'",
+          "Pattern with tokens yyyy yy MM dd HH mm ss (other characters are literal), 'iso' for ISO 8601 with an " +
+            "offset, or 'excel' for an Excel date serial (45292 = 01/01/2024; a fraction is the time of day). yy is 20yy. " +
+            "Examples: 'dd/MM/yyyy', 'yyyyMMdd', 'ddMMyy', 'dd/MM/yyyy HH:mm'. @default 'dd/MM/yyyy'",
         ),
       timeZone: z.string().optional().describe("IANA time zone of date-times without an offset. @default the mapping's timeZone"),
       output: z
@@ -443,6 +444,20 @@ export const GroupSchema = z
   .describe('Makes documents (PickingList, PurchaseOrder): `fields` are the header, `itemFields` the items.');
 
 // ---------------------------------------------------------------------------------------------
+// Aggregation (one record per key: stock per lot or per warehouse summed per product) -- map/aggregate.ts
+// ---------------------------------------------------------------------------------------------
+
+export const AggregateSchema = z
+  .strictObject({
+    sum: z.array(z.string().min(1)).min(1).describe('Target fields added up over the records of one key (e.g. [quantity]); every other field must agree.'),
+  })
+  .describe(
+    "Records with the same natural key (`key`, else the target's: product|owner for StockSync) become one record whose " +
+      '`sum` fields are added up: a stock position per lot or per warehouse sent as one quantity per product. Filter the ' +
+      'rows first (e.g. one warehouse) with `filter`. A key with a rejected row is rejected whole. Held until the end of the file.',
+  );
+
+// ---------------------------------------------------------------------------------------------
 // The mapping
 // ---------------------------------------------------------------------------------------------
 
@@ -483,6 +498,7 @@ export const MappingSchema = z
       .describe("IANA time zone of the source's date-times (used by `date` transforms). @default 'America/Sao_Paulo'"),
     fields: FieldsSchema.describe('Target field -> expression. With `group`, the document header fields.'),
     group: GroupSchema.optional(),
+    aggregate: AggregateSchema.optional(),
     attachmentPath: ExpressionSchema.optional().describe(
       'PickingListAttachment: path of the file to attach, relative to the channel folder (e.g. {col: arquivo}).',
     ),

@@ -12,6 +12,8 @@ import { DEFAULT_FALSE_WORDS, DEFAULT_TRUE_WORDS, type TransformSpec } from './m
 export class RowFail extends Error {
   readonly code: MapReason;
   readonly value: string | undefined;
+  /** the source column whose value failed, when known (spreadsheets: the message names the cell, map/cells.ts) */
+  column: string | number | undefined;
   constructor(code: MapReason, message: string, value?: unknown) {
     super(message);
     this.code = code;
@@ -303,6 +305,26 @@ export function wallToUtc(wallMs: number, offsetOf: (utcMs: number) => number): 
 
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/;
 
+type EmitDate = (y: number, mo: number, d: number, h: number, mi: number, s: number, hasTime: boolean, offsetMs: number | undefined) => string;
+
+/** Excel's day 0 (serials count days from 1899-12-30, which absorbs Excel's 1900 leap-year bug from 1 March 1900) */
+const EXCEL_EPOCH_MS = Date.UTC(1899, 11, 30);
+
+/**
+ * `date: {format: excel}`: an Excel date serial (45292 is 01/01/2024; a fraction is the time of day), as a
+ * spreadsheet cell without a date format holds it. A wall-clock date-time in the transform's time zone.
+ */
+function excelSerialDate(emit: EmitDate, output: 'auto' | 'date' | 'datetime'): TransformFn {
+  return (v) => {
+    const t = str(v).trim().replace(',', '.');
+    const n = /^\d{1,6}(\.\d+)?$/.test(t) ? Number(t) : NaN;
+    if (!(n >= 1 && n < 2958466)) throw new RowFail('invalid_date', `${q(v)} is not an Excel date serial (days since 1899-12-30, e.g. 45292)`, v);
+    const d = new Date(EXCEL_EPOCH_MS + Math.round(n * 86_400) * 1000);
+    const hasTime = output === 'datetime' || (output === 'auto' && !Number.isInteger(n));
+    return emit(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), hasTime, undefined);
+  };
+}
+
 export function compileDate(
   o: { format: string; timeZone?: string | undefined; output: 'auto' | 'date' | 'datetime' },
   options: TransformCompileOptions,
@@ -329,6 +351,7 @@ export function compileDate(
       throw new RowFail('invalid_date', `${q(v)} is not a valid date (${fmtLabel})`, v);
     }
   };
+  if (o.format === 'excel') return excelSerialDate(emit, o.output);
   if (o.format === 'iso') {
     return (v) => {
       const m = ISO_RE.exec(str(v).trim());

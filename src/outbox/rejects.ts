@@ -20,9 +20,10 @@ import { randomBytes } from 'node:crypto';
 import iconv from 'iconv-lite';
 import type { ParseOptions, ParseOptionsInput } from '../parse/options.js';
 import { ParseOptionsSchema } from '../parse/options.js';
-import { iconvName } from '../parse/text-source.js';
+import { bomBytes, iconvName } from '../parse/text-source.js';
 import { REJECT_REASON_COLUMN } from '../parse/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
+import { createXlsxRejectsWriter } from './rejects-xlsx.js';
 
 export interface RejectItem {
   line: number;
@@ -49,6 +50,11 @@ export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
   headerCells?: string[];
   /** the line terminator of the source (ParseFacts.newline) @default "\n" */
   newline?: '\r\n' | '\n' | '\r';
+  /** the source started with a byte order mark (ParseFacts.bom): the rejects file starts with the same one */
+  bom?: boolean;
+  /** xlsx: the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
+  sheetName?: string;
+  sheetNames?: string[];
 };
 
 export interface RejectsWriter {
@@ -87,6 +93,9 @@ export function formatRecord(cells: string[], f: CsvFormat): string {
   return cells.map((c) => formatCell(c, f)).join(f.delimiter);
 }
 
+/** formats whose rejects file is the source's text (the others only have the UTF-8 listing) */
+const TEXT_REJECTS: ReadonlySet<string> = new Set(['delimited', 'fixed-width', 'jsonl']);
+
 function sidecarPathOf(path: string): string {
   const ext = extname(path);
   const base = ext ? basename(path, ext) : basename(path);
@@ -97,11 +106,18 @@ function sidecarPathOf(path: string): string {
 class AtomicFile {
   private fd: number | undefined;
   readonly temp: string;
-  constructor(readonly path: string) {
+  /** `head`: bytes written first when the file is opened (a byte order mark) */
+  constructor(
+    readonly path: string,
+    private readonly head?: Buffer,
+  ) {
     this.temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   }
   write(buf: Buffer): void {
-    if (this.fd === undefined) this.fd = openSync(this.temp, 'wx');
+    if (this.fd === undefined) {
+      this.fd = openSync(this.temp, 'wx');
+      if (this.head) this.write(this.head);
+    }
     let off = 0;
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
   }
@@ -125,12 +141,15 @@ class AtomicFile {
 }
 
 export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
-  const { headerCells, newline: nl, i18n = createI18n('en'), ...rest } = original;
+  const { headerCells, newline: nl, i18n = createI18n('en'), bom, sheetName, sheetNames, ...rest } = original;
   const o = ParseOptionsSchema.parse(rest);
+  // a spreadsheet's rejects are a spreadsheet (rejects-xlsx.ts)
+  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames });
   const newline = nl ?? '\n';
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
-  const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding));
-  const main = new AtomicFile(path);
+  const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding), { addBOM: false });
+  // the same byte order mark as the source (Excel's "Unicode text" needs its FF FE to open as such)
+  const main = new AtomicFile(path, bom === true && TEXT_REJECTS.has(o.format) ? bomBytes(encoding) : undefined);
   const side = new AtomicFile(sidecarPathOf(path));
   let count = 0;
   let closed = false;

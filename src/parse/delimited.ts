@@ -230,6 +230,7 @@ function recordItem(
   facts: ParseFacts,
   columns: string[] | undefined,
   expected: number,
+  encoding: DelimitedOptions['encoding'],
 ): ParsedItem {
   const { lines, text, cells } = r;
   const first = lines[0]!;
@@ -238,7 +239,7 @@ function recordItem(
   if (!o.relaxColumnCount && cells.length !== expected) {
     return { kind: 'error', ...loc, text, cells, issue: { code: ParseIssueCode.RAGGED_ROW, message: `expected ${expected} columns, found ${cells.length}` } };
   }
-  const encodingProblem = encodingIssue(text, o.encoding);
+  const encodingProblem = encodingIssue(text, encoding);
   if (encodingProblem) return { kind: 'error', ...loc, text, cells, issue: encodingProblem };
   // a row equal to the header (the reason column a rejects file adds aside: a re-dropped rejects file
   // holding such a row must be refused again, not read as data)
@@ -293,7 +294,7 @@ export async function* parseDelimited(path: string, o: DelimitedOptions, facts: 
       continue;
     }
     if (expected === undefined) expected = r.cells.length;
-    yield recordItem(r, o, facts, columns, expected);
+    yield recordItem(r, o, facts, columns, expected, stats.encoding ?? o.encoding);
   }
   if (facts.newline === undefined && stats.newline !== undefined) facts.newline = stats.newline;
   if (o.header && !headerDone) {

@@ -119,7 +119,7 @@ export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts
       }
     }
     byType.set(rec.type, (byType.get(rec.type) ?? 0) + 1);
-    const encodingProblem = encodingIssue(line, o.encoding);
+    const encodingProblem = encodingIssue(line, stats.encoding ?? o.encoding);
     if (encodingProblem) {
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: encodingProblem };
       continue;

@@ -15,12 +15,14 @@ import { ParseOptionsSchema, checkParseOptions, type ParseOptions, type ParseOpt
 import type { SourceStats } from './text-source.js';
 import type { ParseFacts, ParsedItem, ParseSummary } from './types.js';
 import { parseXml } from './xml.js';
+import { parseXlsx } from './xlsx.js';
 
 export * from './options.js';
 export * from './types.js';
 export { splitRecord, resolveHeader } from './delimited.js';
 export { matchRecord, cutFields } from './fixed-width.js';
 export { flatten, decodeXmlEntities } from './flatten.js';
+export { columnLetter, type TypedCell } from './xlsx.js';
 
 export interface ParserHandle extends AsyncIterable<ParsedItem> {
   /** the resolved options (defaults filled in) */
@@ -66,6 +68,8 @@ export function openParser(path: string, options: ParseOptionsInput | ParseOptio
         return parseJson(path, o, facts, stats);
       case 'jsonl':
         return parseJsonl(path, o, facts, stats);
+      case 'xlsx':
+        return parseXlsx(path, o, facts, stats);
     }
   };
   async function* run(): AsyncGenerator<ParsedItem> {
@@ -79,6 +83,8 @@ export function openParser(path: string, options: ParseOptionsInput | ParseOptio
     } finally {
       summary.bytes = facts.bytes = stats.bytes;
       if (facts.newline === undefined && stats.newline !== undefined) facts.newline = stats.newline;
+      if (stats.encoding !== undefined) facts.encoding = stats.encoding;
+      if (stats.bom) facts.bom = true;
     }
   }
   return {

@@ -3,12 +3,11 @@
  * (one object per line; streamed, a bad line is an error item). Items are flattened to slash paths
  * like XML items (see flatten.ts).
  */
-import iconv from 'iconv-lite';
 import { InputError, errorMessage } from '../shared/errors.js';
 import { jsonTooDeep, MAX_NESTING } from './depth.js';
 import { flatten } from './flatten.js';
 import type { JsonlOptions, JsonOptions } from './options.js';
-import { assertNotBinary, hasUtf8Bom, iconvName, readLines, type SourceStats } from './text-source.js';
+import { decodeWhole, readLines, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
 import { readBounded } from './xml.js';
 
@@ -102,8 +101,7 @@ export function locateArrayElements(text: string, path: string[]): number[] {
 
 export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
   const buf = await readBounded(path, o.maxBytes, 'JSON', stats);
-  assertNotBinary(path, buf, 'JSON');
-  const text = iconv.decode(hasUtf8Bom(buf) ? buf.subarray(3) : buf, iconvName(o.encoding), { stripBOM: true });
+  const text = decodeWhole(path, buf, o.encoding, 'JSON', stats);
   const deep = jsonTooDeep(text);
   if (deep) {
     throw new InputError(`${path}:${deep.line}: JSON nests deeper than ${MAX_NESTING} arrays/objects at line ${deep.line}: refused (not an export)`, {

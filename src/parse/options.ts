@@ -15,10 +15,11 @@ export const DEFAULT_MAX_LINE_LENGTH = 1024 * 1024;
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
 
 export const Encoding = z
-  .enum(['utf-8', 'windows-1252', 'iso-8859-1'])
+  .enum(['utf-8', 'windows-1252', 'iso-8859-1', 'utf-16le', 'utf-16be'])
   .describe(
     'Character encoding of the file. Decoded with iconv-lite (windows-1252 maps 0x80-0x9F to € ‚ „ … – — etc.; ' +
-      'iso-8859-1 maps them to C1 controls). A UTF-8 BOM is always stripped.',
+      'iso-8859-1 maps them to C1 controls). A byte order mark wins over this option: EF BB BF is UTF-8, FF FE UTF-16LE ' +
+      '(Excel\'s "Unicode text"), FE FF UTF-16BE; it is stripped, and the rejects file is written back with it.',
   );
 export type Encoding = z.infer<typeof Encoding>;
 
@@ -234,11 +235,50 @@ export const JsonlOptionsSchema = z
 export type JsonlOptions = z.output<typeof JsonlOptionsSchema>;
 
 // ---------------------------------------------------------------------------------------------
+// xlsx (spreadsheets: Bling, Omie, Tiny exports; a workbook saved by hand) -- see src/parse/xlsx.ts
+// ---------------------------------------------------------------------------------------------
+
+export const XlsxOptionsSchema = z
+  .strictObject({
+    format: z.literal('xlsx'),
+    sheet: z
+      .union([z.string().min(1), z.number().int().min(1)])
+      .default(1)
+      .describe('The sheet to read: its name (as on its tab, e.g. "Produtos") or its 1-based position among the tabs. @default 1 (the first tab)'),
+    headerRow: z
+      .number()
+      .int()
+      .min(1)
+      .default(1)
+      .describe('Row number (as Excel shows it) of the column names; the rows above it (titles, export banners) are skipped. @default 1'),
+    header: z
+      .boolean()
+      .default(true)
+      .describe('Whether headerRow holds the column names. false: columns are named by `columns`, else by their letter (A, B, ...). @default true'),
+    columns: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('Column names for a sheet without a header row (header: false), from column A on. Refused with header: true.'),
+    skipEmptyRows: z.boolean().default(true).describe('Skip rows whose cells are all empty. @default true'),
+    allowControlCharacters: z
+      .boolean()
+      .default(false)
+      .describe('Accept control characters (tab, escape...) and bidirectional overrides inside cells; a line break in a cell is always text. @default false'),
+  })
+  .describe(
+    'An Excel workbook (.xlsx), streamed row by row. Cells are typed: a number is read as its digits (an EAN never becomes 7,89E+12) with a ' +
+      'decimal comma (1234,5: what the number transform reads by default), a date cell as dd/MM/yyyy (dd/MM/yyyy HH:mm:ss with a time), ' +
+      'a cell holding an Excel error (#N/A) rejects its row naming the cell.',
+  );
+export type XlsxOptions = z.output<typeof XlsxOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
 // the union
 // ---------------------------------------------------------------------------------------------
 
 export const ParseOptionsSchema = z
-  .discriminatedUnion('format', [DelimitedOptionsSchema, FixedWidthOptionsSchema, XmlOptionsSchema, JsonOptionsSchema, JsonlOptionsSchema])
+  .discriminatedUnion('format', [DelimitedOptionsSchema, FixedWidthOptionsSchema, XmlOptionsSchema, JsonOptionsSchema, JsonlOptionsSchema, XlsxOptionsSchema])
   .describe('How a source file is read: format and its options.');
 
 /** Resolved options (defaults filled in). */
@@ -291,6 +331,14 @@ export function checkParseOptions(o: ParseOptions): string[] {
         if (Array.isArray(t.counts)) {
           for (const c of t.counts) if (!o.records.some((r) => r.type === c)) problems.push(`trailer.counts: no record type "${c}"`);
         }
+      }
+      break;
+    }
+    case 'xlsx': {
+      if (o.header && o.columns) problems.push('columns: only apply with header: false (the header row names the columns)');
+      if (o.columns) {
+        const dup = o.columns.filter((c, i) => o.columns!.indexOf(c) !== i);
+        if (dup.length) problems.push(`columns: duplicate names ${[...new Set(dup)].join(', ')}`);
       }
       break;
     }

@@ -30,6 +30,10 @@ export interface PhysicalLine {
 export interface SourceStats {
   bytes: number;
   newline?: '\r\n' | '\n' | '\r';
+  /** the encoding the file was decoded with: the one its byte order mark names, else the option */
+  encoding?: Encoding;
+  /** the file starts with a byte order mark (stripped; the rejects writer writes it back) */
+  bom?: boolean;
 }
 
 export const BINARY_SNIFF_BYTES = 8192;
@@ -44,7 +48,49 @@ export function iconvName(encoding: Encoding): string {
       return 'win1252';
     case 'iso-8859-1':
       return 'latin1';
+    case 'utf-16le':
+      return 'utf16le';
+    case 'utf-16be':
+      return 'utf16be';
   }
+}
+
+/** UTF-16 text holds NUL bytes (every ASCII character): the binary check does not apply to it. */
+export function isUtf16(encoding: Encoding): boolean {
+  return encoding === 'utf-16le' || encoding === 'utf-16be';
+}
+
+/**
+ * The byte order mark at the head of a file, if any: its encoding and length. A BOM wins over the
+ * declared encoding (Excel's "Unicode text" is UTF-16LE with FF FE, whatever the mapping says).
+ */
+export function bomOf(head: Buffer): { encoding: Encoding; length: number } | undefined {
+  if (hasUtf8Bom(head)) return { encoding: 'utf-8', length: 3 };
+  if (head.length >= 2 && head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
+  if (head.length >= 2 && head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  return undefined;
+}
+
+/** The byte order mark of an encoding, as written back at the head of a rejects file. */
+export function bomBytes(encoding: Encoding): Buffer {
+  if (encoding === 'utf-16le') return Buffer.from([0xff, 0xfe]);
+  if (encoding === 'utf-16be') return Buffer.from([0xfe, 0xff]);
+  return Buffer.from(UTF8_BOM);
+}
+
+/**
+ * Decodes a whole buffer (XML, JSON documents): a BOM names the encoding (and is dropped), else the
+ * declared one; binary content (a NUL byte in the first 8 KB) is refused unless the text is UTF-16.
+ */
+export function decodeWhole(path: string, buf: Buffer, declared: Encoding, what: string, stats?: SourceStats): string {
+  const bom = bomOf(buf);
+  const encoding = bom?.encoding ?? declared;
+  if (!isUtf16(encoding)) assertNotBinary(path, buf, what);
+  if (stats) {
+    stats.encoding = encoding;
+    if (bom) stats.bom = true;
+  }
+  return iconv.decode(bom ? buf.subarray(bom.length) : buf, iconvName(encoding), { stripBOM: false });
 }
 
 /** Throws InputError when the head of a file holds a NUL byte (a binary file, or UTF-16 text). */
@@ -52,9 +98,12 @@ export function assertNotBinary(path: string, head: Buffer, what: string): void 
   const n = Math.min(head.length, BINARY_SNIFF_BYTES);
   const at = head.subarray(0, n).indexOf(0);
   if (at !== -1) {
-    throw new InputError(`${path} looks binary (NUL byte at offset ${at} in the first 8 KB); expected ${what} text (UTF-16 files are not supported)`, {
-      details: { file: path, offset: at },
-    });
+    throw new InputError(
+      `${path} looks binary (NUL byte at offset ${at} in the first 8 KB); expected ${what} text (UTF-16 text needs its byte order mark, or source.encoding utf-16le)`,
+      {
+        details: { file: path, offset: at },
+      },
+    );
   }
 }
 
@@ -68,12 +117,22 @@ function openError(path: string, err: unknown): InputError {
 }
 
 /**
- * Streams the decoded text of a file in chunks, after the binary check and BOM strip.
+ * Streams the decoded text of a file in chunks, after the BOM detection (a BOM names the encoding and is
+ * stripped: `stats.encoding`, `stats.bom`) and the binary check (not for UTF-16).
  * `stats.bytes` counts raw bytes read (BOM included).
  */
 export async function* readDecodedChunks(path: string, encoding: Encoding, stats: SourceStats, what: string): AsyncGenerator<string> {
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
-  const decoder = iconv.getDecoder(iconvName(encoding), { stripBOM: false });
+  let decoder: ReturnType<typeof iconv.getDecoder> | undefined;
+  const prepareHead = (head: Buffer): Buffer => {
+    const bom = bomOf(head);
+    const effective = bom?.encoding ?? encoding;
+    stats.encoding = effective;
+    if (bom) stats.bom = true;
+    if (!isUtf16(effective)) assertNotBinary(path, head, what);
+    decoder = iconv.getDecoder(iconvName(effective), { stripBOM: false });
+    return bom ? head.subarray(bom.length) : head;
+  };
   let head: Buffer | undefined = Buffer.alloc(0);
   try {
     for await (const raw of stream as AsyncIterable<Buffer>) {
@@ -82,10 +141,10 @@ export async function* readDecodedChunks(path: string, encoding: Encoding, stats
       if (head !== undefined) {
         head = head.length === 0 ? raw : Buffer.concat([head, raw]);
         if (head.length < BINARY_SNIFF_BYTES) continue;
-        chunk = prepareHead(path, head, what);
+        chunk = prepareHead(head);
         head = undefined;
       }
-      const text = decoder.write(chunk);
+      const text = decoder!.write(chunk);
       if (text.length > 0) yield text;
     }
   } catch (err) {
@@ -95,16 +154,12 @@ export async function* readDecodedChunks(path: string, encoding: Encoding, stats
     stream.destroy();
   }
   if (head !== undefined && head.length > 0) {
-    const text = decoder.write(prepareHead(path, head, what));
+    const chunk = prepareHead(head); // sets the decoder
+    const text = decoder!.write(chunk);
     if (text.length > 0) yield text;
   }
-  const rest = decoder.end();
+  const rest = decoder?.end();
   if (rest !== undefined && rest.length > 0) yield rest;
-}
-
-function prepareHead(path: string, head: Buffer, what: string): Buffer {
-  assertNotBinary(path, head, what);
-  return hasUtf8Bom(head) ? head.subarray(3) : head;
 }
 
 /**
@@ -182,6 +237,8 @@ export async function* readLines(
   }
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\uFFFD/;
+
 /** a UTF-8 lead byte (0xC2-0xDF) read as Windows-1252/ISO-8859-1, followed by a continuation byte */
 const MOJIBAKE =
   /[\u00C2-\u00DF][\u0080-\u00BF\u20AC\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u017D\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u017E\u0178]/;
@@ -213,6 +270,11 @@ export function encodingIssue(text: string, encoding: Encoding): RowIssue | unde
       };
     }
     return undefined;
+  }
+  if (isUtf16(encoding)) {
+    // a lone surrogate (Node's decoder keeps it as is), or an odd last byte (U+FFFD)
+    const m = LONE_SURROGATE.exec(text);
+    return m ? { code: 'invalid_encoding', message: `bytes that are not ${encoding.toUpperCase()} at column ${m.index + 1}: is the file damaged?` } : undefined;
   }
   const m = MOJIBAKE.exec(text);
   if (m) {

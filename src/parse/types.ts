@@ -4,6 +4,7 @@
  * rejects writer can write it back. A whole-file problem throws InputError instead.
  */
 import type { RowIssue } from '../shared/errors.js';
+import type { Encoding } from './options.js';
 
 /**
  * The last column of a delimited rejects file (src/outbox/rejects.ts) with the reasons: a rejects file
@@ -22,8 +23,16 @@ export interface RawRow {
   cells?: string[];
   /** fixed-width: the record type; XML: the element path */
   recordType?: string;
-  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited) */
+  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited); xlsx: the typed cells as JSON */
   text?: string;
+  /** xlsx: the sheet and each column's letter, so a problem names its cell ("sheet Produtos, cell D7"); shared by every row */
+  sheet?: SheetPlace;
+}
+
+/** Where a spreadsheet row's values are: the sheet's name and the letter of each column (by column name). */
+export interface SheetPlace {
+  name: string;
+  letters: Readonly<Record<string, string>>;
 }
 
 export interface ParsedRowItem {
@@ -72,4 +81,11 @@ export interface ParseFacts {
   itemPath?: string;
   /** bytes read from the file so far */
   bytes: number;
+  /** text formats: the encoding the file was read with (its byte order mark's, else the option) */
+  encoding?: Encoding;
+  /** the file starts with a byte order mark (the rejects writer writes it back) */
+  bom?: boolean;
+  /** xlsx: the sheet read, and every sheet of the workbook in tab order (the rejects workbook keeps its position) */
+  sheetName?: string;
+  sheetNames?: string[];
 }

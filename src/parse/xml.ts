@@ -6,12 +6,11 @@
  * numeric references are decoded by one non-recursive pass (processEntities: false).
  */
 import { readFile, stat } from 'node:fs/promises';
-import iconv from 'iconv-lite';
 import { InputError, errorMessage } from '../shared/errors.js';
 import { MAX_NESTING, xmlTooDeep } from './depth.js';
 import { decodeXmlEntities, flattenInto, type Flat } from './flatten.js';
 import type { Encoding, XmlOptions } from './options.js';
-import { assertNotBinary, hasUtf8Bom, iconvName, type SourceStats } from './text-source.js';
+import { decodeWhole, type SourceStats } from './text-source.js';
 import type { ParseFacts, ParsedItem } from './types.js';
 
 const MB = 1024 * 1024;
@@ -267,10 +266,8 @@ function docFields(chain: unknown[], segs: string[], docFrom: number): Flat {
 
 export async function* parseXml(path: string, o: XmlOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
   const buf = await readBounded(path, o.maxBytes, 'XML', stats);
-  assertNotBinary(path, buf, 'XML');
   const encoding = o.encoding ?? declaredXmlEncoding(path, buf) ?? 'utf-8';
-  const body = hasUtf8Bom(buf) ? buf.subarray(3) : buf;
-  const text = iconv.decode(body, iconvName(encoding), { stripBOM: true });
+  const text = decodeWhole(path, buf, encoding, 'XML', stats);
   assertNoDoctype(path, text);
   const deep = xmlTooDeep(text);
   if (deep) {

@@ -88,6 +88,9 @@ export interface RowIssue {
   column?: string;
   /** the offending source value, if any */
   value?: string;
+  /** a spreadsheet's sheet and cell ("D7") holding the value */
+  sheet?: string;
+  cell?: string;
   message: string;
 }
 

@@ -34,6 +34,14 @@ export const MapReason = {
   ORPHAN_ITEM: 'orphan_item',
   GROUP_NOT_CONTIGUOUS: 'group_not_contiguous',
   EXPLODE: 'explode',
+  /** a StockSync file carries the same product twice (without `aggregate`) */
+  DUPLICATE_KEY: 'duplicate_key',
+  /** `aggregate`: the rows of one key disagree on a field that is not summed */
+  AGGREGATE_DISAGREE: 'aggregate_disagree',
+  /** `aggregate`: another row of the same key was rejected */
+  AGGREGATE_INCOMPLETE: 'aggregate_incomplete',
+  /** `aggregate`: a summed field is not a number */
+  AGGREGATE_NOT_NUMBER: 'aggregate_not_number',
 } as const;
 export type MapReason = (typeof MapReason)[keyof typeof MapReason];
 
@@ -49,6 +57,7 @@ export type MapReason = (typeof MapReason)[keyof typeof MapReason];
  * - not_an_object: a JSON item that is not an object
  * - repeated_header: a delimited row equal to the header line (two exports concatenated)
  * - control_character: NUL, another control character (tab...) or a bidi override inside a field
+ * - cell_error: a spreadsheet cell holding an Excel error (#N/A, #VALUE!...)
  */
 export const ParseIssueCode = {
   RAGGED_ROW: 'ragged_row',
@@ -61,6 +70,7 @@ export const ParseIssueCode = {
   NOT_AN_OBJECT: 'not_an_object',
   REPEATED_HEADER: 'repeated_header',
   CONTROL_CHARACTER: 'control_character',
+  CELL_ERROR: 'cell_error',
 } as const;
 export type ParseIssueCode = (typeof ParseIssueCode)[keyof typeof ParseIssueCode];
 

@@ -88,13 +88,19 @@ export function hasCode(reason: Reason | null | undefined, code: string): boolea
 }
 
 /** A reason from a RowIssue-like object (first issue; `more` counts the others). */
-export function reasonOfIssues(issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string }>): Reason | undefined {
+export function reasonOfIssues(
+  issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string; sheet?: string; cell?: string }>,
+): Reason | undefined {
   const first = issues[0];
   if (!first) return undefined;
   const params: Record<string, string | number> = {};
   if (first.field !== undefined) params['field'] = first.field;
   if (first.column !== undefined) params['column'] = first.column;
   if (first.value !== undefined) params['value'] = first.value;
+  if (first.sheet !== undefined && first.cell !== undefined) {
+    params['sheet'] = first.sheet;
+    params['cell'] = first.cell;
+  }
   if (issues.length > 1) {
     params['more'] = issues.length - 1;
     // where the others are, as the person editing the file knows them (the columns; else the fields)

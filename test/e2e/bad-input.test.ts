@@ -208,7 +208,15 @@ interface Expect {
 const CASES: Expect[] = [
   { channel: 'cat', file: 'CAT_truncated.csv', kind: 'rejects', says: /quote opened at line 3 is never closed/, line: 3 },
   { channel: 'cat', file: 'CAT_png.csv', kind: 'error', says: /looks binary/ },
-  { channel: 'cat', file: 'CAT_utf16.csv', kind: 'error', says: /UTF-16/ },
+  {
+    channel: 'cat',
+    file: 'CAT_utf16.csv',
+    // Excel's "Unicode text" (UTF-16LE with its byte order mark): read from the BOM whatever the mapping declares
+    kind: 'ok',
+    also: async () => {
+      assert.equal(categories.find((c) => c.codeERP === 'U1')?.name, 'Categoria São');
+    },
+  },
   { channel: 'cat', file: 'CAT_broken_quotes.csv', kind: 'rejects', says: /after the closing quote/, line: 3 },
   // the header 'codigo,nome' is one column: the mapped columns do not exist; the whole file is refused saying so
   // (column/delimiter), not every row blamed for a value ("field name is empty")

@@ -217,12 +217,15 @@ describe('wmsbridge infer on the shipped samples and the Protheus-style exports'
     );
   });
 
-  test('a UTF-16 sample is refused with what to do', async () => {
-    const data = join(dir, 'UTF16.csv');
-    await writeFile(data, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('codigo;descricao\n1;a\n', 'utf16le')]));
-    const r = await runCli(['infer', data, '--out', join(dir, 'u.yaml')], { cwd: dir, timeoutMs: 60_000 });
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /UTF-16.*convert it first/);
+  test('a UTF-16 sample (Excel "Unicode text") is read from its byte order mark', async () => {
+    const data = join(dir, 'UTF16.txt');
+    await writeFile(data, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('codigo\tdescricao\r\nC1\tCategoria São\r\nC2\tOutra\r\n', 'utf16le')]));
+    const out = join(dir, 'u.yaml');
+    const r = await runCli(['infer', data, '--target', 'Category', '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const yaml = await readFile(out, 'utf8');
+    assert.match(yaml, /encoding: utf-16le/);
+    assert.match(yaml, /delimiter: "\\t"|delimiter: '\\t'|delimiter: "\t"/);
   });
 });
 
