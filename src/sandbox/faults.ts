@@ -16,10 +16,28 @@ import type { SandboxFaults } from './types.js';
 import { formatProblems, zodProblems } from './validate.js';
 
 /**
- * Requests arriving this soon after an injected 429 do not count as inside its Retry-After window: the
- * client may have sent them before the 429 reached it (see SandboxStats.retryAfter).
+ * Requests arriving this soon after an injected 429 left do not count in SandboxStats.retryAfter.inside: a
+ * client in another process may have written them before the 429 reached it. `strict` counts them too.
  */
 export const RETRY_AFTER_GRACE_MS = 250;
+
+/** the Retry-After windows kept for GET /__sandbox/retry-after */
+const WINDOWS_KEPT = 1000;
+
+/**
+ * One Retry-After window as the WMS sees it: from when the 429 was written (`from`, ms on the sandbox's
+ * clock, performance.now()) to `until`, with every API request that arrived inside it (`at`: when the sandbox
+ * read it, ms after `from`). A request the sandbox reads in the loop turn that wrote the 429 is not counted:
+ * its bytes were in the socket before the sandbox polled after the 429 (the poll phase follows the timers
+ * phase that writes answers), so its client wrote it before it could read the 429. `open` turns true in the
+ * check phase of that turn.
+ */
+export interface RetryAfterWindow {
+  from: number;
+  until: number;
+  open: boolean;
+  inside: Array<{ at: number; method: string; path: string }>;
+}
 
 export const FaultsBody = z.strictObject({
   latencyMs: z.number().finite().min(0).optional(),
@@ -40,8 +58,14 @@ export interface Faults {
   readonly settings: FaultSettings;
   /** changes some settings (ConfigError when invalid) */
   set(f: SandboxFaults): void;
-  /** counts a request arriving inside the Retry-After window of the last injected 429 */
-  arrived(at: number): void;
+  /** counts a request arriving inside the Retry-After window of an injected 429 */
+  arrived(at: number, method: string, path: string): void;
+  /** an injected 429 was written at `at`: its Retry-After window starts */
+  throttleSent(at: number): void;
+  /** the last WINDOWS_KEPT Retry-After windows, oldest first */
+  windows(): readonly RetryAfterWindow[];
+  /** forgets the windows (sandbox reset) */
+  clearWindows(): void;
   /** waits the latency (from `arrived`), then draws this request's fault */
   decide(method: string, path: string, found: Found, arrived: number): Promise<FaultDecision>;
 }
@@ -58,15 +82,34 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
   set(initial);
   const rng = createRng(`faults:${seed}`);
   let resetCount = 0;
-  // the Retry-After window of the last injected 429 (performance.now() ms)
-  let retryAfterFrom = -Infinity;
-  let retryAfterUntil = -Infinity;
+  // the Retry-After windows of the injected 429s, from when each 429 was written (performance.now() ms)
+  let windows: RetryAfterWindow[] = [];
 
   return {
     settings,
     set,
-    arrived(at) {
-      if (at >= retryAfterFrom + RETRY_AFTER_GRACE_MS && at < retryAfterUntil) (state().stats.retryAfter ??= { windows: 0, inside: 0 }).inside++;
+    arrived(at, method, path) {
+      // the latest window holding the arrival (windows overlap when 429s follow each other): counted once
+      for (let i = windows.length - 1; i >= 0 && i >= windows.length - 50; i--) {
+        const w = windows[i]!;
+        if (!w.open || at < w.from || at >= w.until) continue;
+        const stats = (state().stats.retryAfter ??= { windows: 0, inside: 0, strict: 0 });
+        stats.strict = (stats.strict ?? 0) + 1;
+        if (at >= w.from + RETRY_AFTER_GRACE_MS) stats.inside++;
+        w.inside.push({ at: Math.round((at - w.from) * 1000) / 1000, method, path });
+        return;
+      }
+    },
+    throttleSent(at) {
+      (state().stats.retryAfter ??= { windows: 0, inside: 0, strict: 0 }).windows++;
+      const w: RetryAfterWindow = { from: at, until: at + 1000, open: false, inside: [] };
+      windows.push(w);
+      setImmediate(() => (w.open = true));
+      if (windows.length > WINDOWS_KEPT * 1.25) windows = windows.slice(-WINDOWS_KEPT);
+    },
+    windows: () => windows,
+    clearWindows() {
+      windows = [];
     },
     async decide(method, path, found, arrived) {
       const jitter = settings.latencyJitterMs > 0 ? rng() * settings.latencyJitterMs : 0;
@@ -81,9 +124,8 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
       }
       if (draw < settings.resetRate + settings.rate429) {
         stats.faults.rate429++;
-        (stats.retryAfter ??= { windows: 0, inside: 0 }).windows++;
-        retryAfterFrom = performance.now();
-        retryAfterUntil = retryAfterFrom + 1000;
+        // the window opens when the 429 is written (throttleSent), not now: a request arriving meanwhile
+        // was in flight before the client could know
         return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': '1' }) };
       }
       if (draw < settings.resetRate + settings.rate429 + settings.failRate) {

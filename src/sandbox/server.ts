@@ -79,7 +79,7 @@ function route(
 /** Counts the request and checks what every request needs (User-Agent, Accept); false when answered already. */
 function admit(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, arrived: number): boolean {
   deps.state().stats.requests++;
-  deps.faults.arrived(arrived);
+  deps.faults.arrived(arrived, req.method ?? 'GET', req.url ?? '/');
   // API requests being handled at once (arrival to answer written or connection gone): lets a test see
   // that a client keeps to its concurrency
   const concurrency = deps.inspection.concurrency;
@@ -112,6 +112,8 @@ function createApiHandler(deps: ApiDeps) {
     }
     if (fault.kind === 'reply') {
       send(res, fault.reply);
+      // its Retry-After window opens once the 429 is written: what arrives from now on came after it left
+      if (fault.reply.status === 429) deps.faults.throttleSent(performance.now());
       return;
     }
     const reply = route(deps, req, method, path, query, found, body, limit);

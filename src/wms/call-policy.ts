@@ -61,6 +61,8 @@ export interface CallCounters {
   requests: number;
   retries: number;
   failures: number;
+  /** requests handed to the transport before a 429 was read and held back unwritten (sent after the window) */
+  held: number;
 }
 
 /** What the rest of the client builds on: `call`, and the state its stats and errors read. */
@@ -130,6 +132,13 @@ function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Thr
     },
     gated: () => gateUntil > performance.now(),
   };
+}
+
+/** The Retry-After (ms) of an answer that throttles (a 429, or a 503 with Retry-After), else undefined. */
+function throttleOf(r: RawResponse): number | undefined {
+  const ra = parseRetryAfter(r.headers['retry-after']);
+  if (r.status === 429 || (r.status === 503 && ra !== undefined)) return Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS);
+  return undefined;
 }
 
 /** One call as it goes on the wire, the same for every attempt. */
@@ -228,6 +237,9 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
    * The attempt on the wire, inside the slot `enter` took. The slot is given back as soon as the answer is in; a
    * 2xx answer is then handed on with the turn's other answers, after the requests their slots released are
    * written (turn-batch.ts); any other answer (a 429 or 503 to throttle on, a 401 to refresh) is judged at once.
+   * A throttling answer closes the client-wide gate BEFORE its slot is released: the call the slot passes to
+   * sees the gate closed in `enter` (issue 41: it used to leave before the 429 was judged). A request handed to
+   * the transport earlier but not yet written is held back unwritten by the transport (`hold`).
    */
   const exchange = async (req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure; started: number }> => {
     const started = performance.now();
@@ -240,7 +252,9 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
       slots.release();
     };
     try {
-      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal);
+      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal, throttle.gated);
+      const retryAfterMs = throttleOf(res);
+      if (retryAfterMs !== undefined) throttle.throttled(retryAfterMs);
       leaveSlot();
       if (res.status >= 200 && res.status < 300) await afterTurn();
       return { res, started };
@@ -255,9 +269,8 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
   /** An answer: success, a 401 to replay after one refresh, or the error it means. */
   const judgeAnswer = async (req: Prepared, r: RawResponse, attempt: number, token: string | undefined, waited: boolean, replay: Replay): Promise<Outcome> => {
     breaker.answered();
-    const ra = parseRetryAfter(r.headers['retry-after']);
-    if (r.status === 429 || (r.status === 503 && ra !== undefined)) throttle.throttled(Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS));
-    else if (r.status < 500) throttle.answeredHealthy();
+    // a throttling answer closed the gate in `exchange`, before its slot was released
+    if (throttleOf(r) === undefined && r.status < 500) throttle.answeredHealthy();
     const env = parseBody(r);
     if (isSuccess(r, env)) return { kind: 'ok', env };
     const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
@@ -293,6 +306,12 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
     // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
     // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
     if (res) return judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay);
+    if (failure!.held) {
+      // never written: not a request, not a retry; it waits for the gate like any other call
+      counters.requests--;
+      counters.held++;
+      return { kind: 'again' };
+    }
     const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
     if (failure!.aborted) fail(error);
     if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
@@ -307,7 +326,7 @@ export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
   const slots = createSemaphore(o.concurrency);
   const throttle = createThrottle(slots, o.concurrency, log);
   const bucket: TokenBucket | undefined = o.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: o.requestsPerSecond }) : undefined;
-  const counters: CallCounters = { requests: 0, retries: 0, failures: 0 };
+  const counters: CallCounters = { requests: 0, retries: 0, failures: 0, held: 0 };
   const breaker = createCircuitBreaker(o.breaker ?? {});
   const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
   let closed = false;

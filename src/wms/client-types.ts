@@ -116,6 +116,8 @@ export interface WmsClientStats {
   refreshes: number;
   authorizations: number;
   failures: number;
+  /** requests handed to the transport before a 429 was read, held back unwritten until its Retry-After passed */
+  heldBack?: number;
   /** the page base in use: configured, or found by the first list read ('auto'); null before that */
   pagingBase?: 0 | 1 | null;
   /** latency histogram buckets in ms (upper bounds) and counts, for /metrics */

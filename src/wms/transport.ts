@@ -28,21 +28,33 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** Why one attempt produced no answer; `sent`: the request had been written completely. */
+/** Why one attempt produced no answer; `sent`: the request had been written completely; `held`: not written at all (hold). */
 export class AttemptFailure extends Error {
   constructor(
     readonly failure: unknown,
     readonly sent: boolean,
     readonly timedOut: boolean,
     readonly aborted: boolean,
+    readonly held = false,
   ) {
     super('attempt failed');
   }
 }
 
 export interface Transport {
-  /** One attempt; rejects only with an AttemptFailure. */
-  send(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<RawResponse>;
+  /**
+   * One attempt; rejects only with an AttemptFailure. `hold` is asked at the moment the request is about to be
+   * written (undici's onConnect, after its idle-socket check): true aborts it unwritten (AttemptFailure.held),
+   * so a request handed over before a 429 was read is not written inside the Retry-After window.
+   */
+  send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    signal?: AbortSignal,
+    hold?: () => boolean,
+  ): Promise<RawResponse>;
   close(): Promise<void>;
 }
 
@@ -81,9 +93,17 @@ export function createTransport(options: TransportOptions): Transport {
     connect,
   });
 
-  const send = (method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<RawResponse> =>
+  const send = (
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    signal?: AbortSignal,
+    hold?: () => boolean,
+  ): Promise<RawResponse> =>
     new Promise<RawResponse>((resolve, reject) => {
       let sent = false;
+      let held = false;
       let done = false;
       let timedOut = false;
       let abortFn: ((err: Error) => void) | null = null;
@@ -101,7 +121,7 @@ export function createTransport(options: TransportOptions): Transport {
         done = true;
         clearTimeout(timer);
         if (signal) signal.removeEventListener('abort', onAbort);
-        if (err !== null) reject(new AttemptFailure(err, sent, timedOut, signal?.aborted === true));
+        if (err !== null) reject(new AttemptFailure(err, sent, timedOut, signal?.aborted === true, held));
         else resolve(res!);
       };
       const stop = (err: Error) => {
@@ -122,6 +142,12 @@ export function createTransport(options: TransportOptions): Transport {
       }
       const handler = {
         onConnect(abortRequest: (err?: Error) => void) {
+          // called by undici right before it writes the request: the last moment it can stay unwritten. Thrown,
+          // not aborted: undici then drops the request unwritten and keeps the socket (an abort destroys it)
+          if (!pendingAbort && hold?.() === true) {
+            held = true;
+            throw codedError('held back unwritten: the WMS asked to wait (Retry-After)', 'WMS_HELD');
+          }
           if (pendingAbort) abortRequest(pendingAbort);
           else abortFn = abortRequest;
         },
