@@ -10,7 +10,6 @@ import type { WmsError } from '../wms/errors.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { PushReason, type Reason } from '../shared/reason.js';
-import { matchKey } from '../map/identifiers.js';
 import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
 import { findExisting, readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import {
@@ -74,18 +73,6 @@ export function schemaRejection(issues: ReadonlyArray<{ path: PropertyKey[]; mes
     error: issues.map((i) => `${path(i)}: ${i.message}`).join('; '),
     reason: { code: PushReason.SCHEMA, params: { field: issues.map(path).join(', ') } },
   };
-}
-
-/**
- * A product's id through its stock (GET /open/v1/Stock?productCode=...; a WMS that ignores the filter is
- * paged until the code shows up, codes compared as identifiers). undefined: no stock names it.
- */
-export async function productIdFromStock(client: WmsClient, code: string): Promise<string | undefined> {
-  const want = matchKey('code', code);
-  for await (const s of client.listStock({ query: { productCode: code.trim() } })) {
-    if (s.productCode !== null && s.productCode !== undefined && s.productId && matchKey('code', s.productCode) === want) return s.productId;
-  }
-  return undefined;
 }
 
 export function createRecordSender(run: PushRun): { process(row: RecordRow, releaseWindow?: () => void): Promise<void> } {
@@ -312,10 +299,10 @@ class RecordSender {
         // carriers and providers: by codeERP, the read their send rule uses
         return (await this.run.requestSlot(row, () => findExisting(input, this.ctxOf(row))))?.id;
       }
-      // the interface has no product read: a product with stock is found through GET Stock?productCode
+      // the interface has no product read: a product with stock is found through the run's Stock index
       if (rb === null && row.target === 'Product') {
         const code = String(input.payload['code'] ?? '');
-        return code ? await this.run.requestSlot(row, () => productIdFromStock(this.run.client, code)) : undefined;
+        return code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
       }
     } catch {
       return undefined;

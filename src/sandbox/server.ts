@@ -8,13 +8,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../shared/errors.js';
+import { ENDPOINTS } from '../wms/endpoints.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
 import { HANDLERS, isMutating, type ApiContext, type ApiRequest } from './api.js';
 import { createSandboxAuth, type SandboxAuth } from './auth.js';
 import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswers, type SandboxDialect } from './dialect.js';
 import { createFaults, type Faults } from './faults.js';
 import { JSON_BODY_LIMIT, MULTIPART_BODY_LIMIT, readBody, send } from './http-io.js';
-import { fail, type Reply } from './http-util.js';
+import { fail, unknownQueryParameters, type Reply } from './http-util.js';
 import { deterministicUuid } from './ids.js';
 import { createInspection, type Inspection } from './inspection.js';
 import { createStateSaver, loadStateFile } from './persistence.js';
@@ -69,8 +70,10 @@ function route(
   if (!found) return fail(404, `route not found: ${method} ${path}`);
   if ('allowed' in found) return fail(405, `method ${method} not allowed on ${path}`, null, { allow: found.allowed.join(', ') });
   if (body === 'too-large') return fail(413, `body: larger than the limit of ${limit} bytes`, null, { connection: 'close' });
-  const apiReq: ApiRequest = { params: found.params, query, body, contentType: req.headers['content-type'] };
   const name = found.route.name;
+  const strict = unknownQueryParameters(query, ENDPOINTS[name].response === 'list');
+  if (strict) return strict;
+  const apiReq: ApiRequest = { params: found.params, query, body, contentType: req.headers['content-type'] };
   if (name === 'authorize') return deps.auth.authorize(apiReq);
   if (name === 'refreshToken') return deps.auth.refresh(apiReq);
   return deps.auth.checkBearer(req.headers['authorization']) ?? HANDLERS[name](deps.ctx, apiReq);
