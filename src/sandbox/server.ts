@@ -79,10 +79,15 @@ function route(
   return deps.auth.checkBearer(req.headers['authorization']) ?? HANDLERS[name](deps.ctx, apiReq);
 }
 
+/** the sockets that have had an API request (the first request of a connection is told apart: faults.ts) */
+const answeredSockets = new WeakSet<object>();
+
 /** Counts the request and checks what every request needs (User-Agent, Accept); false when answered already. */
 function admit(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, arrived: number): boolean {
   deps.state().stats.requests++;
-  deps.faults.arrived(arrived, req.method ?? 'GET', req.url ?? '/');
+  const first = !answeredSockets.has(req.socket);
+  answeredSockets.add(req.socket);
+  deps.faults.arrived(arrived, req.method ?? 'GET', req.url ?? '/', first);
   // API requests being handled at once (arrival to answer written or connection gone): lets a test see
   // that a client keeps to its concurrency
   const concurrency = deps.inspection.concurrency;

@@ -11,6 +11,7 @@
 import type { Dispatcher } from 'undici';
 // the pool alone: undici's main entry also loads fetch, WebSocket and the cache (undici-pool.d.ts)
 import Pool from 'undici/lib/dispatcher/pool.js';
+import buildConnector from 'undici/lib/core/connect.js';
 
 export interface TransportOptions {
   origin: string;
@@ -82,15 +83,18 @@ export function createTransport(options: TransportOptions): Transport {
   const connect: Record<string, unknown> = {};
   if (options.tls?.rejectUnauthorized !== undefined) connect['rejectUnauthorized'] = options.tls.rejectUnauthorized;
   if (options.tls?.ca !== undefined) connect['ca'] = options.tls.ca;
+  const connector = buildConnector({ ...connect, timeout: Math.min(timeoutMs, 10_000) });
   const pool = new Pool(origin, {
     connections: options.connections,
     pipelining: 1,
     // backstops; the client's own per-attempt timer (headers + body) fires first
     headersTimeout: timeoutMs + 1000,
     bodyTimeout: timeoutMs + 1000,
-    connectTimeout: Math.min(timeoutMs, 10_000),
     keepAliveTimeout: 4000,
-    connect,
+    // a new socket is handed over in the loop's check phase, like a reused one (undici's idle-socket check): its
+    // first request is written after the poll phase that connected it, so a 429 read in that poll phase holds it
+    // back (`hold`) instead of it being written inside the Retry-After window (issue 41)
+    connect: (opts, callback) => connector(opts, (err, socket) => setImmediate(() => (err ? callback(err, null) : callback(null, socket!)))),
   });
 
   const send = (
