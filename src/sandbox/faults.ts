@@ -47,11 +47,21 @@ export const FaultsBody = z.strictObject({
   latencyJitterMs: z.number().finite().min(0).optional(),
   failRate: z.number().min(0).max(1).optional(),
   rate429: z.number().min(0).max(1).optional(),
+  /** the Retry-After of an injected 429, in seconds (default 1) */
+  retryAfterSeconds: z.number().int().min(1).max(3600).optional(),
   resetRate: z.number().min(0).max(1).optional(),
   tokenTtlSeconds: z.number().finite().positive().optional(),
 });
 
-export type FaultSettings = { latencyMs: number; latencyJitterMs: number; failRate: number; rate429: number; resetRate: number; tokenTtlSeconds: number };
+export type FaultSettings = {
+  latencyMs: number;
+  latencyJitterMs: number;
+  failRate: number;
+  rate429: number;
+  retryAfterSeconds: number;
+  resetRate: number;
+  tokenTtlSeconds: number;
+};
 
 /** What the draw decided for one request: nothing, a reset (before applying: no answer), one after applying, or an answer. */
 export type FaultDecision = { kind: 'none' } | { kind: 'reset-before' } | { kind: 'reset-after' } | { kind: 'reply'; reply: Reply };
@@ -76,7 +86,7 @@ export interface Faults {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function createFaults(seed: string, initial: SandboxFaults, state: () => SandboxState, log: Logger): Faults {
-  const settings: FaultSettings = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
+  const settings: FaultSettings = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, retryAfterSeconds: 1, resetRate: 0, tokenTtlSeconds: 900 };
   const set = (f: SandboxFaults): void => {
     const r = FaultsBody.safeParse(f);
     if (!r.success) throw new ConfigError(`sandbox: invalid faults: ${formatProblems(zodProblems(r.error))}`);
@@ -109,7 +119,7 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
     },
     throttleSent(at) {
       (state().stats.retryAfter ??= { windows: 0, inside: 0, strict: 0 }).windows++;
-      const w: RetryAfterWindow = { from: at, until: at + 1000, open: false, inside: [], firstOnConnection: 0 };
+      const w: RetryAfterWindow = { from: at, until: at + settings.retryAfterSeconds * 1000, open: false, inside: [], firstOnConnection: 0 };
       windows.push(w);
       setImmediate(() => (w.open = true));
       if (windows.length > WINDOWS_KEPT * 1.25) windows = windows.slice(-WINDOWS_KEPT);
@@ -133,7 +143,7 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
         stats.faults.rate429++;
         // the window opens when the 429 is written (throttleSent), not now: a request arriving meanwhile
         // was in flight before the client could know
-        return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': '1' }) };
+        return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': String(settings.retryAfterSeconds) }) };
       }
       if (draw < settings.resetRate + settings.rate429 + settings.failRate) {
         stats.faults.failRate++;

@@ -195,8 +195,8 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const dialect: SandboxDialect = parseDialect(options.dialect, 'sandbox: dialect');
   const seedData = (): SandboxState => seedFor(seed, options.stockRecords ?? 0, dialect);
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
-  const { latencyMs, latencyJitterMs, failRate, rate429, resetRate, tokenTtlSeconds } = options;
-  const faults = createFaults(seed, { latencyMs, latencyJitterMs, failRate, rate429, resetRate, tokenTtlSeconds }, () => state, log);
+  const { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds } = options;
+  const faults = createFaults(seed, { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds }, () => state, log);
 
   const stateFile = options.stateFile;
   let state: SandboxState;

@@ -18,6 +18,7 @@ import { WmsError, WmsErrorCode } from './errors.js';
 import { createSemaphore, createTokenBucket, type Semaphore, type TokenBucket } from './rate-limit.js';
 import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
+import type { WriteHooks } from './client-types.js';
 import { createTurnBatch } from './turn-batch.js';
 
 /** a token older than this when its answer came may have expired between being obtained and being checked */
@@ -36,6 +37,8 @@ export interface CallSpec {
   signal?: AbortSignal | undefined;
   /** no retries at all (refresh: a refresh token may be single-use) */
   noRetry?: boolean;
+  /** per-attempt hooks of a request that changes something: marked right before the write (WriteHooks) */
+  write?: WriteHooks | undefined;
 }
 
 export interface CallPolicyOptions {
@@ -302,20 +305,44 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (req.contentType) headers['content-type'] = req.contentType;
     if (!(await enter(req, attempt))) return { kind: 'again' };
+    const hooks = req.spec.write;
+    if (hooks) await markBeforeWrite(hooks);
     const { res, failure } = await exchange(req, headers);
     // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
     // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
-    if (res) return judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay);
+    if (res) return afterAttempt(hooks, await judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay));
     if (failure!.held) {
       // never written: not a request, not a retry; it waits for the gate like any other call
       counters.requests--;
       counters.held++;
+      await hooks?.notApplied('held back unwritten: the WMS asked to wait (Retry-After)');
       return { kind: 'again' };
     }
     const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
-    if (failure!.aborted) fail(error);
+    if (failure!.aborted) {
+      if (hooks && !error.mayHaveReachedServer) await hooks.notApplied(error.message);
+      fail(error);
+    }
     if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
-    return { kind: 'failed', error, unauthorized: false };
+    return afterAttempt(hooks, { kind: 'failed', error, unauthorized: false });
+  };
+
+  /** The mark before the write, inside the slot: a slot given back when the mark fails (the journal's error is the call's). */
+  const markBeforeWrite = async (hooks: WriteHooks): Promise<void> => {
+    try {
+      await hooks.beforeWrite();
+    } catch (err) {
+      slots.release();
+      throw err;
+    }
+  };
+
+  /** An attempt that provably applied nothing clears its mark (the answer says so, or nothing was written). */
+  const afterAttempt = async (hooks: WriteHooks | undefined, outcome: Outcome): Promise<Outcome> => {
+    if (!hooks || outcome.kind === 'ok') return outcome;
+    if (outcome.kind === 'again') await hooks.notApplied('a 401: the token was refused before anything was applied');
+    else if (!outcome.error.mayHaveReachedServer) await hooks.notApplied(outcome.error.message);
+    return outcome;
   };
 
   return attemptOnce;

@@ -260,3 +260,42 @@ test('only the tiers with records to send are read: a file of categories is neve
     await journal.close();
   }
 });
+
+test('after a crash, in doubt: a product whose code is in the Stock list is settled by reading; a record the WMS cannot be asked about is held saying what was checked', async () => {
+  const journal: Journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j${++seq}.db`) });
+  try {
+    const file = await journal.addFile({ channel: 'c', name: 'f.csv', path: `/in/f${seq}.csv`, size: 1, sha256: `sha-${seq}`, runId: 'r' });
+    const payload = { code: 'ABC-1', name: 'Produto', categoryID: ID(1), familyID: ID(2), logisticsProfileID: ID(3), unitmeasurement: 'UN', status: 1 };
+    const product: NewRecord = { target: 'Product', op: 'create', key: 'ABC-1', source: { line: 2 }, mapping: 't', payload, payloadHash: payloadHash(payload) };
+    await journal.addRecords(file.id, [product, category('HOLD1', 3)]);
+    // both were in flight when the process died
+    for (const r of await journal.listRecords({ fileIds: [file.id], limit: 10 })) await journal.markSending(r.id);
+    await journal.recoverInFlight();
+    const { client, calls } = scriptedClient({}, [{ productId: ID(41), productCode: 'abc-1' }]);
+    await pushFiles({
+      journal,
+      client,
+      refCache: createReferenceCache(null),
+      logger: createLogger({ level: 'silent' }),
+      // a channel that holds master data in doubt too: no resend without a person
+      files: [{ id: file.id, name: 'f.csv', sha256: 'x', policy: { ...policy, inDoubt: { masterData: 'hold', documents: 'hold' } } }],
+      concurrency: 2,
+      batchSize: 100,
+    });
+    const rows = new Map((await journal.listRecords({ fileIds: [file.id], limit: 10 })).map((r) => [r.key, r]));
+    assert.equal(rows.get('ABC-1')?.status, 'sent');
+    assert.equal(rows.get('ABC-1')?.wmsId, ID(41), 'settled by reading the Stock list');
+    assert.equal(rows.get('HOLD1')?.status, 'held');
+    assert.match(
+      rows.get('HOLD1')?.error ?? '',
+      /in doubt: .* \(checked: the interface has no read of a .*: nothing the WMS can be asked\); check the WMS, then `wmsbridge resolve`/,
+    );
+    assert.deepEqual(
+      calls.filter((c) => c.method !== 'listStock'),
+      [],
+      'nothing sent again',
+    );
+  } finally {
+    await journal.close();
+  }
+});
