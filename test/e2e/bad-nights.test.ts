@@ -461,7 +461,11 @@ test(
         .flatMap((w) => w.inside)
         .filter((r) => r.at >= 250)
         .map((r) => `${r.method} ${r.path} ${r.at.toFixed(1)} ms into a window`);
-      assert.equal(stats.retryAfter.inside, 0, `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows: ${late.join('; ')}`);
+      assert.equal(
+        stats.retryAfter.inside,
+        0,
+        `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows: ${late.join('; ')}`,
+      );
     } finally {
       await sb.close();
     }
