@@ -180,17 +180,18 @@ export type AfterReadBack = { act: 'delivered'; out: SendOutput } | { act: 'send
  * After reading back a record whose send may have taken effect. `why`: 'crash' (found in doubt when the
  * run started) or the error of the send that may have reached the WMS.
  */
-export function decideAfterReadBack(rb: ReadBack, policy: InDoubtPolicy, why: { crash: true } | { err: unknown }): AfterReadBack {
+export function decideAfterReadBack(rb: ReadBack, policy: InDoubtPolicy, why: { crash: true; checked?: string } | { err: unknown }): AfterReadBack {
   if (rb && rb !== 'absent') return { act: 'delivered', out: rb };
   if (rb === 'absent' || policy === 'resend') return { act: 'send' };
   if ('crash' in why) {
+    // what was checked before holding it (`wmsbridge resolve --list` shows it): the person starts from there
+    const checked = why.checked ? ` (checked: ${why.checked})` : '';
     return {
       act: 'settle',
       result: {
         status: 'held',
         outcome: 'in-doubt',
-        error:
-          'in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect; check the WMS, then `wmsbridge resolve`',
+        error: `in doubt: a send was in flight when wmsbridge stopped and the interface cannot tell whether it took effect${checked}; check the WMS, then \`wmsbridge resolve\``,
         reason: { code: PushReason.IN_DOUBT },
       },
     };

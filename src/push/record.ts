@@ -5,14 +5,13 @@
  */
 import type { Journal, RecordResult, RecordRow, SettleXref } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
-import type { WmsClient } from '../wms/client-types.js';
+import type { WmsClient, WriteHooks } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
 import { ENDPOINTS } from '../wms/endpoints.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { PushReason, type Reason } from '../shared/reason.js';
-import { matchKey } from '../map/identifiers.js';
 import { identifyingFields, type RefResolver, type RunFailures } from './refs.js';
-import { findExisting, readBack, send, type SendContext, type SendInput, type SendOutput } from './senders.js';
+import { findExisting, readBack, send, withWriteHooks, type SendContext, type SendInput, type SendOutput } from './senders.js';
 import {
   decideAfterReadBack,
   decideBeforeSend,
@@ -76,16 +75,20 @@ export function schemaRejection(issues: ReadonlyArray<{ path: PropertyKey[]; mes
   };
 }
 
-/**
- * A product's id through its stock (GET /open/v1/Stock?productCode=...; a WMS that ignores the filter is
- * paged until the code shows up, codes compared as identifiers). undefined: no stock names it.
- */
-export async function productIdFromStock(client: WmsClient, code: string): Promise<string | undefined> {
-  const want = matchKey('code', code);
-  for await (const s of client.listStock({ query: { productCode: code.trim() } })) {
-    if (s.productCode !== null && s.productCode !== undefined && s.productId && matchKey('code', s.productCode) === want) return s.productId;
+/** What a read-back of a send in doubt could check for this target, in words (the held record's message). */
+export function inDoubtChecked(target: RecordRow['target'], payload: Record<string, unknown>): string {
+  const info = TARGET_INFO[target];
+  if (target === 'Product')
+    return 'its code is not in the Stock list (GET /open/v1/Stock), and a product without stock cannot be read: the interface has no product read';
+  switch (info.readBack) {
+    case null:
+      return `the interface has no read of a ${info.label}: nothing the WMS can be asked`;
+    case 'codeERP':
+    case 'codeERP+productID':
+      return typeof payload['codeERP'] === 'string' && payload['codeERP'] ? 'read back by codeERP: not conclusive' : 'no codeERP to read it back by';
+    default:
+      return `read back (${info.readBack}): not conclusive`;
   }
-  return undefined;
 }
 
 export function createRecordSender(run: PushRun): { process(row: RecordRow, releaseWindow?: () => void): Promise<void> } {
@@ -135,17 +138,29 @@ class RecordSender {
     return { target: row.target, key: row.key, payload: checked.data as Record<string, unknown>, attachmentPath: row.attachmentPath };
   }
 
+  /**
+   * The read-back of a send in doubt: the target's rule (senders.ts readBack), and for a product, whose rule has
+   * no read (the interface has no product read), its code in the run's Stock index: found, it was delivered.
+   */
+  private async readBackInDoubt(row: RecordRow, input: SendInput): Promise<ReadBack> {
+    const rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+    if (rb !== null || row.target !== 'Product') return rb;
+    const code = String(input.payload['code'] ?? '');
+    const id = code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
+    return id ? { outcome: 'created', wmsId: id, note: 'settled by read-back after an in-doubt send (its code is in the Stock list)' } : null;
+  }
+
   /** A record found in doubt at start-up: read back where the interface can. true = settled. */
   private async settleInDoubt(row: RecordRow, input: SendInput): Promise<boolean> {
     let rb: ReadBack;
     try {
-      rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+      rb = await this.readBackInDoubt(row, input);
     } catch (err) {
       // the WMS did not answer the read-back: still in doubt, the next run reads back again
       await this.run.settle(row, decideReadBackFailed(err));
       return true;
     }
-    const next = decideAfterReadBack(rb, this.run.inDoubtPolicy(row), { crash: true });
+    const next = decideAfterReadBack(rb, this.run.inDoubtPolicy(row), { crash: true, checked: inDoubtChecked(row.target, input.payload) });
     if (next.act === 'delivered') await this.afterSent(row, next.out);
     else if (next.act === 'settle') await this.run.settle(row, next.result);
     return next.act !== 'send';
@@ -174,8 +189,10 @@ class RecordSender {
   /**
    * The request. A record that resolves itself when in doubt (read back, or resent) is marked ahead,
    * while the request slots are busy, and settled after its slot is released. One held when in doubt
-   * (documents by default) needs a person after a crash: it is marked once it has a slot and settled
-   * before releasing it, so a kill leaves at most `concurrency` of them in doubt.
+   * (documents by default) needs a person after a crash: it is marked per attempt, by the client, once the
+   * attempt is past the Retry-After gate, its slot and any retry's delay, right before the request is written,
+   * and the mark is cleared when an answer proves nothing was applied (issue 41: writeHooks); it is settled
+   * before its slot is released. A kill then leaves in doubt only records whose request may have been written.
    */
   private async sendOnce(row: RecordRow, input: SendInput, releaseWindow?: () => void): Promise<void> {
     const markAhead = this.run.inDoubtPolicy(row) !== 'hold';
@@ -186,12 +203,25 @@ class RecordSender {
     };
     let out: SendOutput | undefined;
     let sendError: { err: unknown; action: ErrorAction } | null = null;
+    const ctx = markAhead
+      ? this.ctxOf(row)
+      : {
+          ...this.ctxOf(row),
+          client: withWriteHooks(
+            this.run.client,
+            this.writeHooks(
+              row,
+              mark,
+              () => marked,
+              (m) => (marked = m),
+            ),
+          ),
+        };
     try {
       if (markAhead) await mark();
       await this.run.requestSlot(row, async () => {
-        if (!markAhead) await mark();
         try {
-          out = await send(input, this.ctxOf(row));
+          out = await send(input, ctx);
         } catch (err) {
           const action = decideOnError(row, err, { stage: 'send' }, ENDPOINTS.authorize.path);
           // refused credentials stop the run before the next slot is given (the settle comes after the slot)
@@ -215,6 +245,18 @@ class RecordSender {
       return;
     }
     if (markAhead && out) await this.afterSent(row, out, releaseWindow);
+  }
+
+  /** The per-attempt mark of a record held when in doubt: `sending` right before a write, back to pending when nothing was applied. */
+  private writeHooks(row: RecordRow, mark: () => Promise<void>, isMarked: () => boolean, setMarked: (m: boolean) => void): WriteHooks {
+    return {
+      beforeWrite: mark,
+      notApplied: async (why) => {
+        if (!isMarked()) return;
+        setMarked(false);
+        await this.run.unmark(row, `not applied: ${why}`);
+      },
+    };
   }
 
   /**
@@ -261,7 +303,7 @@ class RecordSender {
   private async afterMaybeApplied(row: RecordRow, input: SendInput, err: unknown): Promise<void> {
     let rb: ReadBack = null;
     try {
-      rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
+      rb = await this.readBackInDoubt(row, input);
     } catch {
       rb = null;
     }
@@ -312,10 +354,10 @@ class RecordSender {
         // carriers and providers: by codeERP, the read their send rule uses
         return (await this.run.requestSlot(row, () => findExisting(input, this.ctxOf(row))))?.id;
       }
-      // the interface has no product read: a product with stock is found through GET Stock?productCode
+      // the interface has no product read: a product with stock is found through the run's Stock index
       if (rb === null && row.target === 'Product') {
         const code = String(input.payload['code'] ?? '');
-        return code ? await this.run.requestSlot(row, () => productIdFromStock(this.run.client, code)) : undefined;
+        return code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
       }
     } catch {
       return undefined;

@@ -55,39 +55,67 @@ const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompa
 
 export interface RefResolver {
   resolve(payload: Record<string, unknown>): Promise<ResolveResult>;
+  /** a product's WMS id through the run's index of the Stock list (undefined: no stock record names it) */
+  productIdByCode(code: string): Promise<string | undefined>;
+}
+
+/** What the run's Stock index read, in words (a lookup's message). */
+export const STOCK_INDEX_READ =
+  'read the Stock list (GET /open/v1/Stock, paged, no filter: the interface defines none) by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface (it has no product read)';
+
+/**
+ * Products wmsbridge did not create, through their stock: the interface has no product read, and defines no
+ * filter on GET /open/v1/Stock (a strict WMS answers 400 to an unknown query parameter), so the Stock list is
+ * paged (the client's paging: page base auto-detected, a short read is an error) and indexed by productCode
+ * (matchKey), once per run and only as far as needed: a lookup pages on until its code shows up, the next one
+ * goes on from there, and once the last page is read a miss is final. Lookups take turns (one reader).
+ */
+export function createStockIndex(client: WmsClient | null): (code: string) => Promise<string | undefined> {
+  const byCode = new Map<string, string>();
+  let pages: AsyncIterator<{ productCode?: string | null | undefined; productId?: string | null | undefined }> | undefined;
+  let complete = false;
+  let turn: Promise<unknown> = Promise.resolve();
+  const lookUp = async (want: string): Promise<string | undefined> => {
+    try {
+      while (!byCode.has(want) && !complete && client) {
+        pages ??= client.listStock()[Symbol.asyncIterator]();
+        const next = await pages.next();
+        if (next.done) complete = true;
+        else if (next.value.productCode && next.value.productId) {
+          const k = matchKey('code', next.value.productCode);
+          if (!byCode.has(k)) byCode.set(k, next.value.productId);
+        }
+      }
+    } catch (err) {
+      pages = undefined; // a failed read: the next lookup pages again from the first page (the index is kept)
+      throw err;
+    }
+    return byCode.get(want);
+  };
+  return (code) => {
+    const want = matchKey('code', code);
+    if (byCode.has(want) || complete) return Promise.resolve(byCode.get(want));
+    const p = turn.then(
+      () => lookUp(want),
+      () => lookUp(want),
+    );
+    turn = p.catch(() => undefined);
+    return p;
+  };
 }
 
 export function createRefResolver(deps: { journal: Journal; client: WmsClient | null; refCache: LoadableReferenceCache; failures: RunFailures }): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
-  /** productCode (matchKey) -> productId of every stock record read this run (the interface has no product read) */
-  const productIdByCode = new Map<string, string>();
-
-  /**
-   * A product wmsbridge did not create, through its stock: GET /open/v1/Stock?productCode=... (a WMS that
-   * ignores the filter is paged until the code shows up). Every code seen on the way is kept for the run.
-   */
-  async function productFromStock(value: string): Promise<string | undefined> {
-    const want = matchKey('code', value);
-    const known = productIdByCode.get(want);
-    if (known || !client) return known;
-    for await (const s of client.listStock({ query: { productCode: value.trim() } })) {
-      if (s.productCode === null || s.productCode === undefined || !s.productId) continue;
-      const k = matchKey('code', s.productCode);
-      if (!productIdByCode.has(k)) productIdByCode.set(k, s.productId);
-      if (k === want) break;
-    }
-    return productIdByCode.get(want);
-  }
+  /** productCode -> productId through the run's index of the Stock list (the interface has no product read) */
+  const productFromStock = createStockIndex(client);
 
   /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
   function readDescription(resource: string, by: string): string | null {
     const b = by.toLowerCase();
     if ((resource === 'Provider' || resource === 'ShippingCompany') && b === 'codeerp') return `read GET /open/v1/${resource}/erp/{codeERP}`;
     if (resource === 'Owners' && ownerField(by)) return `searched the Owners list by ${ownerField(by)!}`;
-    if (resource === 'Product' && b === 'code') {
-      return 'searched GET /open/v1/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface (it has no product read)';
-    }
+    if (resource === 'Product' && b === 'code') return STOCK_INDEX_READ;
     return null;
   }
 
@@ -214,6 +242,7 @@ export function createRefResolver(deps: { journal: Journal; client: WmsClient | 
   }
 
   return {
+    productIdByCode: productFromStock,
     async resolve(payload) {
       // most records hold no reference: no async walk (and no promise per field) for them
       if (!hasRef(payload)) return { ok: true, payload };

@@ -10,7 +10,8 @@ import { isWmsError } from '../wms/errors.js';
 import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { RecordOutcome } from '../journal/types.js';
 import type { Journal } from '../journal/types.js';
-import type { CallOptions, WmsClient } from '../wms/client-types.js';
+import type { CallOptions, WmsClient, WriteHooks } from '../wms/client-types.js';
+import { ENDPOINTS, type EndpointName } from '../wms/endpoints.js';
 import type * as S from '../wms/schemas.js';
 import { TARGET_INFO, type RefResource, type SendRule, type Target } from '../wms/targets.js';
 import { findOwner, rememberOwner } from './owners.js';
@@ -195,6 +196,21 @@ async function sendAttachment(rule: SendRuleOf<'attachment'>, input: SendInput, 
     }
     throw err;
   }
+}
+
+/**
+ * The client as one record's send sees it: every call that changes something (an endpoint other than GET)
+ * carries `write`, so the record is marked in doubt per attempt, right before its request is written (the
+ * reads a send rule makes first mark nothing). Client methods are named after their endpoints.
+ */
+export function withWriteHooks(client: WmsClient, write: WriteHooks): WmsClient {
+  const hooked = Object.create(client) as Record<string, unknown>;
+  for (const name of Object.keys(ENDPOINTS) as EndpointName[]) {
+    const method = (client as unknown as Record<string, unknown>)[name];
+    if (ENDPOINTS[name].method === 'GET' || typeof method !== 'function') continue;
+    hooked[name] = (arg: unknown, opts?: CallOptions) => (method as (a: unknown, o: CallOptions) => unknown).call(client, arg, { ...opts, write });
+  }
+  return hooked as unknown as WmsClient;
 }
 
 /** Sends one resolved record the way its target's send rule says (src/wms/targets/). */

@@ -435,21 +435,6 @@ const purchaseOrderDef: ResourceDef = {
 const listStock: Handler = (ctx, req) => {
   const paging = parsePaging(req.query, ctx.maxPageSize, ctx.dialect.pagingBase);
   if (isReply(paging)) return paging;
-  const productCode = req.query?.get('productCode');
-  if (productCode !== null && productCode !== undefined) {
-    // filter by product code (how a client finds a product it did not create: the interface has no product read)
-    const start = pageStart(paging);
-    const page: StockRow[] = [];
-    let n = 0;
-    for (const p of ctx.state.collections.Product) {
-      if (p['code'] !== productCode) continue;
-      forEachMatch(ctx.state, { productId: p.id } as StockFilter, (row) => {
-        if (n >= start && n < start + paging.limit) page.push(row);
-        n++;
-      });
-    }
-    return listReply(n, paging, page);
-  }
   const total = stockTotal(ctx.state);
   return listReply(total, paging, stockSlice(ctx.state, pageStart(paging), paging.limit));
 };

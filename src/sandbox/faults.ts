@@ -16,21 +16,52 @@ import type { SandboxFaults } from './types.js';
 import { formatProblems, zodProblems } from './validate.js';
 
 /**
- * Requests arriving this soon after an injected 429 do not count as inside its Retry-After window: the
- * client may have sent them before the 429 reached it (see SandboxStats.retryAfter).
+ * Requests arriving this soon after an injected 429 left do not count in SandboxStats.retryAfter.inside: a
+ * client in another process may have written them before the 429 reached it. `strict` counts them too.
  */
 export const RETRY_AFTER_GRACE_MS = 250;
+
+/** the Retry-After windows kept for GET /__sandbox/retry-after */
+const WINDOWS_KEPT = 1000;
+
+/**
+ * One Retry-After window as the WMS sees it: from when the 429 was written (`from`, ms on the sandbox's
+ * clock, performance.now()) to `until`, with every API request that arrived inside it (`at`: when the sandbox
+ * read it, ms after `from`). A request the sandbox reads in the loop turn that wrote the 429 is not counted:
+ * its bytes were in the socket before the sandbox polled after the 429 (the poll phase follows the timers
+ * phase that writes answers), so its client wrote it before it could read the 429. `open` turns true in the
+ * check phase of that turn. Nor is the first request of a new connection (`firstOnConnection` counts them): the
+ * sandbox reads it only once it has accepted the connection, which lags its bytes by tens of ms on a busy
+ * machine (measured: written 8 ms before the 429 left, read 40 ms after), so when it arrived is unknown.
+ */
+export interface RetryAfterWindow {
+  from: number;
+  until: number;
+  open: boolean;
+  inside: Array<{ at: number; method: string; path: string }>;
+  firstOnConnection: number;
+}
 
 export const FaultsBody = z.strictObject({
   latencyMs: z.number().finite().min(0).optional(),
   latencyJitterMs: z.number().finite().min(0).optional(),
   failRate: z.number().min(0).max(1).optional(),
   rate429: z.number().min(0).max(1).optional(),
+  /** the Retry-After of an injected 429, in seconds (default 1) */
+  retryAfterSeconds: z.number().int().min(1).max(3600).optional(),
   resetRate: z.number().min(0).max(1).optional(),
   tokenTtlSeconds: z.number().finite().positive().optional(),
 });
 
-export type FaultSettings = { latencyMs: number; latencyJitterMs: number; failRate: number; rate429: number; resetRate: number; tokenTtlSeconds: number };
+export type FaultSettings = {
+  latencyMs: number;
+  latencyJitterMs: number;
+  failRate: number;
+  rate429: number;
+  retryAfterSeconds: number;
+  resetRate: number;
+  tokenTtlSeconds: number;
+};
 
 /** What the draw decided for one request: nothing, a reset (before applying: no answer), one after applying, or an answer. */
 export type FaultDecision = { kind: 'none' } | { kind: 'reset-before' } | { kind: 'reset-after' } | { kind: 'reply'; reply: Reply };
@@ -40,8 +71,14 @@ export interface Faults {
   readonly settings: FaultSettings;
   /** changes some settings (ConfigError when invalid) */
   set(f: SandboxFaults): void;
-  /** counts a request arriving inside the Retry-After window of the last injected 429 */
-  arrived(at: number): void;
+  /** counts a request arriving inside the Retry-After window of an injected 429 */
+  arrived(at: number, method: string, path: string, firstOnConnection: boolean): void;
+  /** an injected 429 was written at `at`: its Retry-After window starts */
+  throttleSent(at: number): void;
+  /** the last WINDOWS_KEPT Retry-After windows, oldest first */
+  windows(): readonly RetryAfterWindow[];
+  /** forgets the windows (sandbox reset) */
+  clearWindows(): void;
   /** waits the latency (from `arrived`), then draws this request's fault */
   decide(method: string, path: string, found: Found, arrived: number): Promise<FaultDecision>;
 }
@@ -49,7 +86,7 @@ export interface Faults {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function createFaults(seed: string, initial: SandboxFaults, state: () => SandboxState, log: Logger): Faults {
-  const settings: FaultSettings = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, resetRate: 0, tokenTtlSeconds: 900 };
+  const settings: FaultSettings = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, retryAfterSeconds: 1, resetRate: 0, tokenTtlSeconds: 900 };
   const set = (f: SandboxFaults): void => {
     const r = FaultsBody.safeParse(f);
     if (!r.success) throw new ConfigError(`sandbox: invalid faults: ${formatProblems(zodProblems(r.error))}`);
@@ -58,15 +95,38 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
   set(initial);
   const rng = createRng(`faults:${seed}`);
   let resetCount = 0;
-  // the Retry-After window of the last injected 429 (performance.now() ms)
-  let retryAfterFrom = -Infinity;
-  let retryAfterUntil = -Infinity;
+  // the Retry-After windows of the injected 429s, from when each 429 was written (performance.now() ms)
+  let windows: RetryAfterWindow[] = [];
 
   return {
     settings,
     set,
-    arrived(at) {
-      if (at >= retryAfterFrom + RETRY_AFTER_GRACE_MS && at < retryAfterUntil) (state().stats.retryAfter ??= { windows: 0, inside: 0 }).inside++;
+    arrived(at, method, path, firstOnConnection) {
+      // the latest window holding the arrival (windows overlap when 429s follow each other): counted once
+      for (let i = windows.length - 1; i >= 0 && i >= windows.length - 50; i--) {
+        const w = windows[i]!;
+        if (!w.open || at < w.from || at >= w.until) continue;
+        if (firstOnConnection) {
+          w.firstOnConnection++;
+          return;
+        }
+        const stats = (state().stats.retryAfter ??= { windows: 0, inside: 0, strict: 0 });
+        stats.strict = (stats.strict ?? 0) + 1;
+        if (at >= w.from + RETRY_AFTER_GRACE_MS) stats.inside++;
+        w.inside.push({ at: Math.round((at - w.from) * 1000) / 1000, method, path });
+        return;
+      }
+    },
+    throttleSent(at) {
+      (state().stats.retryAfter ??= { windows: 0, inside: 0, strict: 0 }).windows++;
+      const w: RetryAfterWindow = { from: at, until: at + settings.retryAfterSeconds * 1000, open: false, inside: [], firstOnConnection: 0 };
+      windows.push(w);
+      setImmediate(() => (w.open = true));
+      if (windows.length > WINDOWS_KEPT * 1.25) windows = windows.slice(-WINDOWS_KEPT);
+    },
+    windows: () => windows,
+    clearWindows() {
+      windows = [];
     },
     async decide(method, path, found, arrived) {
       const jitter = settings.latencyJitterMs > 0 ? rng() * settings.latencyJitterMs : 0;
@@ -81,10 +141,9 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
       }
       if (draw < settings.resetRate + settings.rate429) {
         stats.faults.rate429++;
-        (stats.retryAfter ??= { windows: 0, inside: 0 }).windows++;
-        retryAfterFrom = performance.now();
-        retryAfterUntil = retryAfterFrom + 1000;
-        return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': '1' }) };
+        // the window opens when the 429 is written (throttleSent), not now: a request arriving meanwhile
+        // was in flight before the client could know
+        return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': String(settings.retryAfterSeconds) }) };
       }
       if (draw < settings.resetRate + settings.rate429 + settings.failRate) {
         stats.faults.failRate++;

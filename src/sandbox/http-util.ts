@@ -41,6 +41,22 @@ export interface Paging {
 export const DEFAULT_PAGE_SIZE = 100;
 
 /** PagingIndex (`base`-based, default `base`) and PagingLimit (default 100, clamped to max) from the query. */
+/** The only query parameters the interface defines (the page of a list: ../shared/wms-interface.md). */
+const PAGING_PARAMETERS: readonly string[] = ['PagingIndex', 'PagingLimit'];
+
+/**
+ * The sandbox is a strict WMS: a query parameter the interface does not define is refused with 400, on
+ * every endpoint (a list takes PagingIndex and PagingLimit, nothing else does), so a client that sends one
+ * (a filter the document does not give: issue 41) fails its tests instead of working only here.
+ */
+export function unknownQueryParameters(query: URLSearchParams | null, list: boolean): Reply | undefined {
+  if (!query) return undefined;
+  const unknown = [...new Set(query.keys())].filter((k) => !list || !PAGING_PARAMETERS.includes(k));
+  if (unknown.length === 0) return undefined;
+  const allowed = list ? `only ${PAGING_PARAMETERS.join(' and ')}` : 'none';
+  return fail(400, `unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the interface defines ${allowed} on this endpoint`);
+}
+
 export function parsePaging(query: URLSearchParams | null, maxPageSize: number, base: 0 | 1 = 1): Paging | Reply {
   let index: number = base;
   let limit = DEFAULT_PAGE_SIZE;

@@ -119,8 +119,10 @@ export function createInspection(deps: InspectionDeps): Inspection {
       const prefix = q?.get('path') ?? '';
       return [200, arrivals.filter((a) => a.path.startsWith(prefix))];
     },
+    'GET /__sandbox/retry-after': () => [200, faults.windows()],
     'POST /__sandbox/reset': () => {
       deps.reset();
+      faults.clearWindows();
       concurrency.peak = concurrency.current;
       arrivals = [];
       return [200, { ok: true }];

@@ -8,13 +8,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../shared/errors.js';
+import { ENDPOINTS } from '../wms/endpoints.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
 import { HANDLERS, isMutating, type ApiContext, type ApiRequest } from './api.js';
 import { createSandboxAuth, type SandboxAuth } from './auth.js';
 import { CODEERP_DIALECT_OWNER_CODEERP, parseDialect, presentData, rewritesAnswers, type SandboxDialect } from './dialect.js';
 import { createFaults, type Faults } from './faults.js';
 import { JSON_BODY_LIMIT, MULTIPART_BODY_LIMIT, readBody, send } from './http-io.js';
-import { fail, type Reply } from './http-util.js';
+import { fail, unknownQueryParameters, type Reply } from './http-util.js';
 import { deterministicUuid } from './ids.js';
 import { createInspection, type Inspection } from './inspection.js';
 import { createStateSaver, loadStateFile } from './persistence.js';
@@ -69,17 +70,24 @@ function route(
   if (!found) return fail(404, `route not found: ${method} ${path}`);
   if ('allowed' in found) return fail(405, `method ${method} not allowed on ${path}`, null, { allow: found.allowed.join(', ') });
   if (body === 'too-large') return fail(413, `body: larger than the limit of ${limit} bytes`, null, { connection: 'close' });
-  const apiReq: ApiRequest = { params: found.params, query, body, contentType: req.headers['content-type'] };
   const name = found.route.name;
+  const strict = unknownQueryParameters(query, ENDPOINTS[name].response === 'list');
+  if (strict) return strict;
+  const apiReq: ApiRequest = { params: found.params, query, body, contentType: req.headers['content-type'] };
   if (name === 'authorize') return deps.auth.authorize(apiReq);
   if (name === 'refreshToken') return deps.auth.refresh(apiReq);
   return deps.auth.checkBearer(req.headers['authorization']) ?? HANDLERS[name](deps.ctx, apiReq);
 }
 
+/** the sockets that have had an API request (the first request of a connection is told apart: faults.ts) */
+const answeredSockets = new WeakSet<object>();
+
 /** Counts the request and checks what every request needs (User-Agent, Accept); false when answered already. */
 function admit(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, arrived: number): boolean {
   deps.state().stats.requests++;
-  deps.faults.arrived(arrived);
+  const first = !answeredSockets.has(req.socket);
+  answeredSockets.add(req.socket);
+  deps.faults.arrived(arrived, req.method ?? 'GET', req.url ?? '/', first);
   // API requests being handled at once (arrival to answer written or connection gone): lets a test see
   // that a client keeps to its concurrency
   const concurrency = deps.inspection.concurrency;
@@ -112,6 +120,8 @@ function createApiHandler(deps: ApiDeps) {
     }
     if (fault.kind === 'reply') {
       send(res, fault.reply);
+      // its Retry-After window opens once the 429 is written: what arrives from now on came after it left
+      if (fault.reply.status === 429) deps.faults.throttleSent(performance.now());
       return;
     }
     const reply = route(deps, req, method, path, query, found, body, limit);
@@ -185,8 +195,8 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const dialect: SandboxDialect = parseDialect(options.dialect, 'sandbox: dialect');
   const seedData = (): SandboxState => seedFor(seed, options.stockRecords ?? 0, dialect);
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
-  const { latencyMs, latencyJitterMs, failRate, rate429, resetRate, tokenTtlSeconds } = options;
-  const faults = createFaults(seed, { latencyMs, latencyJitterMs, failRate, rate429, resetRate, tokenTtlSeconds }, () => state, log);
+  const { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds } = options;
+  const faults = createFaults(seed, { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds }, () => state, log);
 
   const stateFile = options.stateFile;
   let state: SandboxState;

@@ -62,11 +62,13 @@ export interface SandboxStats {
   requests: number;
   faults: { failRate: number; rate429: number; resetBefore: number; resetAfter: number };
   /**
-   * Back-pressure as the WMS sees it: API requests that arrived inside the Retry-After window of an
-   * injected 429 (after a grace of RETRY_AFTER_GRACE_MS for requests already on their way), and the
-   * number of such windows. A client that honours Retry-After for all its requests keeps `inside` at 0.
+   * Back-pressure as the WMS sees it, from when each injected 429 was written and by when each request
+   * arrived: the number of Retry-After windows; `strict`, the API requests that arrived inside one; `inside`,
+   * those that arrived more than RETRY_AFTER_GRACE_MS into it (a client in another process may have written
+   * a request just before the 429 reached it). A client that honours Retry-After for all its requests keeps
+   * both at 0 (`strict` exactly when the client runs in the sandbox's process: GET /__sandbox/retry-after).
    */
-  retryAfter?: { windows: number; inside: number };
+  retryAfter?: { windows: number; inside: number; strict?: number };
   authorizations: number;
   refreshes: number;
   authFailures: number;
@@ -93,7 +95,7 @@ export function emptyStats(): SandboxStats {
   return {
     requests: 0,
     faults: { failRate: 0, rate429: 0, resetBefore: 0, resetAfter: 0 },
-    retryAfter: { windows: 0, inside: 0 },
+    retryAfter: { windows: 0, inside: 0, strict: 0 },
     authorizations: 0,
     refreshes: 0,
     authFailures: 0,

@@ -26,6 +26,8 @@ export interface SandboxOptions {
   failRate?: number;
   /** Fraction of API requests answered HTTP 429 with Retry-After: 1, without state change. @default 0 */
   rate429?: number;
+  /** the Retry-After of an injected 429, in seconds (default 1) */
+  retryAfterSeconds?: number;
   /** Fraction of API requests whose connection is destroyed without an answer. @default 0 */
   resetRate?: number;
   /** JSON file holding the state: loaded at start, saved atomically (debounced) on change and on close. */
@@ -50,7 +52,9 @@ export interface SandboxOptions {
   logger?: Logger;
 }
 
-export type SandboxFaults = Partial<Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'resetRate' | 'tokenTtlSeconds'>>;
+export type SandboxFaults = Partial<
+  Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'retryAfterSeconds' | 'resetRate' | 'tokenTtlSeconds'>
+>;
 
 export interface Sandbox {
   url: string;

@@ -18,6 +18,7 @@ import { WmsError, WmsErrorCode } from './errors.js';
 import { createSemaphore, createTokenBucket, type Semaphore, type TokenBucket } from './rate-limit.js';
 import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
+import type { WriteHooks } from './client-types.js';
 import { createTurnBatch } from './turn-batch.js';
 
 /** a token older than this when its answer came may have expired between being obtained and being checked */
@@ -36,6 +37,8 @@ export interface CallSpec {
   signal?: AbortSignal | undefined;
   /** no retries at all (refresh: a refresh token may be single-use) */
   noRetry?: boolean;
+  /** per-attempt hooks of a request that changes something: marked right before the write (WriteHooks) */
+  write?: WriteHooks | undefined;
 }
 
 export interface CallPolicyOptions {
@@ -61,6 +64,8 @@ export interface CallCounters {
   requests: number;
   retries: number;
   failures: number;
+  /** requests handed to the transport before a 429 was read and held back unwritten (sent after the window) */
+  held: number;
 }
 
 /** What the rest of the client builds on: `call`, and the state its stats and errors read. */
@@ -130,6 +135,13 @@ function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Thr
     },
     gated: () => gateUntil > performance.now(),
   };
+}
+
+/** The Retry-After (ms) of an answer that throttles (a 429, or a 503 with Retry-After), else undefined. */
+function throttleOf(r: RawResponse): number | undefined {
+  const ra = parseRetryAfter(r.headers['retry-after']);
+  if (r.status === 429 || (r.status === 503 && ra !== undefined)) return Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS);
+  return undefined;
 }
 
 /** One call as it goes on the wire, the same for every attempt. */
@@ -228,6 +240,9 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
    * The attempt on the wire, inside the slot `enter` took. The slot is given back as soon as the answer is in; a
    * 2xx answer is then handed on with the turn's other answers, after the requests their slots released are
    * written (turn-batch.ts); any other answer (a 429 or 503 to throttle on, a 401 to refresh) is judged at once.
+   * A throttling answer closes the client-wide gate BEFORE its slot is released: the call the slot passes to
+   * sees the gate closed in `enter` (issue 41: it used to leave before the 429 was judged). A request handed to
+   * the transport earlier but not yet written is held back unwritten by the transport (`hold`).
    */
   const exchange = async (req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure; started: number }> => {
     const started = performance.now();
@@ -240,7 +255,9 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
       slots.release();
     };
     try {
-      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal);
+      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal, throttle.gated);
+      const retryAfterMs = throttleOf(res);
+      if (retryAfterMs !== undefined) throttle.throttled(retryAfterMs);
       leaveSlot();
       if (res.status >= 200 && res.status < 300) await afterTurn();
       return { res, started };
@@ -255,9 +272,8 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
   /** An answer: success, a 401 to replay after one refresh, or the error it means. */
   const judgeAnswer = async (req: Prepared, r: RawResponse, attempt: number, token: string | undefined, waited: boolean, replay: Replay): Promise<Outcome> => {
     breaker.answered();
-    const ra = parseRetryAfter(r.headers['retry-after']);
-    if (r.status === 429 || (r.status === 503 && ra !== undefined)) throttle.throttled(Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS));
-    else if (r.status < 500) throttle.answeredHealthy();
+    // a throttling answer closed the gate in `exchange`, before its slot was released
+    if (throttleOf(r) === undefined && r.status < 500) throttle.answeredHealthy();
     const env = parseBody(r);
     if (isSuccess(r, env)) return { kind: 'ok', env };
     const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
@@ -289,14 +305,44 @@ function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: R
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (req.contentType) headers['content-type'] = req.contentType;
     if (!(await enter(req, attempt))) return { kind: 'again' };
+    const hooks = req.spec.write;
+    if (hooks) await markBeforeWrite(hooks);
     const { res, failure } = await exchange(req, headers);
     // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
     // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
-    if (res) return judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay);
+    if (res) return afterAttempt(hooks, await judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay));
+    if (failure!.held) {
+      // never written: not a request, not a retry; it waits for the gate like any other call
+      counters.requests--;
+      counters.held++;
+      await hooks?.notApplied('held back unwritten: the WMS asked to wait (Retry-After)');
+      return { kind: 'again' };
+    }
     const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
-    if (failure!.aborted) fail(error);
+    if (failure!.aborted) {
+      if (hooks && !error.mayHaveReachedServer) await hooks.notApplied(error.message);
+      fail(error);
+    }
     if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
-    return { kind: 'failed', error, unauthorized: false };
+    return afterAttempt(hooks, { kind: 'failed', error, unauthorized: false });
+  };
+
+  /** The mark before the write, inside the slot: a slot given back when the mark fails (the journal's error is the call's). */
+  const markBeforeWrite = async (hooks: WriteHooks): Promise<void> => {
+    try {
+      await hooks.beforeWrite();
+    } catch (err) {
+      slots.release();
+      throw err;
+    }
+  };
+
+  /** An attempt that provably applied nothing clears its mark (the answer says so, or nothing was written). */
+  const afterAttempt = async (hooks: WriteHooks | undefined, outcome: Outcome): Promise<Outcome> => {
+    if (!hooks || outcome.kind === 'ok') return outcome;
+    if (outcome.kind === 'again') await hooks.notApplied('a 401: the token was refused before anything was applied');
+    else if (!outcome.error.mayHaveReachedServer) await hooks.notApplied(outcome.error.message);
+    return outcome;
   };
 
   return attemptOnce;
@@ -307,7 +353,7 @@ export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
   const slots = createSemaphore(o.concurrency);
   const throttle = createThrottle(slots, o.concurrency, log);
   const bucket: TokenBucket | undefined = o.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: o.requestsPerSecond }) : undefined;
-  const counters: CallCounters = { requests: 0, retries: 0, failures: 0 };
+  const counters: CallCounters = { requests: 0, retries: 0, failures: 0, held: 0 };
   const breaker = createCircuitBreaker(o.breaker ?? {});
   const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
   let closed = false;

@@ -78,7 +78,12 @@ export function createShapes(core: CallPolicy, validateRequests: boolean): Shape
   };
 
   const callWith = (spec: CallSpec, opts: CallOptions | undefined): Promise<Envelope> =>
-    core.call({ ...spec, signal: opts?.signal, ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}) });
+    core.call({
+      ...spec,
+      signal: opts?.signal,
+      ...(opts?.idempotent !== undefined ? { idempotent: opts.idempotent } : {}),
+      ...(opts?.write !== undefined ? { write: opts.write } : {}),
+    });
 
   /** A read of one record: null when the WMS answers 404 (or data is null). */
   const getOne = async <T extends z.ZodType>(

@@ -24,8 +24,26 @@ export interface AttachmentInput {
   contentType?: string;
 }
 
+/**
+ * What the caller of a request that changes something learns about each attempt on the wire (issue 41): the
+ * push marks a record `sending` (in doubt after a crash) only when its request is about to be written, not
+ * while it waits for the Retry-After gate, a slot or a retry's delay, and clears the mark when an answer proves
+ * nothing was applied.
+ */
+export interface WriteHooks {
+  /** awaited once the attempt has its slot, after the gate and any retry's delay, right before the request goes out */
+  beforeWrite(): Promise<void>;
+  /**
+   * awaited when that attempt provably applied nothing: held back unwritten, not sent (connection refused),
+   * or answered in a way that says so (429, 401, a refusal before processing): `mayHaveReachedServer: false`
+   */
+  notApplied(why: string): Promise<void>;
+}
+
 export interface CallOptions {
   signal?: AbortSignal;
+  /** per-attempt hooks of a request that changes something (see WriteHooks) */
+  write?: WriteHooks;
   /**
    * POSTs are not retried once they may have reached the server. The pipeline sets
    * `idempotent: true` for calls it knows are safe to repeat (PUT updates, lock/unlock, sync chunks).
@@ -116,6 +134,8 @@ export interface WmsClientStats {
   refreshes: number;
   authorizations: number;
   failures: number;
+  /** requests handed to the transport before a 429 was read, held back unwritten until its Retry-After passed */
+  heldBack?: number;
   /** the page base in use: configured, or found by the first list read ('auto'); null before that */
   pagingBase?: 0 | 1 | null;
   /** latency histogram buckets in ms (upper bounds) and counts, for /metrics */

@@ -163,6 +163,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
         refreshes: a.refreshes,
         authorizations: a.authorizations,
         failures: core.counters.failures,
+        heldBack: core.counters.held,
         pagingBase: pager.knownBase() ?? null,
         latencyBucketsMs: l.bucketsMs,
         latencyCounts: l.counts,

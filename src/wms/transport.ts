@@ -11,6 +11,7 @@
 import type { Dispatcher } from 'undici';
 // the pool alone: undici's main entry also loads fetch, WebSocket and the cache (undici-pool.d.ts)
 import Pool from 'undici/lib/dispatcher/pool.js';
+import buildConnector from 'undici/lib/core/connect.js';
 
 export interface TransportOptions {
   origin: string;
@@ -28,21 +29,33 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** Why one attempt produced no answer; `sent`: the request had been written completely. */
+/** Why one attempt produced no answer; `sent`: the request had been written completely; `held`: not written at all (hold). */
 export class AttemptFailure extends Error {
   constructor(
     readonly failure: unknown,
     readonly sent: boolean,
     readonly timedOut: boolean,
     readonly aborted: boolean,
+    readonly held = false,
   ) {
     super('attempt failed');
   }
 }
 
 export interface Transport {
-  /** One attempt; rejects only with an AttemptFailure. */
-  send(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<RawResponse>;
+  /**
+   * One attempt; rejects only with an AttemptFailure. `hold` is asked at the moment the request is about to be
+   * written (undici's onConnect, after its idle-socket check): true aborts it unwritten (AttemptFailure.held),
+   * so a request handed over before a 429 was read is not written inside the Retry-After window.
+   */
+  send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    signal?: AbortSignal,
+    hold?: () => boolean,
+  ): Promise<RawResponse>;
   close(): Promise<void>;
 }
 
@@ -70,20 +83,31 @@ export function createTransport(options: TransportOptions): Transport {
   const connect: Record<string, unknown> = {};
   if (options.tls?.rejectUnauthorized !== undefined) connect['rejectUnauthorized'] = options.tls.rejectUnauthorized;
   if (options.tls?.ca !== undefined) connect['ca'] = options.tls.ca;
+  const connector = buildConnector({ ...connect, timeout: Math.min(timeoutMs, 10_000) });
   const pool = new Pool(origin, {
     connections: options.connections,
     pipelining: 1,
     // backstops; the client's own per-attempt timer (headers + body) fires first
     headersTimeout: timeoutMs + 1000,
     bodyTimeout: timeoutMs + 1000,
-    connectTimeout: Math.min(timeoutMs, 10_000),
     keepAliveTimeout: 4000,
-    connect,
+    // a new socket is handed over in the loop's check phase, like a reused one (undici's idle-socket check): its
+    // first request is written after the poll phase that connected it, so a 429 read in that poll phase holds it
+    // back (`hold`) instead of it being written inside the Retry-After window (issue 41)
+    connect: (opts, callback) => connector(opts, (err, socket) => setImmediate(() => (err ? callback(err, null) : callback(null, socket!)))),
   });
 
-  const send = (method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<RawResponse> =>
+  const send = (
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    signal?: AbortSignal,
+    hold?: () => boolean,
+  ): Promise<RawResponse> =>
     new Promise<RawResponse>((resolve, reject) => {
       let sent = false;
+      let held = false;
       let done = false;
       let timedOut = false;
       let abortFn: ((err: Error) => void) | null = null;
@@ -101,7 +125,7 @@ export function createTransport(options: TransportOptions): Transport {
         done = true;
         clearTimeout(timer);
         if (signal) signal.removeEventListener('abort', onAbort);
-        if (err !== null) reject(new AttemptFailure(err, sent, timedOut, signal?.aborted === true));
+        if (err !== null) reject(new AttemptFailure(err, sent, timedOut, signal?.aborted === true, held));
         else resolve(res!);
       };
       const stop = (err: Error) => {
@@ -122,6 +146,12 @@ export function createTransport(options: TransportOptions): Transport {
       }
       const handler = {
         onConnect(abortRequest: (err?: Error) => void) {
+          // called by undici right before it writes the request: the last moment it can stay unwritten. Thrown,
+          // not aborted: undici then drops the request unwritten and keeps the socket (an abort destroys it)
+          if (!pendingAbort && hold?.() === true) {
+            held = true;
+            throw codedError('held back unwritten: the WMS asked to wait (Retry-After)', 'WMS_HELD');
+          }
           if (pendingAbort) abortRequest(pendingAbort);
           else abortFn = abortRequest;
         },

@@ -9,3 +9,10 @@ declare module 'undici/lib/dispatcher/pool.js' {
   const PoolClass: typeof Pool;
   export default PoolClass;
 }
+
+/** undici's connector, by its own path for the same reason (transport.ts wraps it: a new socket's first write waits for the check phase). */
+declare module 'undici/lib/core/connect.js' {
+  import type { buildConnector as BuildConnector } from 'undici';
+  const buildConnector: typeof BuildConnector;
+  export default buildConnector;
+}

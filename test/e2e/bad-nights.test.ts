@@ -457,7 +457,15 @@ test(
       assert.ok(stats.retryAfter.windows >= 3, `the WMS throttled the run (${stats.retryAfter.windows} windows)`);
       // the sandbox counts requests that arrived more than 250 ms into a 1 s Retry-After window (the grace is
       // for requests already on their way when the 429 left)
-      assert.equal(stats.retryAfter.inside, 0, `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows`);
+      const late = ((await sandboxCall(sb, 'GET', '/__sandbox/retry-after')).json as Array<{ inside: Array<{ at: number; method: string; path: string }> }>)
+        .flatMap((w) => w.inside)
+        .filter((r) => r.at >= 250)
+        .map((r) => `${r.method} ${r.path} ${r.at.toFixed(1)} ms into a window`);
+      assert.equal(
+        stats.retryAfter.inside,
+        0,
+        `${stats.retryAfter.inside} request(s) arrived inside one of ${stats.retryAfter.windows} Retry-After windows: ${late.join('; ')}`,
+      );
     } finally {
       await sb.close();
     }

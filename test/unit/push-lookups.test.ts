@@ -128,21 +128,26 @@ describe('Owners from the Owners list', () => {
 });
 
 describe('products wmsbridge did not create, through their stock', () => {
-  test('ref Product by code resolves through GET /Stock?productCode; unknown or stockless: says so', async () => {
-    const { sb, client } = await clientFor('pagingBase=0');
-    const resolver = createRefResolver({ journal, client, refCache: createReferenceCache(client), failures: new Map() });
-    const seed = sb.state.collections.Product;
-    const withStock = seed.find((p) => sb.state.stock.some((s) => s.productId === p.id))!;
-    assert.deepEqual(await resolver.resolve(ref('Product', ` ${String(withStock['code'])} `)), { ok: true, payload: { f: withStock.id } });
-    assert.deepEqual(await resolver.resolve(ref('Product', String(withStock['code']), 'code')), { ok: true, payload: { f: withStock.id } });
-    const before = client.stats().requests;
-    await resolver.resolve(ref('Product', String(withStock['code']), 'code'));
-    assert.equal(client.stats().requests, before, 'cached for the run');
-    const miss = await resolver.resolve(ref('Product', 'NOPE-1', 'code'));
-    assert.equal(miss.ok, false);
-    assert.match(
-      (miss as { message: string }).message,
-      /not in the WMS \(searched GET \/open\/v1\/Stock by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface/,
-    );
-  });
+  for (const dialect of ['default', 'pagingBase=0'])
+    test(`${dialect}: ref Product by code resolves through the Stock list paged with no filter, once per run; unknown or stockless: says so`, async () => {
+      const { sb, client } = await clientFor(dialect);
+      const resolver = createRefResolver({ journal, client, refCache: createReferenceCache(client), failures: new Map() });
+      const seed = sb.state.collections.Product;
+      const withStock = seed.find((p) => sb.state.stock.some((s) => s.productId === p.id))!;
+      assert.deepEqual(await resolver.resolve(ref('Product', ` ${String(withStock['code'])} `)), { ok: true, payload: { f: withStock.id } });
+      assert.deepEqual(await resolver.resolve(ref('Product', String(withStock['code']), 'code')), { ok: true, payload: { f: withStock.id } });
+      const before = client.stats().requests;
+      await resolver.resolve(ref('Product', String(withStock['code']), 'code'));
+      assert.equal(client.stats().requests, before, 'cached for the run');
+      const miss = await resolver.resolve(ref('Product', 'NOPE-1', 'code'));
+      assert.equal(miss.ok, false);
+      assert.match(
+        (miss as { message: string }).message,
+        /not in the WMS \(read the Stock list \(GET \/open\/v1\/Stock, paged, no filter: the interface defines none\) by productCode: a product unknown to the WMS, or without stock, cannot be resolved through the interface/,
+      );
+      // the whole list was read for the miss: a second miss reads nothing more (once per run)
+      const afterMiss = client.stats().requests;
+      assert.equal((await resolver.resolve(ref('Product', 'NOPE-2', 'code'))).ok, false);
+      assert.equal(client.stats().requests, afterMiss);
+    });
 });

@@ -45,7 +45,7 @@ function scriptedClient(
     createProduct: answer('createProduct') as unknown as WmsClient['createProduct'],
     listStock: async function* (opts?: { query?: Record<string, string> }) {
       calls.push({ method: 'listStock', body: opts?.query ?? {} });
-      // a WMS that ignores the filter: every stock record, the wanted one last
+      // every stock record, the wanted one last
       for (const s of stock) yield { warehouseId: ID(900), ...s };
     } as unknown as WmsClient['listStock'],
   };
@@ -216,7 +216,9 @@ test('a 409 on a product without an id: the id is read through its stock (the in
   assert.equal(row.outcome, 'already-existed');
   assert.equal(row.wmsId, ID(41), 'found by code, compared as an identifier (trimmed, case-folded)');
   assert.equal((await r.journal.getXref('Product', 'ABC-1'))?.wmsId, ID(41));
-  assert.ok(r.calls.some((c) => c.method === 'listStock' && c.body['productCode'] === 'abc-1'));
+  // the Stock list with no filter (the interface defines none: issue 41)
+  assert.ok(r.calls.some((c) => c.method === 'listStock' && Object.keys(c.body).length === 0));
+  assert.ok(!r.calls.some((c) => c.method === 'listStock' && Object.keys(c.body).length > 0));
   await r.close();
 
   const none = await push([{ ...product }], { Produto: [conflict()] }, 2, []);
@@ -254,6 +256,45 @@ test('only the tiers with records to send are read: a file of categories is neve
     assert.equal(calls.length, 30);
     assert.ok(reads.length > 0);
     assert.deepEqual([...new Set(reads.map((t) => JSON.stringify(t)))], ['["Category"]'], 'every read of the send loop asked for categories only');
+  } finally {
+    await journal.close();
+  }
+});
+
+test('after a crash, in doubt: a product whose code is in the Stock list is settled by reading; a record the WMS cannot be asked about is held saying what was checked', async () => {
+  const journal: Journal = await openJournal({ kind: 'sqlite', path: join(tmp.dir, `j${++seq}.db`) });
+  try {
+    const file = await journal.addFile({ channel: 'c', name: 'f.csv', path: `/in/f${seq}.csv`, size: 1, sha256: `sha-${seq}`, runId: 'r' });
+    const payload = { code: 'ABC-1', name: 'Produto', categoryID: ID(1), familyID: ID(2), logisticsProfileID: ID(3), unitmeasurement: 'UN', status: 1 };
+    const product: NewRecord = { target: 'Product', op: 'create', key: 'ABC-1', source: { line: 2 }, mapping: 't', payload, payloadHash: payloadHash(payload) };
+    await journal.addRecords(file.id, [product, category('HOLD1', 3)]);
+    // both were in flight when the process died
+    for (const r of await journal.listRecords({ fileIds: [file.id], limit: 10 })) await journal.markSending(r.id);
+    await journal.recoverInFlight();
+    const { client, calls } = scriptedClient({}, [{ productId: ID(41), productCode: 'abc-1' }]);
+    await pushFiles({
+      journal,
+      client,
+      refCache: createReferenceCache(null),
+      logger: createLogger({ level: 'silent' }),
+      // a channel that holds master data in doubt too: no resend without a person
+      files: [{ id: file.id, name: 'f.csv', sha256: 'x', policy: { ...policy, inDoubt: { masterData: 'hold', documents: 'hold' } } }],
+      concurrency: 2,
+      batchSize: 100,
+    });
+    const rows = new Map((await journal.listRecords({ fileIds: [file.id], limit: 10 })).map((r) => [r.key, r]));
+    assert.equal(rows.get('ABC-1')?.status, 'sent');
+    assert.equal(rows.get('ABC-1')?.wmsId, ID(41), 'settled by reading the Stock list');
+    assert.equal(rows.get('HOLD1')?.status, 'held');
+    assert.match(
+      rows.get('HOLD1')?.error ?? '',
+      /in doubt: .* \(checked: the interface has no read of a .*: nothing the WMS can be asked\); check the WMS, then `wmsbridge resolve`/,
+    );
+    assert.deepEqual(
+      calls.filter((c) => c.method !== 'listStock'),
+      [],
+      'nothing sent again',
+    );
   } finally {
     await journal.close();
   }

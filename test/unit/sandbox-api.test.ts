@@ -154,6 +154,24 @@ describe('paging', () => {
     }
   });
 
+  test('a strict WMS: a query parameter the interface does not define is refused with 400 on every endpoint (issue 41)', async () => {
+    const code = String(sb.state.collections.Product[0]!['code']);
+    for (const path of [
+      `/open/v1/Stock?productCode=${code}`,
+      '/open/v1/Stock?PagingIndex=1&productCode=X&ownerId=Y',
+      '/open/v1/Provider/erp/X?codeERP=X',
+      '/open/v1/Owners/codeerp/001?PagingIndex=1',
+      '/open/v1/company?filter=1',
+    ]) {
+      const r = await call('GET', path);
+      assert.equal(r.status, 400, path);
+      assert.match(r.json.error, /unknown query parameters? .*: the interface defines (only PagingIndex and PagingLimit|none) on this endpoint/, path);
+    }
+    const post = await call('POST', '/open/v1/category?dryRun=1', { name: 'x', status: 1 });
+    assert.equal(post.status, 400);
+    assert.equal((await call('GET', '/open/v1/Stock?PagingIndex=1&PagingLimit=2')).status, 200);
+  });
+
   test('list envelopes parse with the list schemas; stock rows with StockRecord', async () => {
     const r = await call('GET', '/open/v1/Stock?PagingLimit=3');
     const env = listEnvelope(StockRecord).parse(r.json);
