@@ -3,7 +3,7 @@
  * commented mapping proposed from one sample export (src/infer/), validates it like `check`, and
  * previews the sample with it (no WMS: read-only lookups stay unresolved). Never overwrites a file
  * without --force. Exit 0 mapping written and the sample maps without rejects; 1 written, the
- * preview has rejects (data or TODOs need attention); 2 usage, unreadable sample, refused overwrite or
+ * preview has rejects or a field is still a TODO (named); 2 usage, unreadable sample, refused overwrite or
  * a mapping that does not validate.
  */
 import { existsSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import { loadMappingFile, loadMappingsDir } from '../map/load.js';
 import { previewWith } from '../map/preview.js';
+import { mappingTodos } from '../map/todos.js';
 import { sniffFile } from '../infer/sniff.js';
 import { propose } from '../infer/propose.js';
 import { toYaml } from '../infer/write.js';
@@ -36,7 +37,7 @@ is needed: read-only lookups stay unresolved in the preview.`,
     force: { type: 'boolean', help: 'overwrite --out when it exists' },
   },
   allowPositionals: true,
-  footer: 'exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects; 2 usage, sample or mapping error',
+  footer: 'exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects or a field is a TODO; 2 usage, sample or mapping error',
 });
 
 /** records + rejects the preview keeps in memory before it stops (a huge sample is not mapped whole) */
@@ -141,6 +142,9 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
     w.write(`  REJECT ${lines}: ${rej.issues.map((i) => `${i.code}: ${i.message}`).join('; ')}\n`);
   }
   if (r.rejects.length > 20) w.write(`  ... and ${r.rejects.length - 20} more (wmsbridge preview ${out} ${sample})\n`);
+  // a field infer could not decide is a TODO: check and preview fail on it, and so does infer
+  const open = mappingTodos(mapping.spec);
+  if (open.length) w.write(`FAIL: not finished, TODO in ${open.join(', ')}: check and preview fail until each is replaced\n`);
   w.write(`${todos ? `${todos} TODO(s) to review in ${out}` : `review ${out}`}, then: wmsbridge preview ${out} ${sample}\n`);
-  return r.rejects.length > 0 ? 1 : 0;
+  return r.rejects.length > 0 || open.length > 0 ? 1 : 0;
 }

@@ -94,8 +94,8 @@ export const TARGETS_DICT: TargetDef[] = [
         names: ['categoria', 'grupo', 'b1_grupo', 'cod_categoria', 'grupo_produto'],
         types: CODE,
         placeholder: {
-          expr: { ref: 'Category', from: todoConst('GERAL') },
-          todo: 'no category column: every product goes to category GERAL (send it, or map a column)',
+          expr: { ref: 'Category', from: todoConst('TODO') },
+          todo: 'no category column: the category of every product (a constant such as GERAL, sent first, or a column)',
         },
       },
       {
@@ -105,8 +105,8 @@ export const TARGETS_DICT: TargetDef[] = [
         names: ['familia', 'subgrupo', 'b1_xfamil', 'b1_familia', 'cod_familia', 'linha'],
         types: CODE,
         placeholder: {
-          expr: { ref: 'Family', from: todoConst('GERAL') },
-          todo: 'no family column: every product goes to family GERAL (send it, or map a column)',
+          expr: { ref: 'Family', from: todoConst('TODO') },
+          todo: 'no family column: the family of every product (a constant such as GERAL, sent first, or a column)',
         },
       },
       {
@@ -126,7 +126,7 @@ export const TARGETS_DICT: TargetDef[] = [
         kind: 'code',
         names: ['unidade', 'um', 'b1_um', 'unid', 'unidade_medida', 'und'],
         types: CODE,
-        placeholder: { expr: todoConst('UN'), todo: "no unit column: every product is in 'UN'" },
+        placeholder: { expr: todoConst('TODO'), todo: "no unit column: the unit of every product (e.g. 'UN')" },
       },
       {
         field: 'ncm',
@@ -219,7 +219,7 @@ export const TARGETS_DICT: TargetDef[] = [
         ref: 'Category',
         names: ['categoria', 'grupo', 'cod_categoria'],
         types: CODE,
-        placeholder: { expr: { ref: 'Category', from: todoConst('GERAL') }, todo: 'no category column: every family goes to category GERAL' },
+        placeholder: { expr: { ref: 'Category', from: todoConst('TODO') }, todo: 'no category column: the category of every family (a constant, or a column)' },
       },
       { field: 'description', kind: 'text', names: ['observacao', 'obs'], types: TEXT },
     ],
