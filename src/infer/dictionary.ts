@@ -6,6 +6,7 @@
  */
 import type { Target } from '../wms/targets.js';
 import type { ValueKind } from './types.js';
+import { ERP_NAMES } from './erp-names.js';
 
 export type FieldKind =
   'code' | 'text' | 'number' | 'integer' | 'date' | 'datetime' | 'cnpj' | 'document' | 'ean' | 'ncm' | 'cep' | 'uf' | 'boolean' | 'ref' | 'lookup' | 'map';
@@ -491,6 +492,17 @@ export const TARGETS_DICT: TargetDef[] = [
     ],
   },
 ];
+
+// the names of other ERPs' dictionaries (erp-names.ts, each with its origin) join the targets' own
+for (const e of ERP_NAMES) {
+  const def = TARGETS_DICT.find((d) => d.target === e.target);
+  if (!def) continue;
+  for (const t of e.tables ?? []) if (!def.fileWords.includes(t)) def.fileWords.push(t);
+  for (const [field, names] of Object.entries(e.fields)) {
+    const f = def.fields.find((x) => x.field === field);
+    if (f) for (const n of names) if (!f.names.includes(n)) f.names.push(n);
+  }
+}
 
 /** Words so common they say little about the target (they count a fifth). */
 export const GENERIC_NAMES = new Set([
