@@ -10,9 +10,12 @@
  *   decimal separator and date format (when the answer has them);
  * - target: the proposed target is the answer's.
  * A file infer refuses scores 0 on all of them. Usage: `npm run infer:score` (builds first), or
- * `node dist/bench/infer-score.js [--verbose] [--json FILE]`. Needs nothing else of the bench.
+ * `node dist/bench/infer-score.js [--verbose] [--hide-names] [--json FILE]`; `--hide-names` replaces the
+ * header names of the delimited files by X01, X02...: what infer finds from the values alone.
+ * Needs nothing else of the bench.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import iconv from 'iconv-lite';
 import { sniffFile } from '../src/infer/sniff.js';
@@ -147,8 +150,30 @@ async function dialectChecks(path: string, ans: Answer, m: Obj | undefined): Pro
   return { right: checks.filter((c) => c[1]).length, total: checks.length, wrong: checks.filter((c) => !c[1]).map((c) => c[0]) };
 }
 
-async function scoreFile(ans: Answer, part: FileScore['part']): Promise<FileScore> {
-  const path = join(CORPUS, ans.file);
+/**
+ * The same file with its header names replaced by meaningless ones (X01, X02...) and the answer
+ * re-keyed: what infer finds from the values alone. Delimited files with a header line only.
+ */
+async function hideNames(ans: Answer, dir: string): Promise<{ ans: Answer; path: string } | undefined> {
+  const d = ans.dialect;
+  if (d.format !== 'delimited' || !d.header || !d.delimiter) return undefined;
+  const src = join(CORPUS, ans.file);
+  const text = await decoded(src, d.encoding);
+  const nl = text.indexOf('\n');
+  const names = text
+    .slice(0, nl)
+    .split(d.delimiter)
+    .map((n) => n.replace(/^"|"$/g, ''));
+  const hidden = names.map((_, i) => `X${String(i + 1).padStart(2, '0')}`);
+  const path = join(dir, basename(src).replace(/(\.[a-z]+)$/i, '_hidden$1'));
+  await writeFile(path, iconv.encode(`${hidden.join(d.delimiter)}${text.slice(nl)}`, d.encoding ?? 'utf-8'));
+  const rename = (c: string) => hidden[names.indexOf(c)] ?? c;
+  const fields = Object.fromEntries(Object.entries(ans.fields).map(([k, v]) => [k, { ...v, col: Array.isArray(v.col) ? v.col.map(rename) : rename(v.col) }]));
+  return { ans: { ...ans, fields }, path };
+}
+
+async function scoreFile(ans: Answer, part: FileScore['part'], at?: string): Promise<FileScore> {
+  const path = at ?? join(CORPUS, ans.file);
   const total = Object.keys(ans.fields).length;
   const base = { file: ans.file, part, erp: ans.erp };
   let m: Obj | undefined;
@@ -201,10 +226,11 @@ function summary(label: string, list: FileScore[]): string {
   return `${label.padEnd(12)} files ${String(list.length).padStart(2)}  fields ${fr}/${ft} = ${(fr / ft).toFixed(3)}  dialect ${dr}/${dt} = ${(dr / dt).toFixed(3)}  target ${tr}/${list.length}  valid mappings ${v}/${list.length}`;
 }
 
-export async function inferScore(opts: { verbose?: boolean } = {}): Promise<{ files: FileScore[]; lines: string[] }> {
+export async function inferScore(opts: { verbose?: boolean; hideNames?: boolean } = {}): Promise<{ files: FileScore[]; lines: string[] }> {
   const answers = JSON.parse(await readFile(join(CORPUS, 'answers.json'), 'utf8')) as Answer[];
   const manifest = JSON.parse(await readFile(join(CORPUS, 'manifest.json'), 'utf8')) as { development: string[]; heldOut: string[] };
   const files: FileScore[] = [];
+  const tmp = opts.hideNames ? await mkdtemp(join(tmpdir(), 'infer-score-')) : undefined;
   for (const [part, list] of [
     ['development', manifest.development],
     ['held-out', manifest.heldOut],
@@ -212,10 +238,16 @@ export async function inferScore(opts: { verbose?: boolean } = {}): Promise<{ fi
     for (const f of list) {
       const ans = answers.find((a) => a.file === f);
       if (!ans) throw new Error(`manifest names ${f}, answers.json has no answer for it`);
-      files.push(await scoreFile(ans, part));
+      if (!opts.hideNames) files.push(await scoreFile(ans, part));
+      else {
+        const h = await hideNames(ans, tmp!);
+        if (h) files.push(await scoreFile(h.ans, part, h.path));
+      }
     }
   }
+  if (tmp) await rm(tmp, { recursive: true, force: true });
   const lines: string[] = [];
+  if (opts.hideNames) lines.push('column names hidden (X01, X02...): delimited files with a header line only');
   for (const s of files) {
     const t = s.target.inferred === s.target.expected ? s.target.expected : `${s.target.inferred ?? 'none'} (answer ${s.target.expected})`;
     lines.push(
@@ -241,7 +273,7 @@ export async function inferScore(opts: { verbose?: boolean } = {}): Promise<{ fi
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const args = process.argv.slice(2);
-  const r = await inferScore({ verbose: args.includes('--verbose') || args.includes('-v') });
+  const r = await inferScore({ verbose: args.includes('--verbose') || args.includes('-v'), hideNames: args.includes('--hide-names') });
   process.stdout.write(`${r.lines.join('\n')}\n`);
   const j = args.indexOf('--json');
   if (j >= 0 && args[j + 1]) await writeFile(args[j + 1]!, JSON.stringify(r.files, null, 2));
