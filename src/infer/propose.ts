@@ -431,7 +431,32 @@ function findDocumentKey(
 // NF-e
 // ---------------------------------------------------------------------------------------------
 
-function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'target' | 'targetEvidence' | 'targetConfidence'> {
+/**
+ * Which NF-e are purchase orders: authorised ones (protNFe cStat 100, or 150 authorised late) when the
+ * file carries its protocol, and normal ones (finNFe 1): a return (4) or a complementary/adjustment
+ * NF-e (2, 3) is no ordinary receipt.
+ */
+function nfeFilter(rows: RawRow[]): Proposal['filter'] {
+  const values = (p: string) => [...new Set(rows.map((r) => r.fields[p]).filter((v): v is string => typeof v === 'string' && v !== ''))];
+  const cStat = values('/protNFe/infProt/cStat');
+  const fin = values('/NFe/infNFe/ide/finNFe');
+  const conds: unknown[] = [];
+  const why: string[] = [];
+  if (cStat.length) {
+    conds.push({ path: '/protNFe/infProt/cStat', in: ['100', '150'] });
+    why.push(`protNFe cStat 100/150 (authorised; a cancelled or denied NF-e is skipped; seen: ${cStat.join(', ')})`);
+  }
+  if (fin.length) {
+    conds.push({ path: '/NFe/infNFe/ide/finNFe', equals: '1' });
+    why.push(
+      `finNFe 1 (normal; 4 devolução is a return, receiptType 1, in a mapping of its own; 2/3 complementar/ajuste carry no goods; seen: ${fin.join(', ')})`,
+    );
+  }
+  if (!conds.length) return undefined;
+  return { expr: conds.length === 1 ? conds[0] : conds, evidence: `keeps ${why.join(' and ')}` };
+}
+
+function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'target' | 'targetEvidence' | 'targetConfidence' | 'filter'> {
   const has = (p: string) => rows.some((r) => r.fields[p] !== undefined && r.fields[p] !== '');
   const lots = has('prod/rastro');
   const dateIso = has('/NFe/infNFe/ide/dhEmi');
@@ -477,8 +502,10 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
   ];
   if (lots) {
     items.push(f('lotNumber', { path: 'prod/rastro/nLote' }));
-    items.push(f('manufacturingDate', { path: 'prod/rastro/dFab', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
-    items.push(f('expirationDate', { path: 'prod/rastro/dVal', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
+    // lot dates are bare dates in the NF-e and DateTime in the interface: midnight in the zone, as UTC
+    const lotDate = `${nfe}: a bare yyyy-MM-dd, written as a DateTime (output: datetime) since a strict WMS refuses a bare date there`;
+    items.push(f('manufacturingDate', { path: 'prod/rastro/dFab', transforms: [{ date: { format: 'yyyy-MM-dd', output: 'datetime' } }] }, lotDate));
+    items.push(f('expirationDate', { path: 'prod/rastro/dVal', transforms: [{ date: { format: 'yyyy-MM-dd', output: 'datetime' } }] }, lotDate));
   }
   items.push(f('aux01', { path: '@nItem' }, `${nfe}: the item number`, 0.8));
   if (has('prod/NCM')) items.push(f('aux02', { path: 'prod/NCM' }, `${nfe}: the NCM, kept for reference`, 0.6));
@@ -511,7 +538,9 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
     ),
     f('receiptType', { const: 0 }, '0 = standard receiving (1 = return)', 0.7),
   ];
+  const filter = nfeFilter(rows);
   return {
+    ...(filter ? { filter } : {}),
     target: 'PurchaseOrder',
     targetConfidence: 0.95,
     targetEvidence: 'an NF-e is an inbound invoice: one purchase order per invoice',
@@ -944,7 +973,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
   if (shape.doc) readCols.add(shape.doc.key.name);
   for (const c of usedCols) readCols.add(c);
-  const filter = shape.fixedDoc ? undefined : proposeFilter(cols, reader, s);
+  const filter = shape.fixedDoc ? undefined : proposeFilter(cols, reader, s, def.target);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
   const { unused, smallSets } = unreadColumns(cols, shape.headerCols, readCols);
   return {
@@ -972,7 +1001,102 @@ function requiredTextFields(target: Target): string[] {
 }
 
 /** An "active" flag column: keep the active rows (inactive ones are skipped and counted). */
-function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed): Proposal['filter'] | undefined {
+/** Values of a partner type column and the role they mean (F/T, Fornecedor/Transportador; S/C as SAP's CardType). */
+const ROLES: Record<string, 'Provider' | 'ShippingCompany' | 'customer'> = {
+  F: 'Provider',
+  FORNECEDOR: 'Provider',
+  FORNECEDORES: 'Provider',
+  T: 'ShippingCompany',
+  TRANSPORTADOR: 'ShippingCompany',
+  TRANSPORTADORA: 'ShippingCompany',
+  C: 'customer',
+  CLIENTE: 'customer',
+};
+
+/**
+ * A partners file holding several kinds (a type column F/T, Fornecedor/Transportador, SAP's S/C):
+ * keep the rows of the target's kind; the others are another target (said in the evidence).
+ */
+function roleFilter(cols: ColumnProfile[], reader: Reader, target: Target): Proposal['filter'] | undefined {
+  if (target !== 'Provider' && target !== 'ShippingCompany') return undefined;
+  for (const c of cols) {
+    const vals = (c.distinctValues ?? []).filter((v) => v !== '');
+    if (vals.length < 2 || vals.length > 4) continue;
+    const up = vals.map((v) => v.toUpperCase());
+    const sap = up.includes('S') && up.includes('C') && up.every((v) => ['S', 'C', 'L'].includes(v));
+    const role = (v: string) => (sap && v === 'S' ? 'Provider' : ROLES[v]);
+    if (!up.every((v) => role(v))) continue;
+    const keep = vals.filter((v) => role(v.toUpperCase()) === target);
+    if (!keep.length) continue;
+    const count = (v: string) => c.values.filter((x) => x === v).length;
+    const others = vals
+      .filter((v) => !keep.includes(v))
+      .map(
+        (v) =>
+          `${v} (${count(v)} rows: ${role(v.toUpperCase()) === 'customer' ? 'customers' : `${role(v.toUpperCase())}, wmsbridge infer --target ${role(v.toUpperCase())}`})`,
+      );
+    return {
+      expr: keep.length === 1 ? { [reader]: c.name, equals: keep[0] } : { [reader]: c.name, in: keep },
+      evidence: `column '${c.name}' says the partner's kind: keeps ${keep.map((v) => `${v} (${count(v)} rows)`).join(', ')}; skips ${others.join(', ')}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A hierarchy in one file (a group table with a parent column whose values are codes of the same
+ * file, and a level column 1, 2...): Category keeps the top level, Family the levels below it.
+ */
+function levelFilter(cols: ColumnProfile[], reader: Reader, target: Target): Proposal['filter'] | undefined {
+  if (target !== 'Category' && target !== 'Family') return undefined;
+  const rows = cols[0]?.values.length ?? 0;
+  const keys = cols.filter((c) => c.emptyShare === 0 && c.distinct === rows && rows >= 3);
+  for (const key of keys) {
+    const codes = new Set(key.values);
+    const parent = cols.find((p) => {
+      if (p === key) return false;
+      const refs = p.values.filter((v) => v !== '' && !/^0+$/.test(v));
+      return refs.length >= 1 && refs.length < rows && refs.every((v) => codes.has(v));
+    });
+    if (!parent) continue;
+    const top = (i: number) => parent.values[i] === '' || /^0+$/.test(parent.values[i]!);
+    const level = cols.find((l) => {
+      if (l === key || l === parent || l.type.kind !== 'integer' || l.distinct < 2 || l.distinct > 6) return false;
+      const topLevels = new Set(l.values.filter((_, i) => top(i)));
+      const below = new Set(l.values.filter((_, i) => !top(i)));
+      return topLevels.size === 1 && ![...below].some((v) => topLevels.has(v));
+    });
+    const why = `'${parent.name}' refers to '${key.name}' of the same file (a parent: a hierarchy)`;
+    if (level) {
+      const topValue = level.values[level.values.findIndex((_, i) => top(i))]!;
+      return target === 'Category'
+        ? {
+            expr: { [reader]: level.name, equals: topValue },
+            evidence: `${why}; level column '${level.name}': keeps the top level ${topValue}, the levels below are families (wmsbridge infer --target Family, their category is '${parent.name}')`,
+          }
+        : {
+            expr: { [reader]: level.name, notEquals: topValue },
+            evidence: `${why}; level column '${level.name}': keeps the levels below the top ${topValue} (the categories); a family's category is '${parent.name}'`,
+          };
+    }
+    return target === 'Category'
+      ? {
+          expr: {
+            any: [
+              { [reader]: parent.name, empty: true },
+              { [reader]: parent.name, regex: '^0+$' },
+            ],
+          },
+          evidence: `${why}: keeps the rows without a parent`,
+        }
+      : { expr: { [reader]: parent.name, notEmpty: true }, evidence: `${why}: keeps the rows with a parent` };
+  }
+  return undefined;
+}
+
+function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed, target: Target): Proposal['filter'] | undefined {
+  const selection = roleFilter(cols, reader, target) ?? levelFilter(cols, reader, target);
+  if (selection) return selection;
   if (s.format === 'fixed-width' && s.fixed!.tagLength > 0) {
     const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
     const others = s.fixed!.records.filter((r) => r !== main).map((r) => `'${r.tag}' ${r.type}`);

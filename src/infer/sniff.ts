@@ -172,7 +172,7 @@ export function guessEncoding(b: Buffer, truncated = false): EncodingGuess {
     encoding: 'windows-1252',
     bom: false,
     ascii: false,
-    evidence: `not UTF-8 (${high} Latin-1 accented bytes); no byte in 0x80-0x9F, so Windows-1252 and ISO-8859-1 read it alike (Windows-1252 chosen)`,
+    evidence: `not UTF-8 (${high} Latin-1 accented bytes); no byte in 0x80-0x9F, so Windows-1252 and ISO-8859-1 cannot be told apart from this sample: both read it alike; Windows-1252 chosen, the superset (it also reads – “ ” € if a later file has them)`,
   };
 }
 
