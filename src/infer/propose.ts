@@ -78,6 +78,8 @@ export function sourceOptions(s: Sniffed): ParseOptionsInput {
       const d = s.delimited!;
       const o: Record<string, unknown> = { format: 'delimited', delimiter: d.delimiter, ...enc };
       if (d.quote === false) o['quote'] = false;
+      if (s.skipLines) o['skipLines'] = s.skipLines;
+      if (s.multiRecord) o['relaxColumnCount'] = true;
       if (!d.header) {
         o['header'] = false;
         o['columns'] = Array.from({ length: d.columns }, (_, i) => `coluna_${i + 1}`);
@@ -967,13 +969,18 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const shape = documentShape(sample, def);
   const { byField, usedCols } = assignColumns(sample, def, shape);
   const { header, items } = fieldProposals(sample, def, byField);
+  if (s.multiRecord && def.document)
+    throw new ConfigError(
+      `infer: ${fileName} NEEDS A PERSON: a multi-record file (${s.multiRecord.evidence}${s.skipLines ? `, after ${s.skipLines} comment line(s)` : ''}): ` +
+        `${def.target} documents from header and item lines need the record-type declarations of the mapping language; no mapping written`,
+    );
   const group = proposeGroup(sample, def, shape, header, items);
   // required fields of records without a column and without a placeholder
   const attachmentPath = def.target === 'PickingListAttachment' ? proposeAttachment(sample, header, usedCols) : undefined;
   const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
   if (shape.doc) readCols.add(shape.doc.key.name);
   for (const c of usedCols) readCols.add(c);
-  const filter = shape.fixedDoc ? undefined : proposeFilter(cols, reader, s, def.target);
+  const filter = s.multiRecord ? multiRecordFilter(s, cols, reader) : shape.fixedDoc ? undefined : proposeFilter(cols, reader, s, def.target);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
   const { unused, smallSets } = unreadColumns(cols, shape.headerCols, readCols);
   return {
@@ -1001,6 +1008,20 @@ function requiredTextFields(target: Target): string[] {
 }
 
 /** An "active" flag column: keep the active rows (inactive ones are skipped and counted). */
+/**
+ * A delimited file with record types (header and item lines of different lengths): one mapping reads
+ * one record type today; which one, and how the header lines join their items, needs a person. The
+ * filter is a TODO so check and preview fail until it is decided.
+ */
+function multiRecordFilter(s: Sniffed, cols: ColumnProfile[], reader: Reader): Proposal['filter'] {
+  const m = s.multiRecord!;
+  const col = cols[0]?.name ?? 'coluna_1';
+  return {
+    expr: { [reader]: col, equals: 'TODO' },
+    evidence: `NEEDS A PERSON: a multi-record file (${m.evidence}); keep one record type per mapping (replace TODO by ${m.types.map((t) => `'${t.value}'`).join(' or ')}); header lines joined to their items need the record-type declarations of the mapping language`,
+  };
+}
+
 /** Values of a partner type column and the role they mean (F/T, Fornecedor/Transportador; S/C as SAP's CardType). */
 const ROLES: Record<string, 'Provider' | 'ShippingCompany' | 'customer'> = {
   F: 'Provider',

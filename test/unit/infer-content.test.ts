@@ -137,6 +137,25 @@ describe('infer: content first', () => {
     assert.match(p.stderr, /: \d+ row\(s\) read, 0 record\(s\), 0 reject\(s\), \d+ skipped/);
   });
 
+  test('a multi-record ";" file after a "#" comment line: delimited, the comment skipped, the record types reported as needing a person', async () => {
+    const text =
+      '# exportado em 05/11/2024\nH;1001;05/11/2024;CLIENTE A LTDA\nI;1001;1;P0001;2,000;10,50\nI;1001;2;P0002;1,000;3,20\nH;1002;05/11/2024;CLIENTE B LTDA\nI;1002;1;P0003;5,000;1,00\n';
+    const file = join(dir, 'PEDIDOS_MR_20241105.csv');
+    await writeFile(file, text);
+    const orders = await runCli(['infer', file, '--out', join(dir, 'mr.yaml')], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(orders.code, 2);
+    assert.match(
+      orders.stderr,
+      /NEEDS A PERSON: a multi-record file \(the first cell is a record type: 'H' 2 line\(s\) of 4 cells, 'I' 3 line\(s\) of 6 cells, after 1 comment line\(s\)\)/,
+    );
+    const other = await infer(file, ['--target', 'Product']);
+    assert.match(other.yaml, /format: delimited/);
+    assert.match(other.yaml, /skipLines: 1/);
+    assert.match(other.yaml, /filter: \{ col: coluna_1, equals: TODO \}/);
+    assert.equal(other.code, 1);
+    assert.match(other.stdout, /FAIL: not finished, TODO in .*filter/);
+  });
+
   test('ISO-8859-1 and Windows-1252 cannot be told apart without 0x80-0x9F bytes: the proposal says so', async () => {
     const file = join(dir, 'PRODUTOS_20241107.csv');
     await writeFile(file, iconv.encode('codigo;descricao;unidade\n0001;FEIJÃO;UN\n0002;AÇÚCAR;KG\n', 'latin1'));
