@@ -190,7 +190,7 @@ async function inferFolder(dir: string, values: { out?: string; force?: boolean;
   }
   for (const r of drop.refused) person.push(`${relative(dir, r.file)}: no mapping: ${r.reason}`);
   w.write(
-    `infer ${dir}: ${drop.proposals.length + drop.refused.length + drop.covered.length} file(s), ${drop.proposals.length} mapping(s) in ${outDir}, ${drop.refused.length} refused, ${drop.covered.length} matched by another mapping of the set\n`,
+    `infer ${dir}: ${new Set(drop.proposals.map((x) => x.file)).size + drop.refused.length + drop.covered.length} file(s), ${drop.proposals.length} mapping(s) in ${outDir}, ${drop.refused.length} refused, ${drop.covered.length} matched by another mapping of the set\n`,
   );
   w.write(`order (a mapping after those it refers to): ${drop.order.join(', ')}\n`);
   w.write(`mappings:\n${lines.join('\n')}\n`);

@@ -1,7 +1,8 @@
 /**
  * `wmsbridge infer <folder>`: the mapping set of a whole drop. Every file of the folder (and of its
  * channel sub-folders, one level) is proposed like a single sample; a file another proposal of the set
- * already matches (a second NF-e) is left to it; the references between the proposals (a product's
+ * already matches (a second NF-e) is left to it; a file whose type column splits it into two targets
+ * (partners F/T) gets a mapping per target, each with its filter; the references between the proposals (a product's
  * category from the categories file, an order's product from the products file) and the order the
  * targets must be sent in follow; one summary says what is sure and what needs a person.
  */
@@ -97,9 +98,16 @@ export async function proposeDrop(dir: string): Promise<DropResult> {
       continue;
     }
     try {
-      const proposal = await propose(file, await sniffFile(file), { channel });
+      const sniffed = await sniffFile(file);
+      const proposal = await propose(file, sniffed, { channel });
       if (result.proposals.some((x) => x.proposal.name === proposal.name)) proposal.name = `${proposal.name}-${channel || 'drop'}`;
       result.proposals.push({ file, proposal });
+      // one file, several targets: a type column whose other rows are another target (partners F/T)
+      for (const m of (proposal.filter?.evidence ?? '').matchAll(/wmsbridge infer --target (\w+)/g)) {
+        if (result.proposals.some((x) => x.file === file && x.proposal.target === m[1])) continue;
+        const other = await propose(file, sniffed, { channel, target: m[1]!, name: `${proposal.name}-${m[1]!.toLowerCase()}` });
+        result.proposals.push({ file, proposal: other });
+      }
     } catch (err) {
       result.refused.push({ file, reason: errorMessage(err).replace(/^infer: /, '') });
     }

@@ -218,4 +218,20 @@ describe('infer <folder>: the mapping set of a drop', () => {
     assert.match(r.stdout, /produtos\.categoryID -> categorias \(Category\)/);
     assert.match(r.stdout, /pedidos\.items\.productID -> produtos \(Product\)/);
   });
+
+  test('one file, several targets: a partners file F/T gives a Provider and a ShippingCompany mapping, a group table a Category and a Family', async () => {
+    const drop = join(dir, 'drop2');
+    const corpus = join(PROJECT_ROOT, 'test', 'fixtures', 'infer-corpus', 'files', 'sankhya');
+    await cp(join(corpus, 'PARCEIROS_20241105.txt'), join(drop, 'cadastros', 'PARCEIROS_20241105.txt'));
+    await cp(join(corpus, 'TGFGRU_GRUPOS_20241105.tsv'), join(drop, 'cadastros', 'TGFGRU_GRUPOS_20241105.tsv'));
+    const out = join(drop, 'proposed');
+    const r = await runCli(['infer', drop, '--out', out], { cwd: drop, timeoutMs: 120_000 });
+    assert.match(r.stdout, /2 file\(s\), 4 mapping\(s\)/, r.stdout + r.stderr);
+    const ms = (await loadMappingsDir(out)).mappings;
+    const byTarget = (t: string) => ms.find((m) => m.target === t)!.spec.filter as Record<string, unknown>;
+    assert.deepEqual([byTarget('Provider')['equals'], byTarget('ShippingCompany')['equals']], ['F', 'T']);
+    assert.deepEqual([byTarget('Category')['equals'], byTarget('Family')['notEquals']], ['1', '1']);
+    assert.match(r.stdout, /tgfgru-grupos-family\.categoryID -> tgfgru-grupos \(Category\)/);
+    assert.ok(r.stdout.indexOf('parceiros-shippingcompany ') > 0);
+  });
 });
