@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import { loadMappingsDir } from '../map/index.js';
+import { loadMappingsDir, mappingTodos } from '../map/index.js';
 import { scheduledPullFromConfig } from '../pull/config.js';
 import { parseSchedule } from '../pull/index.js';
 import { errorMessage } from '../shared/errors.js';
@@ -34,6 +34,10 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
   notes.push(`config: ${config.file ?? '(no file: defaults)'}`);
   const { mappings, errors } = await loadMappingsDir(config.mappingsDir);
   for (const e of errors) problems.push(e.message);
+  for (const m of mappings) {
+    const todos = mappingTodos(m.spec);
+    if (todos.length) problems.push(`${m.file}: mapping "${m.name}" is not finished: TODO in ${todos.join(', ')} (left by wmsbridge infer; replace each)`);
+  }
   notes.push(`mappings: ${mappings.length} valid in ${config.mappingsDir}${errors.length ? `, ${errors.length} invalid` : ''}`);
   if (config.channels.length === 0) problems.push(`no channels: ${config.inboxDir} has no sub-folders and the config declares none`);
   for (const ch of config.channels) {

@@ -3,30 +3,34 @@
  * commented mapping proposed from one sample export (src/infer/), validates it like `check`, and
  * previews the sample with it (no WMS: read-only lookups stay unresolved). Never overwrites a file
  * without --force. Exit 0 mapping written and the sample maps without rejects; 1 written, the
- * preview has rejects (data or TODOs need attention); 2 usage, unreadable sample, refused overwrite or
+ * preview has rejects or a field is still a TODO (named); 2 usage, unreadable sample, refused overwrite or
  * a mapping that does not validate.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import { loadMappingFile, loadMappingsDir } from '../map/load.js';
 import { previewWith } from '../map/preview.js';
+import { mappingTodos } from '../map/todos.js';
 import { sniffFile } from '../infer/sniff.js';
 import { propose } from '../infer/propose.js';
 import { toYaml } from '../infer/write.js';
+import { proposeDrop } from '../infer/drop.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
 
 export const INFER_COMMAND = defineCommand({
   name: 'infer',
-  usage: '<sample-file> [options]',
+  usage: '<sample-file | folder> [options]',
   description: `Proposes a mapping from one sample export: sniffs the encoding, the format (delimited, fixed-width,
 XML with NF-e recognised, JSON), types every column, picks the target and a column for every field
 (TOTVS Protheus names and Portuguese words), and writes a commented YAML with a confidence and the
 evidence per field and TODOs. Then validates it (like check) and previews the sample with it. No WMS
-is needed: read-only lookups stay unresolved in the preview.`,
+is needed: read-only lookups stay unresolved in the preview. Given a folder (a drop, e.g. inbox/), one
+mapping per kind of file into --out (a folder, default mappings/), the references between them, the
+order to send them in, and what needs a person.`,
   common: [],
   options: {
     target: { type: 'string', arg: 'T', help: 'the target (Product, Provider, PickingList...): else chosen from the file name and columns' },
@@ -36,7 +40,7 @@ is needed: read-only lookups stay unresolved in the preview.`,
     force: { type: 'boolean', help: 'overwrite --out when it exists' },
   },
   allowPositionals: true,
-  footer: 'exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects; 2 usage, sample or mapping error',
+  footer: 'exit: 0 written and the sample maps cleanly; 1 written, the preview has rejects or a field is a TODO; 2 usage, sample or mapping error',
 });
 
 /** records + rejects the preview keeps in memory before it stops (a huge sample is not mapped whole) */
@@ -66,10 +70,11 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
     return 0;
   }
   if (positionals.length !== 1) {
-    io.stderr.write(`wmsbridge infer: expected one <sample-file>\n\n${commandHelp(INFER_COMMAND)}`);
+    io.stderr.write(`wmsbridge infer: expected one <sample-file> or <folder>\n\n${commandHelp(INFER_COMMAND)}`);
     return 2;
   }
   const sample = positionals[0]!;
+  if (existsSync(sample) && statSync(sample).isDirectory()) return inferFolder(sample, values, io);
   if (values.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(values.name)) {
     throw new ConfigError(`infer: --name '${values.name}': use letters, digits, _ . - (no spaces)`);
   }
@@ -141,6 +146,56 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
     w.write(`  REJECT ${lines}: ${rej.issues.map((i) => `${i.code}: ${i.message}`).join('; ')}\n`);
   }
   if (r.rejects.length > 20) w.write(`  ... and ${r.rejects.length - 20} more (wmsbridge preview ${out} ${sample})\n`);
+  // a field infer could not decide is a TODO: check and preview fail on it, and so does infer
+  const open = mappingTodos(mapping.spec);
+  if (open.length) w.write(`FAIL: not finished, TODO in ${open.join(', ')}: check and preview fail until each is replaced\n`);
   w.write(`${todos ? `${todos} TODO(s) to review in ${out}` : `review ${out}`}, then: wmsbridge preview ${out} ${sample}\n`);
-  return r.rejects.length > 0 ? 1 : 0;
+  return r.rejects.length > 0 || open.length > 0 ? 1 : 0;
+}
+
+/**
+ * `wmsbridge infer <folder>`: one mapping per kind of file of a drop, written into --out (a folder,
+ * default mappings/), with the references between them, the order to send them in, and one summary of
+ * what is sure and what needs a person. Exit 0 when nothing does, 1 otherwise.
+ */
+async function inferFolder(dir: string, values: { out?: string; force?: boolean; target?: string; name?: string }, io: CliIo): Promise<number> {
+  if (values.target !== undefined || values.name !== undefined) throw new ConfigError('infer <folder>: --target and --name apply to one sample file');
+  const outDir = values.out ?? 'mappings';
+  const drop = await proposeDrop(dir);
+  const w = io.stdout;
+  const person: string[] = [];
+  const lines: string[] = [];
+  await mkdir(resolve(outDir), { recursive: true });
+  for (const name of drop.order) {
+    const { file, proposal: p } = drop.proposals.find((x) => x.proposal.name === name)!;
+    const out = join(outDir, `${name}.yaml`);
+    if (existsSync(out) && !values.force) {
+      person.push(`${name}: ${out} exists, not overwritten (use --force, or another --out)`);
+      continue;
+    }
+    await writeFile(out, toYaml(p, { sampleName: basename(file), schemaPath: schemaPathFor(out), now: new Date() }), 'utf8');
+    const all = [...p.fields, ...(p.group?.itemFields ?? [])].filter((f) => f.columns.length > 0);
+    const sure = all.filter((f) => f.confidence >= 0.8 && !f.todo).length;
+    let todos: string[] = [];
+    try {
+      todos = mappingTodos((await loadMappingFile(out)).spec);
+    } catch (err) {
+      person.push(`${name}: does not validate yet: ${errorMessage(err).split('\n')[0]}`);
+    }
+    if (todos.length) person.push(`${name}: TODO in ${todos.join(', ')}`);
+    if (p.filter && /NEEDS A PERSON/.test(p.filter.evidence)) person.push(`${name}: ${p.filter.evidence}`);
+    lines.push(
+      `  ${name.padEnd(24)} ${p.target.padEnd(22)} <- ${relative(dir, file)}: ${sure} field(s) sure, ${all.length - sure} guessed${p.filter ? ', filtered' : ''}${todos.length ? `, ${todos.length} TODO` : ''}`,
+    );
+  }
+  for (const r of drop.refused) person.push(`${relative(dir, r.file)}: no mapping: ${r.reason}`);
+  w.write(
+    `infer ${dir}: ${new Set(drop.proposals.map((x) => x.file)).size + drop.refused.length + drop.covered.length} file(s), ${drop.proposals.length} mapping(s) in ${outDir}, ${drop.refused.length} refused, ${drop.covered.length} matched by another mapping of the set\n`,
+  );
+  w.write(`order (a mapping after those it refers to): ${drop.order.join(', ')}\n`);
+  w.write(`mappings:\n${lines.join('\n')}\n`);
+  for (const c of drop.covered) w.write(`  (${relative(dir, c.file)} is read by ${c.by} too)\n`);
+  w.write(`references between the files:\n${drop.references.map((r) => `  ${r.from}.${r.field} -> ${r.to} (${r.resource})`).join('\n') || '  none'}\n`);
+  w.write(person.length ? `needs a person (${person.length}):\n${person.map((x) => `  - ${x}`).join('\n')}\n` : 'needs a person: nothing\n');
+  return person.length ? 1 : 0;
 }

@@ -3,13 +3,14 @@
  * a file would produce and its rejects, sending nothing. Read-only lookups print as
  * `<lookup Warehouse codeERP=CD-SP01>` unless WMS credentials are given (flags or WMS_URL,
  * WMS_ACCESS_KEY_ID, WMS_SECRET_KEY), in which case they are resolved against the WMS.
- * Exit 0 without rejects, 1 with rejects, 2 on a mapping (or usage) error.
+ * Exit 0 without rejects, 1 with rejects, 2 on a mapping (or usage) error or a TODO left in the mapping (named).
  */
 import { ConfigError } from '../shared/errors.js';
 import { isRef, type ReferenceCache } from '../map/types.js';
 import { LookupPlaceholder } from '../map/compile.js';
 import { loadMappingFile } from '../map/load.js';
 import { previewWith, type PreviewResult } from '../map/preview.js';
+import { mappingTodos } from '../map/todos.js';
 import type { RefResource } from '../wms/targets.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
@@ -147,5 +148,11 @@ export default async function preview(args: string[], io: CliIo): Promise<number
   io.stderr.write(
     `preview ${mapping.name} (${mapping.target}): ${s.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${s.skipped} skipped${r.truncated ? `, stopped at --limit ${limit}` : ''}\n`,
   );
+  // a mapping with a TODO left by infer is a guess: its records may all share a placeholder key
+  const todos = mappingTodos(mapping.spec);
+  if (todos.length) {
+    io.stderr.write(`FAIL: ${mappingPath} is not finished: TODO in ${todos.join(', ')}; replace each TODO, then preview again\n`);
+    return 2;
+  }
   return r.rejects.length > 0 ? 1 : 0;
 }

@@ -6,6 +6,7 @@
  */
 import type { Target } from '../wms/targets.js';
 import type { ValueKind } from './types.js';
+import { ERP_NAMES } from './erp-names.js';
 
 export type FieldKind =
   'code' | 'text' | 'number' | 'integer' | 'date' | 'datetime' | 'cnpj' | 'document' | 'ean' | 'ncm' | 'cep' | 'uf' | 'boolean' | 'ref' | 'lookup' | 'map';
@@ -94,8 +95,8 @@ export const TARGETS_DICT: TargetDef[] = [
         names: ['categoria', 'grupo', 'b1_grupo', 'cod_categoria', 'grupo_produto'],
         types: CODE,
         placeholder: {
-          expr: { ref: 'Category', from: todoConst('GERAL') },
-          todo: 'no category column: every product goes to category GERAL (send it, or map a column)',
+          expr: { ref: 'Category', from: todoConst('TODO') },
+          todo: 'no category column: the category of every product (a constant such as GERAL, sent first, or a column)',
         },
       },
       {
@@ -105,8 +106,8 @@ export const TARGETS_DICT: TargetDef[] = [
         names: ['familia', 'subgrupo', 'b1_xfamil', 'b1_familia', 'cod_familia', 'linha'],
         types: CODE,
         placeholder: {
-          expr: { ref: 'Family', from: todoConst('GERAL') },
-          todo: 'no family column: every product goes to family GERAL (send it, or map a column)',
+          expr: { ref: 'Family', from: todoConst('TODO') },
+          todo: 'no family column: the family of every product (a constant such as GERAL, sent first, or a column)',
         },
       },
       {
@@ -126,7 +127,7 @@ export const TARGETS_DICT: TargetDef[] = [
         kind: 'code',
         names: ['unidade', 'um', 'b1_um', 'unid', 'unidade_medida', 'und'],
         types: CODE,
-        placeholder: { expr: todoConst('UN'), todo: "no unit column: every product is in 'UN'" },
+        placeholder: { expr: todoConst('TODO'), todo: "no unit column: the unit of every product (e.g. 'UN')" },
       },
       {
         field: 'ncm',
@@ -219,7 +220,7 @@ export const TARGETS_DICT: TargetDef[] = [
         ref: 'Category',
         names: ['categoria', 'grupo', 'cod_categoria'],
         types: CODE,
-        placeholder: { expr: { ref: 'Category', from: todoConst('GERAL') }, todo: 'no category column: every family goes to category GERAL' },
+        placeholder: { expr: { ref: 'Category', from: todoConst('TODO') }, todo: 'no category column: the category of every family (a constant, or a column)' },
       },
       { field: 'description', kind: 'text', names: ['observacao', 'obs'], types: TEXT },
     ],
@@ -491,6 +492,17 @@ export const TARGETS_DICT: TargetDef[] = [
     ],
   },
 ];
+
+// the names of other ERPs' dictionaries (erp-names.ts, each with its origin) join the targets' own
+for (const e of ERP_NAMES) {
+  const def = TARGETS_DICT.find((d) => d.target === e.target);
+  if (!def) continue;
+  for (const t of e.tables ?? []) if (!def.fileWords.includes(t)) def.fileWords.push(t);
+  for (const [field, names] of Object.entries(e.fields)) {
+    const f = def.fields.find((x) => x.field === field);
+    if (f) for (const n of names) if (!f.names.includes(n)) f.names.push(n);
+  }
+}
 
 /** Words so common they say little about the target (they count a fifth). */
 export const GENERIC_NAMES = new Set([

@@ -78,6 +78,8 @@ export function sourceOptions(s: Sniffed): ParseOptionsInput {
       const d = s.delimited!;
       const o: Record<string, unknown> = { format: 'delimited', delimiter: d.delimiter, ...enc };
       if (d.quote === false) o['quote'] = false;
+      if (s.skipLines) o['skipLines'] = s.skipLines;
+      if (s.multiRecord) o['relaxColumnCount'] = true;
       if (!d.header) {
         o['header'] = false;
         o['columns'] = Array.from({ length: d.columns }, (_, i) => `coluna_${i + 1}`);
@@ -123,6 +125,27 @@ async function readRows(path: string, source: ParseOptionsInput): Promise<{ rows
 // target
 // ---------------------------------------------------------------------------------------------
 
+const best0 = (scored: Array<{ score: number }>) => scored[0]?.score ?? 0;
+
+/** A target from what the columns hold when neither the file name nor the column names say it. */
+function targetFromContent(cols: ColumnProfile[]): { target: Target; evidence: string } | undefined {
+  const has = (k: ValueKind) => cols.some((c) => c.type.kind === k);
+  const units = cols.some((c) => share(c, (v) => UNITS.has(v.toUpperCase())) >= 0.9);
+  const phones = cols.some((c) => share(c, (v) => PHONE.test(v)) >= 0.8);
+  const rows = cols[0]?.values.length ?? 0;
+  const repeating = cols.some((c) => c.emptyShare === 0 && c.distinct > 1 && c.distinct < rows * 0.7 && c.runs === c.distinct);
+  if ((has('cnpj') || has('cpf')) && (has('date') || has('datetime')) && repeating && cols.some((c) => c.type.kind === 'decimal'))
+    return {
+      target: 'PickingList',
+      evidence: 'the values hold a date, a CNPJ/CPF, a column repeating in runs (a document number) and decimal quantities: order lines',
+    };
+  if (has('cnpj') && (has('cep') || has('uf') || phones))
+    return { target: 'Provider', evidence: 'the values hold CNPJs with valid check digits and addresses (CEP, UF, phones): partners' };
+  if (has('gtin') || has('ncm') || (units && cols.some((c) => c.type.kind === 'text')))
+    return { target: 'Product', evidence: 'the values hold barcodes, NCM codes or units of measure beside descriptions: products' };
+  return undefined;
+}
+
 function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | undefined): { def: TargetDef; confidence: number; evidence: string } {
   if (forced) {
     const t = TARGETS.find((x) => x.toLowerCase() === forced.toLowerCase());
@@ -153,6 +176,11 @@ function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | 
     }
     return { def, score: (fileHit ? 3 : 0) + colVote, fileHit, hits };
   }).sort((a, b) => b.score - a.score);
+  const byContent = best0(scored) <= 0.5 ? targetFromContent(cols) : undefined;
+  if (byContent) {
+    const def = TARGETS_DICT.find((d) => d.target === byContent.target)!;
+    return { def, confidence: 0.5, evidence: `no known file-name word or column name; ${byContent.evidence}` };
+  }
   const best = scored[0]!;
   const second = scored[1]!;
   if (best.score <= 0.5) {
@@ -279,24 +307,67 @@ function score(f: FieldDef, c: ColumnProfile, unnamed: boolean): { score: number
       why = `no name match, but the values are ${c.type.kind.toUpperCase()}`;
     } else sc += 0.1;
   }
-  if (unnamed && name === 0 && !f.byType?.includes(c.type.kind)) {
-    // positional layouts: a few type-led guesses
-    if (f.firstCode && (c.type.kind === 'code' || c.type.kind === 'integer') && c.distinct >= Math.max(2, c.values.length * 0.8)) {
-      sc = 0.5;
-      why = 'the first field of distinct codes in the layout';
-    } else if ((f.field === 'name' || f.field === 'socialName' || f.field === 'clientName') && c.type.kind === 'text') {
-      sc = 0.5 + Math.min(0.04, c.maxLength / 1000);
-      why = 'a text field of the layout (names are the usual text)';
-    } else if (f.kind === 'number' && (c.type.kind === 'implied' || c.type.kind === 'decimal')) {
-      sc = 0.55;
-      why = `the numeric field of the layout`;
-    } else if (f.lookup?.resource === 'Owners' && c.type.kind === 'code' && c.type.leadingZeros && c.maxLength === 3 && c.distinct === 1) {
+  if (name === 0 && !f.byType?.includes(c.type.kind)) {
+    // no name says it (a positional layout, or names no dictionary knows): the values decide
+    const content = contentGuess(f, c);
+    if (content) ({ score: sc, why } = content);
+    else if (unnamed && f.lookup?.resource === 'Owners' && c.type.kind === 'code' && c.type.leadingZeros && c.maxLength === 3 && c.distinct === 1) {
       // one owner per file is the common case; a varying short code is more often a warehouse (Protheus local 01, 02)
       sc = 0.5;
       why = `a 3-digit zero-padded code, the same on every line (${(c.distinctValues ?? []).join(', ')}): like an owner code`;
     }
   }
   return { score: sc, why };
+}
+
+/** Units of measure as ERPs write them (case ignored): a column of these is a unit column. */
+const UNITS = new Set(
+  'UN UND UNID UNIDADE CX CXA KG G GR MG T TON L LT ML M M2 M3 CM MM PC PÇ PCT PT FD DZ SC SACO RL GL BD BJ CJ KIT PAR PR TB FR AMP ENV BL CT MIL'.split(' '),
+);
+const PHONE = /^(\+?55\s?)?\(?0?\d{2}\)?[\s-]?9?\d{4}[\s-]?\d{4}$/;
+const COMPANY_SUFFIX = /\b(LTDA|S\.?\/?A|ME|EPP|EIRELI|MEI|CIA)\.?$/i;
+const STREET = /^(RUA|R\.|AV|AV\.|AVENIDA|ROD|ROD\.|RODOVIA|TRAVESSA|TV|ALAMEDA|AL\.|PRACA|PÇA|ESTRADA|EST\.|LARGO)\b/i;
+
+function share(c: ColumnProfile, test: (v: string) => boolean): number {
+  const vals = c.values.filter((v) => v !== '');
+  return vals.length ? vals.filter(test).length / vals.length : 0;
+}
+
+/**
+ * What a column's values say about a field when no name does: unique codes are a record's key, the
+ * longest text its name (a company name ends in LTDA, S/A...), unit symbols a unit, phone numbers a
+ * phone, street words an address, a code repeating across rows a reference (category, family), a
+ * decimal number a quantity. Scores stay at 0.5-0.6: any name match beats them.
+ */
+function contentGuess(f: FieldDef, c: ColumnProfile): { score: number; why: string } | undefined {
+  const k = c.type.kind;
+  const rows = c.values.length;
+  // codes: digits, short tokens, or dotted/dashed identifiers without spaces (01.003.0001)
+  const codeLike = k === 'code' || k === 'integer' || (k === 'text' && c.maxLength <= 20 && share(c, (v) => !/\s/.test(v)) === 1);
+  const words = share(c, (v) => /^[\p{L}][\p{L} .&/-]*$/u.test(v));
+  if ((f.field === 'unitmeasurement' || f.field === 'symbol') && share(c, (v) => UNITS.has(v.toUpperCase())) >= 0.9)
+    return { score: 0.62, why: `the values are units of measure (${(c.distinctValues ?? []).slice(0, 6).join(', ')})` };
+  if (f.field === 'phone' && share(c, (v) => PHONE.test(v)) >= 0.8) return { score: 0.6, why: 'the values are phone numbers' };
+  if ((f.field === 'address' || f.field === 'street') && k === 'text' && share(c, (v) => STREET.test(v)) >= 0.6)
+    return { score: 0.6, why: 'the values start with street words (RUA, AV...)' };
+  if (['name', 'socialName', 'clientName'].includes(f.field) && k === 'text') {
+    const companies = share(c, (v) => COMPANY_SUFFIX.test(v));
+    if (companies >= 0.5 && f.field !== 'name') return { score: 0.6, why: `${pct(companies)} of the values are company names (LTDA, S/A...)` };
+    return { score: 0.5 + Math.min(0.04, c.maxLength / 1000), why: 'the longest text column (names are the usual text)' };
+  }
+  if (f.field === 'name' && k === 'code' && words >= 0.9 && c.distinct >= Math.max(2, rows * 0.8))
+    return { score: 0.5, why: 'distinct words without digits: names' };
+  if (f.firstCode && codeLike && c.emptyShare === 0 && c.distinct >= Math.max(2, rows * 0.8))
+    return { score: 0.5, why: 'the first column of distinct codes (a record key)' };
+  if (f.item && f.ref === 'Product' && codeLike && c.maxLength >= 3 && c.distinct >= 2)
+    return { score: 0.5, why: 'codes of 3+ characters varying from row to row: the item product' };
+  if (f.kind === 'ncm' && share(c, (v) => /^\d{8}$|^\d{4}\.\d{2}\.\d{2}$/.test(v)) >= 0.9) return { score: 0.56, why: '8 digits (9999.99.99): NCM codes' };
+  if (f.field === 'brand' && (k === 'text' || k === 'code') && words >= 0.9 && c.distinct >= 2 && c.distinct <= rows * 0.5)
+    return { score: 0.5, why: `a few words repeating across rows (${c.distinct} values): a brand` };
+  if (f.kind === 'ref' && (f.ref === 'Category' || f.ref === 'Family') && codeLike && c.distinct >= 3 && c.distinct <= rows * 0.5)
+    return { score: 0.5, why: `a code repeating across rows (${c.distinct} values over ${rows} rows): a reference to a ${f.ref}` };
+  if (f.kind === 'number' && (k === 'implied' || k === 'decimal')) return { score: 0.52, why: 'a decimal number column' };
+  return undefined;
 }
 
 function pct(x: number): string {
@@ -362,7 +433,32 @@ function findDocumentKey(
 // NF-e
 // ---------------------------------------------------------------------------------------------
 
-function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'target' | 'targetEvidence' | 'targetConfidence'> {
+/**
+ * Which NF-e are purchase orders: authorised ones (protNFe cStat 100, or 150 authorised late) when the
+ * file carries its protocol, and normal ones (finNFe 1): a return (4) or a complementary/adjustment
+ * NF-e (2, 3) is no ordinary receipt.
+ */
+function nfeFilter(rows: RawRow[]): Proposal['filter'] {
+  const values = (p: string) => [...new Set(rows.map((r) => r.fields[p]).filter((v): v is string => typeof v === 'string' && v !== ''))];
+  const cStat = values('/protNFe/infProt/cStat');
+  const fin = values('/NFe/infNFe/ide/finNFe');
+  const conds: unknown[] = [];
+  const why: string[] = [];
+  if (cStat.length) {
+    conds.push({ path: '/protNFe/infProt/cStat', in: ['100', '150'] });
+    why.push(`protNFe cStat 100/150 (authorised; a cancelled or denied NF-e is skipped; seen: ${cStat.join(', ')})`);
+  }
+  if (fin.length) {
+    conds.push({ path: '/NFe/infNFe/ide/finNFe', equals: '1' });
+    why.push(
+      `finNFe 1 (normal; 4 devolução is a return, receiptType 1, in a mapping of its own; 2/3 complementar/ajuste carry no goods; seen: ${fin.join(', ')})`,
+    );
+  }
+  if (!conds.length) return undefined;
+  return { expr: conds.length === 1 ? conds[0] : conds, evidence: `keeps ${why.join(' and ')}` };
+}
+
+function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'target' | 'targetEvidence' | 'targetConfidence' | 'filter'> {
   const has = (p: string) => rows.some((r) => r.fields[p] !== undefined && r.fields[p] !== '');
   const lots = has('prod/rastro');
   const dateIso = has('/NFe/infNFe/ide/dhEmi');
@@ -408,8 +504,10 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
   ];
   if (lots) {
     items.push(f('lotNumber', { path: 'prod/rastro/nLote' }));
-    items.push(f('manufacturingDate', { path: 'prod/rastro/dFab', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
-    items.push(f('expirationDate', { path: 'prod/rastro/dVal', transforms: [{ date: { format: 'yyyy-MM-dd' } }] }));
+    // lot dates are bare dates in the NF-e and DateTime in the interface: midnight in the zone, as UTC
+    const lotDate = `${nfe}: a bare yyyy-MM-dd, written as a DateTime (output: datetime) since a strict WMS refuses a bare date there`;
+    items.push(f('manufacturingDate', { path: 'prod/rastro/dFab', transforms: [{ date: { format: 'yyyy-MM-dd', output: 'datetime' } }] }, lotDate));
+    items.push(f('expirationDate', { path: 'prod/rastro/dVal', transforms: [{ date: { format: 'yyyy-MM-dd', output: 'datetime' } }] }, lotDate));
   }
   items.push(f('aux01', { path: '@nItem' }, `${nfe}: the item number`, 0.8));
   if (has('prod/NCM')) items.push(f('aux02', { path: 'prod/NCM' }, `${nfe}: the NCM, kept for reference`, 0.6));
@@ -442,7 +540,9 @@ function nfeProposal(rows: RawRow[]): Pick<Proposal, 'fields' | 'group' | 'targe
     ),
     f('receiptType', { const: 0 }, '0 = standard receiving (1 = return)', 0.7),
   ];
+  const filter = nfeFilter(rows);
   return {
+    ...(filter ? { filter } : {}),
     target: 'PurchaseOrder',
     targetConfidence: 0.95,
     targetEvidence: 'an NF-e is an inbound invoice: one purchase order per invoice',
@@ -599,6 +699,49 @@ function documentShape(sample: Sample, def: TargetDef): DocumentShape {
 
 type Assignment = Map<string, { c: ColumnProfile; score: number; why: string }>;
 
+/**
+ * Fields told by a column's relation to another column of the same file: a short name contained in
+ * the company name of the same row is the fantasy name; a text column beside the UF column is the
+ * city; the small number after a street is the street number.
+ */
+function relatedColumnPairs(def: TargetDef, cols: ColumnProfile[]): Array<{ f: FieldDef; c: ColumnProfile; score: number; why: string }> {
+  const out: Array<{ f: FieldDef; c: ColumnProfile; score: number; why: string }> = [];
+  const field = (n: string) => def.fields.find((f) => f.field === n && !f.item);
+  const fantasy = field('fantasyName');
+  if (fantasy) {
+    for (const c of cols) {
+      if (c.type.kind !== 'text' && c.type.kind !== 'code') continue;
+      for (const o of cols) {
+        if (o === c || o.type.kind !== 'text') continue;
+        const pairsSeen = c.values.filter((v, i) => v !== '' && (o.values[i] ?? '') !== '');
+        const inside = c.values.filter((v, i) => v !== '' && v !== o.values[i] && (o.values[i] ?? '').toUpperCase().includes(v.toUpperCase())).length;
+        if (pairsSeen.length && inside / pairsSeen.length >= 0.6) {
+          out.push({
+            f: fantasy,
+            c,
+            score: 0.58,
+            why: `its values are part of '${o.name}' on the same row (${pct(inside / pairsSeen.length)}): a short or fantasy name`,
+          });
+          break;
+        }
+      }
+    }
+  }
+  const uf = cols.find((c) => c.type.kind === 'uf');
+  const city = field('city');
+  if (uf && city) {
+    for (const c of cols.filter((x) => Math.abs(x.index - uf.index) === 1 && x.type.kind === 'text' && share(x, (v) => !/\d/.test(v)) >= 0.9))
+      out.push({ f: city, c, score: 0.55, why: `text without digits beside the UF column '${uf.name}': the city` });
+  }
+  const number = field('number');
+  const street = cols.find((c) => c.type.kind === 'text' && share(c, (v) => STREET.test(v)) >= 0.6);
+  if (number && street) {
+    const next = cols.find((c) => c.index === street.index + 1 && (c.type.kind === 'integer' || c.type.kind === 'code') && c.maxLength <= 6);
+    if (next) out.push({ f: number, c: next, score: 0.55, why: `a short number right after the street column '${street.name}'` });
+  }
+  return out;
+}
+
 /** Greedy assignment of columns to the target's fields, best pairs first. */
 function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { byField: Assignment; usedCols: Set<string> } {
   const { cols, unnamed } = sample;
@@ -615,6 +758,7 @@ function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { 
       if (sc >= 0.5) pairs.push({ f, c, score: sc, why });
     }
   }
+  pairs.push(...relatedColumnPairs(def, shape.fixedDoc ? [] : cols));
   pairs.sort((a, b) => b.score - a.score || def.fields.indexOf(a.f) - def.fields.indexOf(b.f));
   const byField: Assignment = new Map();
   const usedCols = new Set<string>();
@@ -825,13 +969,18 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const shape = documentShape(sample, def);
   const { byField, usedCols } = assignColumns(sample, def, shape);
   const { header, items } = fieldProposals(sample, def, byField);
+  if (s.multiRecord && def.document)
+    throw new ConfigError(
+      `infer: ${fileName} NEEDS A PERSON: a multi-record file (${s.multiRecord.evidence}${s.skipLines ? `, after ${s.skipLines} comment line(s)` : ''}): ` +
+        `${def.target} documents from header and item lines need the record-type declarations of the mapping language; no mapping written`,
+    );
   const group = proposeGroup(sample, def, shape, header, items);
   // required fields of records without a column and without a placeholder
   const attachmentPath = def.target === 'PickingListAttachment' ? proposeAttachment(sample, header, usedCols) : undefined;
   const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
   if (shape.doc) readCols.add(shape.doc.key.name);
   for (const c of usedCols) readCols.add(c);
-  const filter = shape.fixedDoc ? undefined : proposeFilter(cols, reader, s);
+  const filter = s.multiRecord ? multiRecordFilter(s, cols, reader) : shape.fixedDoc ? undefined : proposeFilter(cols, reader, s, def.target);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
   const { unused, smallSets } = unreadColumns(cols, shape.headerCols, readCols);
   return {
@@ -859,7 +1008,116 @@ function requiredTextFields(target: Target): string[] {
 }
 
 /** An "active" flag column: keep the active rows (inactive ones are skipped and counted). */
-function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed): Proposal['filter'] | undefined {
+/**
+ * A delimited file with record types (header and item lines of different lengths): one mapping reads
+ * one record type today; which one, and how the header lines join their items, needs a person. The
+ * filter is a TODO so check and preview fail until it is decided.
+ */
+function multiRecordFilter(s: Sniffed, cols: ColumnProfile[], reader: Reader): Proposal['filter'] {
+  const m = s.multiRecord!;
+  const col = cols[0]?.name ?? 'coluna_1';
+  return {
+    expr: { [reader]: col, equals: 'TODO' },
+    evidence: `NEEDS A PERSON: a multi-record file (${m.evidence}); keep one record type per mapping (replace TODO by ${m.types.map((t) => `'${t.value}'`).join(' or ')}); header lines joined to their items need the record-type declarations of the mapping language`,
+  };
+}
+
+/** Values of a partner type column and the role they mean (F/T, Fornecedor/Transportador; S/C as SAP's CardType). */
+const ROLES: Record<string, 'Provider' | 'ShippingCompany' | 'customer'> = {
+  F: 'Provider',
+  FORNECEDOR: 'Provider',
+  FORNECEDORES: 'Provider',
+  T: 'ShippingCompany',
+  TRANSPORTADOR: 'ShippingCompany',
+  TRANSPORTADORA: 'ShippingCompany',
+  C: 'customer',
+  CLIENTE: 'customer',
+};
+
+/**
+ * A partners file holding several kinds (a type column F/T, Fornecedor/Transportador, SAP's S/C):
+ * keep the rows of the target's kind; the others are another target (said in the evidence).
+ */
+function roleFilter(cols: ColumnProfile[], reader: Reader, target: Target): Proposal['filter'] | undefined {
+  if (target !== 'Provider' && target !== 'ShippingCompany') return undefined;
+  for (const c of cols) {
+    const vals = (c.distinctValues ?? []).filter((v) => v !== '');
+    if (vals.length < 2 || vals.length > 4) continue;
+    const up = vals.map((v) => v.toUpperCase());
+    const sap = up.includes('S') && up.includes('C') && up.every((v) => ['S', 'C', 'L'].includes(v));
+    const role = (v: string) => (sap && v === 'S' ? 'Provider' : ROLES[v]);
+    if (!up.every((v) => role(v))) continue;
+    const keep = vals.filter((v) => role(v.toUpperCase()) === target);
+    if (!keep.length) continue;
+    const count = (v: string) => c.values.filter((x) => x === v).length;
+    const others = vals
+      .filter((v) => !keep.includes(v))
+      .map(
+        (v) =>
+          `${v} (${count(v)} rows: ${role(v.toUpperCase()) === 'customer' ? 'customers' : `${role(v.toUpperCase())}, wmsbridge infer --target ${role(v.toUpperCase())}`})`,
+      );
+    return {
+      expr: keep.length === 1 ? { [reader]: c.name, equals: keep[0] } : { [reader]: c.name, in: keep },
+      evidence: `column '${c.name}' says the partner's kind: keeps ${keep.map((v) => `${v} (${count(v)} rows)`).join(', ')}; skips ${others.join(', ')}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A hierarchy in one file (a group table with a parent column whose values are codes of the same
+ * file, and a level column 1, 2...): Category keeps the top level, Family the levels below it.
+ */
+function levelFilter(cols: ColumnProfile[], reader: Reader, target: Target): Proposal['filter'] | undefined {
+  if (target !== 'Category' && target !== 'Family') return undefined;
+  const rows = cols[0]?.values.length ?? 0;
+  const keys = cols.filter((c) => c.emptyShare === 0 && c.distinct === rows && rows >= 3);
+  for (const key of keys) {
+    const codes = new Set(key.values);
+    const parent = cols.find((p) => {
+      if (p === key) return false;
+      const refs = p.values.filter((v) => v !== '' && !/^0+$/.test(v));
+      return refs.length >= 1 && refs.length < rows && refs.every((v) => codes.has(v));
+    });
+    if (!parent) continue;
+    const top = (i: number) => parent.values[i] === '' || /^0+$/.test(parent.values[i]!);
+    const level = cols.find((l) => {
+      if (l === key || l === parent || l.type.kind !== 'integer' || l.distinct < 2 || l.distinct > 6) return false;
+      const topLevels = new Set(l.values.filter((_, i) => top(i)));
+      const below = new Set(l.values.filter((_, i) => !top(i)));
+      return topLevels.size === 1 && ![...below].some((v) => topLevels.has(v));
+    });
+    const why = `'${parent.name}' refers to '${key.name}' of the same file (a parent: a hierarchy)`;
+    if (level) {
+      const topValue = level.values[level.values.findIndex((_, i) => top(i))]!;
+      return target === 'Category'
+        ? {
+            expr: { [reader]: level.name, equals: topValue },
+            evidence: `${why}; level column '${level.name}': keeps the top level ${topValue}, the levels below are families (wmsbridge infer --target Family, their category is '${parent.name}')`,
+          }
+        : {
+            expr: { [reader]: level.name, notEquals: topValue },
+            evidence: `${why}; level column '${level.name}': keeps the levels below the top ${topValue} (the categories); a family's category is '${parent.name}'`,
+          };
+    }
+    return target === 'Category'
+      ? {
+          expr: {
+            any: [
+              { [reader]: parent.name, empty: true },
+              { [reader]: parent.name, regex: '^0+$' },
+            ],
+          },
+          evidence: `${why}: keeps the rows without a parent`,
+        }
+      : { expr: { [reader]: parent.name, notEmpty: true }, evidence: `${why}: keeps the rows with a parent` };
+  }
+  return undefined;
+}
+
+function proposeFilter(cols: ColumnProfile[], reader: Reader, s: Sniffed, target: Target): Proposal['filter'] | undefined {
+  const selection = roleFilter(cols, reader, target) ?? levelFilter(cols, reader, target);
+  if (selection) return selection;
   if (s.format === 'fixed-width' && s.fixed!.tagLength > 0) {
     const main = [...s.fixed!.records].sort((a, b) => b.lines - a.lines)[0]!;
     const others = s.fixed!.records.filter((r) => r !== main).map((r) => `'${r.tag}' ${r.type}`);
