@@ -198,6 +198,7 @@ function buildSummary(a: {
           ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` }
           : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
+      ...(f?.unsent ? { unsent: f.unsent } : {}),
     });
     if (!f) continue;
     totals.records += f.records;

@@ -10,6 +10,8 @@ export const en: Record<string, string> = {
   'outcome.unchanged': 'Unchanged',
   'outcome.deleted': 'Deleted',
   'outcome.skipped': 'Not sent yet',
+  'outcome.excluded': 'Not sent (rule)',
+  'outcome.not-selected': 'Not selected',
   'outcome.rejected': 'Rejected',
   'outcome.failed': 'Failed',
   'outcome.held': 'Held',
@@ -145,6 +147,11 @@ export const en: Record<string, string> = {
   'report.resources': 'Resources',
   'report.webhooks': 'Webhooks received',
   'report.notTaken': 'Not taken from the inbox',
+  'report.unsent': 'Rows read and not sent',
+  'report.unsentNote':
+    'Rows no mapping of their file selected, and rows a mapping rule excludes: nothing to fix, listed so that nothing is left out in silence (see the result files).',
+  'report.notSelectedReason': 'no mapping of the file selects it (filter)',
+  'report.col.lines': 'Lines',
   'report.helped': 'Sent for other instances',
   'report.helpedNote':
     'Records of files another instance took, sent by this one to share the work. They are in the report and result file of the instance that took the file, not in the totals above.',

@@ -5,6 +5,8 @@ export const ptBR: Record<string, string> = {
   'outcome.unchanged': 'Sem alteração',
   'outcome.deleted': 'Excluídos',
   'outcome.skipped': 'Ainda não enviados',
+  'outcome.excluded': 'Não enviados (regra)',
+  'outcome.not-selected': 'Não selecionados',
   'outcome.rejected': 'Recusados',
   'outcome.failed': 'Com falha',
   'outcome.held': 'Retidos',
@@ -136,6 +138,11 @@ export const ptBR: Record<string, string> = {
   'report.resources': 'Recursos',
   'report.webhooks': 'Webhooks recebidos',
   'report.notTaken': 'Itens da entrada não recebidos',
+  'report.unsent': 'Linhas lidas e não enviadas',
+  'report.unsentNote':
+    'Linhas que nenhum mapeamento do arquivo seleciona e linhas que uma regra do mapeamento exclui: nada a corrigir, listadas para que nada fique de fora em silêncio (veja os arquivos de resultado).',
+  'report.notSelectedReason': 'nenhum mapeamento do arquivo a seleciona (filter)',
+  'report.col.lines': 'Linhas',
   'report.helped': 'Enviados para outras instâncias',
   'report.helpedNote':
     'Registros de arquivos que outra instância recebeu, enviados por esta para dividir o trabalho. Eles aparecem no relatório e no arquivo de resultado da instância que recebeu o arquivo, não nos totais acima.',

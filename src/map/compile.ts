@@ -26,6 +26,7 @@ import { checkDefaultKey } from './keys.js';
 import { compileGlobs, fileMatcher } from './globs.js';
 import { MappingCompileError } from './problems.js';
 import { mapItems } from './map-items.js';
+import { compileSkips } from './skips.js';
 import type { MappingPlan } from './plan.js';
 
 export { formatPath, MappingCompileError, type MappingProblem } from './problems.js';
@@ -51,8 +52,10 @@ export interface CompiledMapping {
   matches(channel: string, fileName: string): boolean;
   /** maps parsed items (rows and parse errors) to records, documents and rejects, streaming */
   mapItems(items: AsyncIterable<ParsedItem>, ctx: MapContext): AsyncIterable<MapOutput>;
-  /** the validated model, defaults filled in (for tools and docs) */
+  /** the validated model, defaults filled in (for tools and docs); of the first mapping when several share a file */
   spec: MappingSpec;
+  /** several mappings applied to one file (multi.ts composeMappings): each of them, in order */
+  parts?: CompiledMapping[];
 }
 
 /** The op a mapping gets when it names none (the target registry's default). */
@@ -157,6 +160,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const keyEval = spec.key !== undefined ? compileExpr(cc, spec.key as ExprSpec, ['key'], true, 'the natural key') : undefined;
   if (!keyEval) checkDefaultKey(cc, target, spec.fields, info);
   const filter = spec.filter === undefined ? undefined : compileFilter(cc, spec.filter as ConditionSpec | ConditionSpec[]);
+  const skips = compileSkips(cc, spec);
   const attachmentEval = compileAttachment(cc, spec);
   const doc = compileDocument(cc, spec);
 
@@ -182,6 +186,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     itemImplicit: doc.itemInfo?.implicit ?? new Map<string, unknown>(),
     groupByEval: doc.groupByEval,
     itemRecords: doc.itemRecords,
+    skips,
   };
   const compiled: CompiledMapping = {
     name: plan.name,

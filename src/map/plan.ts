@@ -34,6 +34,8 @@ export interface MappingPlan {
   itemImplicit: Map<string, unknown>;
   groupByEval: Eval | undefined;
   itemRecords: Set<string> | undefined;
+  /** declared skips (`skip`), in order: rows the mapping selects but must not send */
+  skips: Array<{ when: Cond; reason: string }>;
 }
 
 /** One mapItems call: the plan, the evaluation state (mutated per row), the counters. */
