@@ -213,7 +213,7 @@ export function globExamples(glob: string): string[] {
 
 /** A file name both mappings take in `channel` (from their patterns' examples and the names given), or null. */
 export function sharedFileName(a: CompiledMapping, b: CompiledMapping, channel: string, names: readonly string[]): string | null {
-  const candidates = [...a.match.files.flatMap(globExamples), ...b.match.files.flatMap(globExamples), ...names];
+  const candidates = [...names, ...a.match.files.flatMap(globExamples), ...b.match.files.flatMap(globExamples)];
   return candidates.find((n) => a.matches(channel, n) && b.matches(channel, n)) ?? null;
 }
 
