@@ -177,6 +177,13 @@ export async function mapFileToJournal(opts: {
   if (unsent.size > 0 || (await opts.journal.getMeta(FILE_META.unsent(opts.fileId))) !== undefined)
     await opts.journal.setMeta(FILE_META.unsent(opts.fileId), JSON.stringify(unsent.toJSON()));
   res.unsent = unsent.size;
+  // a stock sync whose mapping declares that its valid rows are sent even when some are rejected (the business rule)
+  const rule = (opts.mapping.parts ?? [opts.mapping]).find((m) => m.target === 'StockSync' && m.spec.onRejected === 'sendValid');
+  if (rule && res.rejects > 0)
+    await opts.journal.setMeta(
+      FILE_META.sendValid(opts.fileId),
+      JSON.stringify({ by: `mapping ${rule.name} (onRejected: sendValid)`, at: new Date().toISOString() }),
+    );
   // rows read: what the outputs were made of and the rows not sent; with several mappings, each row once
   res.rows = opts.mapping.parts ? stats.rows : res.rows + unsent.size;
   return res;
