@@ -304,7 +304,7 @@ async function writeUnsent(figures: FileFigures, out: ResultWriter, text: string
       const entry = {
         line,
         ...(end !== line ? { lineEnd: end } : {}),
-        target: targetOf(g.mapping),
+        target: g.target ?? targetOf(g.mapping),
         key: '',
         outcome,
         error,

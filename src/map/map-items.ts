@@ -91,7 +91,7 @@ function excludedBy(run: MapRun, row: RawRow): MapOutput | null | undefined {
       return makeReject(plan, [row], issues.list ?? [], undefined);
     }
     if (run.stats) run.stats.excluded = (run.stats.excluded ?? 0) + 1;
-    st.ctx.unsent?.excluded(row.line, plan.name, rule.reason, row.lineEnd);
+    st.ctx.unsent?.excluded(row.line, plan.name, rule.reason, row.lineEnd, plan.target);
     return null;
   }
   return undefined;

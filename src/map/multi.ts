@@ -146,7 +146,7 @@ async function* mapTogether(parts: readonly CompiledMapping[], items: AsyncItera
   let leftBy = 0;
   const sink: UnsentSink = {
     notSelected: () => void leftBy++,
-    excluded: (line, mapping, reason, lineEnd) => ctx.unsent?.excluded(line, mapping, reason, lineEnd),
+    excluded: (line, mapping, reason, lineEnd, target) => ctx.unsent?.excluded(line, mapping, reason, lineEnd, target),
   };
   const owns: MapStats[] = [];
   const running: Part[] = parts.map((m) => {

@@ -122,5 +122,5 @@ export interface MapContext {
  */
 export interface UnsentSink {
   notSelected(line: number, lineEnd?: number): void;
-  excluded(line: number, mapping: string, reason: string, lineEnd?: number): void;
+  excluded(line: number, mapping: string, reason: string, lineEnd?: number, target?: string): void;
 }

@@ -10,8 +10,9 @@ export type UnsentKind = 'not-selected' | 'excluded';
 
 export interface UnsentGroup {
   kind: UnsentKind;
-  /** excluded: the mapping whose rule excluded the rows, and the rule's reason */
+  /** excluded: the mapping whose rule excluded the rows (and its target), and the rule's reason */
   mapping?: string;
+  target?: string;
   reason?: string;
   count: number;
   /** [first line, last line] of each run of consecutive rows, in line order */
@@ -34,8 +35,8 @@ export class UnsentTally implements UnsentSink {
     this.add('not-selected', undefined, undefined, line, lineEnd ?? line);
   }
 
-  excluded(line: number, mapping: string, reason: string, lineEnd?: number): void {
-    this.add('excluded', mapping, reason, line, lineEnd ?? line);
+  excluded(line: number, mapping: string, reason: string, lineEnd?: number, target?: string): void {
+    this.add('excluded', mapping, reason, line, lineEnd ?? line, target);
   }
 
   get size(): number {
@@ -48,12 +49,13 @@ export class UnsentTally implements UnsentSink {
     return { groups: [...this.groups.values()] };
   }
 
-  private add(kind: UnsentKind, mapping: string | undefined, reason: string | undefined, line: number, end: number): void {
+  private add(kind: UnsentKind, mapping: string | undefined, reason: string | undefined, line: number, end: number, target?: string): void {
     const k = `${kind}\u0000${mapping ?? ''}\u0000${reason ?? ''}`;
     let g = this.groups.get(k);
     if (!g) {
       g = { kind, count: 0, ranges: [] };
       if (mapping !== undefined) g.mapping = mapping;
+      if (target !== undefined) g.target = target;
       if (reason !== undefined) g.reason = reason;
       this.groups.set(k, g);
     }

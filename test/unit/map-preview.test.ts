@@ -189,6 +189,7 @@ describe('wmsbridge preview with several mappings on one file (issue 39)', () =>
             [5, 5],
           ],
           mapping: 'estoque-sap',
+          target: 'StockSync',
           reason: 'negative stock position (the WMS takes none)',
         },
       ],
