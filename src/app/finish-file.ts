@@ -8,9 +8,9 @@ import { createI18n, type I18n } from '../i18n/index.js';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, Journal, RecordRow } from '../journal/types.js';
-import type { CompiledMapping } from '../map/index.js';
-import { createResultWriter } from '../outbox/results.js';
-import type { Outcome, AttentionItem } from '../outbox/types.js';
+import { linesText, type CompiledMapping, type UnsentRows } from '../map/index.js';
+import { createResultWriter, type ResultWriter } from '../outbox/results.js';
+import type { Outcome, AttentionItem, UnsentRowsSummary } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
 import { createRejectsWriter, type RejectItem } from '../outbox/rejects.js';
 import type { Logger } from '../shared/logger.js';
@@ -35,6 +35,8 @@ export interface FileFigures {
    * result and rejects files, not in this run's counts (a resumed run reports what it did)
    */
   earlier: number;
+  /** rows read and not sent (issue 39), by group, for the report */
+  unsent?: UnsentRowsSummary[];
 }
 
 export const ATTENTION_CAP = 500;
@@ -134,20 +136,16 @@ export interface FileFinish {
   abort(): Promise<void>;
 }
 
+/** A file's figures before its first record is counted. */
+function emptyFigures(): FileFigures {
+  return { outcomes: {}, resources: new Map(), reasons: new Map(), attention: [], resultFile: null, rejectsFile: null, records: 0, earlier: 0 };
+}
+
 export function createFileFinish(opts: FileFinishOptions): FileFinish {
   const { file, journal } = opts;
   const final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
   const i18n = opts.i18n ?? createI18n();
-  const figures: FileFigures = {
-    outcomes: {},
-    resources: new Map(),
-    reasons: new Map(),
-    attention: [],
-    resultFile: null,
-    rejectsFile: null,
-    records: 0,
-    earlier: 0,
-  };
+  const figures = emptyFigures();
   const startedMs = opts.now.getTime();
   const stem = basename(file.name, extname(file.name));
   const ext = extname(file.name);
@@ -275,6 +273,7 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
       return serial(async () => {
         while ((await page(FINISH_PAGE, false, 0)).full);
         const out = await opened();
+        await writeUnsent(figures, out, await journal.getMeta(FILE_META.unsent(file.id)), opts.mapping);
         const closed = await out.close();
         if (closed.replacedChars > 0)
           opts.logger?.warn(
@@ -305,6 +304,42 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
       await cleanUp();
     },
   };
+}
+
+/**
+ * The rows the file read and did not send (map/unsent.ts), after its records: one result line per run of lines,
+ * outcome not-selected or excluded with the skip rule's reason; counted in the file's outcomes and listed by the
+ * report. They are not rejects: nothing to fix, nothing to drop again.
+ */
+async function writeUnsent(figures: FileFigures, out: ResultWriter, text: string | undefined, mapping: CompiledMapping | null): Promise<void> {
+  if (text === undefined) return;
+  const rows = JSON.parse(text) as UnsentRows;
+  const targetOf = (name: string | undefined): string => (mapping?.parts ?? (mapping ? [mapping] : [])).find((m) => m.name === name)?.target ?? '';
+  for (const g of rows.groups) {
+    if (g.count === 0) continue;
+    const outcome: Outcome = g.kind;
+    figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + g.count;
+    (figures.unsent ??= []).push({
+      outcome,
+      count: g.count,
+      lines: linesText(g),
+      ...(g.mapping !== undefined ? { mapping: g.mapping } : {}),
+      ...(g.reason !== undefined ? { reason: g.reason } : {}),
+    });
+    const error = g.kind === 'excluded' ? `not sent: ${g.reason ?? ''}` : `not selected by any mapping of the file (${mapping?.name ?? ''})`;
+    for (const [line, end] of g.ranges) {
+      const entry = {
+        line,
+        ...(end !== line ? { lineEnd: end } : {}),
+        target: g.target ?? targetOf(g.mapping),
+        key: '',
+        outcome,
+        error,
+        mapping: g.mapping ?? mapping?.name ?? '',
+      };
+      if (!out.write(entry)) await out.drain();
+    }
+  }
 }
 
 /** A record a person must see: counted by reason and listed (the first ATTENTION_CAP) with its source row. */

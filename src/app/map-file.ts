@@ -3,8 +3,8 @@
  * stays flat however large the file. Rejected rows are journaled too (status 'rejected', with their raw
  * row) so the rejects file can be written from the journal alone.
  */
-import type { CompiledMapping } from '../map/index.js';
-import type { MapContext, MapOutput } from '../map/types.js';
+import { UnsentTally, type CompiledMapping } from '../map/index.js';
+import type { MapContext, MapOutput, MapStats } from '../map/types.js';
 import type { Journal, NewRecord, StoredRawRow } from '../journal/types.js';
 import type { RawRow } from '../parse/types.js';
 import type { Encoding } from '../parse/options.js';
@@ -33,6 +33,8 @@ export interface MapFileResult {
   rows: number;
   /** rows rejected while mapping and journaled by this call (not those `skip` passed over), by target */
   rejectsByTarget: Map<Target, number>;
+  /** rows read and not sent: not selected by any mapping, or excluded by a skip rule */
+  unsent?: number;
 }
 
 export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord {
@@ -54,7 +56,7 @@ export function toNewRecord(out: MapOutput, mapping: CompiledMapping): NewRecord
   const j = out.reject;
   return {
     target: j.target ?? mapping.target,
-    op: mapping.op,
+    op: (mapping.parts?.find((p) => p.name === j.mapping) ?? mapping).op,
     key: j.key ?? '',
     source: j.source,
     mapping: j.mapping,
@@ -137,6 +139,9 @@ export async function mapFileToJournal(opts: {
   const res: MapFileResult = { records: 0, rejects: 0, rows: 0, rejectsByTarget: new Map() };
   const targets = new Set<Target>();
   const skip = opts.skip ?? 0;
+  const unsent = new UnsentTally();
+  const stats: MapStats = { rows: 0, skipped: 0, records: 0, rejects: 0 };
+  const ctx: MapContext = { ...opts.ctx, unsent, stats };
   // one batch commits (on the journal's writer thread) while the next is mapped: at most one in flight, in order
   let inFlight: Promise<void> | null = null;
   const commit = async (): Promise<void> => {
@@ -153,7 +158,7 @@ export async function mapFileToJournal(opts: {
     inFlight.catch(() => {});
   };
   try {
-    for await (const out of opts.mapping.mapItems(checked, opts.ctx)) {
+    for await (const out of opts.mapping.mapItems(checked, ctx)) {
       const rec = toNewRecord(out, opts.mapping);
       targets.add(rec.target);
       if (rec.status === 'rejected') res.rejects++;
@@ -185,6 +190,19 @@ export async function mapFileToJournal(opts: {
   };
   await opts.journal.setMeta(FILE_META.parseFacts(opts.fileId), JSON.stringify(facts));
   await opts.journal.setMeta(FILE_META.targets(opts.fileId), JSON.stringify([...targets]));
+  // rows not sent are listed with the file's results, never dropped in silence
+  if (unsent.size > 0 || (await opts.journal.getMeta(FILE_META.unsent(opts.fileId))) !== undefined)
+    await opts.journal.setMeta(FILE_META.unsent(opts.fileId), JSON.stringify(unsent.toJSON()));
+  res.unsent = unsent.size;
+  // a stock sync whose mapping declares that its valid rows are sent even when some are rejected (the business rule)
+  const rule = (opts.mapping.parts ?? [opts.mapping]).find((m) => m.target === 'StockSync' && m.spec.onRejected === 'sendValid');
+  if (rule && res.rejects > 0)
+    await opts.journal.setMeta(
+      FILE_META.sendValid(opts.fileId),
+      JSON.stringify({ by: `mapping ${rule.name} (onRejected: sendValid)`, at: new Date().toISOString() }),
+    );
+  // rows read: what the outputs were made of and the rows not sent; with several mappings, each row once
+  res.rows = opts.mapping.parts ? stats.rows : res.rows + unsent.size;
   return res;
 }
 

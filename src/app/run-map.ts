@@ -40,10 +40,13 @@ function toMap(run: RunState): Working[] {
 
 /**
  * Whether a file is sent while it is mapped: large enough (or streamed by an earlier run that stopped half-way:
- * it goes on from there), and not a stock synchronisation (one snapshot, sent whole or not at all).
+ * it goes on from there), and not a stock synchronisation (one snapshot, sent whole or not at all) nor a file several
+ * mappings share.
  */
 export async function streamsWhileMapped(run: RunState, w: Working): Promise<boolean> {
   if (run.opts.dryRun || !w.mapping || w.row.status !== 'claimed' || TARGET_INFO[w.mapping.target].send.kind === 'session') return false;
+  // several mappings on one file give records of several tiers: the feed publishes one tier per file
+  if (w.mapping.parts) return false;
   if (w.row.size >= run.ctx.config.sending.streamFrom) return true;
   return (await run.ctx.journal.getMeta(FILE_META.stream(w.row.id))) !== undefined;
 }

@@ -183,6 +183,7 @@ function buildSummary(a: {
           : {}),
       ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
       ...(f?.earlier ? { earlier: f.earlier } : {}),
+      ...(f?.unsent ? { unsent: f.unsent } : {}),
     });
     if (!f) continue;
     totals.records += f.records;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { AppContext } from './context.js';
 import type { ResolvedChannel } from '../config/load.js';
 import type { FileRow, RecordResult, RecordRow } from '../journal/types.js';
-import type { CompiledMapping } from '../map/index.js';
+import { composeMappings, type CompiledMapping } from '../map/index.js';
 import { TARGET_INFO, type Target } from '../wms/targets.js';
 import { resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import type { RefusedEntry } from '../intake/safety.js';
@@ -162,10 +162,15 @@ export function startRun(ctx: AppContext, opts: RunOptions): RunState {
   };
 }
 
-/** The mapping for a file: bound to its channel (explicitly or by match.channel) and matching its name. */
+/**
+ * The mapping for a file: bound to its channel (explicitly or by match.channel) and matching its name. Every
+ * mapping that matches applies (map/multi.ts): several are one mapping that maps each row with each of them, or,
+ * when they did not declare that they share the file, one that refuses it naming them.
+ */
 export function pickMapping(mappings: CompiledMapping[], channel: ResolvedChannel, fileName: string): CompiledMapping | null {
   const bound = channel.mappings ? mappings.filter((m) => channel.mappings!.includes(m.name)) : mappings;
-  return bound.find((m) => m.matches(channel.name, fileName)) ?? null;
+  const matching = bound.filter((m) => m.matches(channel.name, fileName));
+  return matching.length === 0 ? null : composeMappings(matching, fileName);
 }
 
 /** The target a journaled file (of any instance) maps to here; null when no channel or mapping of this instance takes it. */

@@ -4,11 +4,11 @@
  * the mappings look up. Exit 0 when everything is valid, 2 otherwise: a missing WMS is the problem `run` would stop
  * on (exit 2), unless the embedded sandbox is asked for (--sandbox, wms.url: sandbox).
  */
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import { loadMappingsDir, mappingTodos } from '../map/index.js';
+import { channelSharing, loadMappingsDir, mappingTodos } from '../map/index.js';
 import { scheduledPullFromConfig } from '../pull/config.js';
 import { parseSchedule } from '../pull/index.js';
 import { errorMessage } from '../shared/errors.js';
@@ -50,6 +50,10 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
     for (const name of ch.mappings ?? []) if (!mappings.some((m) => m.name === name)) problems.push(`channel ${ch.name}: mapping "${name}" does not exist`);
     if (bound.length === 0) problems.push(`channel ${ch.name}: no mapping is bound to it (set match.channel: ${ch.name} in a mapping)`);
     notes.push(`channel ${ch.name}: ${ch.dir} (${ch.readiness.mode}), mappings: ${bound.map((m) => m.name).join(', ') || 'none'}`);
+    // which mappings take which file patterns, and files several of them would take (the files there now too)
+    const sharing = channelSharing(ch.name, bound, await fileNames(ch.dir));
+    notes.push(...sharing.notes);
+    problems.push(...sharing.problems);
   }
   const names = new Set<string>();
   for (const p of config.pulls) {
@@ -109,5 +113,14 @@ function checkWmsConfigured(config: ResolvedConfig, notes: string[], problems: s
     notes.push(`wms: ${creds?.url ?? config.wms.url}`);
   } catch (err) {
     problems.push(`wms: ${errorMessage(err)}`);
+  }
+}
+
+/** The names of the files in a channel folder now (none when it cannot be read). */
+async function fileNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && !d.name.startsWith('.')).map((d) => d.name);
+  } catch {
+    return [];
   }
 }

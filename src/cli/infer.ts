@@ -128,7 +128,10 @@ export default async function infer(args: string[], io: CliIo): Promise<number> 
     if (resolve(m.file) === resolve(out)) continue;
     if (m.name === mapping.name) problems.push(`mapping name '${m.name}' is already used by ${m.file}: rename it (--name)`);
     if (m.matches(mapping.match.channel ?? '', basename(sample)))
-      problems.push(`${m.file} (${m.name}) matches ${basename(sample)} too: one file should match one mapping`);
+      problems.push(
+        `${m.file} (${m.name}) matches ${basename(sample)} too: both would read it. If that is meant (one table, several targets, each with its filter), ` +
+          `add sharesFilesWith: [${m.name}] to ${mapping.name}; otherwise narrow match.files (docs/MAPPINGS.md, One file, several mappings)`,
+      );
   }
   if (!mapping.matches(mapping.match.channel ?? '', basename(sample)))
     problems.push(`match.files ${mapping.match.files.join(', ')} does not match ${basename(sample)}`);

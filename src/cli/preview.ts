@@ -5,10 +5,13 @@
  * WMS_ACCESS_KEY_ID, WMS_SECRET_KEY), in which case they are resolved against the WMS.
  * Exit 0 without rejects, 1 with rejects, 2 on a mapping (or usage) error or a TODO left in the mapping (named).
  */
-import { ConfigError } from '../shared/errors.js';
+import { ConfigError, MappingError } from '../shared/errors.js';
 import { isRef, type ReferenceCache } from '../map/types.js';
 import { LookupPlaceholder } from '../map/compile.js';
 import { loadMappingFile } from '../map/load.js';
+import { composeMappings, sharingProblem } from '../map/multi.js';
+import { linesText } from '../map/unsent.js';
+import { basename } from 'node:path';
 import { previewWith, type PreviewResult } from '../map/preview.js';
 import { mappingTodos } from '../map/todos.js';
 import type { RefResource } from '../wms/targets.js';
@@ -17,9 +20,11 @@ import { commandHelp, defineCommand, parseCommand } from './options.js';
 
 export const PREVIEW_COMMAND = defineCommand({
   name: 'preview',
-  usage: '<mapping-file> <data-file> [options]',
+  usage: '<mapping-file>... <data-file> [options]',
   description: `Prints the records (or documents) the data file would produce with the mapping, and its rejects with
-their reasons. Nothing is sent.`,
+their reasons, each with the mapping that made it, and the rows no mapping selected or a skip rule excluded.
+Several mapping files: every one of them applies to the file, as in a run (they declare sharesFilesWith).
+Nothing is sent.`,
   common: ['json', 'config', 'wms-url', 'access-key-id', 'sandbox'],
   commonHelp: {
     json: 'one JSON object per line ({"kind":"record"|"reject",...}) instead of a table',
@@ -49,7 +54,7 @@ function jsonReplacer(_k: string, v: unknown): unknown {
 function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
   for (const rec of r.records) {
     const lines = rec.source.lineEnd ? `lines ${rec.source.line}-${rec.source.lineEnd}` : `line ${rec.source.line}`;
-    out.write(`${rec.target} ${rec.op} key=${rec.key} (${lines})\n`);
+    out.write(`${rec.target} ${rec.op} key=${rec.key} (${lines}) by ${rec.mapping}\n`);
     const entries = Object.entries(rec.payload);
     const width = Math.min(28, Math.max(...entries.map(([k]) => k.length)));
     for (const [k, v] of entries) {
@@ -66,10 +71,16 @@ function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
   }
   for (const rej of r.rejects) {
     const lines = rej.source.lineEnd ? `lines ${rej.source.line}-${rej.source.lineEnd}` : `line ${rej.source.line}`;
-    out.write(`REJECT ${lines}${rej.key !== undefined ? ` key=${rej.key}` : ''}\n`);
+    out.write(`REJECT ${lines}${rej.key !== undefined ? ` key=${rej.key}` : ''} by ${rej.mapping}\n`);
     for (const i of rej.issues) out.write(`  ${i.code}: ${i.message}\n`);
     out.write('\n');
   }
+  for (const g of r.unsent.groups)
+    out.write(
+      g.kind === 'excluded'
+        ? `EXCLUDED ${g.count} row(s) by ${g.mapping ?? ''}: ${g.reason ?? ''} (line(s) ${linesText(g)})\n`
+        : `NOT SELECTED ${g.count} row(s) by any mapping (line(s) ${linesText(g)})\n`,
+    );
 }
 
 async function wmsReferences(values: Record<string, unknown>, resources: string[]): Promise<ReferenceCache | undefined> {
@@ -121,8 +132,8 @@ export default async function preview(args: string[], io: CliIo): Promise<number
     io.stdout.write(commandHelp(PREVIEW_COMMAND));
     return 0;
   }
-  if (positionals.length !== 2) {
-    io.stderr.write(`wmsbridge preview: expected <mapping-file> <data-file>\n\n${commandHelp(PREVIEW_COMMAND)}`);
+  if (positionals.length < 2) {
+    io.stderr.write(`wmsbridge preview: expected <mapping-file>... <data-file>\n\n${commandHelp(PREVIEW_COMMAND)}`);
     return 2;
   }
   let limit: number | undefined;
@@ -130,29 +141,35 @@ export default async function preview(args: string[], io: CliIo): Promise<number
     limit = Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(`preview: --limit must be a positive integer, not '${values.limit}'`);
   }
-  const [mappingPath, dataPath] = positionals as [string, string];
-  const mapping = await loadMappingFile(mappingPath);
+  const dataPath = positionals[positionals.length - 1]!;
+  const parts = [];
+  for (const p of positionals.slice(0, -1)) parts.push(await loadMappingFile(p));
+  const problem = parts.length > 1 ? sharingProblem(parts) : null;
+  if (problem !== null) throw new MappingError(`${basename(dataPath)}: ${problem}`);
+  const mapping = composeMappings(parts, basename(dataPath));
   const refs = await wmsReferences(values, [...new Set(mapping.referenceNeeds.map((n) => n.resource))]);
   const r = await previewWith(mapping, dataPath, { ...(limit !== undefined ? { limit } : {}), ...(refs ? { refs } : {}) });
   if (values.json) {
     for (const rec of r.records) {
       io.stdout.write(
-        `${JSON.stringify({ kind: 'record', target: rec.target, op: rec.op, key: rec.key, source: rec.source, payload: rec.payload, ...(rec.attachmentPath !== undefined ? { attachmentPath: rec.attachmentPath } : {}) }, jsonReplacer)}\n`,
+        `${JSON.stringify({ kind: 'record', mapping: rec.mapping, target: rec.target, op: rec.op, key: rec.key, source: rec.source, payload: rec.payload, ...(rec.attachmentPath !== undefined ? { attachmentPath: rec.attachmentPath } : {}) }, jsonReplacer)}\n`,
       );
     }
     for (const rej of r.rejects) {
-      io.stdout.write(`${JSON.stringify({ kind: 'reject', source: rej.source, key: rej.key, issues: rej.issues })}\n`);
+      io.stdout.write(`${JSON.stringify({ kind: 'reject', mapping: rej.mapping, source: rej.source, key: rej.key, issues: rej.issues })}\n`);
     }
+    for (const g of r.unsent.groups) io.stdout.write(`${JSON.stringify({ ...g, kind: g.kind === 'excluded' ? 'excluded' : 'not-selected' })}\n`);
   } else writeTable(r, io.stdout);
   const s = r.stats;
   io.stderr.write(
-    `preview ${mapping.name} (${mapping.target}): ${s.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${s.skipped} skipped${r.truncated ? `, stopped at --limit ${limit}` : ''}\n`,
+    `preview ${mapping.name} (${(mapping.parts ?? [mapping]).map((m) => m.target).join(', ')}): ${s.rows} row(s) read, ${r.records.length} record(s), ${r.rejects.length} reject(s), ${s.skipped} not selected, ${s.excluded ?? 0} excluded${r.truncated ? `, stopped at --limit ${limit}` : ''}\n`,
   );
   // a mapping with a TODO left by infer is a guess: its records may all share a placeholder key
-  const todos = mappingTodos(mapping.spec);
-  if (todos.length) {
-    io.stderr.write(`FAIL: ${mappingPath} is not finished: TODO in ${todos.join(', ')}; replace each TODO, then preview again\n`);
-    return 2;
-  }
+  const mappingPaths = positionals.slice(0, -1);
+  const unfinished = (mapping.parts ?? [mapping])
+    .map((m, i) => ({ path: mappingPaths[i] ?? m.name, todos: mappingTodos(m.spec) }))
+    .filter((m) => m.todos.length);
+  for (const m of unfinished) io.stderr.write(`FAIL: ${m.path} is not finished: TODO in ${m.todos.join(', ')}; replace each TODO, then preview again\n`);
+  if (unfinished.length) return 2;
   return r.rejects.length > 0 ? 1 : 0;
 }

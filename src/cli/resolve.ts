@@ -4,6 +4,7 @@
  *   --retry  --ids 3,4 | --all  send them again now (in-doubt documents: only after checking the WMS!)
  *   --mark-sent --ids 3 [--wms-id X]   the WMS has it (checked by hand): settle as delivered
  *   --drop   --ids 3 [--reason TEXT]   give up on it: settle as rejected
+ *   --send-valid --ids 3 | --all [--yes]  a stock sync held for rejected rows is sent without them (resolve-send-valid.ts)
  */
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, withApp } from './common.js';
@@ -15,6 +16,7 @@ import type { RecordRow } from '../journal/types.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import { finishFile } from '../app/finish-file.js';
 import { stockKeyLabeler } from '../app/stock-labels.js';
+import { decideSendValid } from './resolve-send-valid.js';
 
 /** A record the WMS refused because it already had it (409, or a refusal naming it as existing). */
 function isConflictRejection(r: RecordRow): boolean {
@@ -23,7 +25,7 @@ function isConflictRejection(r: RecordRow): boolean {
 
 export const RESOLVE_COMMAND = defineCommand({
   name: 'resolve',
-  usage: '(--list | --retry | --mark-sent | --drop) [--ids 1,2,3 | --all] [options]',
+  usage: '(--list | --retry | --mark-sent | --drop | --send-valid [--yes]) [--ids 1,2,3 | --all] [options]',
   common: APP_OPTIONS,
   options: {
     list: { type: 'boolean', help: 'list held, in-doubt and failed records (default)' },
@@ -38,6 +40,12 @@ that refer to it are sent by the next run); also takes a record rejected by a co
     all: { type: 'boolean', help: 'every held, in-doubt and failed record' },
     'wms-id': { type: 'string', arg: 'ID', help: 'with --mark-sent: the WMS id of the record' },
     reason: { type: 'string', arg: 'TEXT', help: 'with --drop: why, recorded with the record' },
+    'send-valid': {
+      type: 'boolean',
+      help: `a stock sync held because some of its rows were rejected: send it without them (shows what
+would be left out; sends only with --yes; the decision is journaled)`,
+    },
+    yes: { type: 'boolean', help: 'with --send-valid: confirm the decision' },
   },
 });
 
@@ -47,8 +55,8 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
     io.stdout.write(commandHelp(RESOLVE_COMMAND));
     return 0;
   }
-  const actions = ['retry', 'mark-sent', 'drop'].filter((a) => values[a as 'retry'] === true);
-  if (actions.length > 1) throw new ConfigError(`choose one of --retry, --mark-sent, --drop (got ${actions.join(', ')})`);
+  const actions = ['retry', 'mark-sent', 'drop', 'send-valid'].filter((a) => values[a as 'retry'] === true);
+  if (actions.length > 1) throw new ConfigError(`choose one of --retry, --mark-sent, --drop, --send-valid (got ${actions.join(', ')})`);
   const action = actions[0] ?? 'list';
   const ids = values.ids ? values.ids.split(',').map((s) => Number(s.trim())) : [];
   if (ids.some((n) => !Number.isInteger(n) || n <= 0)) throw new ConfigError(`--ids: expected record ids like 3,4,5, got "${values.ids}"`);
@@ -133,8 +141,10 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
         io.stdout.write(`${chosen.length} record(s) dropped\n`);
         return 0;
       }
-      const n = await ctx.journal.requeue(chosen.map((r) => r.id));
-      const fileIds = [...new Set(chosen.map((r) => r.fileId))];
+      const toSend = action === 'send-valid' ? await decideSendValid(ctx, chosen, values.yes === true, io) : chosen;
+      if (action === 'send-valid' && toSend.length === 0) return 1;
+      const n = await ctx.journal.requeue(toSend.map((r) => r.id));
+      const fileIds = [...new Set(toSend.map((r) => r.fileId))];
       const files = [];
       for (const id of fileIds) {
         const f = await ctx.journal.getFile(id);
@@ -170,6 +180,6 @@ export default async function resolve(args: string[], io: CliIo): Promise<number
       return (after.held ?? 0) + (after.failed ?? 0) + (after.in_doubt ?? 0) + (after.rejected ?? 0) - (before.rejected ?? 0) > 0 ? 1 : 0;
     },
     // only --retry talks to the WMS; listing, marking and dropping work on the journal alone
-    { offline: action !== 'retry', wmsChanged: values['wms-changed'] === true },
+    { offline: action !== 'retry' && action !== 'send-valid', wmsChanged: values['wms-changed'] === true },
   );
 }

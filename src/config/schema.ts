@@ -90,7 +90,9 @@ export const ChannelSchema = z.strictObject({
     .enum(['skip', 'process'])
     .optional()
     .describe(
-      "a file with the same content as one already delivered: 'skip' (archived, said in the summary, exit 0) or 'process' (sent again: operations files). Default: process for stock lock/unlock/sync files, skip for master data and documents",
+      "a file with the same content as one already delivered: 'skip' (archived, said in the summary, exit 0) or 'process' (sent again: operations files). Default: process for stock lock/unlock/sync files, skip for master data and documents. " +
+        'Duplicates are detected by content across every channel and file name: the same file dropped into two channels is a duplicate in the second. ' +
+        'To send one table to several targets, drop it once: every mapping whose pattern matches it applies (docs/MAPPINGS.md, "One file, several mappings")',
     ),
 });
 export type ChannelConfig = z.infer<typeof ChannelSchema>;

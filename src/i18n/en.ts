@@ -10,6 +10,8 @@ export const en: Record<string, string> = {
   'outcome.unchanged': 'Already up to date',
   'outcome.deleted': 'Deleted',
   'outcome.skipped': 'Not sent yet',
+  'outcome.excluded': 'Not sent (rule)',
+  'outcome.not-selected': 'Not selected',
   'outcome.rejected': 'Rejected',
   'outcome.failed': 'Failed',
   'outcome.held': 'Held',
@@ -227,6 +229,11 @@ export const en: Record<string, string> = {
   'notTaken.not-regular': 'not a regular file (a pipe, a socket or a device): only regular files are taken',
   'notTaken.folder': 'a folder: sub-folders of a channel are not read (one channel per folder)',
   'notTaken.no-mapping': 'no mapping matches this file name in channel {channel}: left where it is',
+  'report.unsent': 'Rows read and not sent',
+  'report.unsentNote':
+    'Rows no mapping of their file selected, and rows a mapping rule excludes: nothing to fix, listed so that nothing is left out in silence (see the result files).',
+  'report.notSelectedReason': 'no mapping of the file selects it (filter)',
+  'report.col.lines': 'Lines',
   'report.helped': 'Sent for other instances',
   'report.helpedNote':
     'Records of files another instance took, sent by this one to share the work. They are in the report and result file of the instance that took the file, not in the totals above.',

@@ -5,6 +5,8 @@ export const ptBR: Record<string, string> = {
   'outcome.unchanged': 'Já estavam iguais',
   'outcome.deleted': 'Excluídos',
   'outcome.skipped': 'Ainda não enviados',
+  'outcome.excluded': 'Não enviados (regra)',
+  'outcome.not-selected': 'Não selecionados',
   'outcome.rejected': 'Recusados',
   'outcome.failed': 'Com falha',
   'outcome.held': 'Retidos',
@@ -221,6 +223,11 @@ export const ptBR: Record<string, string> = {
   'notTaken.not-regular': 'não é um arquivo comum (pipe, socket ou dispositivo): só arquivos comuns são recebidos',
   'notTaken.folder': 'uma pasta: as subpastas de um canal não são lidas (um canal por pasta)',
   'notTaken.no-mapping': 'nenhum mapeamento do canal {channel} reconhece este nome de arquivo: ele ficou onde está',
+  'report.unsent': 'Linhas lidas e não enviadas',
+  'report.unsentNote':
+    'Linhas que nenhum mapeamento do arquivo seleciona e linhas que uma regra do mapeamento exclui: nada a corrigir, listadas para que nada fique de fora em silêncio (veja os arquivos de resultado).',
+  'report.notSelectedReason': 'nenhum mapeamento do arquivo a seleciona (filter)',
+  'report.col.lines': 'Linhas',
   'report.helped': 'Enviados para outras instâncias',
   'report.helpedNote':
     'Registros de arquivos que outra instância recebeu, enviados por esta para dividir o trabalho. Eles aparecem no relatório e no arquivo de resultado da instância que recebeu o arquivo, não nos totais acima.',

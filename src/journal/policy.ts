@@ -51,6 +51,13 @@ export const FILE_META = {
    * for 20,000 records before the first request, against one row)
    */
   targets: (fileId: number): string => `targets:${fileId}`,
+  /** rows read and not sent (not selected by any mapping, excluded by a skip rule): map/unsent.ts UnsentRows as JSON */
+  unsent: (fileId: number): string => `unsent:${fileId}`,
+  /**
+   * a stock sync file with rejected rows is sent without them (push/stock-sync.ts): who decided and when, as JSON
+   * ({by, at}); `by` is "mapping <name>" (its onRejected: sendValid) or "operator <user>" (`wmsbridge resolve --send-valid`)
+   */
+  sendValid: (fileId: number): string => `send-valid:${fileId}`,
   /**
    * its value is the owner: other instances may send claimed batches of the file while that owner holds it (never of
    * a streamed file, nor of one whose owner runs a wmsbridge that does not claim: they would send the same records)

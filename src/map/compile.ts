@@ -28,6 +28,7 @@ import { checkDefaultKey } from './keys.js';
 import { compileGlobs, fileMatcher } from './globs.js';
 import { MappingCompileError } from './problems.js';
 import { mapItems } from './map-items.js';
+import { compileSkips } from './skips.js';
 import { columnsOfField, type MappingPlan } from './plan.js';
 
 export { formatPath, MappingCompileError, type MappingProblem } from './problems.js';
@@ -58,8 +59,10 @@ export interface CompiledMapping {
   matches(channel: string, fileName: string): boolean;
   /** maps parsed items (rows and parse errors) to records, documents and rejects, streaming */
   mapItems(items: AsyncIterable<ParsedItem>, ctx: MapContext): AsyncIterable<MapOutput>;
-  /** the validated model, defaults filled in (for tools and docs) */
+  /** the validated model, defaults filled in (for tools and docs); of the first mapping when several share a file */
   spec: MappingSpec;
+  /** several mappings applied to one file (multi.ts composeMappings): each of them, in order */
+  parts?: CompiledMapping[];
 }
 
 /**
@@ -213,6 +216,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
   const keyEval = key?.eval;
   if (!keyEval) checkDefaultKey(cc, target, spec.fields, info);
   const filter = spec.filter === undefined ? undefined : compileFilter(cc, spec.filter as ConditionSpec | ConditionSpec[]);
+  const skips = compileSkips(cc, spec);
   const attachmentEval = compileAttachment(cc, spec);
   const doc = compileDocument(cc, spec);
   checkAggregate(cc, spec);
@@ -240,6 +244,7 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     groupByEval: doc.groupByEval,
     itemRecords: doc.itemRecords,
     sourceColumns: fieldSources(headerFields, itemsKey, doc, key?.columns, cc.attachmentColumns),
+    skips,
   };
   const compiled: CompiledMapping = {
     name: plan.name,

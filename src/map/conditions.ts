@@ -57,13 +57,13 @@ function compileCondition(cc: CompileCtx, spec: ConditionSpec, path: Array<strin
   return () => true;
 }
 
-export function compileFilter(cc: CompileCtx, f: ConditionSpec | ConditionSpec[]): Cond {
+export function compileFilter(cc: CompileCtx, f: ConditionSpec | ConditionSpec[], base: Array<string | number> = ['filter']): Cond {
   if (Array.isArray(f)) {
-    const list = f.map((c, i) => compileCondition(cc, c, ['filter', i]));
+    const list = f.map((c, i) => compileCondition(cc, c, [...base, i]));
     return (row, st) => {
       for (const c of list) if (!c(row, st)) return false;
       return true;
     };
   }
-  return compileCondition(cc, f, ['filter']);
+  return compileCondition(cc, f, base);
 }

@@ -8,6 +8,8 @@ export { generateMappingJsonSchema, MAPPING_SCHEMA_ID } from './json-schema.js';
 export { MappingSchema, READ_ONLY_RESOURCES, SENDABLE_RESOURCES, LOOKUP_BY, type MappingSpec, type MappingInput } from './model.js';
 export { createStaticReferenceCache, type StaticReferenceData } from './static-refs.js';
 export { mappingTodos } from './todos.js';
+export { channelSharing, composeMappings, declaredShared, sharingProblem } from './multi.js';
+export { linesText, UnsentTally, type UnsentGroup, type UnsentRows } from './unsent.js';
 export { previewFile, type PreviewOptions, type PreviewResult } from './preview.js';
 export { uuid5, isValidCnpj, isValidGtin, cnpjCheckDigits, gtinCheckDigit, WMSBRIDGE_UUID_NAMESPACE } from './checks.js';
 export * from './types.js';

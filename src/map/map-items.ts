@@ -66,8 +66,35 @@ async function* mapFlat(run: MapRun, items: Items): AsyncGenerator<MapOutput> {
       yield run.out(keep);
       continue;
     }
+    const skip = excludedBy(run, row);
+    if (skip !== undefined) {
+      if (skip !== null) yield run.out(skip);
+      continue;
+    }
     yield run.out(mapRow(plan, row, st));
   }
+}
+
+/**
+ * The first `skip` rule that excludes the row: told to the context's sink (undefined: no rule excludes it, null:
+ * excluded), or the row's reject when a rule could not be evaluated.
+ */
+function excludedBy(run: MapRun, row: RawRow): MapOutput | null | undefined {
+  const { plan, st } = run;
+  for (const rule of plan.skips) {
+    try {
+      if (!rule.when(row, st)) continue;
+    } catch (err) {
+      if (!(err instanceof RowFail)) throw err;
+      const issues = new Issues();
+      issues.add(row.line, 'skip', err);
+      return makeReject(plan, [row], issues.list ?? [], undefined);
+    }
+    if (run.stats) run.stats.excluded = (run.stats.excluded ?? 0) + 1;
+    st.ctx.unsent?.excluded(row.line, plan.name, rule.reason, row.lineEnd, plan.target);
+    return null;
+  }
+  return undefined;
 }
 
 /** Maps parsed items (rows and parse errors) to records, documents and rejects, streaming. */
@@ -89,7 +116,9 @@ export function mapItems(plan: MappingPlan, items: Items, ctx: MapContext): Asyn
     passes(row) {
       if (!filter) return true;
       try {
-        return filter(row, st);
+        const kept = filter(row, st);
+        if (!kept) ctx.unsent?.notSelected(row.line, row.lineEnd);
+        return kept;
       } catch (err) {
         if (!(err instanceof RowFail)) throw err;
         const issues = new Issues();

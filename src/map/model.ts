@@ -458,6 +458,44 @@ export const AggregateSchema = z
   );
 
 // ---------------------------------------------------------------------------------------------
+// One file, several mappings; rows that must not be sent (issue 39: multi.ts, unsent.ts)
+// ---------------------------------------------------------------------------------------------
+
+const MAPPING_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export const SkipRuleSchema = z
+  .strictObject({
+    when: z.union([ConditionSchema, z.array(ConditionSchema).min(1)]).describe('The rows this rule excludes: a condition, or a list that must all hold.'),
+    reason: z.string().min(1).max(200).describe("Why these rows are not sent (shown in the result file and the report, e.g. 'negative stock position')."),
+  })
+  .describe('A declared skip: rows the mapping selects but must not send, counted and listed with the reason (not rejects).');
+
+/** Keys of the mapping model for several mappings on one file and for rows not sent (spread into MappingSchema). */
+const ROW_SELECTION_KEYS = {
+  sharesFilesWith: z
+    .array(z.string().regex(MAPPING_NAME, 'a mapping name'))
+    .min(1)
+    .optional()
+    .describe(
+      'Other mappings that read the same files on purpose (one table, several targets: categories and families, ' +
+        'providers and carriers). A file taken by several mappings is an error unless one of each pair names the other here. ' +
+        'Each mapping keeps its own `filter`; a row no mapping selects is listed as not selected.',
+    ),
+  skip: z
+    .array(SkipRuleSchema)
+    .min(1)
+    .optional()
+    .describe('Rows not to send, each rule with its reason: evaluated after `filter`, listed in the result file and the report as excluded.'),
+  onRejected: z
+    .enum(['hold', 'sendValid'])
+    .optional()
+    .describe(
+      "StockSync only: 'hold' (the safe default) sends nothing of a file with a rejected row until a person decides " +
+        "(`wmsbridge resolve --send-valid`); 'sendValid' sends the valid rows' session as the business rule. @default 'hold'",
+    ),
+};
+
+// ---------------------------------------------------------------------------------------------
 // The mapping
 // ---------------------------------------------------------------------------------------------
 
@@ -502,6 +540,7 @@ export const MappingSchema = z
     attachmentPath: ExpressionSchema.optional().describe(
       'PickingListAttachment: path of the file to attach, relative to the channel folder (e.g. {col: arquivo}).',
     ),
+    ...ROW_SELECTION_KEYS,
   })
   .describe('A wmsbridge mapping: how one kind of ERP file becomes WMS records.');
 

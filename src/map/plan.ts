@@ -39,6 +39,8 @@ export interface MappingPlan {
    * `pickingItens[].quantity`, `key`, `group.by` (columnsOfField reads it)
    */
   sourceColumns: ReadonlyMap<string, readonly string[]>;
+  /** declared skips (`skip`), in order: rows the mapping selects but must not send */
+  skips: Array<{ when: Cond; reason: string }>;
 }
 
 /**

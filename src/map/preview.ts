@@ -7,6 +7,9 @@ import { loadMappingFile } from './load.js';
 import type { CompiledMapping } from './compile.js';
 import type { MappedRecord, MapStats, ReferenceCache, RejectedRow } from './types.js';
 import { basename } from 'node:path';
+import { MappingError } from '../shared/errors.js';
+import { composeMappings, sharingProblem } from './multi.js';
+import { UnsentTally, type UnsentRows } from './unsent.js';
 
 export interface PreviewOptions {
   /** stop after this many outputs (records + rejects) */
@@ -22,6 +25,8 @@ export interface PreviewResult {
   records: MappedRecord[];
   rejects: RejectedRow[];
   stats: MapStats;
+  /** rows read and not sent: not selected by any mapping (filter), excluded by a skip rule */
+  unsent: UnsentRows;
   /** true when the limit stopped the preview before the end of the file */
   truncated: boolean;
 }
@@ -36,7 +41,9 @@ export async function previewWith(mapping: CompiledMapping, dataPath: string, op
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   let truncated = false;
   const items = openParser(dataPath, mapping.source);
+  const unsent = new UnsentTally();
   const ctx = {
+    unsent,
     file: basename(dataPath),
     refs: options.refs ?? NO_REFS,
     now: options.now ?? new Date(),
@@ -51,11 +58,18 @@ export async function previewWith(mapping: CompiledMapping, dataPath: string, op
     if (out.ok) records.push(out.record);
     else rejects.push(out.reject);
   }
-  return { mapping, records, rejects, stats, truncated };
+  return { mapping, records, rejects, stats, unsent: unsent.toJSON(), truncated };
 }
 
-/** Loads the mapping (MappingError when invalid) and previews `dataPath` with it. */
-export async function previewFile(mappingPath: string, dataPath: string, options: PreviewOptions = {}): Promise<PreviewResult> {
-  const mapping = await loadMappingFile(mappingPath);
-  return previewWith(mapping, dataPath, options);
+/**
+ * Loads the mapping (MappingError when invalid) and previews `dataPath` with it; with several mapping files, every
+ * one of them applies to the file as in a run (multi.ts: they must declare that they share it).
+ */
+export async function previewFile(mappingPath: string | readonly string[], dataPath: string, options: PreviewOptions = {}): Promise<PreviewResult> {
+  const paths = typeof mappingPath === 'string' ? [mappingPath] : mappingPath;
+  const parts: CompiledMapping[] = [];
+  for (const p of paths) parts.push(await loadMappingFile(p));
+  const problem = parts.length > 1 ? sharingProblem(parts) : null;
+  if (problem !== null) throw new MappingError(`${basename(dataPath)}: ${problem}`);
+  return previewWith(composeMappings(parts, basename(dataPath)), dataPath, options);
 }

@@ -94,6 +94,8 @@ export interface MapStats {
   records: number;
   /** rejects produced (a rejected document counts once) */
   rejects: number;
+  /** rows excluded by the mapping's `skip` rules (not counted in `skipped`) */
+  excluded?: number;
 }
 
 /** What a mapping needs at map time besides its rows. */
@@ -110,4 +112,15 @@ export interface MapContext {
    * prints as `<lookup Warehouse codeERP=CD-SP01>` (and validates as a UUID). Never set it in a run.
    */
   symbolicLookups?: boolean;
+  /** where rows that are not sent are told: not selected by the filter, or excluded by a `skip` rule (unsent.ts) */
+  unsent?: UnsentSink;
+}
+
+/**
+ * Rows a mapping reads and does not send, told as they are met (never dropped in silence): `notSelected` when the
+ * mapping's filter does not select the row, `excluded` when a `skip` rule of the mapping excludes it.
+ */
+export interface UnsentSink {
+  notSelected(line: number, lineEnd?: number): void;
+  excluded(line: number, mapping: string, reason: string, lineEnd?: number, target?: string): void;
 }

@@ -74,6 +74,8 @@ export const OUTCOME_STYLE: Record<Outcome, { color: string; label: string }> = 
   deleted: { color: '#CC79A7', label: 'Deleted' },
   'no-change': { color: '#B8A9C9', label: 'No change' },
   skipped: { color: '#D9DEE4', label: 'Skipped' },
+  excluded: { color: '#C7B299', label: 'Excluded' },
+  'not-selected': { color: '#EDEFF2', label: 'Not selected' },
   rejected: { color: '#D55E00', label: 'Rejected' },
   failed: { color: '#8B1E2D', label: 'Failed' },
   held: { color: '#E69F00', label: 'Held' },
@@ -693,7 +695,22 @@ function renderSideSections(summary: RunSummary, i18n: I18n): { webhooks: string
         .map((h) => `<tr><td>${escapeHtml(h.channel)}</td><td class="mono">${escapeHtml(h.name)}</td><td class="mono">${escapeHtml(h.owner)}</td>${cell(h.records, i18n)}</tr>`)
         .join('')}</tbody></table></div>`
     : '';
-  return { webhooks, skipped, helped };
+  return { webhooks, skipped: `${renderUnsent(summary, i18n)}${skipped}`, helped };
+}
+
+/** Rows the files read and did not send (not selected by any mapping, excluded by a skip rule), by file and reason. */
+function renderUnsent(summary: RunSummary, i18n: I18n): string {
+  const { t } = i18n;
+  const c = (k: string): string => colHead(i18n, k);
+  const rows = summary.files.flatMap((f) =>
+    (f.unsent ?? []).map(
+      (u) =>
+        `<tr><td class="mono name">${escapeHtml(f.name)}</td><td><span class="oc" style="background:${OUTCOME_STYLE[u.outcome].color}"></span>${escapeHtml(i18n.outcome(u.outcome))}</td><td>${escapeHtml(u.outcome === 'excluded' ? `${u.reason ?? ''} (${u.mapping ?? ''})` : t('report.notSelectedReason'))}</td>${cell(u.count, i18n)}<td class="mono">${escapeHtml(u.lines)}</td></tr>`,
+    ),
+  );
+  return rows.length
+    ? `<h2>${escapeHtml(t('report.unsent'))}</h2><p>${escapeHtml(t('report.unsentNote'))}</p><div class="tbl"><table><thead><tr><th>${c('file')}</th><th>${c('outcome')}</th><th>${c('reason')}</th><th class="num">${c('count')}</th><th>${c('lines')}</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
+    : '';
 }
 
 /**

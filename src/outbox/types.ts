@@ -5,7 +5,22 @@
  */
 import type { RunVerdict } from './verdict.js';
 
-export type Outcome = 'created' | 'updated' | 'unchanged' | 'already-existed' | 'deleted' | 'no-change' | 'rejected' | 'failed' | 'held' | 'in-doubt' | 'skipped';
+export type Outcome =
+  | 'created'
+  | 'updated'
+  | 'unchanged'
+  | 'already-existed'
+  | 'deleted'
+  | 'no-change'
+  | 'rejected'
+  | 'failed'
+  | 'held'
+  | 'in-doubt'
+  | 'skipped'
+  /** a row no mapping of its file selected (filter): read, not sent (issue 39) */
+  | 'not-selected'
+  /** a row a mapping's skip rule excluded, with the rule's reason: read, not sent */
+  | 'excluded';
 
 /** Every outcome in display order (good news first, then what needs attention). */
 export const OUTCOMES = [
@@ -16,6 +31,8 @@ export const OUTCOMES = [
   'deleted',
   'no-change',
   'skipped',
+  'excluded',
+  'not-selected',
   'rejected',
   'failed',
   'held',
@@ -46,6 +63,18 @@ export interface FileSummary {
   durationMs?: number;
   /** records of the file an earlier run settled (a resumed file): not counted in `outcomes` (this run's) */
   earlier?: number;
+  /** rows read and not sent (not selected by any mapping, excluded by a skip rule), by reason, with their lines */
+  unsent?: UnsentRowsSummary[];
+}
+
+/** One group of rows a file did not send: what (not selected / excluded), why, how many, which lines. */
+export interface UnsentRowsSummary {
+  outcome: 'not-selected' | 'excluded';
+  mapping?: string;
+  reason?: string;
+  count: number;
+  /** "3, 7-9, 12" */
+  lines: string;
 }
 
 export interface AttentionItem {
@@ -140,6 +169,8 @@ export function emptyTotals(): RunSummary['totals'] {
     failed: 0,
     held: 0,
     'in-doubt': 0,
+    'not-selected': 0,
+    excluded: 0,
     skipped: 0,
     files: 0,
     records: 0,

@@ -9,6 +9,7 @@ import { TARGET_INFO, type Target } from '../wms/targets.js';
 import { PushReason } from '../shared/reason.js';
 import { STOCK_SYNC_NAMESPACE, uuid5 } from '../shared/uuid.js';
 import { iterate } from '../journal/iterate.js';
+import { FILE_META } from '../journal/policy.js';
 import { describeError, isRejection, isWmsUnavailable, reasonOf } from './decide.js';
 import { refReason, schemaRejection, type PushRun } from './record.js';
 
@@ -16,7 +17,8 @@ import { refReason, schemaRejection, type PushRun } from './record.js';
  * Stock synchronisation: one file is one session per owner (a stable sessionId derived from the file,
  * so a resumed session is the same session), sent in chunks with isLastChunk on the last. A failed chunk
  * is retried by the client, not the session. If any row of the file was refused, nothing is sent: a
- * partial synchronisation would zero the stock of the missing products.
+ * partial synchronisation would zero the stock of the missing products; unless sending the valid rows was
+ * decided (FILE_META.sendValid: the mapping's `onRejected: sendValid`, or `wmsbridge resolve --send-valid`).
  */
 export async function pushStockSync(
   file: { id: number; name: string; sha256: string },
@@ -54,12 +56,14 @@ export async function pushStockSync(
     }
     owners.add(String(r.payload['ownerId']));
   }
-  if (refused > 0) {
+  // the business rule (the mapping's onRejected: sendValid) or a person's decision (resolve --send-valid) sends the rest
+  const decided = refused > 0 ? await run.journal.getMeta(FILE_META.sendValid(file.id)) : undefined;
+  if (refused > 0 && decided === undefined) {
     for await (const row of unsent()) {
       await run.settle(row, {
         status: 'held',
         outcome: 'held',
-        error: `stock sync of ${file.name} not sent: ${refused} row(s) were refused, and a partial synchronisation would zero the stock of the missing products; fix the rejects and drop the whole file again`,
+        error: `stock sync of ${file.name} not sent: ${refused} row(s) were refused, and a partial synchronisation may zero the stock of the missing products; fix the rejects and drop the whole file again, or have it sent without them (wmsbridge resolve --send-valid)`,
         reason: { code: PushReason.STOCK_SYNC_NOT_SENT, params: { file: file.name, refused } },
       });
     }

@@ -166,13 +166,19 @@ test('each reject names its file, cell or line, and field; the rejects files kee
   assert.equal(ws.getCell('H2').value, 7891234567932);
   assert.equal(ws.getCell('I2').value, 'n/d');
   assert.match(String(ws.getCell('M1').value), /wmsbridge_error/);
-  assert.match(String(ws.getCell('M2').value), /line 8: field weight: 'n\/d' is not a number.*\(sheet Produtos, cell I8\)/);
+  assert.match(
+    String(ws.getCell('M2').value),
+    /linha 8: o valor da coluna Peso bruto \(Kg\) não é um número \(planilha Produtos, célula I8\) \(valor "n\/d"; campo weight no WMS\)/,
+  );
   // the Unicode text: UTF-16LE with its BOM, the header and the row as they were
   const raw = await readFile(rejectsFiles.find((p) => p.endsWith('.txt') && !p.endsWith('.errors.txt'))!);
   assert.deepEqual([...raw.subarray(0, 2)], [0xff, 0xfe]);
   const lines = raw.subarray(2).toString('utf16le').split('\r\n');
   assert.equal(lines[0], 'Código\tDescrição\tUnidade\tNCM\tEAN\tPeso\tCategoria\tFamília\twmsbridge_error');
-  assert.match(lines[1]!, /^UT-003\tÁgua de Coco 1 L\tCX\t20098990\t7891234567970\tum quilo\tBEB\tREFRI\tline 4: field weight: 'um quilo' is not a number/);
+  assert.match(
+    lines[1]!,
+    /^UT-003\tÁgua de Coco 1 L\tCX\t20098990\t7891234567970\tum quilo\tBEB\tREFRI\t"linha 4: o valor da coluna Peso não é um número \(valor ""um quilo""; campo weight no WMS\)"/,
+  );
   assert.equal(errorsListing, '', 'no listing beside a rejects file that holds its reasons');
   // the run's summary and report name the file
   const reports = await walkFiles(join(tmp.dir, 'outbox', 'reports'));

@@ -126,7 +126,11 @@ test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
   // the journal's files counted by status (Journal.countFiles), every status present: at least the two files sent above
   for (const status of ['claimed', 'mapped', 'done', 'error', 'duplicate'])
     assert.match(text, new RegExp(`^wmsbridge_files\\{status="${status}"\\} \\d+$`, 'm'));
-  assert.ok(Number(/^wmsbridge_files\{status="done"\} (\d+)$/m.exec(text)?.[1]) >= 2, 'CAT_slow.csv and CAT_m.csv are done');
+  // the categories exist before their file's finish marks it done: wait for that, scrape by scrape
+  await until('CAT_slow.csv and CAT_m.csv are done', async () => {
+    const again = await (await request(`${url}/metrics`)).body.text();
+    return Number(/^wmsbridge_files\{status="done"\} (\d+)$/m.exec(again)?.[1]) >= 2;
+  });
   assert.match(text, /wmsbridge_records_settled_total\{target="Category",outcome="created"\} \d+/);
   assert.match(text, /wmsbridge_wms_request_duration_seconds_bucket\{le="\+Inf"\} \d+/);
   // the journal's group commits: categories were sent, so marks and settles were committed in batches

@@ -134,7 +134,7 @@ describe('infer: content first', () => {
     assert.ok(src.includes('<cStat>100</cStat>'));
     await writeFile(cancelled, src.replace('<cStat>100</cStat>', '<cStat>101</cStat>'));
     const p = await runCli(['preview', r.out, cancelled], { cwd: dir, timeoutMs: 60_000 });
-    assert.match(p.stderr, /: \d+ row\(s\) read, 0 record\(s\), 0 reject\(s\), \d+ skipped/);
+    assert.match(p.stderr, /: \d+ row\(s\) read, 0 record\(s\), 0 reject\(s\), \d+ not selected/);
   });
 
   test('a multi-record ";" file after a "#" comment line: delimited, the comment skipped, the record types reported as needing a person', async () => {

@@ -21,10 +21,10 @@ describe('wmsbridge preview', () => {
   test('a clean file: readable table, symbolic lookups, exit 0', async () => {
     const r = await runCli(['preview', mappingPath('produtos.yaml'), inboxPath('cadastros/PRODUTOS_20241105.csv')], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^Product create key=000101 \(line 2\)$/m);
+    assert.match(r.stdout, /^Product create key=000101 \(line 2\) by produtos$/m);
     assert.match(r.stdout, /logisticsProfileID +<lookup LogisticsProfile mnemonic=PADRAO>/);
     assert.match(r.stdout, /categoryID +<ref Category MERC>/);
-    assert.match(r.stderr, /preview produtos \(Product\): 33 row\(s\) read, 31 record\(s\), 0 reject\(s\), 2 skipped/);
+    assert.match(r.stderr, /preview produtos \(Product\): 33 row\(s\) read, 31 record\(s\), 0 reject\(s\), 2 not selected, 0 excluded/);
   });
 
   test('--json --limit: one JSON object per line', async () => {
@@ -56,7 +56,7 @@ describe('wmsbridge preview', () => {
     );
     const r = await runCli(['preview', mappingPath('produtos.yaml'), data], { timeoutMs: 60_000 });
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stdout, /^REJECT line 2 key=000900$/m);
+    assert.match(r.stdout, /^REJECT line 2 key=000900 by produtos$/m);
     assert.match(r.stdout, /invalid_number: line 2: field weight: '12,3,4' is not a number \(decimal ',' thousands '\.'\)/);
     assert.match(r.stdout, /invalid_ean: line 2: field barCode: '7891234009006' has a wrong GTIN\/EAN check digit/);
     assert.match(r.stdout, /^Product create key=000901/m);
@@ -81,7 +81,7 @@ describe('wmsbridge preview', () => {
     assert.match(r.stderr, /E_MAPPING: .*bad\.yaml: fields\.nome: Category has no field 'nome' \(did you mean 'name'\?\)/);
     const usage = await runCli(['preview', bad], { timeoutMs: 60_000 });
     assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /expected <mapping-file> <data-file>/);
+    assert.match(usage.stderr, /expected <mapping-file>... <data-file>/);
   });
 
   describe('with a WMS (the sandbox): read-only lookups resolved', () => {
@@ -154,5 +154,55 @@ describe('wmsbridge schema', () => {
     const r = await runCli(['schema'], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), JSON.parse(JSON.stringify(generateMappingJsonSchema())));
+  });
+});
+
+describe('wmsbridge preview with several mappings on one file (issue 39)', () => {
+  const shapes = (p: string) => join(PROJECT_ROOT, 'test/fixtures/erp-shapes', p);
+
+  test('each record names its mapping; rows no mapping selected and rows a skip rule excludes are listed', async () => {
+    const r = await runCli(
+      ['preview', shapes('mappings/grupos-categorias.yaml'), shapes('mappings/grupos-familias.yaml'), shapes('inbox/cadastros/TGFGRU_20241105.csv')],
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Category create key=10000 \(line 2\) by grupos-categorias$/m);
+    assert.match(r.stdout, /^Family create key=10100 \(line 3\) by grupos-familias$/m);
+    assert.match(r.stdout, /categoryID +<ref Category 10000>/);
+    assert.match(r.stdout, /^NOT SELECTED 3 row\(s\) by any mapping \(line\(s\) 5, 8-9\)$/m);
+    assert.match(r.stderr, /preview grupos-categorias\+grupos-familias \(Category, Family\): 8 row\(s\) read, 5 record\(s\), 0 reject\(s\), 3 not selected/);
+
+    const s = await runCli(['preview', '--json', shapes('mappings/estoque-sap.yaml'), shapes('inbox/estoque/OITW_20241105.csv')], { timeoutMs: 60_000 });
+    assert.equal(s.code, 0, s.stderr);
+    const lines = s.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.filter((l) => l['kind'] === 'excluded'),
+      [
+        {
+          kind: 'excluded',
+          count: 2,
+          ranges: [
+            [3, 3],
+            [5, 5],
+          ],
+          mapping: 'estoque-sap',
+          target: 'StockSync',
+          reason: 'negative stock position (the WMS takes none)',
+        },
+      ],
+    );
+    assert.equal(lines.filter((l) => l['kind'] === 'record' && l['mapping'] === 'estoque-sap').length, 3);
+  });
+
+  test('mappings that did not declare that they share the file: exit 2, naming them and their patterns', async () => {
+    const r = await runCli(
+      ['preview', shapes('mappings/parceiros-fornecedores.yaml'), shapes('bad-mappings/clientes.yaml'), shapes('inbox/cadastros/PARCEIROS_20241105.csv')],
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stderr, /PARCEIROS_20241105\.csv: taken by 2 mappings: parceiros-fornecedores \(PARCEIROS_\*\.csv\); clientes \(PARC\*\.csv\)/);
   });
 });
