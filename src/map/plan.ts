@@ -34,6 +34,9 @@ export interface MappingPlan {
   itemImplicit: Map<string, unknown>;
   groupByEval: Eval | undefined;
   itemRecords: Set<string> | undefined;
+  /** multi-record files: the record types under an item, and those every following line may read (record-groups.ts) */
+  lotRecords: Set<string> | undefined;
+  contextRecords: Set<string> | undefined;
 }
 
 /** One mapItems call: the plan, the evaluation state (mutated per row), the counters. */
