@@ -87,15 +87,16 @@ export function sourceNames(source: ParseOptions): { names: Set<string> | undefi
 /**
  * The names rows of a multi-record file hold: each type's fields (or named columns), also as '<type>/<name>' (what
  * the lines below a record read of it, record-groups.ts), and '<n>' / '<type>/<n>' for an unnamed column. Undefined
- * (not checked) when a delimited type keys its cells by position only.
+ * (not checked) when no type names its cells.
  */
 function recordNames(records: ReadonlyArray<{ type: string; fields?: Array<{ name: string }> | undefined; columns?: string[] | undefined }>): {
   names: Set<string> | undefined;
   label: string;
 } {
   const names = new Set<string>();
+  // a type whose cells are keyed by position only (a catch-all 'other' type) adds no name
+  if (records.every((r) => r.fields === undefined && r.columns === undefined)) return { names: undefined, label: '' };
   for (const r of records) {
-    if (r.fields === undefined && r.columns === undefined) return { names: undefined, label: '' };
     for (const f of r.fields ?? []) names.add(f.name).add(`${r.type}/${f.name}`);
     (r.columns ?? []).forEach((c, i) => {
       if (c !== '') names.add(c).add(`${r.type}/${c}`);

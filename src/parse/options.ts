@@ -142,7 +142,13 @@ const TrailerExtras = {
 export const TrailerCheckSchema = z
   .strictObject({
     type: z.string().min(1).default('trailer').describe('Record type of the trailer line. @default "trailer"'),
-    countField: z.string().min(1).describe('Field of the trailer holding the record count (digits; spaces and leading zeros allowed).'),
+    countField: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Field of the trailer holding the record count (digits; spaces and leading zeros allowed). @default none: no count is checked (a trailer of sums only, NOTFIS 318)',
+      ),
     counts: z
       .union([z.enum(['detail', 'all']), z.array(z.string().min(1)).min(1)])
       .default('all')
@@ -434,7 +440,10 @@ function checkRecordTypes(records: AnyRecord[], trailer: AnyTrailer | AnyTrailer
     const has = (name: string): boolean => recs.every((r) => recordNames(r)?.includes(name) ?? /^\d+$/.test(name));
     if (recs.length === 0) problems.push(`${at}.type: the layout declares no record type "${t.type}"`);
     else {
-      if (!has(t.countField)) problems.push(`${at}.countField: record type "${t.type}" has no field "${t.countField}"`);
+      if (t.countField === undefined) {
+        if (!t.sums || t.perCode)
+          problems.push(`${at}.countField: give the field of the trailer holding the count${t.perCode ? ' of the code' : ' (or sums)'}`);
+      } else if (!has(t.countField)) problems.push(`${at}.countField: record type "${t.type}" has no field "${t.countField}"`);
       for (const sum of t.sums ?? []) if (!has(sum.field)) problems.push(`${at}.sums: record type "${t.type}" has no field "${sum.field}"`);
       if (t.perCode && !has(t.perCode.codeField)) problems.push(`${at}.perCode.codeField: record type "${t.type}" has no field "${t.perCode.codeField}"`);
     }

@@ -201,12 +201,19 @@ export class TrailerChecks {
   }
 
   private check(t: TrailerCheck, span: Span, r: SeenRecord): void {
-    if (t.perCode) {
+    const countField = t.countField;
+    if (t.perCode && countField !== undefined) {
       const code = (r.fields?.[t.perCode.codeField] ?? '').trim();
-      this.declaredPerCode.push({ line: r.line, t, code, declared: this.count(r, t, t.countField) });
+      this.declaredPerCode.push({ line: r.line, t, code, declared: this.count(r, t, countField) });
       return;
     }
-    const declared = this.count(r, t, t.countField);
+    const scope = t.since !== undefined ? `the ${t.since} block from line ${span.from}` : 'the file';
+    if (countField !== undefined) this.checkCount(t, span, r, countField, scope);
+    this.checkSums(t, span, r, scope);
+  }
+
+  private checkCount(t: TrailerCheck, span: Span, r: SeenRecord, countField: string, scope: string): void {
+    const declared = this.count(r, t, countField);
     let counted: number;
     if (t.counts === 'all') counted = span.all;
     else if (t.counts === 'detail') {
@@ -217,15 +224,17 @@ export class TrailerChecks {
       for (const type of t.counts) counted += span.byType.get(type) ?? 0;
     }
     counted += t.offset;
-    const scope = t.since !== undefined ? `the ${t.since} block from line ${span.from}` : 'the file';
     if (declared !== counted) {
       const what = Array.isArray(t.counts) ? t.counts.join('+') : t.counts;
       throw new InputError(
-        `${this.path}:${r.line}: trailer count mismatch: the trailer ${t.type} (${t.countField}) declares ${declared} records, ` +
+        `${this.path}:${r.line}: trailer count mismatch: the trailer ${t.type} (${countField}) declares ${declared} records, ` +
           `${scope} has ${counted} (${what}${t.offset ? `, offset ${t.offset}` : ''}): the file may be truncated or damaged`,
-        { details: { file: this.path, line: r.line, recordType: t.type, field: t.countField, declared, counted } },
+        { details: { file: this.path, line: r.line, recordType: t.type, field: countField, declared, counted } },
       );
     }
+  }
+
+  private checkSums(t: TrailerCheck, span: Span, r: SeenRecord, scope: string): void {
     t.sums?.forEach((sum, k) => {
       const declaredSum = this.number(r, sum.field, sum, 'declared total');
       const actual = span.sums[k] ?? { units: 0n, scale: 0 };
