@@ -114,7 +114,8 @@ export async function* mapRecordTypes(run: MapRun, items: Items): AsyncGenerator
       closeItem();
       scope.drop(lotTypes);
       scope.set(type, row);
-      cur.rows.push(row);
+      // the occurrences of a repeated record (occurs) share their line: kept once for the rejects
+      if (cur.rows[cur.rows.length - 1]?.line !== row.line) cur.rows.push(row);
       const enriched = scope.enrich(row);
       const keep = run.passes(enriched);
       if (keep === false) skip();
@@ -123,7 +124,7 @@ export async function* mapRecordTypes(run: MapRun, items: Items): AsyncGenerator
       continue;
     }
     // a lot line: its own item, reading its item's fields
-    cur.rows.push(row);
+    if (cur.rows[cur.rows.length - 1]?.line !== row.line) cur.rows.push(row);
     if (!pending) {
       cur.issues.push({
         code: 'orphan_item',

@@ -333,7 +333,7 @@ function typedRecordReader(
       return { kind: 'error', ...loc, text, cells, issue: unknownRecordIssue(text) };
     }
     const fields: Record<string, string> = {};
-    if (rec.fields) Object.assign(fields, cutFields(text, { type: rec.type, match: rec.match, fields: rec.fields }));
+    if (rec.fields) Object.assign(fields, cutFields(text, { fields: rec.fields }));
     else {
       const names = rec.columns;
       for (let c = 0; c < cells.length; c++) {

@@ -15,11 +15,22 @@ export function matchRecord(line: string, records: FixedRecord[]): FixedRecord |
   return new RecordTypes(records).find(line);
 }
 
-/** Cuts the fields of a record out of a line. */
-export function cutFields(line: string, record: FixedRecord): Record<string, string> {
+/** Cuts the fields of a record out of a line (`shift`: characters to the right, for a repeated occurrence). */
+export function cutFields(line: string, record: Pick<FixedRecord, 'fields'>, shift = 0): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const f of record.fields) fields[f.name] = line.slice(f.start - 1, f.start - 1 + f.length);
+  for (const f of record.fields) fields[f.name] = line.slice(f.start - 1 + shift, f.start - 1 + shift + f.length);
   return fields;
+}
+
+/** The fields of each occurrence of a record whose fields repeat (`occurs`); blank ones after the first left out. */
+function occurrences(line: string, rec: FixedRecord, first: Record<string, string>): Array<Record<string, string>> {
+  const all = [first];
+  if (!rec.occurs) return all;
+  for (let i = 1; i < rec.occurs.times; i++) {
+    const f = cutFields(line, rec, i * rec.occurs.every);
+    if (Object.values(f).some((v) => v.trim() !== '')) all.push(f);
+  }
+  return all;
 }
 
 export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
@@ -71,7 +82,7 @@ export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: control };
       continue;
     }
-    yield { kind: 'row', row: { line: pl.line, fields, recordType: rec.type, text: line } };
+    for (const f of occurrences(line, rec, fields)) yield { kind: 'row', row: { line: pl.line, fields: f, recordType: rec.type, text: line } };
   }
   if (stats.newline !== undefined) facts.newline = stats.newline;
   trailers.end();

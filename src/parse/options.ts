@@ -90,6 +90,16 @@ export const FixedRecordSchema = z
     type: z.string().min(1).describe('Record type name, set as the row\'s recordType (e.g. "header", "detail", "trailer").'),
     match: RecordMatchSchema,
     fields: z.array(FixedFieldSchema).describe('Fields of this record type.'),
+    occurs: z
+      .strictObject({
+        times: z.number().int().min(2).max(1000).describe('How many times the fields repeat on the line.'),
+        every: z.number().int().min(1).describe('Characters from one occurrence to the next (the fields of occurrence n start (n-1)*every later).'),
+      })
+      .optional()
+      .describe(
+        'The fields repeat on one line (COBOL OCCURS; NOTFIS 314: four merchandise occurrences of 52 characters): each ' +
+          'occurrence is a row of its own (same line); an occurrence after the first whose fields are all blank is left out. @default none',
+      ),
   })
   .describe('A record type of a fixed-width file. Types are tried in order; "default" is tried last.');
 export type FixedRecord = z.output<typeof FixedRecordSchema>;
@@ -381,9 +391,11 @@ export function checkParseOptions(o: ParseOptions): string[] {
     case 'fixed-width': {
       o.records.forEach((r, i) => {
         if (o.lineLength !== undefined) {
+          const extra = r.occurs ? (r.occurs.times - 1) * r.occurs.every : 0;
           for (const f of r.fields) {
-            if (f.start - 1 + f.length > o.lineLength) {
-              problems.push(`records.${i}.fields: field ${f.name} ends at ${f.start - 1 + f.length}, past lineLength ${o.lineLength}`);
+            if (f.start - 1 + f.length + extra > o.lineLength) {
+              const what = extra ? ` (its occurrence ${r.occurs?.times ?? ''})` : '';
+              problems.push(`records.${i}.fields: field ${f.name}${what} ends at ${f.start - 1 + f.length + extra}, past lineLength ${o.lineLength}`);
             }
           }
         }

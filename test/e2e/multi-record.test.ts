@@ -81,7 +81,7 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     const nf2 = pos.find((p) => p['nf'] === '12346')!;
     assert.equal(provider(nf1['providerID']), '61234567000117', 'the 311 shipper read as 311/cnpj');
     assert.deepEqual(items(nf1, 'purchaseOrderItens'), ['VV-ARROZ5 20', 'VV-FEIJAO1 10']);
-    assert.deepEqual(items(nf2, 'purchaseOrderItens'), ['VV-OLEO900 12']);
+    assert.deepEqual(items(nf2, 'purchaseOrderItens'), ['VV-OLEO900 12', 'VV-ARROZ5 4'], 'the two merchandise occurrences of one 314 line');
 
     const lists = await state('PickingList');
     assert.deepEqual(lists.map((p) => p['order']).sort(), ['70001', '70002']);

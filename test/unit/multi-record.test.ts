@@ -175,6 +175,32 @@ describe('trailers', () => {
   });
 });
 
+describe('repeated fields (occurs)', () => {
+  test('each filled occurrence of a line is a row of its own, on the same line; blank ones after the first left out', async () => {
+    const o: ParseOptionsInput = {
+      format: 'fixed-width',
+      lineLength: 20,
+      records: [
+        {
+          type: 'M',
+          match: { prefix: 'M' },
+          occurs: { times: 3, every: 6 },
+          fields: [
+            { name: 'p', start: 2, length: 3 },
+            { name: 'q', start: 5, length: 3 },
+          ],
+        },
+      ],
+    };
+    const { items } = await collectItems(await file(['MA  001B  002      ', 'MC  003']), o);
+    assert.deepEqual(summary(items), ['1 M: {"p":"A  ","q":"001"}', '1 M: {"p":"B  ","q":"002"}', '2 M: {"p":"C  ","q":"003"}']);
+    assert.throws(
+      () => openParser('x', { ...o, lineLength: 18 } as ParseOptionsInput),
+      (e: unknown) => e instanceof ConfigError && /field q \(its occurrence 3\) ends at 19, past lineLength 18/.test(e.message),
+    );
+  });
+});
+
 /** a header/item/lot mapping of the ORDERS layout */
 const ordersMapping = (group: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
   mapping({
