@@ -37,6 +37,7 @@ export const en: Record<string, string> = {
   'reason.header_mismatch': 'the file header does not match the mapping',
   'reason.duplicate_item': 'the same item appears twice in the document',
   'reason.orphan_item': 'an item line comes before any header line',
+  'reason.unknown_record': 'the line is of a record type the layout of the mapping does not declare',
   'reason.group_not_contiguous': "the document's lines are not together in the file",
   'reason.explode': 'field {field} is not a list',
   'reason.invalid_encoding': 'the line is not valid text in the expected encoding',

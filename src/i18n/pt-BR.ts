@@ -31,6 +31,7 @@ export const ptBR: Record<string, string> = {
   'reason.header_mismatch': 'o cabeçalho do arquivo não corresponde ao mapeamento',
   'reason.duplicate_item': 'o mesmo item aparece duas vezes no documento',
   'reason.orphan_item': 'uma linha de item vem antes de qualquer linha de cabeçalho',
+  'reason.unknown_record': 'a linha é de um tipo de registro que o layout do mapeamento não declara',
   'reason.group_not_contiguous': 'as linhas do documento não estão juntas no arquivo',
   'reason.explode': 'o campo {field} não é uma lista',
   'reason.invalid_encoding': 'a linha não é um texto válido na codificação esperada',
