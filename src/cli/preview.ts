@@ -51,10 +51,26 @@ function jsonReplacer(_k: string, v: unknown): unknown {
   return isRef(v) ? `<ref ${v.$ref.resource} ${v.$ref.by ? `${v.$ref.by}=` : ''}${v.$ref.value}>` : v;
 }
 
+/** Multi-record files: the record types a record (or reject) was made of, in order ("C100, C170 x2"); '' otherwise. */
+function recordTypes(r: PreviewResult, raw: ReadonlyArray<{ recordType?: string }>): string {
+  const f = r.mapping.source.format;
+  if (f !== 'delimited' && f !== 'fixed-width') return '';
+  const n = new Map<string, number>();
+  for (const row of raw) if (row.recordType !== undefined) n.set(row.recordType, (n.get(row.recordType) ?? 0) + 1);
+  return [...n].map(([t, c]) => (c > 1 ? `${t} x${c}` : t)).join(', ');
+}
+
+/** --json: `recordTypes` (the record type of each source line, in order) for multi-record files. */
+function typesOf(r: PreviewResult, raw: ReadonlyArray<{ recordType?: string }>): { recordTypes?: string[] } {
+  if (recordTypes(r, raw) === '') return {};
+  return { recordTypes: raw.map((x) => x.recordType ?? '?') };
+}
+
 function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
   for (const rec of r.records) {
     const lines = rec.source.lineEnd ? `lines ${rec.source.line}-${rec.source.lineEnd}` : `line ${rec.source.line}`;
-    out.write(`${rec.target} ${rec.op} key=${rec.key} (${lines}) by ${rec.mapping}\n`);
+    const types = recordTypes(r, rec.raw);
+    out.write(`${rec.target} ${rec.op} key=${rec.key} (${lines}${types ? `; records ${types}` : ''}) by ${rec.mapping}\n`);
     const entries = Object.entries(rec.payload);
     const width = Math.min(28, Math.max(...entries.map(([k]) => k.length)));
     for (const [k, v] of entries) {
@@ -71,7 +87,8 @@ function writeTable(r: PreviewResult, out: NodeJS.WritableStream): void {
   }
   for (const rej of r.rejects) {
     const lines = rej.source.lineEnd ? `lines ${rej.source.line}-${rej.source.lineEnd}` : `line ${rej.source.line}`;
-    out.write(`REJECT ${lines}${rej.key !== undefined ? ` key=${rej.key}` : ''} by ${rej.mapping}\n`);
+    const types = recordTypes(r, rej.raw);
+    out.write(`REJECT ${lines}${types ? ` (records ${types})` : ''}${rej.key !== undefined ? ` key=${rej.key}` : ''} by ${rej.mapping}\n`);
     for (const i of rej.issues) out.write(`  ${i.code}: ${i.message}\n`);
     out.write('\n');
   }
@@ -152,11 +169,13 @@ export default async function preview(args: string[], io: CliIo): Promise<number
   if (values.json) {
     for (const rec of r.records) {
       io.stdout.write(
-        `${JSON.stringify({ kind: 'record', mapping: rec.mapping, target: rec.target, op: rec.op, key: rec.key, source: rec.source, payload: rec.payload, ...(rec.attachmentPath !== undefined ? { attachmentPath: rec.attachmentPath } : {}) }, jsonReplacer)}\n`,
+        `${JSON.stringify({ kind: 'record', mapping: rec.mapping, target: rec.target, op: rec.op, key: rec.key, source: rec.source, ...typesOf(r, rec.raw), payload: rec.payload, ...(rec.attachmentPath !== undefined ? { attachmentPath: rec.attachmentPath } : {}) }, jsonReplacer)}\n`,
       );
     }
     for (const rej of r.rejects) {
-      io.stdout.write(`${JSON.stringify({ kind: 'reject', mapping: rej.mapping, source: rej.source, key: rej.key, issues: rej.issues })}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ kind: 'reject', mapping: rej.mapping, source: rej.source, ...typesOf(r, rej.raw), key: rej.key, issues: rej.issues })}\n`,
+      );
     }
     for (const g of r.unsent.groups) io.stdout.write(`${JSON.stringify({ ...g, kind: g.kind === 'excluded' ? 'excluded' : 'not-selected' })}\n`);
   } else writeTable(r, io.stdout);

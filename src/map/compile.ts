@@ -29,6 +29,7 @@ import { compileGlobs, fileMatcher } from './globs.js';
 import { MappingCompileError } from './problems.js';
 import { mapItems } from './map-items.js';
 import { compileSkips } from './skips.js';
+import { recordLevels, recordTypesOf } from './record-levels.js';
 import { columnsOfField, type MappingPlan } from './plan.js';
 
 export { formatPath, MappingCompileError, type MappingProblem } from './problems.js';
@@ -122,9 +123,11 @@ interface DocumentParts {
   groupByEval: Eval | undefined;
   groupByColumns: string[];
   itemRecords: Set<string> | undefined;
+  lotRecords?: Set<string> | undefined;
+  contextRecords?: Set<string> | undefined;
 }
 
-/** A document's group: item fields against the items' schema, record types (fixed-width) or the document key. */
+/** A document's group: item fields against the items' schema, record types (multi-record files) or the document key. */
 function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
   const parts: DocumentParts = { itemFields: [], itemInfo: undefined, groupByEval: undefined, groupByColumns: [], itemRecords: undefined };
   const group = spec.group;
@@ -144,18 +147,22 @@ function compileDocument(cc: CompileCtx, spec: MappingSpec): DocumentParts {
   }
   const typed = group.headerRecord !== undefined || group.itemRecord !== undefined;
   if (typed) {
-    if (source.format !== 'fixed-width') problem(cc, ['group', 'headerRecord'], 'headerRecord/itemRecord group the record types of fixed-width files');
+    const recordTypes = recordTypesOf(source);
+    if (recordTypes === undefined)
+      problem(
+        cc,
+        ['group', 'headerRecord'],
+        source.format === 'delimited'
+          ? 'headerRecord/itemRecord name record types: declare them in source.records (each with its match and columns) and set source.header: false'
+          : `headerRecord/itemRecord group the record types of multi-record files (delimited or fixed-width source.records), not ${source.format}`,
+      );
     if (group.headerRecord === undefined || group.itemRecord === undefined) problem(cc, ['group'], 'give both headerRecord and itemRecord');
-    const itemRecords = new Set(typeof group.itemRecord === 'string' ? [group.itemRecord] : (group.itemRecord ?? []));
-    parts.itemRecords = itemRecords;
-    if (source.format === 'fixed-width') {
-      const types = new Set(source.records.map((r) => r.type));
-      if (group.headerRecord !== undefined && !types.has(group.headerRecord))
-        problem(cc, ['group', 'headerRecord'], `'${group.headerRecord}' is not a record type of source.records (${[...types].join(', ')})`);
-      for (const t of itemRecords)
-        if (!types.has(t)) problem(cc, ['group', 'itemRecord'], `'${t}' is not a record type of source.records (${[...types].join(', ')})`);
-    }
-  } else if (group.by === undefined) problem(cc, ['group', 'by'], 'group needs by (the document key) or headerRecord/itemRecord');
+    Object.assign(parts, recordLevels(cc, group, recordTypes));
+  } else {
+    if (group.by === undefined) problem(cc, ['group', 'by'], 'group needs by (the document key) or headerRecord/itemRecord');
+    if (group.lotRecord !== undefined || group.contextRecords !== undefined)
+      problem(cc, ['group'], 'lotRecord and contextRecords are levels of a multi-record group: give headerRecord and itemRecord too');
+  }
   if (group.by !== undefined) {
     const by = compileReading(cc, () => compileExpr(cc, group.by as ExprSpec, ['group', 'by'], true, 'the document key'));
     parts.groupByEval = by.eval;
@@ -245,6 +252,8 @@ export function compileMapping(spec: MappingSpec, file: string): CompiledMapping
     itemRecords: doc.itemRecords,
     sourceColumns: fieldSources(headerFields, itemsKey, doc, key?.columns, cc.attachmentColumns),
     skips,
+    lotRecords: doc.lotRecords,
+    contextRecords: doc.contextRecords,
   };
   const compiled: CompiledMapping = {
     name: plan.name,

@@ -1,6 +1,6 @@
 /**
  * Grouping: documents (picking lists, purchase orders) built from several rows, by header/detail record
- * types (fixed-width) or by a document key (contiguous or not); header fields, items (exploded from XML/JSON
+ * types (record-groups.ts) or by a document key (contiguous or not); header fields, items (exploded from XML/JSON
  * repeating elements), duplicate items, and a line that could not be read holding its document back.
  */
 import type { ParsedErrorItem, RawRow } from '../parse/types.js';
@@ -13,7 +13,7 @@ import { q, RowFail, safeString } from './transforms.js';
 import type { MapOutput } from './types.js';
 import { validate } from './validate.js';
 
-interface Doc {
+export interface Doc {
   groupKey: string;
   rows: RawRow[];
   header: Record<string, unknown> | undefined;
@@ -23,7 +23,15 @@ interface Doc {
   issues: Issues;
 }
 
-const newDoc = (groupKey: string): Doc => ({ groupKey, rows: [], header: undefined, headerRow: undefined, items: [], itemLines: [], issues: new Issues() });
+export const newDoc = (groupKey: string): Doc => ({
+  groupKey,
+  rows: [],
+  header: undefined,
+  headerRow: undefined,
+  items: [],
+  itemLines: [],
+  issues: new Issues(),
+});
 
 const sameValue = (a: unknown, b: unknown): boolean => {
   if (a === b) return true;
@@ -59,7 +67,7 @@ function addItem(plan: MappingPlan, doc: Doc, row: RawRow, st: EvalState): void 
   doc.itemLines.push(st.line);
 }
 
-function addItems(plan: MappingPlan, doc: Doc, row: RawRow, st: EvalState): void {
+export function addItems(plan: MappingPlan, doc: Doc, row: RawRow, st: EvalState): void {
   const explode = plan.group?.explode;
   const rawList = explode ? row.fields[explode] : undefined;
   if (!explode || isMissing(rawList)) {
@@ -105,7 +113,7 @@ function checkDuplicateItems(doc: Doc): void {
 }
 
 /** A finished document: its record, or its reject with every row. */
-function flush(plan: MappingPlan, doc: Doc, st: EvalState): MapOutput {
+export function flush(plan: MappingPlan, doc: Doc, st: EvalState): MapOutput {
   const first = doc.rows[0] as RawRow;
   const last = doc.rows[doc.rows.length - 1] as RawRow;
   // a header/detail document always has its header; a by-group has at least one row
@@ -131,7 +139,7 @@ function flush(plan: MappingPlan, doc: Doc, st: EvalState): MapOutput {
   };
 }
 
-function poison(doc: Doc, item: ParsedErrorItem): void {
+export function poison(doc: Doc, item: ParsedErrorItem): void {
   doc.rows.push(errorRaw(item));
   const base = errorIssue(item);
   doc.issues.push({
@@ -141,7 +149,7 @@ function poison(doc: Doc, item: ParsedErrorItem): void {
 }
 
 /** A header record opens a document (or, filtered out, skips its details). */
-function openByHeader(run: MapRun, row: RawRow): { doc: Doc | undefined; skipping: boolean } {
+export function openByHeader(run: MapRun, row: RawRow): { doc: Doc | undefined; skipping: boolean } {
   const { plan, st, stats } = run;
   const keep = run.passes(row);
   if (keep === false) {
@@ -167,64 +175,6 @@ function openByHeader(run: MapRun, row: RawRow): { doc: Doc | undefined; skippin
   doc.rows.push(row);
   addHeader(plan, doc, row, st);
   return { doc, skipping: false };
-}
-
-/** Header/detail record types (fixed-width): a header record opens a document, item records add to it. */
-export async function* mapRecordTypes(run: MapRun, items: Items): AsyncGenerator<MapOutput> {
-  checkReferenceNeeds(run);
-  const { plan, st, stats } = run;
-  const headerType = plan.group?.headerRecord;
-  const itemRecords = plan.itemRecords as Set<string>;
-  let cur: Doc | undefined;
-  let skipping = false;
-  for await (const item of items) {
-    if (stats) stats.rows++;
-    if (item.kind === 'error') {
-      if (cur) poison(cur, item);
-      else yield run.out(parseErrorReject(plan, item));
-      continue;
-    }
-    const row = item.row;
-    st.line = row.line;
-    const type = row.recordType ?? '';
-    const isHeader = type === headerType;
-    if (!isHeader && !itemRecords.has(type)) {
-      if (stats) stats.skipped++;
-      continue;
-    }
-    if (isHeader) {
-      if (cur) yield run.out(flush(plan, cur, st));
-      ({ doc: cur, skipping } = openByHeader(run, row));
-      continue;
-    }
-    if (skipping) {
-      if (stats) stats.skipped++;
-      continue;
-    }
-    if (!cur) {
-      yield run.out(
-        makeReject(
-          plan,
-          [row],
-          [{ code: 'orphan_item', message: `line ${row.line}: ${type} record before any ${headerType} record: it belongs to no document` }],
-          undefined,
-        ),
-      );
-      continue;
-    }
-    const keep = run.passes(row);
-    if (keep === false) {
-      if (stats) stats.skipped++;
-      continue;
-    }
-    cur.rows.push(row);
-    if (keep !== true) {
-      for (const i of keep.ok ? [] : keep.reject.issues) cur.issues.push(i);
-      continue;
-    }
-    addItems(plan, cur, row, st);
-  }
-  if (cur) yield run.out(flush(plan, cur, st));
 }
 
 /** The document key of a row (group.by), or the issues of a row without one. */

@@ -80,15 +80,34 @@ export function problem(cc: CompileCtx, path: Array<string | number>, message: s
 
 export function sourceNames(source: ParseOptions): { names: Set<string> | undefined; label: string } {
   if (source.format === 'delimited' || source.format === 'xlsx') {
+    if (source.format === 'delimited' && source.records) return recordNames(source.records);
     if (source.columns) return { names: new Set(source.columns), label: 'source.columns' };
     return { names: undefined, label: '' };
   }
-  if (source.format === 'fixed-width') {
-    const names = new Set<string>();
-    for (const r of source.records) for (const f of r.fields) names.add(f.name);
-    return { names, label: 'the fields of source.records' };
-  }
+  if (source.format === 'fixed-width') return recordNames(source.records);
   return { names: undefined, label: '' };
+}
+
+/**
+ * The names rows of a multi-record file hold: each type's fields (or named columns), also as '<type>/<name>' (what
+ * the lines below a record read of it, record-groups.ts), and '<n>' / '<type>/<n>' for an unnamed column. Undefined
+ * (not checked) when no type names its cells.
+ */
+function recordNames(records: ReadonlyArray<{ type: string; fields?: Array<{ name: string }> | undefined; columns?: string[] | undefined }>): {
+  names: Set<string> | undefined;
+  label: string;
+} {
+  const names = new Set<string>();
+  // a type whose cells are keyed by position only (a catch-all 'other' type) adds no name
+  if (records.every((r) => r.fields === undefined && r.columns === undefined)) return { names: undefined, label: '' };
+  for (const r of records) {
+    for (const f of r.fields ?? []) names.add(f.name).add(`${r.type}/${f.name}`);
+    (r.columns ?? []).forEach((c, i) => {
+      if (c !== '') names.add(c).add(`${r.type}/${c}`);
+      else names.add(String(i)).add(`${r.type}/${i}`);
+    });
+  }
+  return { names, label: 'the fields of source.records' };
 }
 
 export function checkName(cc: CompileCtx, name: string, path: Array<string | number>): void {

@@ -4,7 +4,8 @@
  */
 import { isMissing, type EvalState } from './evaluation.js';
 import { evalFields, Issues } from './fields.js';
-import { mapGroupedByKey, mapRecordTypes } from './documents.js';
+import { mapGroupedByKey } from './documents.js';
+import { mapRecordTypes } from './record-groups.js';
 import { recordKey } from './keys.js';
 import { checkReferenceNeeds, location, makeReject, parseErrorReject, type Items, type MapRun, type MappingPlan } from './plan.js';
 import { RowFail, safeString } from './transforms.js';

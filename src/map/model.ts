@@ -409,16 +409,42 @@ const FilterSchema = z
 
 const FieldsSchema = z.record(z.string(), ExpressionSchema);
 
+/** Multi-record files: the levels below an item and the records every level may read (src/map/record-groups.ts). */
+const RecordGroupKeys = {
+  lotRecord: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+    .optional()
+    .describe(
+      'Multi-record files: record type(s) of the lines under an item (lots, grades): each becomes its own item, reading its ' +
+        "own fields and its item's as '<itemRecord>/<field>'. An item without any gives one item.",
+    ),
+  contextRecords: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe(
+      "Multi-record files: record types read by the lines after them as '<type>/<field>' (SPED 0000, NOTFIS 311 shipper and " +
+        '312 recipient), until the next record of the same type. Record types of no level are skipped (counted).',
+    ),
+};
+
 export const GroupSchema = z
   .strictObject({
     by: ExpressionSchema.optional().describe(
       "Document key: rows with the same value form one document (e.g. the order number, or '/NFe/infNFe/@Id'). Not needed with headerRecord/itemRecord.",
     ),
-    headerRecord: z.string().min(1).optional().describe('Fixed-width: record type of the header line that starts a document (header fields are read from it).'),
+    headerRecord: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Multi-record files (source.records, delimited or fixed-width): record type of the header line that starts a document (header fields are read from it).',
+      ),
     itemRecord: z
       .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
       .optional()
-      .describe('Fixed-width: record type(s) of the detail lines that follow their header (item fields are read from them).'),
+      .describe('Multi-record files: record type(s) of the item lines that follow their header (item fields are read from them).'),
+    ...RecordGroupKeys,
     items: z.enum(['pickingItens', 'purchaseOrderItens']).describe('The target field holding the items.'),
     itemFields: FieldsSchema.describe('Item field -> expression, evaluated on every row (or exploded element) of the document.'),
     explode: z

@@ -41,6 +41,9 @@ export interface MappingPlan {
   sourceColumns: ReadonlyMap<string, readonly string[]>;
   /** declared skips (`skip`), in order: rows the mapping selects but must not send */
   skips: Array<{ when: Cond; reason: string }>;
+  /** multi-record files: the record types under an item, and those every following line may read (record-groups.ts) */
+  lotRecords: Set<string> | undefined;
+  contextRecords: Set<string> | undefined;
 }
 
 /**

@@ -11,7 +11,9 @@
  * against csv-parse on random input. Lines with no quote character (the common case) take a fast path.
  */
 import { InputError } from '../shared/errors.js';
-import type { DelimitedOptions } from './options.js';
+import { cutFields, unknownRecordIssue } from './fixed-width.js';
+import type { DelimitedOptions, DelimitedRecord } from './options.js';
+import { RecordTypes, TrailerChecks } from './records.js';
 import { controlIssue, encodingIssue, readLines, type PhysicalLine, type SourceStats } from './text-source.js';
 import { ParseIssueCode, REJECT_REASON_COLUMN, type ParseFacts, type ParsedItem, type RawRow } from './types.js';
 
@@ -277,9 +279,13 @@ export async function* parseDelimited(path: string, o: DelimitedOptions, facts: 
   let expected: number | undefined = columns?.length;
   let headerDone = !o.header;
   if (columns) facts.columns = columns;
+  // a multi-record file (records): every record is read with the layout of its type (records.ts)
+  const trailers = o.records ? new TrailerChecks(path, o.trailer) : undefined;
+  const typed = o.records ? typedRecordReader(o, o.records, trailers as TrailerChecks) : undefined;
   for (let r = await read(); r !== undefined; r = await read()) {
     if (r.kind === 'error') {
       if (!headerDone) throw headerError(path, r.item);
+      if (trailers && r.item.kind === 'error') trailers.see({ line: r.item.line, type: undefined });
       yield r.item;
       continue;
     }
@@ -293,14 +299,67 @@ export async function* parseDelimited(path: string, o: DelimitedOptions, facts: 
       expected = columns.length;
       continue;
     }
+    if (typed) {
+      yield typed(r);
+      continue;
+    }
     if (expected === undefined) expected = r.cells.length;
     yield recordItem(r, o, facts, columns, expected, stats.encoding ?? o.encoding);
   }
+  trailers?.end();
   if (facts.newline === undefined && stats.newline !== undefined) facts.newline = stats.newline;
   if (o.header && !headerDone) {
     // an empty file (or only skipped lines): no header, no rows; not an error
     facts.columns = [];
   }
+}
+
+/**
+ * Rows of a multi-record file: the record type of each record (its cells, its prefix or a pattern), its cells named
+ * by the type's columns (or cut by its fields in a mixed file), the trailer checks fed with every record.
+ */
+function typedRecordReader(
+  o: DelimitedOptions,
+  records: DelimitedRecord[],
+  trailers: TrailerChecks,
+): (r: Extract<Assembled, { kind: 'record' }>) => ParsedItem {
+  const types = new RecordTypes(records);
+  return (r) => {
+    const { lines, text, cells } = r;
+    const first = lines[0]!;
+    const loc = lines.length > 1 ? { line: first.line, lineEnd: lines[lines.length - 1]!.line } : { line: first.line };
+    const rec = types.find(text, cells);
+    if (rec === undefined) {
+      trailers.see({ ...loc, type: undefined, text, cells });
+      return { kind: 'error', ...loc, text, cells, issue: unknownRecordIssue(text) };
+    }
+    const fields: Record<string, string> = {};
+    if (rec.fields) Object.assign(fields, cutFields(text, { fields: rec.fields }));
+    else {
+      const names = rec.columns;
+      for (let c = 0; c < cells.length; c++) {
+        const name = names !== undefined && c < names.length && names[c] !== '' ? names[c]! : String(c);
+        fields[name] = o.trim ? cells[c]!.trim() : cells[c]!;
+      }
+    }
+    trailers.see({ ...loc, type: rec.type, fields, text, cells });
+    const recordType = rec.type;
+    if (rec.fields === undefined && rec.columns !== undefined && !o.relaxColumnCount && cells.length !== rec.columns.length) {
+      const message = `record ${rec.type}: expected ${rec.columns.length} columns, found ${cells.length}`;
+      return { kind: 'error', ...loc, text, cells, recordType, issue: { code: ParseIssueCode.RAGGED_ROW, message } };
+    }
+    const encodingProblem = encodingIssue(text, o.encoding);
+    if (encodingProblem) return { kind: 'error', ...loc, text, cells, recordType, issue: encodingProblem };
+    const names = Object.keys(fields);
+    const control = controlIssue(
+      names.map((n) => fields[n] ?? ''),
+      names,
+      o.allowControlCharacters,
+      o.delimiter === '\t',
+    );
+    if (control) return { kind: 'error', ...loc, text, cells, recordType, issue: control };
+    return { kind: 'row', row: { ...loc, fields, cells, recordType, text } };
+  };
 }
 
 function headerError(path: string, item: ParsedItem): InputError {

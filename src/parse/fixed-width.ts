@@ -4,54 +4,46 @@
  * (leading zeros and blanks are data; the mapping decides). Right-trimmed lines are tolerated: a field
  * past the end of a short line reads what is there, or ''.
  */
-import { InputError } from '../shared/errors.js';
-import type { FixedRecord, FixedWidthOptions, RecordMatch } from './options.js';
+import type { RowIssue } from '../shared/errors.js';
+import type { FixedRecord, FixedWidthOptions } from './options.js';
+import { RecordTypes, TrailerChecks } from './records.js';
 import { controlIssue, encodingIssue, readLines, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
 
-function matches(line: string, m: RecordMatch): boolean {
-  if (m === 'default') return true;
-  const list = Array.isArray(m) ? m : [m];
-  for (const c of list) {
-    if (line.startsWith(c.value, c.start - 1) === false) return false;
-  }
-  return true;
-}
-
-/** Record types in matching order: literal matches in declared order, then the 'default' one. */
-function orderRecords(records: FixedRecord[]): FixedRecord[] {
-  return [...records.filter((r) => r.match !== 'default'), ...records.filter((r) => r.match === 'default')];
-}
-
 /** Finds the record type of a line (pure; exported for tests and the mapping preview). */
 export function matchRecord(line: string, records: FixedRecord[]): FixedRecord | undefined {
-  for (const r of orderRecords(records)) if (matches(line, r.match)) return r;
-  return undefined;
+  return new RecordTypes(records).find(line);
 }
 
-/** Cuts the fields of a record out of a line. */
-export function cutFields(line: string, record: FixedRecord): Record<string, string> {
+/** Cuts the fields of a record out of a line (`shift`: characters to the right, for a repeated occurrence). */
+export function cutFields(line: string, record: Pick<FixedRecord, 'fields'>, shift = 0): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const f of record.fields) fields[f.name] = line.slice(f.start - 1, f.start - 1 + f.length);
+  for (const f of record.fields) fields[f.name] = line.slice(f.start - 1 + shift, f.start - 1 + shift + f.length);
   return fields;
 }
 
+/** The fields of each occurrence of a record whose fields repeat (`occurs`); blank ones after the first left out. */
+function occurrences(line: string, rec: FixedRecord, first: Record<string, string>): Array<Record<string, string>> {
+  const all = [first];
+  if (!rec.occurs) return all;
+  for (let i = 1; i < rec.occurs.times; i++) {
+    const f = cutFields(line, rec, i * rec.occurs.every);
+    if (Object.values(f).some((v) => v.trim() !== '')) all.push(f);
+  }
+  return all;
+}
+
 export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
-  const ordered = orderRecords(o.records);
-  const trailer = o.trailer;
+  const types = new RecordTypes(o.records);
   // layout consistency (trailer type and field declared...) is checked by checkParseOptions in openParser
-  let all = 0;
-  let trailerSeen = false;
-  const byType = new Map<string, number>();
-  /** records of unknown type (no type) are counted under this key */
-  const UNKNOWN = '\u0000unknown';
+  const trailers = new TrailerChecks(path, o.trailer);
   const limit = o.lineLength !== undefined ? Math.min(o.lineLength, o.maxLineLength) : o.maxLineLength;
   for await (const pl of readLines(path, { encoding: o.encoding, maxLineLength: o.maxLineLength }, stats, 'fixed-width')) {
     if (pl.tooLong === undefined && pl.text.length === 0 && o.skipEmptyLines) continue;
-    all++;
+    if (pl.tooLong === undefined && o.comment !== undefined && pl.text.startsWith(o.comment)) continue;
     const length = pl.tooLong ?? pl.text.length;
     if (length > limit) {
-      byType.set(UNKNOWN, (byType.get(UNKNOWN) ?? 0) + 1);
+      trailers.see({ line: pl.line, type: undefined });
       yield {
         kind: 'error',
         line: pl.line,
@@ -67,58 +59,14 @@ export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts
       continue;
     }
     const line = pl.text;
-    let rec: FixedRecord | undefined;
-    for (const r of ordered) {
-      if (matches(line, r.match)) {
-        rec = r;
-        break;
-      }
-    }
+    const rec = types.find(line);
     if (rec === undefined) {
-      byType.set(UNKNOWN, (byType.get(UNKNOWN) ?? 0) + 1);
-      yield {
-        kind: 'error',
-        line: pl.line,
-        text: line,
-        issue: {
-          code: ParseIssueCode.UNKNOWN_RECORD,
-          value: line.slice(0, 20),
-          message: `no record type of the layout matches this line (starts with ${JSON.stringify(line.slice(0, 20))})`,
-        },
-      };
+      trailers.see({ line: pl.line, type: undefined, text: line });
+      yield { kind: 'error', line: pl.line, text: line, issue: unknownRecordIssue(line) };
       continue;
     }
     const fields = cutFields(line, rec);
-    if (trailer && rec.type === trailer.type) {
-      trailerSeen = true;
-      const rawCount = fields[trailer.countField] ?? '';
-      const t = rawCount.trim();
-      if (!/^\d+$/.test(t)) {
-        throw new InputError(`${path}:${pl.line}: trailer field ${trailer.countField} is not a count (value "${rawCount}")`, {
-          details: { file: path, line: pl.line },
-        });
-      }
-      const declared = Number(t);
-      let counted: number;
-      if (trailer.counts === 'all') counted = all;
-      else if (trailer.counts === 'detail') {
-        counted = 0;
-        for (const [type, n] of byType) if (type !== 'header' && type !== trailer.type) counted += n;
-      } else {
-        counted = 0;
-        for (const type of trailer.counts) counted += byType.get(type) ?? 0;
-      }
-      counted += trailer.offset;
-      if (declared !== counted) {
-        const what = Array.isArray(trailer.counts) ? trailer.counts.join('+') : trailer.counts;
-        throw new InputError(
-          `${path}:${pl.line}: trailer count mismatch: the trailer (${trailer.countField}) declares ${declared} records, ` +
-            `the file has ${counted} (${what}${trailer.offset ? `, offset ${trailer.offset}` : ''}): the file may be truncated or damaged`,
-          { details: { file: path, line: pl.line, declared, counted } },
-        );
-      }
-    }
-    byType.set(rec.type, (byType.get(rec.type) ?? 0) + 1);
+    trailers.see({ line: pl.line, type: rec.type, fields, text: line });
     const encodingProblem = encodingIssue(line, stats.encoding ?? o.encoding);
     if (encodingProblem) {
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: encodingProblem };
@@ -134,12 +82,17 @@ export async function* parseFixedWidth(path: string, o: FixedWidthOptions, facts
       yield { kind: 'error', line: pl.line, text: line, recordType: rec.type, issue: control };
       continue;
     }
-    yield { kind: 'row', row: { line: pl.line, fields, recordType: rec.type, text: line } };
+    for (const f of occurrences(line, rec, fields)) yield { kind: 'row', row: { line: pl.line, fields: f, recordType: rec.type, text: line } };
   }
   if (stats.newline !== undefined) facts.newline = stats.newline;
-  if (trailer && !trailerSeen && all > 0) {
-    throw new InputError(`${path}: no trailer record (type "${trailer.type}") found: the file may be truncated`, {
-      details: { file: path },
-    });
-  }
+  trailers.end();
+}
+
+/** A line no record type of the layout matches (delimited and fixed-width alike). */
+export function unknownRecordIssue(line: string): RowIssue {
+  return {
+    code: ParseIssueCode.UNKNOWN_RECORD,
+    value: line.slice(0, 20),
+    message: `no record type of the layout matches this line (starts with ${JSON.stringify(line.slice(0, 20))})`,
+  };
 }

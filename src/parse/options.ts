@@ -46,6 +46,186 @@ const SlashPath = z
   .regex(/^[^/]+(\/[^/]+)*$/, 'must be a slash-separated path without leading/trailing slash (e.g. nfeProc/NFe/infNFe/det)');
 
 // ---------------------------------------------------------------------------------------------
+// fixed-width (CNAB 240/400, legacy layouts)
+// ---------------------------------------------------------------------------------------------
+
+export const FixedFieldSchema = z
+  .strictObject({
+    name: z.string().min(1).describe("Field name (the key in the row's fields)."),
+    start: z.number().int().min(1).describe('1-based first character position.'),
+    length: z.number().int().min(1).describe('Number of characters.'),
+  })
+  .describe('One field of a fixed-width record. Values are NOT trimmed (the mapping decides).');
+
+const MatchAt = z.strictObject({
+  start: z.number().int().min(1).describe('1-based position where the value must appear.'),
+  value: z.string().min(1).describe('Literal text expected at that position (e.g. "0", "1", "9").'),
+});
+
+// -- multi-record files (record types in delimited and fixed-width files): src/parse/records.ts ------
+
+const MatchCol = z.strictObject({
+  col: z.number().int().min(0).describe('Delimited files: 0-based position of the cell holding the record type (SPED: 1, after the leading "|").'),
+  value: z.string().describe('The cell value of this record type (e.g. "C", "C100").'),
+});
+const MatchPrefix = z.strictObject({
+  prefix: z.string().min(1).describe('The line starts with this text (e.g. "I;", "|C170|", "314").'),
+});
+const MatchPattern = z.strictObject({
+  pattern: z.string().min(1).describe('JavaScript regular expression tested on the whole line (e.g. "^3[0-9]{2}"); compiled once.'),
+});
+const MatchOne = z.union([MatchAt, MatchCol, MatchPrefix, MatchPattern]);
+
+export const RecordMatchSchema = z
+  .union([MatchOne, z.array(MatchOne).min(1), z.literal('default')])
+  .describe(
+    'How a line is recognised as this record type: a literal at a position ({start, value}), a cell value ({col, value}, ' +
+      'delimited files), a prefix ({prefix}), a regular expression ({pattern}), a list of these that must ALL match ' +
+      '(CNAB240 segment P: "3" at 8 and "P" at 14), or "default" (any line no other type matched). Types are tried in ' +
+      'declared order, "default" last.',
+  );
+export type RecordMatch = z.output<typeof RecordMatchSchema>;
+
+export const FixedRecordSchema = z
+  .strictObject({
+    type: z.string().min(1).describe('Record type name, set as the row\'s recordType (e.g. "header", "detail", "trailer").'),
+    match: RecordMatchSchema,
+    fields: z.array(FixedFieldSchema).describe('Fields of this record type.'),
+    occurs: z
+      .strictObject({
+        times: z.number().int().min(2).max(1000).describe('How many times the fields repeat on the line.'),
+        every: z.number().int().min(1).describe('Characters from one occurrence to the next (the fields of occurrence n start (n-1)*every later).'),
+      })
+      .optional()
+      .describe(
+        'The fields repeat on one line (COBOL OCCURS; NOTFIS 314: four merchandise occurrences of 52 characters): each ' +
+          'occurrence is a row of its own (same line); an occurrence after the first whose fields are all blank is left out. @default none',
+      ),
+  })
+  .describe('A record type of a fixed-width file. Types are tried in order; "default" is tried last.');
+export type FixedRecord = z.output<typeof FixedRecordSchema>;
+
+const TrailerSum = z.strictObject({
+  field: z.string().min(1).describe('Field (or column) of the trailer holding the declared total.'),
+  of: z
+    .strictObject({
+      type: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('Record type(s) whose values are summed.'),
+      field: z.string().min(1).describe('Field (or column) of those records summed.'),
+    })
+    .describe('What is summed.'),
+  scale: z
+    .number()
+    .int()
+    .min(0)
+    .max(12)
+    .optional()
+    .describe('Implied decimal places of digits-only values (NOTFIS "000000001234" with scale 2 is 12.34). @default none: the decimal separator is read'),
+  decimal: z.enum([',', '.']).default(',').describe("Decimal separator of values with one (thousands separators are not accepted). @default ','"),
+});
+
+const TrailerExtras = {
+  since: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Count and sum only the records from the last record of this type (included) up to the trailer: a block or document ' +
+        'trailer (SPED C990 since C001; NOTFIS 318 since 310). @default the whole file',
+    ),
+  sums: z.array(TrailerSum).min(1).optional().describe('Totals the trailer declares, checked against the sum of the records it closes.'),
+  perCode: z
+    .strictObject({
+      codeField: z.string().min(1).describe('Field of the trailer naming the record code it counts (SPED 9900: REG_BLC).'),
+      code: z
+        .union([
+          z.strictObject({ col: z.number().int().min(0).describe('0-based cell holding the code (delimited).') }),
+          z.strictObject({ start: z.number().int().min(1), length: z.number().int().min(1) }).describe('Position of the code (fixed-width).'),
+        ])
+        .describe('Where every line holds its record code.'),
+    })
+    .optional()
+    .describe(
+      'The trailer counts the lines of ONE record code, named in codeField (SPED 9900 |9900|C170|2|): checked at the end of ' +
+        'the file against the lines whose code (read at `code`) is that one. countField is then the count of that code.',
+    ),
+};
+
+export const TrailerCheckSchema = z
+  .strictObject({
+    type: z.string().min(1).default('trailer').describe('Record type of the trailer line. @default "trailer"'),
+    countField: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Field of the trailer holding the record count (digits; spaces and leading zeros allowed). @default none: no count is checked (a trailer of sums only, NOTFIS 318)',
+      ),
+    counts: z
+      .union([z.enum(['detail', 'all']), z.array(z.string().min(1)).min(1)])
+      .default('all')
+      .describe(
+        'What the count counts. "all": every physical record of the file up to and including the trailer (CNAB240 ' +
+          '"quantidade de registros", CNAB400 trailer sequence number). "detail": every record before the trailer whose ' +
+          'type is neither the trailer type nor "header". A list: records of those types. @default "all"',
+      ),
+    offset: z.number().int().default(0).describe('Added to the counted number before comparing. @default 0'),
+    ...TrailerExtras,
+  })
+  .describe('Trailer count check: a mismatch makes the whole file fail (InputError naming the trailer line and both numbers).');
+
+export type TrailerCheck = z.output<typeof TrailerCheckSchema>;
+
+/** One trailer check, or several (SPED: 9999 for the file, C990 for block C, 9900 per record type). */
+const TrailersSchema = z
+  .union([TrailerCheckSchema, z.array(TrailerCheckSchema).min(1)])
+  .describe('Trailer checks: one, or a list (each with its own type). A mismatch fails the whole file (nothing of it is sent).');
+
+export const FixedWidthOptionsSchema = z
+  .strictObject({
+    format: z.literal('fixed-width'),
+    encoding: Encoding.default('utf-8').describe('Character encoding of the file; positions count characters. @default "utf-8"'),
+    records: z.array(FixedRecordSchema).min(1).describe('Record types; a line matching none is an unknown_record error item.'),
+    lineLength: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Expected line length (e.g. 240, 400). Longer lines are line_too_long error items; shorter (right-trimmed) lines are tolerated. @default none'),
+    skipEmptyLines: z.boolean().default(true).describe('Skip empty lines (a trailing blank line, a final EOF marker line). @default true'),
+    trailer: TrailersSchema.optional(),
+    comment: SingleChar.optional().describe('A line starting with this character is a comment and skipped (not counted by trailers). @default none'),
+    allowControlCharacters: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a line is a control_character error item naming the field. @default false',
+      ),
+    maxLineLength: MaxLineLength,
+  })
+  .describe('Fixed-width text (CNAB, mainframe layouts), read line by line.');
+export type FixedWidthOptions = z.output<typeof FixedWidthOptionsSchema>;
+
+/**
+ * A record type of a multi-record delimited file: the same declaration as a fixed-width record type, with
+ * its cells named by `columns` (by position) or, for a mixed file, cut from the line by `fields`.
+ */
+export const DelimitedRecordSchema = z
+  .strictObject({
+    type: z.string().min(1).describe('Record type name, set as the row\'s recordType (e.g. "C", "I", "C100").'),
+    match: RecordMatchSchema,
+    columns: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Names of the cells by position ("" leaves a cell unnamed: SPED\'s empty cell before the first "|"). Cells past the ' +
+          'list are keyed by their 0-based index. Also the expected cell count unless relaxColumnCount. @default none: cells keyed "0", "1"...',
+      ),
+    fields: z.array(FixedFieldSchema).optional().describe('Mixed files: fields cut from the line by position instead of split by the delimiter.'),
+  })
+  .describe('A record type of a delimited file. Types are tried in order; "default" is tried last.');
+export type DelimitedRecord = z.output<typeof DelimitedRecordSchema>;
+
+// ---------------------------------------------------------------------------------------------
 // delimited (CSV, TXT with ; , | or TAB)
 // ---------------------------------------------------------------------------------------------
 
@@ -94,83 +274,19 @@ export const DelimitedOptionsSchema = z
         'Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a row is a control_character error item naming the field. @default false',
       ),
     maxLineLength: MaxLineLength,
+    records: z
+      .array(DelimitedRecordSchema)
+      .min(1)
+      .optional()
+      .describe(
+        'Multi-record file (SPED, orders with header and item lines): record types, each recognised by a cell value, a prefix ' +
+          'or a pattern, with its own columns (or fixed-width fields). Needs header: false. A line no type matches is an ' +
+          'unknown_record error item. @default none: every line is a row of the same columns',
+      ),
+    trailer: TrailersSchema.optional().describe('Trailer checks (counts, sums) of a multi-record file; needs records.'),
   })
   .describe('Delimited text (CSV / TXT), streamed line by line.');
 export type DelimitedOptions = z.output<typeof DelimitedOptionsSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// fixed-width (CNAB 240/400, legacy layouts)
-// ---------------------------------------------------------------------------------------------
-
-export const FixedFieldSchema = z
-  .strictObject({
-    name: z.string().min(1).describe("Field name (the key in the row's fields)."),
-    start: z.number().int().min(1).describe('1-based first character position.'),
-    length: z.number().int().min(1).describe('Number of characters.'),
-  })
-  .describe('One field of a fixed-width record. Values are NOT trimmed (the mapping decides).');
-
-const MatchAt = z.strictObject({
-  start: z.number().int().min(1).describe('1-based position where the value must appear.'),
-  value: z.string().min(1).describe('Literal text expected at that position (e.g. "0", "1", "9").'),
-});
-
-export const RecordMatchSchema = z
-  .union([MatchAt, z.array(MatchAt).min(1), z.literal('default')])
-  .describe(
-    'How a line is recognised as this record type: a literal at a position, a list of literals that must ALL match ' +
-      '(CNAB240 segment P: "3" at 8 and "P" at 14), or "default" (any line no other type matched).',
-  );
-export type RecordMatch = z.output<typeof RecordMatchSchema>;
-
-export const FixedRecordSchema = z
-  .strictObject({
-    type: z.string().min(1).describe('Record type name, set as the row\'s recordType (e.g. "header", "detail", "trailer").'),
-    match: RecordMatchSchema,
-    fields: z.array(FixedFieldSchema).describe('Fields of this record type.'),
-  })
-  .describe('A record type of a fixed-width file. Types are tried in order; "default" is tried last.');
-export type FixedRecord = z.output<typeof FixedRecordSchema>;
-
-export const TrailerCheckSchema = z
-  .strictObject({
-    type: z.string().min(1).default('trailer').describe('Record type of the trailer line. @default "trailer"'),
-    countField: z.string().min(1).describe('Field of the trailer holding the record count (digits; spaces and leading zeros allowed).'),
-    counts: z
-      .union([z.enum(['detail', 'all']), z.array(z.string().min(1)).min(1)])
-      .default('all')
-      .describe(
-        'What the count counts. "all": every physical record of the file up to and including the trailer (CNAB240 ' +
-          '"quantidade de registros", CNAB400 trailer sequence number). "detail": every record before the trailer whose ' +
-          'type is neither the trailer type nor "header". A list: records of those types. @default "all"',
-      ),
-    offset: z.number().int().default(0).describe('Added to the counted number before comparing. @default 0'),
-  })
-  .describe('Trailer count check: a mismatch makes the whole file fail (InputError naming the trailer line and both numbers).');
-
-export const FixedWidthOptionsSchema = z
-  .strictObject({
-    format: z.literal('fixed-width'),
-    encoding: Encoding.default('utf-8').describe('Character encoding of the file; positions count characters. @default "utf-8"'),
-    records: z.array(FixedRecordSchema).min(1).describe('Record types; a line matching none is an unknown_record error item.'),
-    lineLength: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe('Expected line length (e.g. 240, 400). Longer lines are line_too_long error items; shorter (right-trimmed) lines are tolerated. @default none'),
-    skipEmptyLines: z.boolean().default(true).describe('Skip empty lines (a trailing blank line, a final EOF marker line). @default true'),
-    trailer: TrailerCheckSchema.optional(),
-    allowControlCharacters: z
-      .boolean()
-      .default(false)
-      .describe(
-        'Accept control characters (tab, escape, C1 controls) and bidirectional overrides (U+202E...) inside fields. NUL is never accepted. When false, such a line is a control_character error item naming the field. @default false',
-      ),
-    maxLineLength: MaxLineLength,
-  })
-  .describe('Fixed-width text (CNAB, mainframe layouts), read line by line.');
-export type FixedWidthOptions = z.output<typeof FixedWidthOptionsSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // xml (NF-e and friends)
@@ -305,33 +421,26 @@ export function checkParseOptions(o: ParseOptions): string[] {
       if (o.comment !== undefined && (o.comment === o.delimiter || o.comment === o.quote)) {
         problems.push('comment: must differ from the delimiter and the quote');
       }
+      if (o.records) {
+        if (o.header) problems.push('records: a multi-record file has no header line: set header: false');
+        if (o.columns) problems.push('columns: each record type names its own columns (records[].columns)');
+        checkRecordTypes(o.records, o.trailer, 'delimited', problems);
+      } else if (o.trailer) problems.push('trailer: trailer checks need record types (records)');
       break;
     }
     case 'fixed-width': {
       o.records.forEach((r, i) => {
-        const names = r.fields.map((f) => f.name);
-        const dup = names.filter((n, k) => names.indexOf(n) !== k);
-        if (dup.length) problems.push(`records.${i}.fields: duplicate field names ${[...new Set(dup)].join(', ')} in type "${r.type}"`);
         if (o.lineLength !== undefined) {
+          const extra = r.occurs ? (r.occurs.times - 1) * r.occurs.every : 0;
           for (const f of r.fields) {
-            if (f.start - 1 + f.length > o.lineLength) {
-              problems.push(`records.${i}.fields: field ${f.name} ends at ${f.start - 1 + f.length}, past lineLength ${o.lineLength}`);
+            if (f.start - 1 + f.length + extra > o.lineLength) {
+              const what = extra ? ` (its occurrence ${r.occurs?.times ?? ''})` : '';
+              problems.push(`records.${i}.fields: field ${f.name}${what} ends at ${f.start - 1 + f.length + extra}, past lineLength ${o.lineLength}`);
             }
           }
         }
       });
-      if (o.records.filter((r) => r.match === 'default').length > 1) problems.push('records: at most one record type may match "default"');
-      if (o.trailer) {
-        const t = o.trailer;
-        const recs = o.records.filter((r) => r.type === t.type);
-        if (recs.length === 0) problems.push(`trailer.type: the layout declares no record type "${t.type}"`);
-        else if (!recs.every((r) => r.fields.some((f) => f.name === t.countField))) {
-          problems.push(`trailer.countField: record type "${t.type}" has no field "${t.countField}"`);
-        }
-        if (Array.isArray(t.counts)) {
-          for (const c of t.counts) if (!o.records.some((r) => r.type === c)) problems.push(`trailer.counts: no record type "${c}"`);
-        }
-      }
+      checkRecordTypes(o.records, o.trailer, 'fixed-width', problems);
       break;
     }
     case 'xlsx': {
@@ -346,4 +455,75 @@ export function checkParseOptions(o: ParseOptions): string[] {
       break;
   }
   return problems;
+}
+
+type AnyRecord = { type: string; match: RecordMatch; fields?: Array<{ name: string }> | undefined; columns?: string[] | undefined };
+type AnyTrailer = z.output<typeof TrailerCheckSchema>;
+
+/** The names a record type's rows hold, or undefined when its cells are keyed by position only. */
+function recordNames(r: AnyRecord): string[] | undefined {
+  if (r.columns === undefined && r.fields === undefined) return undefined;
+  return [...(r.columns ?? []).filter((c) => c !== ''), ...(r.fields ?? []).map((f) => f.name)];
+}
+
+function checkMatch(m: RecordMatch, at: string, format: 'delimited' | 'fixed-width', problems: string[]): void {
+  if (m === 'default') return;
+  for (const one of Array.isArray(m) ? m : [m]) {
+    if ('col' in one && format !== 'delimited') problems.push(`${at}.match: {col, value} reads a cell of a delimited file; use {start, value} or {prefix}`);
+    if ('pattern' in one) {
+      try {
+        new RegExp(one.pattern);
+      } catch (err) {
+        problems.push(`${at}.match.pattern: not a regular expression (${(err as Error).message})`);
+      }
+    }
+  }
+}
+
+/** Rules of record types and trailers, the same for delimited and fixed-width files. */
+function checkRecordTypes(records: AnyRecord[], trailer: AnyTrailer | AnyTrailer[] | undefined, format: 'delimited' | 'fixed-width', problems: string[]): void {
+  const types = new Set<string>();
+  records.forEach((r, i) => {
+    types.add(r.type);
+    const names = recordNames(r) ?? [];
+    const dup = names.filter((n, k) => names.indexOf(n) !== k);
+    if (dup.length) problems.push(`records.${i}.fields: duplicate field names ${[...new Set(dup)].join(', ')} in type "${r.type}"`);
+    if (r.columns !== undefined && r.fields !== undefined)
+      problems.push(`records.${i}: give columns (split by the delimiter) or fields (cut by position), not both`);
+    checkMatch(r.match, `records.${i}`, format, problems);
+  });
+  if (records.filter((r) => r.match === 'default').length > 1) problems.push('records: at most one record type may match "default"');
+  const list = trailer === undefined ? [] : Array.isArray(trailer) ? trailer : [trailer];
+  list.forEach((t, i) => {
+    const at = Array.isArray(trailer) ? `trailer.${i}` : 'trailer';
+    const recs = records.filter((r) => r.type === t.type);
+    const has = (name: string): boolean => recs.every((r) => recordNames(r)?.includes(name) ?? /^\d+$/.test(name));
+    if (recs.length === 0) problems.push(`${at}.type: the layout declares no record type "${t.type}"`);
+    else {
+      if (t.countField === undefined) {
+        if (!t.sums || t.perCode)
+          problems.push(`${at}.countField: give the field of the trailer holding the count${t.perCode ? ' of the code' : ' (or sums)'}`);
+      } else if (!has(t.countField)) problems.push(`${at}.countField: record type "${t.type}" has no field "${t.countField}"`);
+      for (const sum of t.sums ?? []) if (!has(sum.field)) problems.push(`${at}.sums: record type "${t.type}" has no field "${sum.field}"`);
+      if (t.perCode && !has(t.perCode.codeField)) problems.push(`${at}.perCode.codeField: record type "${t.type}" has no field "${t.perCode.codeField}"`);
+    }
+    const known = (c: string, where: string): void => {
+      if (!types.has(c)) problems.push(`${at}.${where}: no record type "${c}"`);
+    };
+    if (Array.isArray(t.counts)) for (const c of t.counts) known(c, 'counts');
+    if (t.since !== undefined) known(t.since, 'since');
+    for (const sum of t.sums ?? []) {
+      for (const c of typeof sum.of.type === 'string' ? [sum.of.type] : sum.of.type) {
+        known(c, 'sums.of.type');
+        const r = records.find((x) => x.type === c);
+        const names = r ? recordNames(r) : undefined;
+        if (names && !names.includes(sum.of.field)) problems.push(`${at}.sums.of.field: record type "${c}" has no field "${sum.of.field}"`);
+      }
+    }
+    if (t.perCode) {
+      const code = t.perCode.code;
+      if ('col' in code && format !== 'delimited') problems.push(`${at}.perCode.code: {col} reads a cell of a delimited file; use {start, length}`);
+      if ('start' in code && format !== 'fixed-width') problems.push(`${at}.perCode.code: {start, length} is for fixed-width files; use {col}`);
+    }
+  });
 }
