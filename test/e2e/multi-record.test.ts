@@ -117,7 +117,11 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     assert.equal(rejects.length, 1, rejects.join(', '));
     const text = iconv.decode(await readFile(rejects[0]!), 'win1252');
     assert.match(text, /^I;70001;1;SNK-1001;.*linha 2: uma linha de item vem antes de qualquer linha de cabeçalho/m, 'the item before any header');
-    assert.match(text, /^Z;70001;.*linha 8: nenhum tipo de registro do mapeamento corresponde à linha \(valor ""Z;70001;/m, 'the record type no layout declares');
+    assert.match(
+      text,
+      /^Z;70001;.*linha 8: nenhum tipo de registro do mapeamento corresponde à linha \(valor ""Z;70001;/m,
+      'the record type no layout declares',
+    );
     assert.match(text, /^L;2;L2411-B;8;31\/05\/2025.*/m, 'the whole document held back with the unknown line, lots included');
     assert.doesNotMatch(text, /^C;70002/m, 'the next order is not touched');
   });
