@@ -30,6 +30,8 @@ export const en: Record<string, string> = {
   'outcomeHelp.failed': 'not delivered because of a WMS or network failure: they are sent again',
   'outcomeHelp.held': 'held because they depend on something that was not delivered',
   'outcomeHelp.in-doubt': 'nobody knows whether the WMS received them: check and use `wmsbridge resolve`',
+  'outcomeHelp.not-selected': 'rows read that no mapping of the file selects (filter): not an error, listed',
+  'outcomeHelp.excluded': 'rows a rule of the mapping (skip) says not to send, with its reason: not an error, listed',
   'report.outcomesHelp': 'What each number means',
 
   'fileStatus.done': 'done',

@@ -26,6 +26,8 @@ export const ptBR: Record<string, string> = {
   'outcomeHelp.failed': 'não entregues por falha do WMS ou da rede: serão enviados de novo',
   'outcomeHelp.held': 'retidos porque dependem de algo que não foi entregue',
   'outcomeHelp.in-doubt': 'não se sabe se o WMS recebeu: confira e use `wmsbridge resolve`',
+  'outcomeHelp.not-selected': 'linhas lidas que nenhum mapeamento do arquivo seleciona (filtro): não são erro, ficam listadas',
+  'outcomeHelp.excluded': 'linhas que uma regra do mapeamento (skip) manda não enviar, com o motivo: não são erro, ficam listadas',
   'report.outcomesHelp': 'O que significa cada número',
 
   'fileStatus.done': 'concluído',

@@ -623,7 +623,8 @@ function renderResourcesTable(summary: RunSummary, i18n: I18n): string {
   const { t } = i18n;
   const c = (k: string): string => colHead(i18n, k);
   // only the outcomes some resource had (eleven columns do not fit a laptop's screen); resources.csv has them all
-  const used = OUTCOMES.filter((o) => summary.resources.some((r) => (r.outcomes[o] ?? 0) > 0));
+  // rows not sent (not selected, excluded) are not records of a resource: they have their own section
+  const used = OUTCOMES.filter((o) => !UNSENT_ROW_OUTCOMES.has(o) && summary.resources.some((r) => (r.outcomes[o] ?? 0) > 0));
   const outcomeHeads = used.map((o) => `<th class="num" title="${escapeHtml(outcomeHelp(o, i18n))}"><span class="oc" style="background:${OUTCOME_STYLE[o].color}"></span>${escapeHtml(i18n.outcome(o))}</th>`).join('');
   const resRows = summary.resources
     .map((r) => `<tr><td>${escapeHtml(r.target)}</td>${cell(outcomeSum(r.outcomes), i18n)}${used.map((o) => cell(r.outcomes[o], i18n)).join('')}</tr>`)
@@ -697,6 +698,9 @@ function renderSideSections(summary: RunSummary, i18n: I18n): { webhooks: string
     : '';
   return { webhooks, skipped: `${renderUnsent(summary, i18n)}${skipped}`, helped };
 }
+
+/** Outcomes of rows a file read and did not send: listed by file in their own section, never a resource's column. */
+const UNSENT_ROW_OUTCOMES: ReadonlySet<Outcome> = new Set<Outcome>(['not-selected', 'excluded']);
 
 /** Rows the files read and did not send (not selected by any mapping, excluded by a skip rule), by file and reason. */
 function renderUnsent(summary: RunSummary, i18n: I18n): string {

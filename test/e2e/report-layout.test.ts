@@ -108,7 +108,8 @@ async function measure(html: string, width: number, height: number): Promise<Mea
 /** The sample night with every outcome present on its resources (the widest resources table there is) and a long reason. */
 function widestNight(): RunSummary {
   const s = sampleRunSummary();
-  const all = Object.fromEntries(OUTCOMES.map((o, i) => [o, 1000 + i])) as Record<Outcome, number>;
+  // every record outcome (rows not sent, not-selected and excluded, have a section of their own, not resource columns)
+  const all = Object.fromEntries(OUTCOMES.filter((o) => o !== 'not-selected' && o !== 'excluded').map((o, i) => [o, 1000 + i])) as Record<Outcome, number>;
   const reason = {
     reason: 'rejected: a long reason',
     code: 'invalid_number',
