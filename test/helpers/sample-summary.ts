@@ -205,7 +205,7 @@ function rejectsNight(options: SampleSummaryOptions): RunSummary {
     startedAt,
     finishedAt: new Date(startMs + durationMs).toISOString(),
     durationMs,
-    exitCode: 3,
+    exitCode: 1,
     host: 'erp-gateway-01',
     version: '0.1.0',
     wms: {
