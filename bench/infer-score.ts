@@ -22,6 +22,7 @@ import { sniffFile } from '../src/infer/sniff.js';
 import { propose, sourceOptions } from '../src/infer/propose.js';
 import { toMappingObject, toYaml } from '../src/infer/write.js';
 import { parseMappingText } from '../src/map/load.js';
+import { expressionFeatures, type Features } from '../test/fixtures/infer/score.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CORPUS = join(ROOT, 'test', 'fixtures', 'infer-corpus');
@@ -53,14 +54,6 @@ interface FileScore {
 
 type Obj = Record<string, unknown>;
 
-interface Features {
-  sources: Set<string>;
-  refs: Set<string>;
-  decimal?: string;
-  scale?: number;
-  dateFormat?: string;
-}
-
 /** field name -> '@start' of a fixed-width layout (detail records first) */
 function fixedStarts(source: Obj): Map<string, string> {
   const out = new Map<string, string>();
@@ -71,36 +64,7 @@ function fixedStarts(source: Obj): Map<string, string> {
 }
 
 function features(expr: unknown, starts: Map<string, string>): Features {
-  const f: Features = { sources: new Set(), refs: new Set() };
-  const src = (name: string) => f.sources.add(starts.get(name) ?? name);
-  const transforms = (ts: unknown) => {
-    if (!Array.isArray(ts)) return;
-    for (const t of ts) {
-      if (t === 'number') f.decimal ??= ',';
-      else if (t && typeof t === 'object') {
-        const o = t as Record<string, Obj>;
-        if (o['number']) {
-          f.decimal ??= (o['number']['decimal'] as string | undefined) ?? ',';
-          if (typeof o['number']['scale'] === 'number') f.scale ??= o['number']['scale'];
-        }
-        if (o['date']) f.dateFormat ??= (o['date']['format'] as string | undefined) ?? 'dd/MM/yyyy';
-      }
-    }
-  };
-  const walk = (x: unknown) => {
-    if (typeof x === 'string') return src(x);
-    if (!x || typeof x !== 'object') return;
-    if (Array.isArray(x)) return x.forEach(walk);
-    const o = x as Obj;
-    for (const k of ['col', 'path', 'field']) if (typeof o[k] === 'string' || typeof o[k] === 'number') src(String(o[k]));
-    if (typeof o['template'] === 'string') for (const m of o['template'].matchAll(/\{([^}$][^}]*)\}/g)) src(m[1]!);
-    if (typeof o['ref'] === 'string') f.refs.add(o['ref']);
-    if (typeof o['lookup'] === 'string') f.refs.add(o['lookup']);
-    transforms(o['transforms']);
-    for (const k of ['from', 'concat', 'coalesce']) if (o[k] !== undefined) walk(o[k]);
-  };
-  walk(expr);
-  return f;
+  return expressionFeatures(expr, (name) => starts.get(name) ?? name);
 }
 
 function fieldsOf(m: Obj): Map<string, unknown> {
@@ -120,7 +84,7 @@ function fieldVerdict(name: string, a: AnswerField, inferred: unknown, starts: M
   const got = [...f.sources].sort().join('|');
   const why: string[] = [];
   if (want !== got) why.push(`reads [${got || 'const'}], answer [${want}]`);
-  if (a.ref && !f.refs.has(a.ref)) why.push(`no ref ${a.ref}`);
+  if (a.ref && !f.resources.has(a.ref)) why.push(`no ref ${a.ref}`);
   if (a.decimal && f.decimal !== a.decimal) why.push(`decimal '${f.decimal ?? '-'}'`);
   if (a.scale !== undefined && f.scale !== a.scale) why.push(`scale ${f.scale ?? '-'}`);
   if (a.dateFormat && f.dateFormat !== a.dateFormat) why.push(`date ${f.dateFormat ?? '-'}`);
