@@ -73,6 +73,20 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
   }
 }
 
+/** `wmsbridge watch` started and announcing itself; `out.stderr` grows with what it writes. */
+async function startedWatch(flags: string[], env: Record<string, string>, what = 'watch to start'): Promise<{ child: ChildProcess; out: { stderr: string } }> {
+  const out = { stderr: '' };
+  const child = spawnCli(['watch', ...flags], { env });
+  children.push(child);
+  child.stderr?.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  await until(
+    what,
+    async () => /wmsbridge watch: watching/.test(out.stderr),
+    () => out.stderr,
+  );
+  return { child, out };
+}
+
 /** The keys of a JSON object's top level, in order, as written (JSON.parse keeps only the last of a repeated key). */
 function topLevelKeys(line: string): string[] {
   const keys: string[] = [];
@@ -225,22 +239,14 @@ test(
     try {
       const { dir, flags } = await categoryNight('watch-sigterm', sb, { watch: { batchDelayMs: 100, metricsPort: 0 } });
       const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
-      let stderr = '';
-      const watch = spawnCli(['watch', ...flags], { env });
-      children.push(watch);
-      watch.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-      await until(
-        'watch to start',
-        async () => /wmsbridge watch: watching/.test(stderr),
-        () => stderr,
-      );
+      const { child: watch, out } = await startedWatch(flags, env);
       await writeFile(join(dir, 'inbox', 'categorias', 'CAT_grande.csv'), categoryRows('W', 600));
       await until(
         'sending to start',
         async () => (await createdCount(sb, 'W')) >= 20,
-        () => stderr,
+        () => out.stderr,
       );
-      const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+      const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(out.stderr)?.[1];
       assert.ok(url, 'metrics URL announced');
       watch.kill('SIGTERM');
       assert.equal(await new Promise<number | null>((r) => watch.once('close', (c) => r(c))), 0, 'the daemon stops cleanly');
@@ -248,9 +254,9 @@ test(
       const pending = records['pending'] ?? 0;
       assert.ok(pending > 0, JSON.stringify(records));
 
-      const log = jsonLines(stderr);
+      const log = jsonLines(out.stderr);
       const batch = log.find((l) => l['outcome'] !== undefined);
-      assert.ok(batch, `the batch's summary line:\n${stderr.slice(-2000)}`);
+      assert.ok(batch, `the batch's summary line:\n${out.stderr.slice(-2000)}`);
       assert.equal(batch['exitCode'], 143, 'never exitCode 0 for a batch stopped mid-send');
       assert.equal(batch['outcome'], 'interrupted');
       assert.equal(batch['notSent'], pending);
@@ -269,27 +275,19 @@ test(
       assert.equal(createdBefore, await createdCount(sb, 'W'));
 
       // restarted: what was left resumes at start (the periodic look for resumable files comes half a lease, 15 s, later)
-      let stderr2 = '';
-      const again = spawnCli(['watch', ...flags], { env });
-      children.push(again);
-      again.stderr?.on('data', (d: Buffer) => (stderr2 += d.toString()));
-      await until(
-        'watch to start again',
-        async () => /wmsbridge watch: watching/.test(stderr2),
-        () => stderr2,
-      );
+      const { child: again, out: out2 } = await startedWatch(flags, env, 'watch to start again');
       const startedAt = Date.now();
       const resumed = await until(
         'the resumed batch',
         async () => (await summaries(join(dir, 'outbox'))).find((s) => s.summary.verdict?.kind === 'delivered'),
-        () => stderr2,
+        () => out2.stderr,
       );
       assert.ok(Date.parse(resumed.summary.startedAt) - startedAt < 15_000, 'the resume started before the first periodic check');
       assert.equal(await createdCount(sb, 'W'), 600);
       assert.equal(resumed.summary.totals.created, 600 - createdBefore, 'the resumed batch counts what it created, not the 4 before the stop');
       again.kill('SIGTERM');
       await new Promise((r) => again.once('close', r));
-      jsonLines(stderr2);
+      jsonLines(out2.stderr);
     } finally {
       await sb.close();
     }
@@ -327,16 +325,8 @@ test('a file with map-time and send-time rejects: /metrics counts every reject t
     );
     const flags = ['--config', join(dir, 'config.json'), ...workspaceFlags(dir)];
     const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
-    let stderr = '';
-    const watch = spawnCli(['watch', ...flags], { env });
-    children.push(watch);
-    watch.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    await until(
-      'watch to start',
-      async () => /wmsbridge watch: watching/.test(stderr),
-      () => stderr,
-    );
-    const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+    const { child: watch, out } = await startedWatch(flags, env);
+    const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(out.stderr)?.[1];
     // every file of the night finished (five files, in one batch or more) and its batch counted
     const text = await until(
       'the five files done and their batches counted',
@@ -344,7 +334,7 @@ test('a file with map-time and send-time rejects: /metrics counts every reject t
         const t = await (await request(`${url}/metrics`)).body.text();
         return /^wmsbridge_files\{status="done"\} 5$/m.test(t) && /^wmsbridge_runs_total\{status="attention"\} [1-9]/m.test(t) ? t : undefined;
       },
-      () => stderr,
+      () => out.stderr,
     );
     const done = await summaries(join(dir, 'outbox'));
     const settled = (outcome: string): number =>
@@ -373,7 +363,7 @@ test('a file with map-time and send-time rejects: /metrics counts every reject t
     const product = done.find((s) => s.summary.files.some((f) => f.name.startsWith('PRODUTOS')))!;
     assert.equal(product.summary.verdict?.kind, 'attention');
     assert.equal((await workbookSummary(product.dir)).get('Recusados'), 4);
-    const lines = jsonLines(stderr).filter((l) => l['outcome'] !== undefined);
+    const lines = jsonLines(out.stderr).filter((l) => l['outcome'] !== undefined);
     assert.ok(
       lines.some((l) => l['outcome'] === 'attention' && l['exitCode'] === 1),
       JSON.stringify(lines),
