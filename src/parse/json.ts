@@ -5,7 +5,7 @@
  */
 import { InputError, errorMessage } from '../shared/errors.js';
 import { jsonTooDeep, MAX_NESTING } from './depth.js';
-import { flatten } from './flatten.js';
+import { flatten, flattenInto } from './flatten.js';
 import type { JsonlOptions, JsonOptions } from './options.js';
 import { decodeWhole, readLines, type SourceStats } from './text-source.js';
 import { ParseIssueCode, type ParseFacts, type ParsedItem } from './types.js';
@@ -14,9 +14,9 @@ import { readBounded } from './xml.js';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Start lines of the elements of the array found at `path` (object keys from the top level; [] for a
- * top-level array), by a scan that tracks strings, nesting and the current key. Returns [] when the
- * path is not an array (the caller has already checked it is).
+ * Start lines of the elements of the arrays found at `path` (object keys from the top level, crossing
+ * arrays; [] for a top-level array), in document order, by a scan that tracks strings, nesting and the
+ * current key. Returns [] when the path is not an array (the caller has already checked it is).
  */
 export function locateArrayElements(text: string, path: string[]): number[] {
   const lines: number[] = [];
@@ -29,7 +29,7 @@ export function locateArrayElements(text: string, path: string[]): number[] {
       if (s.type === 'object') {
         if (s.key === undefined) return ['\u0000'];
         p.push(s.key);
-      } else return ['\u0000']; // items inside arrays are not addressed by itemPath
+      } // an array is transparent: itemPath may cross arrays ("pedidos/itens": the items of every order)
     }
     return p;
   };
@@ -76,7 +76,8 @@ export function locateArrayElements(text: string, path: string[]): number[] {
       valueStarts();
       if (c === 123) stack.push({ type: 'object', key: undefined });
       else {
-        const target = samePath(currentPath(), path);
+        // an array inside an array of items is an item, not more items (the walk in itemArrays agrees)
+        const target = samePath(currentPath(), path) && !stack.some((s) => s.type === 'array' && s.target);
         stack.push({ type: 'array', target, expectValue: true });
       }
       continue;
@@ -115,38 +116,84 @@ export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts
     throw new InputError(`${path}: JSON is not valid: ${errorMessage(err)}`, { cause: err, details: { file: path } });
   }
   const segs = o.itemPath ? o.itemPath.split('/') : [];
-  let node: unknown = doc;
-  for (const [i, s] of segs.entries()) {
-    if (!isObject(node) || !(s in node)) {
-      throw new InputError(`${path}: no "${segs.slice(0, i + 1).join('/')}" in the JSON document (itemPath ${o.itemPath})`, {
-        details: { file: path },
-      });
-    }
-    node = node[s];
-  }
-  if (!Array.isArray(node)) {
-    throw new InputError(`${path}: ${o.itemPath ? `"${o.itemPath}"` : 'the top level'} of the JSON document is not an array of items`, {
-      details: { file: path },
-    });
-  }
+  const arrays = itemArrays(path, doc, segs, o.itemPath);
   facts.itemPath = o.itemPath ?? '';
   const lines = locateArrayElements(text, segs);
-  for (let i = 0; i < node.length; i++) {
-    const item: unknown = node[i];
-    const line = lines[i] ?? 1;
-    const where = `${o.itemPath ?? ''}[${i}]`;
-    if (!isObject(item)) {
-      yield {
-        kind: 'error',
-        line,
-        text: JSON.stringify(item) ?? '',
-        issue: { code: ParseIssueCode.NOT_AN_OBJECT, message: `item ${where} is not an object (${Array.isArray(item) ? 'array' : typeof item})` },
-      };
-      continue;
+  let k = 0;
+  for (const a of arrays) {
+    for (let i = 0; i < a.items.length; i++) {
+      const item: unknown = a.items[i];
+      const line = lines[k++] ?? 1;
+      const where = `${a.where}[${i}]`;
+      if (!isObject(item)) {
+        yield {
+          kind: 'error',
+          line,
+          text: JSON.stringify(item) ?? '',
+          issue: { code: ParseIssueCode.NOT_AN_OBJECT, message: `item ${where} is not an object (${Array.isArray(item) ? 'array' : typeof item})` },
+        };
+        continue;
+      }
+      yield { kind: 'row', row: { line, fields: { ...a.document, ...flatten(item) }, recordType: where, text: JSON.stringify(item) } };
     }
-    yield { kind: 'row', row: { line, fields: flatten(item), recordType: where, text: JSON.stringify(item) } };
   }
 }
+
+/** One array of items found at itemPath, with where it is (`pedidos[2]/itens`) and its document fields. */
+interface ItemArray {
+  items: unknown[];
+  where: string;
+  /** The fields of the objects on the way down (docs/PARSERS.md, "json": `/pedidos/numero`). */
+  document: Record<string, string>;
+}
+
+/**
+ * The arrays of items at `segs` (object keys, crossing arrays), in document order. Each object on the way
+ * gives its OTHER members as document fields, `/` + its path without indexes (`/pedidos/cliente/cnpj`), the
+ * fields of the instance that holds the item; arrays of objects among them are left out (other items are
+ * never document fields: no quadratic blow-up), arrays of plain values are kept. A missing key or a value
+ * that is not an array at the end is an InputError naming the path, as before.
+ */
+function itemArrays(file: string, doc: unknown, segs: string[], itemPath: string | undefined): ItemArray[] {
+  const out: ItemArray[] = [];
+  let missing: string | undefined;
+  let notArray = false;
+  const walk = (node: unknown, depth: number, where: string, document: Record<string, string>): void => {
+    if (Array.isArray(node) && depth < segs.length) {
+      node.forEach((el, i) => walk(el, depth, `${where}[${i}]`, document));
+      return;
+    }
+    if (depth === segs.length) {
+      if (Array.isArray(node)) out.push({ items: node, where, document });
+      else notArray = true;
+      return;
+    }
+    const key = segs[depth]!;
+    if (!isObject(node) || !(key in node)) {
+      missing ??= segs.slice(0, depth + 1).join('/');
+      return;
+    }
+    const prefix = `/${segs.slice(0, depth).join('/')}`;
+    const mine: Record<string, string> = { ...document };
+    for (const [k, v] of Object.entries(node)) {
+      if (k === key || isArrayOfObjects(v)) continue;
+      flattenInto(mine, prefix === '/' ? `/${k}` : `${prefix}/${k}`, v);
+    }
+    walk(node[key], depth + 1, where === '' ? key : `${where}/${key}`, mine);
+  };
+  walk(doc, 0, '', {});
+  if (out.length === 0 && missing !== undefined) {
+    throw new InputError(`${file}: no "${missing}" in the JSON document (itemPath ${itemPath})`, { details: { file } });
+  }
+  if (out.length === 0 && (notArray || segs.length === 0)) {
+    throw new InputError(`${file}: ${itemPath ? `"${itemPath}"` : 'the top level'} of the JSON document is not an array of items`, {
+      details: { file },
+    });
+  }
+  return out;
+}
+
+const isArrayOfObjects = (v: unknown): boolean => Array.isArray(v) && v.some((e) => typeof e === 'object' && e !== null);
 
 export async function* parseJsonl(path: string, o: JsonlOptions, facts: ParseFacts, stats: SourceStats): AsyncGenerator<ParsedItem> {
   for await (const pl of readLines(path, { encoding: o.encoding, maxLineLength: o.maxLineLength }, stats, 'JSON Lines')) {

@@ -332,7 +332,9 @@ export const JsonOptionsSchema = z
   .strictObject({
     format: z.literal('json'),
     itemPath: SlashPath.optional().describe(
-      'Slash path from the top-level object to the array of items (e.g. "data/items"). @default none: the top level is the array',
+      'Slash path of object keys from the top level to the array of items (e.g. "data/items"); it may cross arrays ' +
+        '("pedidos/itens": the items of every order, each row also carrying its order\'s fields as "/pedidos/numero"). ' +
+        '@default none: the top level is the array',
     ),
     maxBytes: MaxBytes,
     encoding: Encoding.default('utf-8').describe('Character encoding. @default "utf-8"'),

@@ -1,6 +1,6 @@
 /**
- * Multi-record files end to end (issue 39): a real SPED EFD file, a PROCEDA NOTFIS 3.1 file and a Sankhya-like
- * orders file (test/fixtures/multi-record/, origins in its README.md) dropped with the master data they refer to,
+ * Multi-record files end to end (issue 39): a real SPED EFD file, a PROCEDA NOTFIS 3.1 file, a Sankhya-like
+ * orders file and a nested JSON orders export (orders > items > lots) (test/fixtures/multi-record/, origins in its README.md) dropped with the master data they refer to,
  * `wmsbridge run` (the CLI as a child process) against a real sandbox: exactly the expected PurchaseOrders and
  * PickingLists arrive, with their items and lots. Then bad input: an item before any header and a record type no
  * layout declares are rejects naming the line and the record type; a NOTFIS trailer whose total disagrees fails
@@ -53,6 +53,7 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     await drop('sped', join(FIX, 'sped', 'SPED_EFD_200806.txt'));
     await drop('notfis', join(FIX, 'notfis', 'NOTFIS_VALEVERDE_20241105.txt'));
     await drop('pedidos-snk', join(FIX, 'sankhya', 'PEDIDOS_SNK_20241105.txt'));
+    await drop('pedidos-ecom', join(FIX, 'ecom', 'PEDIDOS_ECOM_20241105.json'));
   });
   after(async () => {
     await sb?.close();
@@ -84,12 +85,21 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     assert.deepEqual(items(nf2, 'purchaseOrderItens'), ['VV-OLEO900 12', 'VV-ARROZ5 4'], 'the two merchandise occurrences of one 314 line');
 
     const lists = await state('PickingList');
-    assert.deepEqual(lists.map((p) => p['order']).sort(), ['70001', '70002']);
+    assert.deepEqual(lists.map((p) => p['order']).sort(), ['70001', '70002', '90001', '90002']);
     const o1 = lists.find((p) => p['order'] === '70001')!;
     assert.deepEqual(items(o1, 'pickingItens'), ['SNK-1001 10', 'SNK-1002 16 L2411-A', 'SNK-1002 8 L2411-B'], 'an item with two lots is two items');
     assert.equal(o1['clientName'], 'SUPERMERCADO BOA ESPERANÇA LTDA', 'Windows-1252 decoded');
     const o2 = lists.find((p) => p['order'] === '70002')!;
     assert.deepEqual(items(o2, 'pickingItens'), ['SNK-1003 36', 'SNK-1001 5']);
+
+    // nested JSON (itemPath data/itens crosses the orders array): each order's own header fields, lots exploded
+    const e1 = lists.find((p) => p['order'] === '90001')!;
+    assert.deepEqual(items(e1, 'pickingItens'), ['SNK-1001 4', 'SNK-1002 7 L2411-A', 'SNK-1002 5 L2411-B'], 'an empty lotes is one item');
+    assert.equal(e1['clientName'], 'MERCADINHO SÃO JOSÉ LTDA', 'the order read as /data/contato/nome');
+    assert.equal(e1['document'], '11222333000181');
+    const e2 = lists.find((p) => p['order'] === '90002')!;
+    assert.deepEqual(items(e2, 'pickingItens'), ['SNK-1003 24']);
+    assert.equal(e2['clientName'], 'EMPÓRIO BOA VISTA EIRELI', "the second order's header, not the first's");
   });
 
   test('bad input: rejects name the line and record type; a trailer total that disagrees fails the file, nothing sent', { timeout: 180_000 }, async () => {

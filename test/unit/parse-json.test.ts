@@ -59,6 +59,53 @@ describe('json', () => {
     );
   });
 
+  test("itemPath crossing arrays: the items of every order, each with its own order's fields; lines in document order", async () => {
+    const doc = [
+      '{"page": 1, "data": [',
+      ' {"numero": 1, "cliente": {"nome": "A"}, "tags": ["x"], "parcelas": [{"v": 1}],',
+      '  "itens": [{"cod": "P1"}, {"cod": "P2"}]},',
+      ' {"numero": 2, "cliente": {"nome": "B"}},',
+      ' {"numero": 3, "cliente": {"nome": "C"}, "itens": [',
+      '   {"cod": "P3", "lotes": [{"n": "L"}]}, 7]}',
+      ']}',
+    ].join('\n');
+    const { items } = await collectItems(await file(doc), { format: 'json', itemPath: 'data/itens' });
+    const got = rows(items);
+    assert.deepEqual(
+      got.map((r) => [r.line, r.recordType, r.fields['cod'], r.fields['/data/numero'], r.fields['/data/cliente/nome']]),
+      [
+        [3, 'data[0]/itens[0]', 'P1', '1', 'A'],
+        [3, 'data[0]/itens[1]', 'P2', '1', 'A'],
+        [6, 'data[2]/itens[0]', 'P3', '3', 'C'],
+      ],
+    );
+    // document fields: every member of the objects on the way down except arrays of objects (other items)
+    assert.equal(got[0]!.fields['/page'], '1');
+    assert.equal(got[0]!.fields['/data/tags'], '["x"]', 'an array of plain values is kept');
+    assert.equal(got[0]!.fields['/data/parcelas'], undefined, 'an array of objects is not a document field');
+    assert.equal(got[0]!.fields['/data/itens'], undefined, 'the items are never document fields');
+    assert.equal(got[2]!.fields['lotes[0]/n'], 'L');
+    assert.deepEqual(
+      errors(items).map((e) => [e.line, e.issue.code, e.issue.message]),
+      [[6, 'not_an_object', 'item data[2]/itens[1] is not an object (number)']],
+    );
+    // a path found nowhere is still an InputError naming it
+    await assert.rejects(collectItems(await file(doc), { format: 'json', itemPath: 'data/linhas' }), /no "data\/linhas" in the JSON document/);
+  });
+
+  test('a top-level array of orders: itemPath names the items of each', async () => {
+    const doc = '[\n{"n": 1, "itens": [{"c": "a"}]},\n{"n": 2, "itens": [\n{"c": "b"}, {"c": "c"}]}\n]';
+    const { items } = await collectItems(await file(doc), { format: 'json', itemPath: 'itens' });
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.recordType, r.fields['c'], r.fields['/n']]),
+      [
+        [2, '[0]/itens[0]', 'a', '1'],
+        [4, '[1]/itens[0]', 'b', '2'],
+        [4, '[1]/itens[1]', 'c', '2'],
+      ],
+    );
+  });
+
   test('invalid JSON, a missing itemPath, a non-array are InputErrors', async () => {
     await assert.rejects(
       collectItems(await file('[{"a":1},'), { format: 'json' }),
