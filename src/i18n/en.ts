@@ -54,6 +54,7 @@ export const en: Record<string, string> = {
   'reason.header_mismatch': 'the file header does not match the mapping',
   'reason.duplicate_item': 'the same item appears twice in the document',
   'reason.orphan_item': 'an item line comes before any header line',
+  'reason.orphan_item.typed': 'the line of record type {recordType} comes before any line of record type {expected}, to which it would belong',
   'reason.group_not_contiguous': "the document's lines are not together in the file",
   'reason.explode': 'the value {of} is not a list',
   'reason.cell_error': 'the cell {of} holds an Excel error',

@@ -106,7 +106,13 @@ export function createI18n(locale: Locale = DEFAULT_LOCALE, timeZone: string = D
       if (!reason || !(`reason.${reason.code}` in catalog)) return fallback ?? t('reason.unknown');
       const p = reason.params ?? {};
       // a template naming the resource has a plain variant for reasons that do not know it (map-time lookups)
-      const key = p['resource'] === undefined && `reason.${reason.code}.plain` in catalog ? `reason.${reason.code}.plain` : `reason.${reason.code}`;
+      // and a variant naming the record types of a multi-record file's line (orphan_item: `I` before any `C`)
+      const key =
+        p['recordType'] !== undefined && `reason.${reason.code}.typed` in catalog
+          ? `reason.${reason.code}.typed`
+          : p['resource'] === undefined && `reason.${reason.code}.plain` in catalog
+            ? `reason.${reason.code}.plain`
+            : `reason.${reason.code}`;
       const given = (name: string): string | undefined => (p[name] === undefined || p[name] === '' ? undefined : String(p[name]));
       const column = given('column');
       const field = given('field');

@@ -49,6 +49,7 @@ export const ptBR: Record<string, string> = {
   'reason.header_mismatch': 'o cabeçalho do arquivo não corresponde ao mapeamento',
   'reason.duplicate_item': 'o mesmo item aparece duas vezes no documento',
   'reason.orphan_item': 'uma linha de item vem antes de qualquer linha de cabeçalho',
+  'reason.orphan_item.typed': 'a linha do tipo de registro {recordType} vem antes de qualquer linha do tipo {expected}, à qual pertenceria',
   'reason.group_not_contiguous': 'as linhas do documento não estão juntas no arquivo',
   'reason.explode': 'o valor {of} não é uma lista',
   'reason.cell_error': 'a célula {of} contém um erro do Excel',

@@ -47,7 +47,7 @@ interface PendingItem {
 function orphan(run: MapRun, row: RawRow, what: string): MapOutput {
   const type = row.recordType ?? '?';
   const message = `line ${row.line}: ${type} record before any ${what} record: it belongs to no document`;
-  return makeReject(run.plan, [row], [{ code: 'orphan_item', message }], undefined);
+  return makeReject(run.plan, [row], [{ code: 'orphan_item', recordType: type, expected: what, message }], undefined);
 }
 
 /** Header / item / lot / context record types: documents at any depth, streaming (one open document). */
@@ -128,6 +128,8 @@ export async function* mapRecordTypes(run: MapRun, items: Items): AsyncGenerator
     if (!pending) {
       cur.issues.push({
         code: 'orphan_item',
+        recordType: type,
+        expected: itemNames,
         message: `line ${row.line}: ${type} record before any ${itemNames} record of document ${q(cur.groupKey)}: it belongs to no item`,
       });
       continue;

@@ -91,6 +91,9 @@ export interface RowIssue {
   /** a spreadsheet's sheet and cell ("D7") holding the value */
   sheet?: string;
   cell?: string;
+  /** a multi-record file's line: its record type (`I`) and the record type(s) it needed before it (`C`) */
+  recordType?: string;
+  expected?: string;
   message: string;
 }
 

@@ -89,7 +89,7 @@ export function hasCode(reason: Reason | null | undefined, code: string): boolea
 
 /** A reason from a RowIssue-like object (first issue; `more` counts the others). */
 export function reasonOfIssues(
-  issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string; sheet?: string; cell?: string }>,
+  issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string; sheet?: string; cell?: string; recordType?: string; expected?: string }>,
 ): Reason | undefined {
   const first = issues[0];
   if (!first) return undefined;
@@ -97,6 +97,8 @@ export function reasonOfIssues(
   if (first.field !== undefined) params['field'] = first.field;
   if (first.column !== undefined) params['column'] = first.column;
   if (first.value !== undefined) params['value'] = first.value;
+  if (first.recordType !== undefined) params['recordType'] = first.recordType;
+  if (first.expected !== undefined) params['expected'] = first.expected;
   if (first.sheet !== undefined && first.cell !== undefined) {
     params['sheet'] = first.sheet;
     params['cell'] = first.cell;
