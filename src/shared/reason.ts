@@ -89,7 +89,16 @@ export function hasCode(reason: Reason | null | undefined, code: string): boolea
 
 /** A reason from a RowIssue-like object (first issue; `more` counts the others). */
 export function reasonOfIssues(
-  issues: ReadonlyArray<{ code: string; field?: string; column?: string; value?: string; sheet?: string; cell?: string; recordType?: string; expected?: string }>,
+  issues: ReadonlyArray<{
+    code: string;
+    field?: string;
+    column?: string;
+    value?: string;
+    sheet?: string;
+    cell?: string;
+    recordType?: string;
+    expected?: string;
+  }>,
 ): Reason | undefined {
   const first = issues[0];
   if (!first) return undefined;

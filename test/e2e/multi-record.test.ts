@@ -126,7 +126,11 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     );
     assert.equal(rejects.length, 1, rejects.join(', '));
     const text = iconv.decode(await readFile(rejects[0]!), 'win1252');
-    assert.match(text, /^I;70001;1;SNK-1001;.*linha 2: a linha do tipo de registro I vem antes de qualquer linha do tipo C, à qual pertenceria/m, 'the item before any header');
+    assert.match(
+      text,
+      /^I;70001;1;SNK-1001;.*linha 2: a linha do tipo de registro I vem antes de qualquer linha do tipo C, à qual pertenceria/m,
+      'the item before any header',
+    );
     assert.match(
       text,
       /^Z;70001;.*linha 8: nenhum tipo de registro do mapeamento corresponde à linha \(valor ""Z;70001;/m,
