@@ -31,6 +31,11 @@ const BENCHES: BenchDef[] = [
     run: async (q) => (await import('./parse.js')).benchParse(q ? { rows: 100_000 } : { rows: 1_000_000, memoryFileMB: 100 }),
   },
   {
+    name: 'shapes',
+    what: 'multi-record, xlsx and nested JSON: parse + map vs the raw reading library on the same file (issue 39)',
+    run: async (q) => (await import('./shapes.js')).benchShapes({ orders: q ? 2000 : 20_000 }),
+  },
+  {
     name: 'e2e',
     what: "end-to-end records/s vs the Little's-law bound and a naive script (issue 5)",
     run: async (q) => (await import('./e2e.js')).benchEndToEnd(q ? { sizes: [1000], naiveRows: 100, memorySizes: [] } : { sizes: [2000, 20000] }),
