@@ -8,7 +8,7 @@ export const en: Record<string, string> = {
   'outcome.created': 'Created',
   'outcome.updated': 'Updated',
   'outcome.unchanged': 'Already up to date',
-  'outcome.deleted': 'Deleted',
+  'outcome.deleted': 'Deleted in the WMS',
   'outcome.skipped': 'Not sent yet',
   'outcome.excluded': 'Not sent (rule)',
   'outcome.not-selected': 'Not selected',

@@ -3,7 +3,7 @@ export const ptBR: Record<string, string> = {
   'outcome.created': 'Criados',
   'outcome.updated': 'Atualizados',
   'outcome.unchanged': 'Já estavam iguais',
-  'outcome.deleted': 'Excluídos',
+  'outcome.deleted': 'Removidos no WMS',
   'outcome.skipped': 'Ainda não enviados',
   'outcome.excluded': 'Não enviados (regra)',
   'outcome.not-selected': 'Não selecionados',
