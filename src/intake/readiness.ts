@@ -139,127 +139,149 @@ export interface ReadinessTracker {
 
 const lower = (s: string): string => s.toLowerCase();
 
+/** A tracker's state across polls: the files it follows, the batches a trigger released, the triggers consumed. */
+interface Readiness {
+  r: ResolvedReadiness;
+  isData: (name: string) => boolean;
+  tracks: Map<string, Track>;
+  batches: Batch[];
+  /** trigger versions (name|size|mtime) already consumed, while still present */
+  consumed: Set<string>;
+  triggerSet: Set<string>;
+  suffixes: string[];
+}
+
+/** The marker and trigger files of a listing (marker mode): recognised before the data filter. */
+interface Companions {
+  /** data name (lower) -> marker names */
+  markerOf: Map<string, string[]>;
+  triggersPresent: DirEntryInfo[];
+  isCompanion: Set<string>;
+}
+
+function stableDecision(st: Readiness, e: DirEntryInfo, t: Track, nowMs: number, checks: number): ReadinessDecision {
+  const { r } = st;
+  if (e.size === 0) {
+    // a 0-byte file's mtime is when it became empty; trusted once it held still for one poll
+    const since = t.zeroSince ?? nowMs;
+    const emptyForMs = nowMs - (t.polls >= 1 && e.mtimeMs <= nowMs ? Math.min(since, e.mtimeMs) : since);
+    if (emptyForMs >= r.emptyFileGraceMs) return { kind: 'empty', entry: e, emptyForMs };
+    return {
+      kind: 'waiting',
+      entry: e,
+      reason: `empty file (0 bytes for ${Math.round(emptyForMs / 1000)} s, grace ${Math.round(r.emptyFileGraceMs / 1000)} s)`,
+    };
+  }
+  if (t.polls >= checks && nowMs - t.since >= checks * r.intervalMs) return { kind: 'ready', entry: e, markers: [] };
+  return { kind: 'waiting', entry: e, reason: t.polls === 0 ? 'first seen, checking that it is complete' : 'still being written (size or time changed)' };
+}
+
+function companionsOf(st: Readiness, entries: readonly DirEntryInfo[]): Companions {
+  const c: Companions = { markerOf: new Map(), triggersPresent: [], isCompanion: new Set() };
+  if (st.r.mode !== 'marker') return c;
+  for (const e of entries) {
+    const l = lower(e.name);
+    if (st.triggerSet.has(l)) {
+      c.triggersPresent.push(e);
+      c.isCompanion.add(e.name);
+      continue;
+    }
+    for (const suf of st.suffixes) {
+      if (l.endsWith(suf) && l.length > suf.length) {
+        const dataLower = l.slice(0, -suf.length);
+        const list = c.markerOf.get(dataLower) ?? [];
+        list.push(e.name);
+        c.markerOf.set(dataLower, list);
+        c.isCompanion.add(e.name);
+      }
+    }
+  }
+  return c;
+}
+
+/** Follows each data file's size and mtime across polls (a change starts it over); forgets the ones gone. The names seen. */
+function updateTracks(st: Readiness, data: DirEntryInfo[], nowMs: number): Set<string> {
+  const seen = new Set<string>();
+  for (const e of data) {
+    seen.add(e.name);
+    const t = st.tracks.get(e.name);
+    if (!t) {
+      st.tracks.set(e.name, { size: e.size, mtimeMs: e.mtimeMs, since: nowMs, polls: 0, zeroSince: e.size === 0 ? nowMs : null });
+    } else if (t.size === e.size && t.mtimeMs === e.mtimeMs) {
+      if (nowMs > t.since) t.polls++;
+    } else {
+      t.size = e.size;
+      t.mtimeMs = e.mtimeMs;
+      t.since = nowMs;
+      t.polls = 0;
+      t.zeroSince = e.size === 0 ? (t.zeroSince ?? nowMs) : null;
+    }
+  }
+  for (const name of [...st.tracks.keys()]) if (!seen.has(name)) st.tracks.delete(name);
+  return seen;
+}
+
+/**
+ * Batch triggers: a trigger seen for the first time (or rewritten) releases every data file present now; it is
+ * consumed at once (the caller archives it), the released files stay released until gone. The triggers consumed.
+ */
+function consumeTriggers(st: Readiness, triggersPresent: DirEntryInfo[], data: DirEntryInfo[], seen: Set<string>): string[] {
+  const consumedTriggers: string[] = [];
+  const { consumed, batches } = st;
+  const presentVersions = new Set(triggersPresent.map((t) => `${t.name}|${t.size}|${t.mtimeMs}`));
+  for (const v of [...consumed]) if (!presentVersions.has(v)) consumed.delete(v);
+  for (const t of triggersPresent) {
+    const v = `${t.name}|${t.size}|${t.mtimeMs}`;
+    if (consumed.has(v)) continue;
+    consumed.add(v);
+    consumedTriggers.push(t.name);
+    batches.push({ trigger: t.name, members: new Set(data.map((d) => d.name)) });
+  }
+  for (const b of batches) for (const m of [...b.members]) if (!seen.has(m)) b.members.delete(m);
+  for (let i = batches.length - 1; i >= 0; i--) if (batches[i]!.members.size === 0) batches.splice(i, 1);
+  return consumedTriggers;
+}
+
+/** Marker mode: ready with its marker, or released by a trigger's batch, else waiting for one of them. */
+function markerDecision(st: Readiness, e: DirEntryInfo, markerOf: Map<string, string[]>): ReadinessDecision {
+  const markers = markerOf.get(lower(e.name));
+  if (markers) return { kind: 'ready', entry: e, markers };
+  const batch = st.batches.find((b) => b.members.has(e.name));
+  if (batch) return { kind: 'ready', entry: e, markers: [], trigger: batch.trigger };
+  const want = [...st.r.suffixes.map((s) => `${e.name}${s}`), ...st.r.batchTriggers].join(' or ');
+  return { kind: 'waiting', entry: e, reason: `waiting for marker ${want}` };
+}
+
+function observe(st: Readiness, entries: readonly DirEntryInfo[], nowMs: number): ReturnType<ReadinessTracker['observe']> {
+  const { r } = st;
+  const { markerOf, triggersPresent, isCompanion } = companionsOf(st, entries);
+  const data = entries.filter((e) => !isCompanion.has(e.name) && st.isData(e.name));
+  const seen = updateTracks(st, data, nowMs);
+  const consumedTriggers = r.mode === 'marker' ? consumeTriggers(st, triggersPresent, data, seen) : [];
+  const decisions: ReadinessDecision[] = [];
+  for (const e of data) {
+    const t = st.tracks.get(e.name) as Track;
+    if (r.mode === 'stable') decisions.push(stableDecision(st, e, t, nowMs, r.checks));
+    else if (r.mode === 'rename') decisions.push(stableDecision(st, e, t, nowMs, 1));
+    else decisions.push(markerDecision(st, e, markerOf));
+  }
+  return { decisions, consumedTriggers };
+}
+
 /**
  * `isData` filters the listing (patterns and ignore globs); marker and trigger files are recognised
  * before that filter, so a '.done' marker of an included file is never data even when '*' matches it.
  */
 export function createReadinessTracker(spec: ReadinessSpec | undefined, isData: (name: string) => boolean = () => true): ReadinessTracker {
   const r = resolveReadiness(spec);
-  const tracks = new Map<string, Track>();
-  const batches: Batch[] = [];
-  /** trigger versions (name|size|mtime) already consumed, while still present */
-  const consumed = new Set<string>();
-  const triggerSet = new Set(r.batchTriggers.map(lower));
-  const suffixes = r.suffixes.map(lower);
-
-  function stableDecision(e: DirEntryInfo, t: Track, nowMs: number, checks: number): ReadinessDecision {
-    if (e.size === 0) {
-      // a 0-byte file's mtime is when it became empty; trusted once it held still for one poll
-      const since = t.zeroSince ?? nowMs;
-      const emptyForMs = nowMs - (t.polls >= 1 && e.mtimeMs <= nowMs ? Math.min(since, e.mtimeMs) : since);
-      if (emptyForMs >= r.emptyFileGraceMs) return { kind: 'empty', entry: e, emptyForMs };
-      return {
-        kind: 'waiting',
-        entry: e,
-        reason: `empty file (0 bytes for ${Math.round(emptyForMs / 1000)} s, grace ${Math.round(r.emptyFileGraceMs / 1000)} s)`,
-      };
-    }
-    if (t.polls >= checks && nowMs - t.since >= checks * r.intervalMs) return { kind: 'ready', entry: e, markers: [] };
-    return { kind: 'waiting', entry: e, reason: t.polls === 0 ? 'first seen, checking that it is complete' : 'still being written (size or time changed)' };
-  }
-
-  return {
-    spec: r,
-    observe(entries, nowMs) {
-      const seen = new Set<string>();
-
-      // marker and trigger files are recognised first
-      const markerOf = new Map<string, string[]>(); // data name (lower) -> marker names
-      const triggersPresent: DirEntryInfo[] = [];
-      const isCompanion = new Set<string>();
-      if (r.mode === 'marker') {
-        for (const e of entries) {
-          const l = lower(e.name);
-          if (triggerSet.has(l)) {
-            triggersPresent.push(e);
-            isCompanion.add(e.name);
-            continue;
-          }
-          for (const suf of suffixes) {
-            if (l.endsWith(suf) && l.length > suf.length) {
-              const dataLower = l.slice(0, -suf.length);
-              const list = markerOf.get(dataLower) ?? [];
-              list.push(e.name);
-              markerOf.set(dataLower, list);
-              isCompanion.add(e.name);
-            }
-          }
-        }
-      }
-      const data = entries.filter((e) => !isCompanion.has(e.name) && isData(e.name));
-
-      // update tracks
-      for (const e of data) {
-        seen.add(e.name);
-        const t = tracks.get(e.name);
-        if (!t) {
-          tracks.set(e.name, { size: e.size, mtimeMs: e.mtimeMs, since: nowMs, polls: 0, zeroSince: e.size === 0 ? nowMs : null });
-        } else if (t.size === e.size && t.mtimeMs === e.mtimeMs) {
-          if (nowMs > t.since) t.polls++;
-        } else {
-          t.size = e.size;
-          t.mtimeMs = e.mtimeMs;
-          t.since = nowMs;
-          t.polls = 0;
-          t.zeroSince = e.size === 0 ? (t.zeroSince ?? nowMs) : null;
-        }
-      }
-      for (const name of [...tracks.keys()]) if (!seen.has(name)) tracks.delete(name);
-
-      // batch triggers: a trigger seen for the first time (or rewritten) releases every data file present
-      // now; it is consumed at once (the caller archives it), the released files stay released until gone
-      const consumedTriggers: string[] = [];
-      if (r.mode === 'marker') {
-        const presentVersions = new Set(triggersPresent.map((t) => `${t.name}|${t.size}|${t.mtimeMs}`));
-        for (const v of [...consumed]) if (!presentVersions.has(v)) consumed.delete(v);
-        for (const t of triggersPresent) {
-          const v = `${t.name}|${t.size}|${t.mtimeMs}`;
-          if (consumed.has(v)) continue;
-          consumed.add(v);
-          consumedTriggers.push(t.name);
-          batches.push({ trigger: t.name, members: new Set(data.map((d) => d.name)) });
-        }
-        for (const b of batches) for (const m of [...b.members]) if (!seen.has(m)) b.members.delete(m);
-        for (let i = batches.length - 1; i >= 0; i--) if (batches[i]!.members.size === 0) batches.splice(i, 1);
-      }
-
-      const decisions: ReadinessDecision[] = [];
-      for (const e of data) {
-        const t = tracks.get(e.name) as Track;
-        switch (r.mode) {
-          case 'stable':
-            decisions.push(stableDecision(e, t, nowMs, r.checks));
-            break;
-          case 'rename':
-            decisions.push(stableDecision(e, t, nowMs, 1));
-            break;
-          case 'marker': {
-            const markers = markerOf.get(lower(e.name));
-            if (markers) {
-              decisions.push({ kind: 'ready', entry: e, markers });
-              break;
-            }
-            const batch = batches.find((b) => b.members.has(e.name));
-            if (batch) decisions.push({ kind: 'ready', entry: e, markers: [], trigger: batch.trigger });
-            else {
-              const want = [...r.suffixes.map((s) => `${e.name}${s}`), ...r.batchTriggers].join(' or ');
-              decisions.push({ kind: 'waiting', entry: e, reason: `waiting for marker ${want}` });
-            }
-            break;
-          }
-        }
-      }
-      return { decisions, consumedTriggers };
-    },
+  const st: Readiness = {
+    r,
+    isData,
+    tracks: new Map(),
+    batches: [],
+    consumed: new Set(),
+    triggerSet: new Set(r.batchTriggers.map(lower)),
+    suffixes: r.suffixes.map(lower),
   };
+  return { spec: r, observe: (entries, nowMs) => observe(st, entries, nowMs) };
 }

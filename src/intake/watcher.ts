@@ -397,128 +397,172 @@ function watchChannelFolders(channels: ChannelState[], options: InboxWatcherOpti
   return w;
 }
 
+/** The watcher's state: its channels, the folder watcher and rescan timer, whether it started or closed. */
+interface Watching {
+  wc: WatcherContext;
+  options: InboxWatcherOptions;
+  channels: ChannelState[];
+  rescanIntervalMs: number;
+  watcher: FSWatcher | null;
+  rescanTimer: NodeJS.Timeout | null;
+  closed: boolean;
+  started: boolean;
+}
+
+/** A check of the channel in `delayMs` (an earlier one already due is kept); `rescan`: ready files are emitted again. */
+function schedule(wt: Watching, ch: ChannelState, delayMs: number, rescan = false): void {
+  if (wt.closed || !wt.started) return;
+  if (rescan) ch.rerunRescan = true;
+  const due = Date.now() + delayMs;
+  if (ch.timer && ch.dueAt <= due) return;
+  if (ch.timer) clearTimeout(ch.timer);
+  ch.dueAt = due;
+  ch.timer = setTimeout(() => {
+    ch.timer = null;
+    ch.current = check(wt, ch);
+  }, delayMs);
+}
+
+/** The channel's files, or undefined when the folder cannot be listed (logged, and a check scheduled with back-off). */
+async function listOrBackOff(wt: Watching, ch: ChannelState): Promise<DirEntryInfo[] | undefined> {
+  const { log } = wt.wc;
+  try {
+    const entries = (await listChannel(ch, wt.wc)).files;
+    if (ch.listErrorStreak > 0) log.info({ channel: ch.spec.name, dir: ch.dir }, 'inbox folder readable again');
+    ch.listErrorStreak = 0;
+    return entries;
+  } catch (err) {
+    ch.listErrorStreak++;
+    if (ch.listErrorStreak === 1 || ch.listErrorStreak % 20 === 0) {
+      log.warn({ channel: ch.spec.name, dir: ch.dir, err: errorMessage(err), attempt: ch.listErrorStreak }, 'cannot list inbox folder, will retry');
+    }
+    schedule(wt, ch, Math.min(wt.rescanIntervalMs, Math.max(ch.tracker.spec.intervalMs, 1000) * Math.min(ch.listErrorStreak, 30)));
+    return undefined;
+  }
+}
+
+/**
+ * Emits what the decisions found (a ready file once per version unless rescanning, an empty one rejected): true when
+ * a file still waits, undefined when the watcher closed meanwhile (the check stops there).
+ */
+async function emitDecisions(wt: Watching, ch: ChannelState, decisions: ReadinessDecision[], rescan: boolean): Promise<boolean | undefined> {
+  const { emitter, log } = wt.wc;
+  let waiting = false;
+  for (const d of decisions) {
+    if (wt.closed) return undefined;
+    if (d.kind === 'ready') {
+      const version = `${d.entry.size}:${d.entry.mtimeMs}`;
+      if (!rescan && ch.emitted.get(d.entry.name) === version) continue;
+      ch.emitted.set(d.entry.name, version);
+      emitter.emit('ready-file', toReady(ch, d.entry, d.markers, d.trigger));
+    } else if (d.kind === 'empty') {
+      try {
+        emitter.emit('empty-file', await rejectEmpty(ch, d.entry, d.emptyForMs, wt.wc));
+      } catch (err) {
+        log.warn({ file: join(ch.dir, d.entry.name), err: errorMessage(err) }, 'empty file could not be moved to the error folder, will retry');
+      }
+    } else {
+      // still being written, waiting for its marker, or empty within its grace: look again soon
+      // (markers and triggers on a share without events are found by this poll, not by the rescan)
+      waiting = true;
+    }
+  }
+  return waiting;
+}
+
+/** One look at a channel (one at a time per channel: a check asked meanwhile runs after it). */
+async function check(wt: Watching, ch: ChannelState): Promise<void> {
+  if (wt.closed) return;
+  if (ch.running) {
+    ch.rerun = true;
+    return;
+  }
+  ch.running = true;
+  const rescan = ch.rerunRescan;
+  ch.rerunRescan = false;
+  let waiting = false;
+  try {
+    const entries = await listOrBackOff(wt, ch);
+    if (entries === undefined) return;
+    const observed = ch.tracker.observe(entries, Date.now());
+    const { consumedTriggers } = observed;
+    const decisions = await holdOpenFiles(ch, observed.decisions);
+    const present = new Set(entries.map((e) => e.name));
+    for (const n of [...ch.emitted.keys()]) if (!present.has(n)) ch.emitted.delete(n);
+    const still = await emitDecisions(wt, ch, decisions, rescan);
+    if (still === undefined) return;
+    waiting = still;
+    if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers, wt.wc.log);
+  } catch (err) {
+    wt.wc.log.warn({ channel: ch.spec.name, err: errorMessage(err) }, 'inbox check failed, will retry');
+    waiting = true;
+  } finally {
+    ch.running = false;
+  }
+  if (ch.rerun) {
+    ch.rerun = false;
+    schedule(wt, ch, 0);
+  } else if (waiting) {
+    schedule(wt, ch, ch.tracker.spec.intervalMs);
+  }
+}
+
+/** Watches the channel folders (an event checks its channel), rescans them periodically, and checks each once now. */
+async function startWatching(wt: Watching): Promise<void> {
+  if (wt.started) throw new Error('intake watcher already started');
+  if (wt.closed) throw new Error('intake watcher is closed');
+  wt.started = true;
+  const { channels, options } = wt;
+  const w = (wt.watcher = watchChannelFolders(channels, options, wt.wc.log, (path) => {
+    const dir = dirname(resolve(path));
+    const ch = channels.find((c) => c.dir === dir);
+    if (ch) schedule(wt, ch, 0);
+  }));
+  await new Promise<void>((res) => w.once('ready', () => res()));
+  if (wt.closed) return;
+  wt.rescanTimer = setInterval(() => {
+    for (const ch of channels) schedule(wt, ch, 0, true);
+  }, wt.rescanIntervalMs);
+  await Promise.all(channels.map((ch) => (ch.current = check(wt, ch))));
+  wt.wc.log.info(
+    { channels: channels.map((c) => c.spec.name), usePolling: options.usePolling ?? false, rescanIntervalMs: wt.rescanIntervalMs },
+    'watching inbox folders',
+  );
+}
+
+/** One pass over every channel, waiting up to maxWaitMs for files still being written. */
+async function scanAll(wt: Watching): Promise<ScanReport> {
+  const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [], refused: [] };
+  const deadline = Date.now() + wt.wc.maxWaitMs;
+  await Promise.all(wt.options.channels.map((spec) => scanChannel(spec, wt.wc, report, deadline)));
+  for (const w of report.waiting) wt.wc.log.info({ file: w.path, channel: w.channel, reason: w.reason }, 'file not ready, skipped');
+  return report;
+}
+
+async function closeWatching(wt: Watching): Promise<void> {
+  if (wt.closed) return;
+  wt.closed = true;
+  if (wt.rescanTimer) clearInterval(wt.rescanTimer);
+  for (const ch of wt.channels) if (ch.timer) clearTimeout(ch.timer);
+  if (wt.watcher) await wt.watcher.close();
+  // let a check in progress finish (it stops at its next step once closed)
+  await Promise.all(wt.channels.map((c) => c.current));
+}
+
 export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatcherDeps): InboxWatcher {
   const log = deps.logger.child({ component: 'intake' });
   const emitter = new EventEmitter();
-  const rescanIntervalMs = options.rescanIntervalMs ?? 60_000;
-  const maxWaitMs = options.maxWaitMs ?? 30_000;
-  const handleEmpty = options.handleEmptyFiles ?? true;
   assertDistinctChannels(options.channels);
-
-  const wc: WatcherContext = { log, emitter, handleEmpty, runId: options.runId, maxWaitMs };
-
-  const channels = options.channels.map(newChannelState);
-  let watcher: FSWatcher | null = null;
-  let rescanTimer: NodeJS.Timeout | null = null;
-  let closed = false;
-  let started = false;
-
-  // ---- continuous watching ------------------------------------------------------------------------
-  function schedule(ch: ChannelState, delayMs: number, rescan = false): void {
-    if (closed || !started) return;
-    if (rescan) ch.rerunRescan = true;
-    const due = Date.now() + delayMs;
-    if (ch.timer && ch.dueAt <= due) return;
-    if (ch.timer) clearTimeout(ch.timer);
-    ch.dueAt = due;
-    ch.timer = setTimeout(() => {
-      ch.timer = null;
-      ch.current = check(ch);
-    }, delayMs);
-  }
-
-  async function check(ch: ChannelState): Promise<void> {
-    if (closed) return;
-    if (ch.running) {
-      ch.rerun = true;
-      return;
-    }
-    ch.running = true;
-    const rescan = ch.rerunRescan;
-    ch.rerunRescan = false;
-    let waiting = false;
-    try {
-      let entries: DirEntryInfo[];
-      try {
-        entries = (await listChannel(ch, wc)).files;
-        if (ch.listErrorStreak > 0) log.info({ channel: ch.spec.name, dir: ch.dir }, 'inbox folder readable again');
-        ch.listErrorStreak = 0;
-      } catch (err) {
-        ch.listErrorStreak++;
-        if (ch.listErrorStreak === 1 || ch.listErrorStreak % 20 === 0) {
-          log.warn({ channel: ch.spec.name, dir: ch.dir, err: errorMessage(err), attempt: ch.listErrorStreak }, 'cannot list inbox folder, will retry');
-        }
-        schedule(ch, Math.min(rescanIntervalMs, Math.max(ch.tracker.spec.intervalMs, 1000) * Math.min(ch.listErrorStreak, 30)));
-        return;
-      }
-      const observed = ch.tracker.observe(entries, Date.now());
-      const { consumedTriggers } = observed;
-      const decisions = await holdOpenFiles(ch, observed.decisions);
-      const present = new Set(entries.map((e) => e.name));
-      for (const n of [...ch.emitted.keys()]) if (!present.has(n)) ch.emitted.delete(n);
-      for (const d of decisions) {
-        if (closed) return;
-        if (d.kind === 'ready') {
-          const version = `${d.entry.size}:${d.entry.mtimeMs}`;
-          if (!rescan && ch.emitted.get(d.entry.name) === version) continue;
-          ch.emitted.set(d.entry.name, version);
-          emitter.emit('ready-file', toReady(ch, d.entry, d.markers, d.trigger));
-        } else if (d.kind === 'empty') {
-          try {
-            emitter.emit('empty-file', await rejectEmpty(ch, d.entry, d.emptyForMs, wc));
-          } catch (err) {
-            log.warn({ file: join(ch.dir, d.entry.name), err: errorMessage(err) }, 'empty file could not be moved to the error folder, will retry');
-          }
-        } else {
-          // still being written, waiting for its marker, or empty within its grace: look again soon
-          // (markers and triggers on a share without events are found by this poll, not by the rescan)
-          waiting = true;
-        }
-      }
-      if (consumedTriggers.length) await archiveConsumedTriggers(ch, consumedTriggers, log);
-    } catch (err) {
-      log.warn({ channel: ch.spec.name, err: errorMessage(err) }, 'inbox check failed, will retry');
-      waiting = true;
-    } finally {
-      ch.running = false;
-    }
-    if (ch.rerun) {
-      ch.rerun = false;
-      schedule(ch, 0);
-    } else if (waiting) {
-      schedule(ch, ch.tracker.spec.intervalMs);
-    }
-  }
-
-  function channelOf(path: string): ChannelState | undefined {
-    const dir = dirname(resolve(path));
-    return channels.find((c) => c.dir === dir);
-  }
-
-  async function start(): Promise<void> {
-    if (started) throw new Error('intake watcher already started');
-    if (closed) throw new Error('intake watcher is closed');
-    started = true;
-    const w = (watcher = watchChannelFolders(channels, options, log, (path) => {
-      const ch = channelOf(path);
-      if (ch) schedule(ch, 0);
-    }));
-    await new Promise<void>((res) => w.once('ready', () => res()));
-    if (closed) return;
-    rescanTimer = setInterval(() => {
-      for (const ch of channels) schedule(ch, 0, true);
-    }, rescanIntervalMs);
-    await Promise.all(channels.map((ch) => (ch.current = check(ch))));
-    log.info({ channels: channels.map((c) => c.spec.name), usePolling: options.usePolling ?? false, rescanIntervalMs }, 'watching inbox folders');
-  }
-  async function scan(): Promise<ScanReport> {
-    const report: ScanReport = { ready: [], empty: [], waiting: [], errors: [], refused: [] };
-    const deadline = Date.now() + maxWaitMs;
-    await Promise.all(options.channels.map((spec) => scanChannel(spec, wc, report, deadline)));
-    for (const w of report.waiting) log.info({ file: w.path, channel: w.channel, reason: w.reason }, 'file not ready, skipped');
-    return report;
-  }
-
+  const wt: Watching = {
+    wc: { log, emitter, handleEmpty: options.handleEmptyFiles ?? true, runId: options.runId, maxWaitMs: options.maxWaitMs ?? 30_000 },
+    options,
+    channels: options.channels.map(newChannelState),
+    rescanIntervalMs: options.rescanIntervalMs ?? 60_000,
+    watcher: null,
+    rescanTimer: null,
+    closed: false,
+    started: false,
+  };
   const api: InboxWatcher = {
     on(event: string, listener: (...args: never[]) => void) {
       emitter.on(event, listener as (...args: unknown[]) => void);
@@ -528,18 +572,10 @@ export function createInboxWatcher(options: InboxWatcherOptions, deps: InboxWatc
       emitter.off(event, listener as (...args: unknown[]) => void);
       return api;
     },
-    start,
-    scan,
-    scanOnce: async () => (await scan()).ready,
-    async close() {
-      if (closed) return;
-      closed = true;
-      if (rescanTimer) clearInterval(rescanTimer);
-      for (const ch of channels) if (ch.timer) clearTimeout(ch.timer);
-      if (watcher) await watcher.close();
-      // let a check in progress finish (it stops at its next step once closed)
-      await Promise.all(channels.map((c) => c.current));
-    },
+    start: () => startWatching(wt),
+    scan: () => scanAll(wt),
+    scanOnce: async () => (await scanAll(wt)).ready,
+    close: () => closeWatching(wt),
   };
   return api;
 }

@@ -25,17 +25,23 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
-export function createSandboxAuth(accessKeyID: string, secretKey: string, tokenTtlSeconds: () => number, state: () => SandboxState): SandboxAuth {
+export function createSandboxAuth(
+  accessKeyID: string,
+  secretKey: string,
+  tokenTtlSeconds: () => number,
+  state: () => SandboxState,
+  now: () => number = Date.now,
+): SandboxAuth {
   const tokens = new Map<string, number>(); // token -> expiresAt (ms)
   const refreshTokens = new Map<string, { expiresAt: number; used: boolean }>();
   const issuePair = (): { token: string; refreshToken: string } => {
-    const now = Date.now();
-    if (tokens.size > 10_000) for (const [t, exp] of tokens) if (exp + 3_600_000 < now) tokens.delete(t);
-    if (refreshTokens.size > 10_000) for (const [t, r] of refreshTokens) if (r.used || r.expiresAt < now) refreshTokens.delete(t);
+    const at = now();
+    if (tokens.size > 10_000) for (const [t, exp] of tokens) if (exp + 3_600_000 < at) tokens.delete(t);
+    if (refreshTokens.size > 10_000) for (const [t, r] of refreshTokens) if (r.used || r.expiresAt < at) refreshTokens.delete(t);
     const token = randomBytes(24).toString('base64url');
     const refreshToken = randomBytes(32).toString('base64url');
-    tokens.set(token, now + tokenTtlSeconds() * 1000);
-    refreshTokens.set(refreshToken, { expiresAt: now + REFRESH_TTL_MS, used: false });
+    tokens.set(token, at + tokenTtlSeconds() * 1000);
+    refreshTokens.set(refreshToken, { expiresAt: at + REFRESH_TTL_MS, used: false });
     return { token, refreshToken };
   };
   const authFail = (error: string): Reply => {
@@ -61,7 +67,7 @@ export function createSandboxAuth(accessKeyID: string, secretKey: string, tokenT
       const rt = refreshTokens.get(r.data.dataRefreshToken);
       if (!rt) return authFail('invalid refresh token');
       if (rt.used) return authFail('refresh token already used');
-      if (rt.expiresAt <= Date.now()) return authFail('refresh token expired');
+      if (rt.expiresAt <= now()) return authFail('refresh token expired');
       rt.used = true;
       state().stats.refreshes++;
       return ok(issuePair());
@@ -71,7 +77,7 @@ export function createSandboxAuth(accessKeyID: string, secretKey: string, tokenT
       if (!m) return authFail('invalid token');
       const exp = tokens.get(m[1]!);
       if (exp === undefined) return authFail('invalid token');
-      if (exp <= Date.now()) return authFail('token expired');
+      if (exp <= now()) return authFail('token expired');
       return null;
     },
   };

@@ -232,6 +232,7 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
     secretKey,
     () => faults.settings.tokenTtlSeconds,
     () => state,
+    options.now,
   );
   const inspection = createInspection({ state: () => state, ctx, faults, hooks, reset: () => replaceState(seedData()) });
   const api = createApiHandler({ state: () => state, ctx, dialect, faults, auth, inspection, log });

@@ -50,6 +50,8 @@ export interface SandboxOptions {
    */
   dialect?: DialectSpec;
   logger?: Logger;
+  /** the time token expiry reads (epoch ms): a test advances its own clock instead of waiting for a token to expire @default Date.now */
+  now?: () => number;
 }
 
 export type SandboxFaults = Partial<

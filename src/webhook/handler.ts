@@ -148,122 +148,179 @@ export function routeSegments(url: string, basePath: string): string[] | undefin
   }
 }
 
-export function createWebhookHandler(options: ResolvedHandlerOptions, deps: WebhookHandlerDeps): WebhookHandler {
-  const { journal, logger, hooks } = deps;
-  const verify = options.secret !== undefined ? createSecretVerifier(options.secret) : undefined;
-  const secretHeader = options.secretHeader.toLowerCase();
+/** What every request of one handler is checked against: its options, its journal, and the secret's verifier. */
+interface Receiving {
+  options: ResolvedHandlerOptions;
+  deps: WebhookHandlerDeps;
+  verify: ((presented: string) => boolean) | undefined;
+  /** the secret header's name, lower case */
+  secretHeader: string;
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const segments = routeSegments(req.url ?? '/', options.basePath);
-    if (segments === undefined) return refuse(res, 404, 'not found');
+/** A request answered here and now (a refusal, or the health check). */
+type Answered = { answered: true };
+const ANSWERED: Answered = { answered: true };
 
-    if (segments.length === 1 && segments[0] === 'healthz') {
-      if (req.method === 'GET' || req.method === 'HEAD') return send(res, 200, { ok: true });
-      return refuse(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
-    }
-    if (req.method !== 'POST') return refuse(res, 405, 'method not allowed: webhooks are POST', { allow: 'POST' });
-    if (segments.length > 2) return refuse(res, 404, 'not found');
-
-    // Route: /<base>, /<base>/<kind>, /<base>/<secret>, /<base>/<secret>/<kind>
-    const headerSecret = header(req, secretHeader);
-    let routeKind: string | undefined;
-    let pathSecret: string | undefined;
-    if (segments.length === 2) {
-      if (!verify) return refuse(res, 404, 'not found');
-      pathSecret = segments[0];
-      routeKind = segments[1];
-    } else if (segments.length === 1) {
-      const seg = segments[0] as string;
-      if (verify && headerSecret === undefined && resolveKindName(seg, options.aliases) === undefined) pathSecret = seg;
-      else routeKind = seg;
-    }
-
-    if (verify) {
-      // every secret presented must match, and at least one must be presented
-      const presented = [headerSecret, pathSecret].filter((s): s is string => s !== undefined);
-      let ok = presented.length > 0;
-      for (const s of presented) ok = verify(s) && ok; // no short-circuit: same work either way
-      if (!ok) return refuse(res, 401, 'unauthorized');
-    }
-
-    if (!isJsonContentType(header(req, 'content-type'))) {
-      return refuse(res, 415, 'unsupported media type: send Content-Type: application/json');
-    }
-    // a body over the limit is read to its end and dropped before the 413, so the sender reads the answer instead of
-    // a broken pipe mid-upload; past DRAIN_FACTOR times the limit it is answered at once and the connection closed
-    const tooLarge = `payload too large (limit ${options.maxBodyBytes} bytes)`;
-    const drainLimit = options.maxBodyBytes * DRAIN_FACTOR;
-    const declared = Number(header(req, 'content-length'));
-    if (Number.isFinite(declared) && declared > drainLimit) {
-      req.resume();
-      return refuse(res, 413, tooLarge, { connection: 'close' });
-    }
-    const read = await readBody(req, options.maxBodyBytes, drainLimit);
-    if (!read.ok) {
-      if (read.reason === 'aborted') return;
-      return refuse(res, 413, tooLarge, read.reason === 'cut' ? { connection: 'close' } : {});
-    }
-    const raw = read.body;
-
-    let payload: unknown;
-    try {
-      payload = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return refuse(res, 400, 'invalid JSON body');
-    }
-    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-      return refuse(res, 400, 'invalid body: a JSON object is expected');
-    }
-
-    let kindHeader: string | undefined;
-    for (const h of KIND_HEADERS) {
-      const v = header(req, h);
-      if (v !== undefined && v.trim() !== '') {
-        kindHeader = v;
-        break;
-      }
-    }
-    const resolution = resolveKind({ route: routeKind, header: kindHeader, payload }, options.kindFrom, options.aliases);
-    if (!resolution.ok) {
-      const why =
-        resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
-      return refuse(res, 404, `${why}; kinds: ${KINDS_TEXT}`);
-    }
-    const kind = resolution.kind;
-    const eventId = extractEventId(req.headers, payload);
-    const dedupKey = computeDedupKey(kind, raw, eventId);
-    const ctx: WebhookHookContext = { kind, dedupKey, eventId };
-
-    if (hooks?.beforeStore) {
-      const status = await hooks.beforeStore(ctx);
-      if (typeof status === 'number' && status !== 200) return refuse(res, status, 'refused by fault hook');
-    }
-
-    // the journaled record that created the document (its WMS id in the payload) is looked up by the journal in
-    // the insert's own transaction: no query of its own on this event loop (issue 19)
-    const linkWmsId = extractLinkId(payload) ?? null;
-
-    let result: { stored: boolean; id: number; recordId: number | null };
-    try {
-      result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), linkWmsId });
-    } catch (err) {
-      logger.error({ kind, dedupKey, err: errorMessage(err) }, 'webhook: not stored (journal failed); answering 500 so the sender resends');
-      return refuse(res, 500, 'not stored, please resend');
-    }
-    if (hooks?.afterStore) await hooks.afterStore({ ...ctx, ...result });
-
-    // answer first: the event is committed; the log lines are not the sender's wait
-    sendReceived(res);
-    logger.info(
-      { kind, dedupKey, id: result.id, stored: result.stored, linked: result.recordId !== null },
-      result.stored ? 'webhook received' : 'webhook resent: already stored',
-    );
-    logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');
+/** The health check, the method, the route's length: answered when the request is not a webhook POST to the route. */
+function outsideRoute(req: IncomingMessage, res: ServerResponse, segments: string[]): Answered | undefined {
+  if (segments.length === 1 && segments[0] === 'healthz') {
+    if (req.method === 'GET' || req.method === 'HEAD') send(res, 200, { ok: true });
+    else refuse(res, 405, 'method not allowed', { allow: 'GET, HEAD' });
+    return ANSWERED;
   }
+  if (req.method !== 'POST') {
+    refuse(res, 405, 'method not allowed: webhooks are POST', { allow: 'POST' });
+    return ANSWERED;
+  }
+  if (segments.length > 2) {
+    refuse(res, 404, 'not found');
+    return ANSWERED;
+  }
+  return undefined;
+}
 
+/**
+ * The kind the route names, once the secret checks out. Route: /<base>, /<base>/<kind>, /<base>/<secret>,
+ * /<base>/<secret>/<kind>; every secret presented (header, path) must match, and at least one must be presented.
+ */
+function routeKindOf(r: Receiving, req: IncomingMessage, res: ServerResponse, segments: string[]): { routeKind: string | undefined } | Answered {
+  const headerSecret = header(req, r.secretHeader);
+  let routeKind: string | undefined;
+  let pathSecret: string | undefined;
+  if (segments.length === 2) {
+    if (!r.verify) {
+      refuse(res, 404, 'not found');
+      return ANSWERED;
+    }
+    pathSecret = segments[0];
+    routeKind = segments[1];
+  } else if (segments.length === 1) {
+    const seg = segments[0] as string;
+    if (r.verify && headerSecret === undefined && resolveKindName(seg, r.options.aliases) === undefined) pathSecret = seg;
+    else routeKind = seg;
+  }
+  if (r.verify) {
+    const presented = [headerSecret, pathSecret].filter((s): s is string => s !== undefined);
+    let ok = presented.length > 0;
+    for (const s of presented) ok = r.verify(s) && ok; // no short-circuit: same work either way
+    if (!ok) {
+      refuse(res, 401, 'unauthorized');
+      return ANSWERED;
+    }
+  }
+  return { routeKind };
+}
+
+/**
+ * The body as a JSON object, or the request answered (415, 413, 400; nothing when the sender went away). A body
+ * over the limit is read to its end and dropped before the 413, so the sender reads the answer instead of a broken
+ * pipe mid-upload; past DRAIN_FACTOR times the limit it is answered at once and the connection closed.
+ */
+async function jsonBodyOf(r: Receiving, req: IncomingMessage, res: ServerResponse): Promise<{ raw: Buffer; payload: object } | Answered> {
+  if (!isJsonContentType(header(req, 'content-type'))) {
+    refuse(res, 415, 'unsupported media type: send Content-Type: application/json');
+    return ANSWERED;
+  }
+  const { maxBodyBytes } = r.options;
+  const tooLarge = `payload too large (limit ${maxBodyBytes} bytes)`;
+  const drainLimit = maxBodyBytes * DRAIN_FACTOR;
+  const declared = Number(header(req, 'content-length'));
+  if (Number.isFinite(declared) && declared > drainLimit) {
+    req.resume();
+    refuse(res, 413, tooLarge, { connection: 'close' });
+    return ANSWERED;
+  }
+  const read = await readBody(req, maxBodyBytes, drainLimit);
+  if (!read.ok) {
+    if (read.reason !== 'aborted') refuse(res, 413, tooLarge, read.reason === 'cut' ? { connection: 'close' } : {});
+    return ANSWERED;
+  }
+  const raw = read.body;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(raw.toString('utf8'));
+  } catch {
+    refuse(res, 400, 'invalid JSON body');
+    return ANSWERED;
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    refuse(res, 400, 'invalid body: a JSON object is expected');
+    return ANSWERED;
+  }
+  return { raw, payload };
+}
+
+/** The event's kind from the route, a kind header or the payload (in the configured order), or the 404 naming the kinds. */
+function kindOf(r: Receiving, req: IncomingMessage, res: ServerResponse, routeKind: string | undefined, payload: object): WebhookKind | undefined {
+  let kindHeader: string | undefined;
+  for (const h of KIND_HEADERS) {
+    const v = header(req, h);
+    if (v !== undefined && v.trim() !== '') {
+      kindHeader = v;
+      break;
+    }
+  }
+  const resolution = resolveKind({ route: routeKind, header: kindHeader, payload }, r.options.kindFrom, r.options.aliases);
+  if (resolution.ok) return resolution.kind;
+  const why = resolution.reason === 'missing' ? 'no webhook kind given' : `unknown webhook kind "${resolution.given.slice(0, 60)}" (from ${resolution.source})`;
+  refuse(res, 404, `${why}; kinds: ${KINDS_TEXT}`);
+  return undefined;
+}
+
+/** Stores the event (idempotently, by its dedup key) and answers 200 once the journal committed it; 500 when it did not. */
+async function storeEvent(r: Receiving, req: IncomingMessage, res: ServerResponse, kind: WebhookKind, raw: Buffer, payload: object): Promise<void> {
+  const { journal, logger, hooks } = r.deps;
+  const eventId = extractEventId(req.headers, payload);
+  const dedupKey = computeDedupKey(kind, raw, eventId);
+  const ctx: WebhookHookContext = { kind, dedupKey, eventId };
+  if (hooks?.beforeStore) {
+    const status = await hooks.beforeStore(ctx);
+    if (typeof status === 'number' && status !== 200) return refuse(res, status, 'refused by fault hook');
+  }
+  // the journaled record that created the document (its WMS id in the payload) is looked up by the journal in
+  // the insert's own transaction: no query of its own on this event loop (issue 19)
+  const linkWmsId = extractLinkId(payload) ?? null;
+  let result: { stored: boolean; id: number; recordId: number | null };
+  try {
+    result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), linkWmsId });
+  } catch (err) {
+    logger.error({ kind, dedupKey, err: errorMessage(err) }, 'webhook: not stored (journal failed); answering 500 so the sender resends');
+    return refuse(res, 500, 'not stored, please resend');
+  }
+  if (hooks?.afterStore) await hooks.afterStore({ ...ctx, ...result });
+  // answer first: the event is committed; the log lines are not the sender's wait
+  sendReceived(res);
+  logger.info(
+    { kind, dedupKey, id: result.id, stored: result.stored, linked: result.recordId !== null },
+    result.stored ? 'webhook received' : 'webhook resent: already stored',
+  );
+  logger.debug({ kind, dedupKey, bytes: raw.length, payload }, 'webhook payload');
+}
+
+/** One request: route, secret, body, kind, then the durable store and the answer. */
+async function handle(r: Receiving, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const segments = routeSegments(req.url ?? '/', r.options.basePath);
+  if (segments === undefined) return refuse(res, 404, 'not found');
+  if (outsideRoute(req, res, segments)) return;
+  const route = routeKindOf(r, req, res, segments);
+  if ('answered' in route) return;
+  const body = await jsonBodyOf(r, req, res);
+  if ('answered' in body) return;
+  const kind = kindOf(r, req, res, route.routeKind, body.payload);
+  if (kind === undefined) return;
+  await storeEvent(r, req, res, kind, body.raw, body.payload);
+}
+
+export function createWebhookHandler(options: ResolvedHandlerOptions, deps: WebhookHandlerDeps): WebhookHandler {
+  const r: Receiving = {
+    options,
+    deps,
+    verify: options.secret !== undefined ? createSecretVerifier(options.secret) : undefined,
+    secretHeader: options.secretHeader.toLowerCase(),
+  };
   return (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err: errorMessage(err) }, 'webhook: unexpected error');
+    handle(r, req, res).catch((err: unknown) => {
+      deps.logger.error({ err: errorMessage(err) }, 'webhook: unexpected error');
       refuse(res, 500, 'internal error');
     });
   };

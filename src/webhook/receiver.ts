@@ -74,9 +74,8 @@ function normalizeBasePath(p: string): string {
   return withSlash.length > 1 ? withSlash.replace(/\/+$/, '') : withSlash;
 }
 
-export async function createWebhookReceiver(options: WebhookReceiverOptions, deps: WebhookReceiverDeps): Promise<WebhookReceiver> {
-  const { journal, logger } = deps;
-  const host = options.host ?? '127.0.0.1';
+/** The request handler over the options, checked (ConfigError: a basePath of "/", a short secret, a bad alias). */
+function handlerFor(options: WebhookReceiverOptions, deps: WebhookReceiverDeps): WebhookHandler {
   const basePath = normalizeBasePath(options.basePath ?? '/webhooks');
   if (basePath === '/') throw new BridgeError(ErrorCode.CONFIG, 'webhooks.basePath must not be "/"');
   if (options.secret !== undefined && options.secret.length < 8) {
@@ -88,7 +87,7 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
   } catch (err) {
     throw new BridgeError(ErrorCode.CONFIG, `webhooks.kindAliases: ${errorMessage(err)}`, { cause: err });
   }
-  const handler = createWebhookHandler(
+  return createWebhookHandler(
     {
       basePath,
       secret: options.secret,
@@ -97,25 +96,31 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
       kindFrom: options.kindFrom && options.kindFrom.length > 0 ? options.kindFrom : DEFAULT_KIND_FROM,
       aliases,
     },
-    { journal, logger, ...(deps.hooks ? { hooks: deps.hooks } : {}) },
+    { journal: deps.journal, logger: deps.logger, ...(deps.hooks ? { hooks: deps.hooks } : {}) },
   );
+}
 
-  // ---- flush: serialised, so the loop and flush() never write the same batch at once ----
+/** The outbox flush, serialised: the loop and flush() never write the same batch at once. */
+function serialFlush(options: WebhookReceiverOptions, journal: Journal, logger: Logger): () => Promise<number> {
   let flushing: Promise<number> = Promise.resolve(0);
   const flushOptions = {
     outboxDir: options.outboxDir,
     ...(options.flushBatchSize !== undefined ? { batchSize: options.flushBatchSize } : {}),
     ...(options.csvFormat !== undefined ? { csvFormat: options.csvFormat } : {}),
   };
-  const flush = (): Promise<number> => {
+  return (): Promise<number> => {
     const run = flushing.catch(() => 0).then(async () => (await flushWebhookEvents(flushOptions, { journal, logger })).delivered);
     flushing = run;
     return run;
   };
+}
 
-  // a slow or stalled sender must not hold a connection forever. Node enforces both limits only when it
-  // sweeps its connections (every 30 s by default), which let a sender hold one for twice the documented
-  // time: the sweep runs every second, so a limit is kept to within a second
+/**
+ * The HTTP(S) server. A slow or stalled sender must not hold a connection forever. Node enforces both limits only
+ * when it sweeps its connections (every 30 s by default), which let a sender hold one for twice the documented
+ * time: the sweep runs every second, so a limit is kept to within a second.
+ */
+async function serverFor(options: WebhookReceiverOptions, handler: WebhookHandler): Promise<Server> {
   const headersMs = options.timeouts?.headersMs ?? 15_000;
   const requestMs = options.timeouts?.requestMs ?? 30_000;
   const limits = { headersTimeout: headersMs, requestTimeout: requestMs, connectionsCheckingInterval: Math.min(1000, headersMs) };
@@ -133,16 +138,11 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
     server = createHttpServer(limits, handler);
   }
   server.keepAliveTimeout = 5_000;
+  return server;
+}
 
-  // the journal's writer (SQLite: a thread started at the first write) is made ready before the first sender
-  // is accepted: otherwise the first events wait for it, 100-300 ms (issue 19: the answer's p99)
-  try {
-    await journal.warmUp?.();
-  } catch (err) {
-    // not fatal here: the first event then fails or succeeds on its own, and is answered accordingly
-    logger.warn({ err: errorMessage(err) }, 'webhook receiver: the journal could not warm up its writer');
-  }
-
+/** Listens on host:port (E_WEBHOOK when it cannot) and resolves to the server's base URL. */
+async function listen(server: Server, options: WebhookReceiverOptions, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
       reject(
@@ -157,11 +157,13 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
   });
   const address = server.address() as AddressInfo;
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `${options.tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
+  return `${options.tls ? 'https' : 'http'}://${hostForUrl}:${address.port}`;
+}
 
+/** Flushes every `interval` ms (0: never) until stopped; a failed round is logged and retried at the next. */
+function flushLoop(flush: () => Promise<number>, interval: number, logger: Logger): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const interval = options.flushIntervalMs ?? 1000;
   const tick = (): void => {
     flush()
       .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'webhook flush failed; will retry'))
@@ -170,6 +172,51 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
       });
   };
   if (interval > 0) timer = setTimeout(tick, interval);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/** Stops accepting, lets the requests in flight finish (their events are committed and answered), flushes once more. */
+async function closeReceiver(server: Server, loop: { stop(): void }, flush: () => Promise<number>, logger: Logger): Promise<void> {
+  loop.stop();
+  await new Promise<void>((resolve) => {
+    // requests in flight finish; stragglers are cut
+    const force = setTimeout(() => server.closeAllConnections(), 5_000);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+  try {
+    await flush();
+  } catch (err) {
+    // nothing is lost: the events stay undelivered in the journal for the next start
+    logger.warn({ err: errorMessage(err) }, 'webhook flush at close failed; the events stay in the journal');
+  }
+}
+
+export async function createWebhookReceiver(options: WebhookReceiverOptions, deps: WebhookReceiverDeps): Promise<WebhookReceiver> {
+  const { journal, logger } = deps;
+  const host = options.host ?? '127.0.0.1';
+  const handler = handlerFor(options, deps);
+  const flush = serialFlush(options, journal, logger);
+  const server = await serverFor(options, handler);
+
+  // the journal's writer (SQLite: a thread started at the first write) is made ready before the first sender
+  // is accepted: otherwise the first events wait for it, 100-300 ms (issue 19: the answer's p99)
+  try {
+    await journal.warmUp?.();
+  } catch (err) {
+    // not fatal here: the first event then fails or succeeds on its own, and is answered accordingly
+    logger.warn({ err: errorMessage(err) }, 'webhook receiver: the journal could not warm up its writer');
+  }
+  const url = await listen(server, options, host);
+  const loop = flushLoop(flush, options.flushIntervalMs ?? 1000, logger);
 
   let closing: Promise<void> | undefined;
   return {
@@ -177,25 +224,7 @@ export async function createWebhookReceiver(options: WebhookReceiverOptions, dep
     handler,
     flush,
     close() {
-      closing ??= (async () => {
-        stopped = true;
-        if (timer) clearTimeout(timer);
-        await new Promise<void>((resolve) => {
-          // requests in flight finish (their events are committed and answered); stragglers are cut
-          const force = setTimeout(() => server.closeAllConnections(), 5_000);
-          server.close(() => {
-            clearTimeout(force);
-            resolve();
-          });
-          server.closeIdleConnections();
-        });
-        try {
-          await flush();
-        } catch (err) {
-          // nothing is lost: the events stay undelivered in the journal for the next start
-          logger.warn({ err: errorMessage(err) }, 'webhook flush at close failed; the events stay in the journal');
-        }
-      })();
+      closing ??= closeReceiver(server, loop, flush, logger);
       return closing;
     },
   };

@@ -80,121 +80,140 @@ export function jwtExpiry(token: string): number | undefined {
   return undefined;
 }
 
+/** When a token pair answered by authorize or refresh is to be renewed; throws E_WMS_RESPONSE when it holds no pair. */
+function heldFrom(data: unknown, via: 'authorize' | 'refresh', obtained: number, skewMs: number, tokenTtlSeconds: number | undefined): Held {
+  const parsed = TokenPair.safeParse(data);
+  if (!parsed.success) {
+    const ep = via === 'authorize' ? ENDPOINTS.authorize : ENDPOINTS.refreshToken;
+    throw new WmsError(WmsErrorCode.RESPONSE, formatWmsMessage(ep.method, ep.path, 'answer holds no token/refreshToken in data'), {
+      method: ep.method,
+      path: ep.path,
+      httpStatus: 200,
+    });
+  }
+  const { token, refreshToken } = parsed.data;
+  let expiresAt: number | undefined;
+  const exp = jwtExpiry(token);
+  const raw = data as Record<string, unknown>;
+  const expiresIn = raw['expiresIn'] ?? raw['expires_in'];
+  if (exp !== undefined) expiresAt = exp * 1000;
+  else if (typeof expiresIn === 'number' && expiresIn > 0) expiresAt = obtained + expiresIn * 1000;
+  else if (tokenTtlSeconds !== undefined && tokenTtlSeconds > 0) expiresAt = obtained + tokenTtlSeconds * 1000;
+  let refreshAt: number | undefined;
+  if (expiresAt !== undefined) {
+    const lifetime = Math.max(0, expiresAt - obtained);
+    refreshAt = expiresAt - Math.min(skewMs, lifetime / 2);
+  }
+  return { token, refreshToken, refreshAt, obtained };
+}
+
+/** The manager's state: the token held, the one flight (authorize or refresh) in progress, the counts. */
+interface Tokens {
+  options: AuthManagerOptions;
+  transport: AuthTransport;
+  now: () => number;
+  skewMs: number;
+  counters: AuthStats;
+  held: Held | undefined;
+  flight: Promise<void> | undefined;
+}
+
+async function doAuthorize(t: Tokens): Promise<void> {
+  t.counters.authorizations++;
+  const data = await t.transport.authorize();
+  t.held = heldFrom(data, 'authorize', t.now(), t.skewMs, t.options.tokenTtlSeconds);
+  t.options.logger?.debug({ op: 'authorize' }, 'wms: authorized');
+}
+
+/** A refresh with the refresh token held; any failure falls back to a full authorize in the same flight. */
+async function doRefreshOrAuthorize(t: Tokens): Promise<void> {
+  const rt = t.held?.refreshToken;
+  const log = t.options.logger;
+  if (rt) {
+    t.counters.refreshes++;
+    try {
+      const data = await t.transport.refresh(rt);
+      t.held = heldFrom(data, 'refresh', t.now(), t.skewMs, t.options.tokenTtlSeconds);
+      log?.debug({ op: 'refresh' }, 'wms: token refreshed');
+      return;
+    } catch (err) {
+      t.counters.refreshFailures++;
+      log?.warn({ op: 'refresh', err: errSummary(err) }, 'wms: token refresh failed, authorizing again');
+    }
+  }
+  await doAuthorize(t);
+}
+
+/** a known expiry is near: the token is renewed before it is used (getToken) or handed to a replay */
+function pastRefresh(t: Tokens, h: Held): boolean {
+  return h.refreshAt !== undefined && t.now() >= h.refreshAt;
+}
+
+/** Runs `fn` as the single flight, or joins the one in progress. */
+function fly(t: Tokens, fn: (t: Tokens) => Promise<void>): Promise<void> {
+  if (!t.flight) {
+    t.flight = fn(t).finally(() => {
+      t.flight = undefined;
+    });
+  }
+  return t.flight;
+}
+
+async function getToken(t: Tokens): Promise<string> {
+  for (let i = 0; i < 3; i++) {
+    if (t.flight) await t.flight;
+    if (!t.held) {
+      await fly(t, doAuthorize);
+      continue;
+    }
+    if (pastRefresh(t, t.held)) {
+      await fly(t, doRefreshOrAuthorize);
+      // use whatever the flight produced, even if its expiry is already near (very short ttl)
+      if (t.held) return t.held.token;
+      continue;
+    }
+    return t.held.token;
+  }
+  if (t.held) return t.held.token;
+  throw new Error('no token after authorize');
+}
+
+async function handleUnauthorized(t: Tokens, usedToken: string): Promise<string> {
+  if (t.flight) await t.flight;
+  // someone else already renewed it: that token, unless it is itself past its refresh point (a renewal of a
+  // while ago, with a short lifetime): the replay would carry an expiring token, be refused again at once,
+  // and a second 401 that soon reads as refused credentials (call-policy.ts)
+  if (t.held && t.held.token !== usedToken && !pastRefresh(t, t.held)) return t.held.token;
+  await fly(t, doRefreshOrAuthorize);
+  if (!t.held) throw new Error('no token after refresh');
+  return t.held.token;
+}
+
 export function createAuthManager(options: AuthManagerOptions, transport: AuthTransport): AuthManager {
-  const now = options.now ?? Date.now;
-  const skewMs = (options.refreshSkewSeconds ?? 30) * 1000;
-  const log = options.logger;
-  const counters: AuthStats = { authorizations: 0, refreshes: 0, refreshFailures: 0 };
-  let held: Held | undefined;
-  let flight: Promise<void> | undefined;
-
-  const accept = (data: unknown, via: 'authorize' | 'refresh'): void => {
-    const parsed = TokenPair.safeParse(data);
-    if (!parsed.success) {
-      const ep = via === 'authorize' ? ENDPOINTS.authorize : ENDPOINTS.refreshToken;
-      throw new WmsError(WmsErrorCode.RESPONSE, formatWmsMessage(ep.method, ep.path, 'answer holds no token/refreshToken in data'), {
-        method: ep.method,
-        path: ep.path,
-        httpStatus: 200,
-      });
-    }
-    const { token, refreshToken } = parsed.data;
-    const obtained = now();
-    let expiresAt: number | undefined;
-    const exp = jwtExpiry(token);
-    const raw = data as Record<string, unknown>;
-    const expiresIn = raw['expiresIn'] ?? raw['expires_in'];
-    if (exp !== undefined) expiresAt = exp * 1000;
-    else if (typeof expiresIn === 'number' && expiresIn > 0) expiresAt = obtained + expiresIn * 1000;
-    else if (options.tokenTtlSeconds !== undefined && options.tokenTtlSeconds > 0) expiresAt = obtained + options.tokenTtlSeconds * 1000;
-    let refreshAt: number | undefined;
-    if (expiresAt !== undefined) {
-      const lifetime = Math.max(0, expiresAt - obtained);
-      refreshAt = expiresAt - Math.min(skewMs, lifetime / 2);
-    }
-    held = { token, refreshToken, refreshAt, obtained };
+  const t: Tokens = {
+    options,
+    transport,
+    now: options.now ?? Date.now,
+    skewMs: (options.refreshSkewSeconds ?? 30) * 1000,
+    counters: { authorizations: 0, refreshes: 0, refreshFailures: 0 },
+    held: undefined,
+    flight: undefined,
   };
-
-  const doAuthorize = async (): Promise<void> => {
-    counters.authorizations++;
-    const data = await transport.authorize();
-    accept(data, 'authorize');
-    log?.debug({ op: 'authorize' }, 'wms: authorized');
-  };
-
-  const doRefreshOrAuthorize = async (): Promise<void> => {
-    const rt = held?.refreshToken;
-    if (rt) {
-      counters.refreshes++;
-      try {
-        const data = await transport.refresh(rt);
-        accept(data, 'refresh');
-        log?.debug({ op: 'refresh' }, 'wms: token refreshed');
-        return;
-      } catch (err) {
-        counters.refreshFailures++;
-        log?.warn({ op: 'refresh', err: errSummary(err) }, 'wms: token refresh failed, authorizing again');
-      }
-    }
-    await doAuthorize();
-  };
-
-  /** a known expiry is near: the token is renewed before it is used (getToken) or handed to a replay */
-  const pastRefresh = (h: Held): boolean => h.refreshAt !== undefined && now() >= h.refreshAt;
-
-  /** Runs `fn` as the single flight, or joins the one in progress. */
-  const fly = (fn: () => Promise<void>): Promise<void> => {
-    if (!flight) {
-      flight = fn().finally(() => {
-        flight = undefined;
-      });
-    }
-    return flight;
-  };
-
-  const getToken = async (): Promise<string> => {
-    for (let i = 0; i < 3; i++) {
-      if (flight) await flight;
-      if (!held) {
-        await fly(doAuthorize);
-        continue;
-      }
-      if (pastRefresh(held)) {
-        await fly(doRefreshOrAuthorize);
-        // use whatever the flight produced, even if its expiry is already near (very short ttl)
-        if (held) return held.token;
-        continue;
-      }
-      return held.token;
-    }
-    if (held) return held.token;
-    throw new Error('no token after authorize');
-  };
-
   return {
-    getToken,
-    async handleUnauthorized(usedToken: string): Promise<string> {
-      if (flight) await flight;
-      // someone else already renewed it: that token, unless it is itself past its refresh point (a renewal of a
-      // while ago, with a short lifetime): the replay would carry an expiring token, be refused again at once,
-      // and a second 401 that soon reads as refused credentials (call-policy.ts)
-      if (held && held.token !== usedToken && !pastRefresh(held)) return held.token;
-      await fly(doRefreshOrAuthorize);
-      if (!held) throw new Error('no token after refresh');
-      return held.token;
-    },
+    getToken: () => getToken(t),
+    handleUnauthorized: (usedToken: string) => handleUnauthorized(t, usedToken),
     async authorize(): Promise<void> {
-      if (flight) await flight;
-      await fly(doAuthorize);
+      if (t.flight) await t.flight;
+      await fly(t, doAuthorize);
     },
     ageMs(token: string): number {
-      return held && held.token === token ? Math.max(0, now() - held.obtained) : Infinity;
+      return t.held && t.held.token === token ? Math.max(0, t.now() - t.held.obtained) : Infinity;
     },
     secrets(): string[] {
-      return held ? [held.token, held.refreshToken] : [];
+      return t.held ? [t.held.token, t.held.refreshToken] : [];
     },
     stats(): AuthStats {
-      return { ...counters };
+      return { ...t.counters };
     },
   };
 }

@@ -20,6 +20,7 @@ import { MAX_RETRY_AFTER_MS, decideRetry, isIdempotent, parseRetryAfter, type Re
 import { AttemptFailure, type RawResponse, type Transport } from './transport.js';
 import type { WriteHooks } from './client-types.js';
 import { createTurnBatch } from './turn-batch.js';
+import { realClock, type Clock } from './clock.js';
 
 /** a token older than this when its answer came may have expired between being obtained and being checked */
 const STALE_TOKEN_WAIT_MS = 250;
@@ -58,6 +59,8 @@ export interface CallPolicyOptions {
   tokenTtlSeconds?: number | undefined;
   breaker?: { threshold?: number; cooldownMs?: number } | undefined;
   log: Logger;
+  /** token expiry and age, the Retry-After gate, retry sleeps, the breaker's cool-down @default realClock */
+  clock?: Clock | undefined;
 }
 
 export interface CallCounters {
@@ -80,21 +83,6 @@ export interface CallPolicy {
   close(): Promise<void>;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (ms <= 0) return resolve();
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 interface Throttle {
   /** a 429 (or a 503 with Retry-After) */
   throttled(retryAfterMs: number): void;
@@ -111,12 +99,12 @@ interface Throttle {
  * the Retry-After has passed (the WMS firewall knows clients by User-Agent, not by request), and halves
  * the requests in flight; answers without throttling raise it again by one per `limit` answers (AIMD).
  */
-function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Throttle {
+function createThrottle(slots: Semaphore, concurrency: number, log: Logger, clock: Clock): Throttle {
   let gateUntil = 0;
   let healthyAnswers = 0;
   return {
     throttled(retryAfterMs) {
-      gateUntil = Math.max(gateUntil, performance.now() + retryAfterMs);
+      gateUntil = Math.max(gateUntil, clock.monotonic() + retryAfterMs);
       healthyAnswers = 0;
       const before = slots.limit;
       slots.setLimit(Math.ceil(before / 2));
@@ -131,15 +119,15 @@ function createThrottle(slots: Semaphore, concurrency: number, log: Logger): Thr
       }
     },
     async waitForGate(signal) {
-      for (let wait = gateUntil - performance.now(); wait > 0; wait = gateUntil - performance.now()) await sleep(Math.ceil(wait), signal);
+      for (let wait = gateUntil - clock.monotonic(); wait > 0; wait = gateUntil - clock.monotonic()) await clock.sleep(Math.ceil(wait), signal);
     },
-    gated: () => gateUntil > performance.now(),
+    gated: () => gateUntil > clock.monotonic(),
   };
 }
 
 /** The Retry-After (ms) of an answer that throttles (a 429, or a 503 with Retry-After), else undefined. */
-function throttleOf(r: RawResponse): number | undefined {
-  const ra = parseRetryAfter(r.headers['retry-after']);
+function throttleOf(r: RawResponse, nowMs: number): number | undefined {
+  const ra = parseRetryAfter(r.headers['retry-after'], nowMs);
   if (r.status === 429 || (r.status === 503 && ra !== undefined)) return Math.min(ra ?? 1000, MAX_RETRY_AFTER_MS);
   return undefined;
 }
@@ -171,6 +159,7 @@ type Outcome = { kind: 'ok'; env: Envelope } | { kind: 'failed'; error: WmsError
 /** What one attempt works with: the call policy's state. */
 interface Machinery {
   o: CallPolicyOptions;
+  clock: Clock;
   slots: Semaphore;
   throttle: Throttle;
   bucket: TokenBucket | undefined;
@@ -178,266 +167,261 @@ interface Machinery {
   breaker: CircuitBreaker;
   latency: LatencyRecorder;
   scrub: Scrub;
+  /** this client's answers of one loop turn, handed on after the requests they released are written */
+  afterTurn: () => Promise<void>;
   /** counts a failure and throws it */
   fail(err: WmsError): never;
   closed(): boolean;
   auth(): AuthManager;
 }
 
-/** One attempt of a call: gate, token, breaker, slot, rate limit, the request, and what its answer means. */
-function createAttempt(m: Machinery): (req: Prepared, attempt: number, replay: Replay) => Promise<Outcome> {
-  const { o, slots, throttle, bucket, counters, breaker, latency, scrub, fail } = m;
-  const log = o.log;
-  const transport = o.transport;
-  /** this client's answers of one loop turn, handed on after the requests they released are written */
-  const afterTurn = createTurnBatch();
-
-  /** The token for this attempt (the one a 401 refresh handed over, else the current one) and when it was had. */
-  const takeToken = async (req: Prepared, replay: Replay): Promise<{ token: string | undefined; tokenAt: number }> => {
-    if (req.anonymous) return { token: undefined, tokenAt: 0 };
-    try {
-      if (replay.token !== undefined) return { token: replay.token, tokenAt: replay.tokenAt };
-      const token = await m.auth().getToken();
-      return { token, tokenAt: performance.now() };
-    } catch (err) {
-      return fail(authFailure(scrub, err, req.method, req.path));
-    } finally {
-      replay.token = undefined;
-    }
-  };
-
-  /** Breaker, slot, rate limit: true with a slot held, false when the WMS asked to wait meanwhile (no slot). */
-  const enter = async (req: Prepared, attempt: number): Promise<boolean> => {
-    const { method, path, spec } = req;
-    if (!breaker.allow()) {
-      const st = breaker.state();
-      const why = `not sent: the WMS is unreachable (${st.consecutiveFailures} connection failures in a row since ${st.unavailableSince ?? 'now'}; circuit open)`;
-      fail(notSent(method, path, attempt - 1, 'CIRCUIT_OPEN', why, { mayHaveReachedServer: false }));
-    }
-    try {
-      await slots.acquire(spec.signal);
-    } catch {
-      fail(notSent(method, path, attempt - 1, 'ABORTED', 'aborted by the caller while waiting for a slot'));
-    }
-    if (bucket) {
-      try {
-        await bucket.take(spec.signal);
-      } catch {
-        slots.release();
-        const why = m.closed() ? 'CLOSED' : 'ABORTED';
-        fail(notSent(method, path, attempt - 1, why, `${why === 'CLOSED' ? 'client closed' : 'aborted by the caller'} while waiting for the rate limit`));
-      }
-    }
-    if (throttle.gated()) {
-      // the WMS asked to wait while this call waited for a slot: wait outside the slot, with a fresh token
-      slots.release();
-      return false;
-    }
-    return true;
-  };
-
-  /**
-   * The attempt on the wire, inside the slot `enter` took. The slot is given back as soon as the answer is in; a
-   * 2xx answer is then handed on with the turn's other answers, after the requests their slots released are
-   * written (turn-batch.ts); any other answer (a 429 or 503 to throttle on, a 401 to refresh) is judged at once.
-   * A throttling answer closes the client-wide gate BEFORE its slot is released: the call the slot passes to
-   * sees the gate closed in `enter` (issue 41: it used to leave before the 429 was judged). A request handed to
-   * the transport earlier but not yet written is held back unwritten by the transport (`hold`).
-   */
-  const exchange = async (req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure; started: number }> => {
-    const started = performance.now();
-    counters.requests++;
-    let inSlot = true;
-    const leaveSlot = (): void => {
-      if (!inSlot) return;
-      inSlot = false;
-      latency.observe(performance.now() - started);
-      slots.release();
-    };
-    try {
-      const res = await transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal, throttle.gated);
-      const retryAfterMs = throttleOf(res);
-      if (retryAfterMs !== undefined) throttle.throttled(retryAfterMs);
-      leaveSlot();
-      if (res.status >= 200 && res.status < 300) await afterTurn();
-      return { res, started };
-    } catch (err) {
-      // send only rejects with AttemptFailure
-      return { failure: err instanceof AttemptFailure ? err : new AttemptFailure(err, false, false, false), started };
-    } finally {
-      leaveSlot();
-    }
-  };
-
-  /** An answer: success, a 401 to replay after one refresh, or the error it means. */
-  const judgeAnswer = async (req: Prepared, r: RawResponse, attempt: number, token: string | undefined, waited: boolean, replay: Replay): Promise<Outcome> => {
-    breaker.answered();
-    // a throttling answer closed the gate in `exchange`, before its slot was released
-    if (throttleOf(r) === undefined && r.status < 500) throttle.answeredHealthy();
-    const env = parseBody(r);
-    if (isSuccess(r, env)) return { kind: 'ok', env };
-    const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
-    // a second 401 means refused credentials only when the fresh token went out at once; one that
-    // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
-    if (unauthorized && (replay.consecutive401 === 0 || (waited && replay.consecutive401 < 3))) {
-      replay.consecutive401++;
-      log.debug({ op: req.spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
-      try {
-        replay.token = await m.auth().handleUnauthorized(token!);
-        // when the token was obtained, not handed over: one another request renewed a while ago is not fresh
-        replay.tokenAt = performance.now() - m.auth().ageMs(replay.token);
-      } catch (err) {
-        fail(authFailure(scrub, err, req.method, req.path));
-      }
-      return { kind: 'again' }; // the replay is not a retry
-    }
-    return { kind: 'failed', error: answerError(scrub, req.method, req.path, r, env, attempt, req.idempotent), unauthorized };
-  };
-
-  const attemptOnce = async (req: Prepared, attempt: number, replay: Replay): Promise<Outcome> => {
-    try {
-      await throttle.waitForGate(req.spec.signal);
-    } catch {
-      fail(notSent(req.method, req.path, attempt - 1, 'ABORTED', 'aborted by the caller while the WMS asked to wait (Retry-After)'));
-    }
-    const { token, tokenAt } = await takeToken(req, replay);
-    const headers: Record<string, string> = { 'user-agent': o.userAgent, accept: 'application/json' };
-    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
-    if (req.contentType) headers['content-type'] = req.contentType;
-    if (!(await enter(req, attempt))) return { kind: 'again' };
-    const hooks = req.spec.write;
-    if (hooks) await markBeforeWrite(hooks);
-    const { res, failure } = await exchange(req, headers);
-    // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
-    // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
-    if (res) return afterAttempt(hooks, await judgeAnswer(req, res, attempt, token, performance.now() - tokenAt > STALE_TOKEN_WAIT_MS, replay));
-    if (failure!.held) {
-      // never written: not a request, not a retry; it waits for the gate like any other call
-      counters.requests--;
-      counters.held++;
-      await hooks?.notApplied('held back unwritten: the WMS asked to wait (Retry-After)');
-      return { kind: 'again' };
-    }
-    const error = networkError(scrub, req.method, req.path, failure!, attempt, req.idempotent);
-    if (failure!.aborted) {
-      if (hooks && !error.mayHaveReachedServer) await hooks.notApplied(error.message);
-      fail(error);
-    }
-    if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) breaker.connectionFailed();
-    return afterAttempt(hooks, { kind: 'failed', error, unauthorized: false });
-  };
-
-  /** The mark before the write, inside the slot: a slot given back when the mark fails (the journal's error is the call's). */
-  const markBeforeWrite = async (hooks: WriteHooks): Promise<void> => {
-    try {
-      await hooks.beforeWrite();
-    } catch (err) {
-      slots.release();
-      throw err;
-    }
-  };
-
-  /** An attempt that provably applied nothing clears its mark (the answer says so, or nothing was written). */
-  const afterAttempt = async (hooks: WriteHooks | undefined, outcome: Outcome): Promise<Outcome> => {
-    if (!hooks || outcome.kind === 'ok') return outcome;
-    if (outcome.kind === 'again') await hooks.notApplied('a 401: the token was refused before anything was applied');
-    else if (!outcome.error.mayHaveReachedServer) await hooks.notApplied(outcome.error.message);
-    return outcome;
-  };
-
-  return attemptOnce;
+/**
+ * One attempt of a call: gate, token, breaker, slot, rate limit, the request, and what its answer means. `sending`
+ * is marked per attempt right before the write, after the gate, the slot and any retry sleep (issue 41).
+ */
+async function attemptOnce(m: Machinery, req: Prepared, attempt: number, replay: Replay): Promise<Outcome> {
+  try {
+    await m.throttle.waitForGate(req.spec.signal);
+  } catch {
+    m.fail(notSent(req.method, req.path, attempt - 1, 'ABORTED', 'aborted by the caller while the WMS asked to wait (Retry-After)'));
+  }
+  const { token, tokenAt } = await takeToken(m, req, replay);
+  const headers: Record<string, string> = { 'user-agent': m.o.userAgent, accept: 'application/json' };
+  if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+  if (req.contentType) headers['content-type'] = req.contentType;
+  if (!(await enterSlot(m, req, attempt))) return { kind: 'again' };
+  const hooks = req.spec.write;
+  if (hooks) await markBeforeWrite(m, hooks);
+  const { res, failure } = await exchange(m, req, headers);
+  // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
+  // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
+  if (res) return afterAttempt(hooks, await judgeAnswer(m, req, res, attempt, token, m.clock.monotonic() - tokenAt > STALE_TOKEN_WAIT_MS, replay));
+  return failedOnTheWire(m, req, failure!, attempt, hooks);
 }
 
-export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
-  const { log, transport } = o;
-  const slots = createSemaphore(o.concurrency);
-  const throttle = createThrottle(slots, o.concurrency, log);
-  const bucket: TokenBucket | undefined = o.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: o.requestsPerSecond }) : undefined;
-  const counters: CallCounters = { requests: 0, retries: 0, failures: 0, held: 0 };
-  const breaker = createCircuitBreaker(o.breaker ?? {});
-  const latency = createLatencyRecorder(LATENCY_BUCKETS_MS);
-  let closed = false;
+/** The token for this attempt (the one a 401 refresh handed over, else the current one) and when it was had. */
+async function takeToken(m: Machinery, req: Prepared, replay: Replay): Promise<{ token: string | undefined; tokenAt: number }> {
+  if (req.anonymous) return { token: undefined, tokenAt: 0 };
+  try {
+    if (replay.token !== undefined) return { token: replay.token, tokenAt: replay.tokenAt };
+    const token = await m.auth().getToken();
+    return { token, tokenAt: m.clock.monotonic() };
+  } catch (err) {
+    return m.fail(authFailure(m.scrub, err, req.method, req.path));
+  } finally {
+    replay.token = undefined;
+  }
+}
 
-  // secrets never leave the client
-  const scrub = (text: string): string => {
-    let out = text;
-    for (const secret of [o.secretKey, ...auth.secrets()]) {
-      if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join('[redacted]');
-    }
-    return out;
-  };
-  const fail = (err: WmsError): never => {
-    counters.failures++;
-    throw err;
-  };
-
-  const prepare = (spec: CallSpec): Prepared => {
-    const ep = ENDPOINTS[spec.name];
-    const method: string = ep.method;
-    const path = buildPath(ep.path, spec.params);
-    if (closed) throw notSent(method, path, 0, 'CLOSED', 'client is closed');
-    let qs = '';
-    if (spec.query) {
-      const sp = new URLSearchParams();
-      for (const [k, v] of Object.entries(spec.query)) sp.set(k, String(v));
-      qs = `?${sp.toString()}`;
-    }
-    const anonymous = 'anonymous' in ep && ep.anonymous === true;
-    let body: Buffer | undefined;
-    let contentType: string | undefined;
-    if (spec.raw) {
-      body = spec.raw.body;
-      contentType = spec.raw.contentType;
-    } else if (spec.json !== undefined) {
-      body = Buffer.from(JSON.stringify(anonymous || o.dateTimes === 'utc' ? spec.json : withDateTimes(spec.json, o.dateTimes, o.timeZone)), 'utf8');
-      contentType = 'application/json';
-    }
-    return { spec, method, path, wirePath: o.prefix + path + qs, idempotent: isIdempotent(method, spec.idempotent), anonymous, body, contentType };
-  };
-
-  /** After a failed attempt: waits the retry's delay, or throws the error when it is not retried. */
-  const retryOrThrow = async (req: Prepared, error: WmsError, attempt: number): Promise<void> => {
-    const { spec, idempotent } = req;
-    const delay =
-      spec.noRetry || closed || breaker.state().circuitOpen
-        ? undefined
-        : decideRetry(error, attempt, o.retry, req.method, { idempotent, retryPostOn5xx: o.retryPostOn5xx });
-    if (delay === undefined) {
-      if (error.mayHaveReachedServer && !idempotent) log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
-      fail(error);
-    }
-    counters.retries++;
-    log.debug({ op: spec.name, attempt, code: error.code, status: error.httpStatus, delayMs: delay }, 'wms: attempt failed, will retry');
+/** Breaker, slot, rate limit: true with a slot held, false when the WMS asked to wait meanwhile (no slot). */
+async function enterSlot(m: Machinery, req: Prepared, attempt: number): Promise<boolean> {
+  const { method, path, spec } = req;
+  const { breaker, slots, bucket, fail } = m;
+  if (!breaker.allow()) {
+    const st = breaker.state();
+    const why = `not sent: the WMS is unreachable (${st.consecutiveFailures} connection failures in a row since ${st.unavailableSince ?? 'now'}; circuit open)`;
+    fail(notSent(method, path, attempt - 1, 'CIRCUIT_OPEN', why, { mayHaveReachedServer: false }));
+  }
+  try {
+    await slots.acquire(spec.signal);
+  } catch {
+    fail(notSent(method, path, attempt - 1, 'ABORTED', 'aborted by the caller while waiting for a slot'));
+  }
+  if (bucket) {
     try {
-      await sleep(delay!, spec.signal);
+      await bucket.take(spec.signal);
     } catch {
-      fail(error);
+      slots.release();
+      const why = m.closed() ? 'CLOSED' : 'ABORTED';
+      fail(notSent(method, path, attempt - 1, why, `${why === 'CLOSED' ? 'client closed' : 'aborted by the caller'} while waiting for the rate limit`));
     }
+  }
+  if (m.throttle.gated()) {
+    // the WMS asked to wait while this call waited for a slot: wait outside the slot, with a fresh token
+    slots.release();
+    return false;
+  }
+  return true;
+}
+
+/** The mark before the write, inside the slot: a slot given back when the mark fails (the journal's error is the call's). */
+async function markBeforeWrite(m: Machinery, hooks: WriteHooks): Promise<void> {
+  try {
+    await hooks.beforeWrite();
+  } catch (err) {
+    m.slots.release();
+    throw err;
+  }
+}
+
+/**
+ * The attempt on the wire, inside the slot `enterSlot` took. The slot is given back as soon as the answer is in; a
+ * 2xx answer is then handed on with the turn's other answers, after the requests their slots released are
+ * written (turn-batch.ts); any other answer (a 429 or 503 to throttle on, a 401 to refresh) is judged at once.
+ * A throttling answer closes the client-wide gate BEFORE its slot is released: the call the slot passes to
+ * sees the gate closed in `enterSlot` (issue 41: it used to leave before the 429 was judged). A request handed to
+ * the transport earlier but not yet written is held back unwritten by the transport (`hold`).
+ */
+async function exchange(m: Machinery, req: Prepared, headers: Record<string, string>): Promise<{ res?: RawResponse; failure?: AttemptFailure }> {
+  const { counters, latency, slots, throttle } = m;
+  const started = performance.now();
+  counters.requests++;
+  let inSlot = true;
+  const leaveSlot = (): void => {
+    if (!inSlot) return;
+    inSlot = false;
+    latency.observe(performance.now() - started);
+    slots.release();
   };
+  try {
+    const res = await m.o.transport.send(req.method, req.wirePath, headers, req.body, req.spec.signal, throttle.gated);
+    const retryAfterMs = throttleOf(res, m.clock.now());
+    if (retryAfterMs !== undefined) throttle.throttled(retryAfterMs);
+    leaveSlot();
+    if (res.status >= 200 && res.status < 300) await m.afterTurn();
+    return { res };
+  } catch (err) {
+    // send only rejects with AttemptFailure
+    return { failure: err instanceof AttemptFailure ? err : new AttemptFailure(err, false, false, false) };
+  } finally {
+    leaveSlot();
+  }
+}
 
-  const attemptOnce = createAttempt({ o, slots, throttle, bucket, counters, breaker, latency, scrub, fail, closed: () => closed, auth: () => auth });
+/** An answer: success, a 401 to replay after one refresh, or the error it means. */
+async function judgeAnswer(
+  m: Machinery,
+  req: Prepared,
+  r: RawResponse,
+  attempt: number,
+  token: string | undefined,
+  waited: boolean,
+  replay: Replay,
+): Promise<Outcome> {
+  m.breaker.answered();
+  // a throttling answer closed the gate in `exchange`, before its slot was released
+  if (throttleOf(r, m.clock.now()) === undefined && r.status < 500) m.throttle.answeredHealthy();
+  const env = parseBody(r);
+  if (isSuccess(r, env)) return { kind: 'ok', env };
+  const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
+  // a second 401 means refused credentials only when the fresh token went out at once; one that
+  // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
+  if (unauthorized && (replay.consecutive401 === 0 || (waited && replay.consecutive401 < 3))) {
+    await refreshForReplay(m, req, r, token!, replay);
+    return { kind: 'again' }; // the replay is not a retry
+  }
+  return { kind: 'failed', error: answerError(m.scrub, req.method, req.path, r, env, attempt, req.idempotent, m.clock.now()), unauthorized };
+}
 
-  const call = async (spec: CallSpec): Promise<Envelope> => {
-    const req = prepare(spec);
-    const replay: Replay = { consecutive401: 0, token: undefined, tokenAt: 0 };
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await attemptOnce(req, attempt, replay);
-      if (outcome.kind === 'ok') return outcome.env;
-      if (outcome.kind === 'again') {
-        attempt--; // waited for the gate, or replayed after a 401: not a retry
-        continue;
-      }
-      // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
-      if (!outcome.unauthorized) replay.consecutive401 = 0;
-      await retryOrThrow(req, outcome.error, attempt);
+/** A 401 on a token that may have expired: one shared refresh, and the token (and its age) the replay goes with. */
+async function refreshForReplay(m: Machinery, req: Prepared, r: RawResponse, token: string, replay: Replay): Promise<void> {
+  replay.consecutive401++;
+  m.o.log.debug({ op: req.spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
+  try {
+    replay.token = await m.auth().handleUnauthorized(token);
+    // when the token was obtained, not handed over: one another request renewed a while ago is not fresh
+    replay.tokenAt = m.clock.monotonic() - m.auth().ageMs(replay.token);
+  } catch (err) {
+    m.fail(authFailure(m.scrub, err, req.method, req.path));
+  }
+}
+
+/** An attempt without an answer: held back unwritten (not a request), aborted (thrown), or a failure to retry or not. */
+async function failedOnTheWire(m: Machinery, req: Prepared, failure: AttemptFailure, attempt: number, hooks: WriteHooks | undefined): Promise<Outcome> {
+  if (failure.held) {
+    // never written: not a request, not a retry; it waits for the gate like any other call
+    m.counters.requests--;
+    m.counters.held++;
+    await hooks?.notApplied('held back unwritten: the WMS asked to wait (Retry-After)');
+    return { kind: 'again' };
+  }
+  const error = networkError(m.scrub, req.method, req.path, failure, attempt, req.idempotent);
+  if (failure.aborted) {
+    if (hooks && !error.mayHaveReachedServer) await hooks.notApplied(error.message);
+    m.fail(error);
+  }
+  if (error.code === WmsErrorCode.NETWORK || error.code === WmsErrorCode.TIMEOUT) m.breaker.connectionFailed();
+  return afterAttempt(hooks, { kind: 'failed', error, unauthorized: false });
+}
+
+/** An attempt that provably applied nothing clears its mark (the answer says so, or nothing was written). */
+async function afterAttempt(hooks: WriteHooks | undefined, outcome: Outcome): Promise<Outcome> {
+  if (!hooks || outcome.kind === 'ok') return outcome;
+  if (outcome.kind === 'again') await hooks.notApplied('a 401: the token was refused before anything was applied');
+  else if (!outcome.error.mayHaveReachedServer) await hooks.notApplied(outcome.error.message);
+  return outcome;
+}
+
+/** The call as it goes on the wire: method, path with its query, body (DateTimes written as configured). */
+function prepareCall(o: CallPolicyOptions, spec: CallSpec, closed: boolean): Prepared {
+  const ep = ENDPOINTS[spec.name];
+  const method: string = ep.method;
+  const path = buildPath(ep.path, spec.params);
+  if (closed) throw notSent(method, path, 0, 'CLOSED', 'client is closed');
+  let qs = '';
+  if (spec.query) {
+    const sp = new URLSearchParams();
+    for (const [k, v] of Object.entries(spec.query)) sp.set(k, String(v));
+    qs = `?${sp.toString()}`;
+  }
+  const anonymous = 'anonymous' in ep && ep.anonymous === true;
+  let body: Buffer | undefined;
+  let contentType: string | undefined;
+  if (spec.raw) {
+    body = spec.raw.body;
+    contentType = spec.raw.contentType;
+  } else if (spec.json !== undefined) {
+    body = Buffer.from(JSON.stringify(anonymous || o.dateTimes === 'utc' ? spec.json : withDateTimes(spec.json, o.dateTimes, o.timeZone)), 'utf8');
+    contentType = 'application/json';
+  }
+  return { spec, method, path, wirePath: o.prefix + path + qs, idempotent: isIdempotent(method, spec.idempotent), anonymous, body, contentType };
+}
+
+/** After a failed attempt: waits the retry's delay, or throws the error when it is not retried. */
+async function retryOrThrow(m: Machinery, req: Prepared, error: WmsError, attempt: number): Promise<void> {
+  const { spec, idempotent } = req;
+  const { o } = m;
+  const delay =
+    spec.noRetry || m.closed() || m.breaker.state().circuitOpen
+      ? undefined
+      : decideRetry(error, attempt, o.retry, req.method, { idempotent, retryPostOn5xx: o.retryPostOn5xx });
+  if (delay === undefined) {
+    if (error.mayHaveReachedServer && !idempotent) o.log.warn({ op: spec.name, attempt, code: error.code }, 'wms: send in doubt, not retried');
+    m.fail(error);
+  }
+  m.counters.retries++;
+  o.log.debug({ op: spec.name, attempt, code: error.code, status: error.httpStatus, delayMs: delay }, 'wms: attempt failed, will retry');
+  try {
+    await m.clock.sleep(delay!, spec.signal);
+  } catch {
+    m.fail(error);
+  }
+}
+
+/** Every attempt of one call until an answer, an error not retried, or the retries run out. */
+async function callWithRetries(m: Machinery, req: Prepared): Promise<Envelope> {
+  const replay: Replay = { consecutive401: 0, token: undefined, tokenAt: 0 };
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await attemptOnce(m, req, attempt, replay);
+    if (outcome.kind === 'ok') return outcome.env;
+    if (outcome.kind === 'again') {
+      attempt--; // waited for the gate, or replayed after a 401: not a retry
+      continue;
     }
-  };
+    // anything but a 401 (a 500, a reset...) ends a run of 401s: a later 401 is a new expiry
+    if (!outcome.unauthorized) replay.consecutive401 = 0;
+    await retryOrThrow(m, req, outcome.error, attempt);
+  }
+}
 
-  const auth = createAuthManager(
+/** The token manager, authorizing and refreshing through the policy's own calls (`call`). */
+function createPolicyAuth(o: CallPolicyOptions, clock: Clock, call: (spec: CallSpec) => Promise<Envelope>): AuthManager {
+  return createAuthManager(
     {
       ...(o.refreshSkewSeconds !== undefined ? { refreshSkewSeconds: o.refreshSkewSeconds } : {}),
       ...(o.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: o.tokenTtlSeconds } : {}),
-      logger: log,
+      now: clock.now,
+      logger: o.log,
     },
     {
       authorize: async () => {
@@ -450,20 +434,59 @@ export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
       },
     },
   );
+}
+
+/** Secrets never leave the client: the secret key and the tokens held, replaced in any text that could. */
+function createScrub(secretKey: string, auth: () => AuthManager): Scrub {
+  return (text: string): string => {
+    let out = text;
+    for (const secret of [secretKey, ...auth().secrets()]) {
+      if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join('[redacted]');
+    }
+    return out;
+  };
+}
+
+export function createCallPolicy(o: CallPolicyOptions): CallPolicy {
+  const clock = o.clock ?? realClock;
+  const slots = createSemaphore(o.concurrency);
+  const bucket: TokenBucket | undefined = o.requestsPerSecond !== undefined ? createTokenBucket({ ratePerSecond: o.requestsPerSecond }) : undefined;
+  const counters: CallCounters = { requests: 0, retries: 0, failures: 0, held: 0 };
+  let closed = false;
+  const m: Machinery = {
+    o,
+    clock,
+    slots,
+    throttle: createThrottle(slots, o.concurrency, o.log, clock),
+    bucket,
+    counters,
+    breaker: createCircuitBreaker({ ...(o.breaker ?? {}), now: clock.now }),
+    latency: createLatencyRecorder(LATENCY_BUCKETS_MS),
+    scrub: createScrub(o.secretKey, () => auth),
+    afterTurn: createTurnBatch(),
+    fail: (err: WmsError): never => {
+      counters.failures++;
+      throw err;
+    },
+    closed: () => closed,
+    auth: () => auth,
+  };
+  const call = async (spec: CallSpec): Promise<Envelope> => callWithRetries(m, prepareCall(o, spec, closed));
+  const auth = createPolicyAuth(o, clock, call);
 
   return {
     call,
     auth,
-    breaker,
-    latency,
+    breaker: m.breaker,
+    latency: m.latency,
     counters,
-    scrub,
-    log,
+    scrub: m.scrub,
+    log: o.log,
     async close() {
       if (closed) return;
       closed = true;
       bucket?.close();
-      await transport.close();
+      await o.transport.close();
     },
   };
 }

@@ -84,6 +84,8 @@ export function answerError(
   envelope: Record<string, unknown> | undefined,
   attempts: number,
   idempotent: boolean,
+  /** now (epoch ms), for a Retry-After given as an HTTP date */
+  nowMs: number = Date.now(),
 ): WmsError {
   const envelopeCode = typeof envelope?.['code'] === 'number' ? (envelope['code'] as number) : undefined;
   const envelopeMessage = typeof envelope?.['message'] === 'string' ? scrub(envelope['message'] as string) : undefined;
@@ -102,7 +104,7 @@ export function answerError(
       : envelopeCode !== undefined && envelopeCode !== res.status
         ? `${res.status} (envelope ${envelopeCode})`
         : `${res.status}`;
-  const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after'], nowMs);
   // a gateway timeout / bad gateway to a non-idempotent call: the upstream may have applied it
   const inDoubt = !idempotent && (res.status === 502 || res.status === 504);
   // a refusal that names a record (a 409 conflict's existing record): its id, for the caller

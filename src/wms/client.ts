@@ -19,6 +19,7 @@ import { isValidTimeZone } from '../shared/time.js';
 import { DEFAULT_USER_AGENT } from '../shared/version.js';
 import type { WmsAvailability } from './breaker.js';
 import { createCallPolicy, type CallPolicy } from './call-policy.js';
+import type { Clock } from './clock.js';
 import { buildMethods } from './client-methods.js';
 import { createShapes, type Shapes } from './client-shapes.js';
 import type { AttachmentInput, CallOptions, PageOptions, WmsClient, WmsClientStats } from './client-types.js';
@@ -75,6 +76,11 @@ export interface WmsClientOptions {
   /** circuit breaker over connection failures (src/wms/breaker.ts) @default { threshold: 5, cooldownMs: 30000 } */
   breaker?: { threshold?: number; cooldownMs?: number };
   logger?: Logger;
+  /**
+   * the time the client reads for token expiry, the Retry-After window, retry sleeps and the breaker (clock.ts);
+   * tests hand one they advance themselves @default realClock
+   */
+  clock?: Clock;
 }
 
 /** The options with their defaults, checked (ConfigError on a bad one). */
@@ -144,6 +150,7 @@ export function createWmsClient(options: WmsClientOptions): WmsClient {
     tokenTtlSeconds: options.tokenTtlSeconds,
     breaker: options.breaker,
     log: o.log,
+    clock: options.clock,
   });
   const shapes = createShapes(core, o.validateRequests);
   const pager = createPager(core, shapes, o.pageSize, o.pagingBase);

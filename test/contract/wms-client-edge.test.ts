@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createWmsClient, type WmsClientOptions } from '../../src/wms/client.js';
 import { WmsError } from '../../src/wms/errors.js';
 import type { WmsClient } from '../../src/wms/client-types.js';
+import { manualClock } from '../helpers/manual-clock.js';
 
 const SECRET = 'super-secret-key-123';
 const UUID = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -592,26 +593,39 @@ describe('auth', () => {
   });
 
   test('a 401 replayed with a token another request renewed a while ago, refused too: refreshed again, not E_WMS_AUTH', async () => {
-    // tokens live 300 ms from their first use; the expiry is not announced (no proactive refresh)
+    // tokens live 300 ms from their first use, on a clock the test advances (client and server read it); the
+    // expiry is not announced (no proactive refresh)
+    const clock = manualClock();
     const firstUse = new Map<string, number>();
+    let lateArrived!: () => void;
+    const arrived = new Promise<void>((r) => (lateArrived = r));
+    let answerLate!: () => void;
+    const late = new Promise<void>((r) => (answerLate = r));
     reset(async (req, res) => {
       const token = String(req.headers['authorization'] ?? '').slice(7);
-      if (!firstUse.has(token)) firstUse.set(token, performance.now());
+      if (!firstUse.has(token)) firstUse.set(token, clock.monotonic());
       // the first request of UUID(1) is answered late, after another request renewed the token
-      if (req.url.endsWith(UUID(1)) && token.startsWith('tok-1-')) await new Promise((r) => setTimeout(r, 700));
-      if (performance.now() - firstUse.get(token)! > 300) json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' });
+      if (req.url.endsWith(UUID(1)) && token.startsWith('tok-1-')) {
+        lateArrived();
+        await late;
+      }
+      if (clock.monotonic() - firstUse.get(token)! > 300) json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' });
       else json(res, 200, ok({ id: UUID(1), name: 'ms' }));
     });
-    const c = client();
+    const c = client({ clock });
     try {
       const a = c.getMaterialStatus(UUID(1));
-      await new Promise((r) => setTimeout(r, 320));
+      await arrived;
+      await clock.advance(320);
       // tok-1 has expired: this one refreshes it (tok-2) and goes through
       assert.equal((await c.getMaterialStatus(UUID(2)))?.name, 'ms');
-      // the late 401 of tok-1 is replayed with tok-2, by then 375 ms old and expired as well: a second refresh (tok-3)
+      await clock.advance(380);
+      answerLate();
+      // the late 401 of tok-1 is replayed with tok-2, by then 380 ms old and expired as well: a second refresh (tok-3)
       assert.equal((await a)?.name, 'ms');
       assert.equal(c.stats().refreshes, 2);
     } finally {
+      answerLate();
       await c.close();
     }
   });
@@ -723,6 +737,31 @@ describe('in doubt and retries', () => {
     try {
       const cat = await c.createCategory({ name: 'X', status: 1 });
       assert.equal(cat.id, UUID(3));
+      assert.equal(c.stats().retries, 1);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('Retry-After on the clock: nothing is written until the window has passed, then the call succeeds', async () => {
+    const clock = manualClock();
+    let n = 0;
+    reset((_req, res) =>
+      ++n === 1
+        ? json(res, 429, { code: 429, message: 'Too Many Requests', data: null, error: 'slow down' }, { 'retry-after': '30' })
+        : json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 })),
+    );
+    const c = client({ clock });
+    try {
+      const created = c.createCategory({ name: 'X', status: 1 });
+      await clock.nextSleep(); // the 429 is in: the call waits out the window on the clock
+      assert.equal(apiCalls().length, 1);
+      await clock.advance(29_999);
+      assert.equal(clock.sleeping(), 1, 'still inside the window: the call still waits on the clock');
+      assert.equal(apiCalls().length, 1, 'nothing written inside the Retry-After window');
+      await clock.advance(1);
+      assert.equal((await created).id, UUID(3));
+      assert.equal(apiCalls().length, 2);
       assert.equal(c.stats().retries, 1);
     } finally {
       await c.close();

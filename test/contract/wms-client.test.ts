@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { request } from 'undici';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
+import { manualClock, type ManualClock } from '../helpers/manual-clock.js';
 import { dialectMatrix } from '../../src/sandbox/dialect.js';
 import { createWmsClient, type WmsClientOptions } from '../../src/wms/client.js';
 import { WmsError } from '../../src/wms/errors.js';
@@ -571,29 +572,58 @@ export function runClientContract(target: ContractTarget): void {
     });
 
     describe('tokens', { skip: transportOnce() }, () => {
+      /** A sandbox of the test's own on a clock the test advances (the client reads it too): a token expires without waiting. */
+      const onClock = async (clock: ManualClock, tokenTtlSeconds: number): Promise<Connection> => {
+        const sb = await startSandbox({ tokenTtlSeconds, now: clock.now });
+        return { url: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey, sandbox: sb };
+      };
+
       test('200 concurrent calls across a token expiry: exactly one refresh', async () => {
-        const sb = conn.sandbox!;
-        sb.setFaults({ tokenTtlSeconds: 2 });
-        const c = target.makeClient(conn, { concurrency: 16 });
+        const clock = manualClock();
+        const own = await onClock(clock, 2);
+        const c = target.makeClient(own, { concurrency: 16, clock });
         try {
           await c.authorize();
-          const before = await sandboxCounts(conn);
-          // the token must really be expired: time has to pass (no event to wait on)
-          await new Promise((r) => setTimeout(r, 2200));
-          const ids = statuses.map((s) => s.id);
+          const ids = (await collect(c.listMaterialStatuses())).map((s) => s.id);
+          const before = await sandboxCounts(own);
+          await clock.advance(2_200); // the token has expired at the sandbox; the client does not know its lifetime
           const results = await Promise.all(Array.from({ length: 200 }, (_, i) => c.getMaterialStatus(ids[i % ids.length]!)));
           assert.ok(results.every((r) => r !== null));
-          const afterCounts = await sandboxCounts(conn);
+          const afterCounts = await sandboxCounts(own);
           assert.equal(afterCounts.stats.refreshes - before.stats.refreshes, 1, 'sandbox saw one refresh');
+          assert.ok(afterCounts.stats.authFailures - before.stats.authFailures >= 1, 'the token had expired at the sandbox (refused, then replayed)');
           assert.equal(afterCounts.stats.authorizations - before.stats.authorizations, 0, 'no new authorize');
           assert.equal(c.stats().refreshes, 1);
           assert.equal(c.stats().retries, 0, 'replays are not retries');
         } finally {
-          sb.setFaults({ tokenTtlSeconds: 900 });
           await c.close();
+          await own.sandbox!.close();
         }
       });
 
+      test('known lifetime on the clock: refreshed before expiry, once, without a 401', async () => {
+        const clock = manualClock();
+        const own = await onClock(clock, 2);
+        const c = target.makeClient(own, { tokenTtlSeconds: 2, refreshSkewSeconds: 1, clock });
+        try {
+          await c.authorize();
+          const id = (await collect(c.listMaterialStatuses()))[0]!.id;
+          await Promise.all(Array.from({ length: 20 }, () => c.getMaterialStatus(id)));
+          assert.equal(c.stats().refreshes, 0, 'before the refresh point the token is used as it is');
+          const before = await sandboxCounts(own);
+          await clock.advance(1_100); // past the refresh point (2 s - 1 s skew), before expiry
+          await Promise.all(Array.from({ length: 200 }, () => c.getMaterialStatus(id)));
+          const afterCounts = await sandboxCounts(own);
+          assert.equal(afterCounts.stats.refreshes - before.stats.refreshes, 1);
+          assert.equal(afterCounts.stats.authFailures - before.stats.authFailures, 0, 'no request was refused');
+        } finally {
+          await c.close();
+          await own.sandbox!.close();
+        }
+      });
+
+      // real time on purpose: the one token test on the real clock of client and sandbox (Date.now, setTimeout); the
+      // two above advance a clock instead
       test('known lifetime: refreshed before expiry, once, without a 401', async () => {
         const sb = conn.sandbox!;
         sb.setFaults({ tokenTtlSeconds: 2 });
