@@ -345,6 +345,7 @@ test(
     const { spawnCli } = await import('../helpers/cli.js');
     // trace: the daemon logs each check of the inbox folders ('inbox folders checked'), the event the test waits on
     const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'trace' };
+    const started: ReturnType<typeof spawnCli>[] = [];
     try {
       const { share, config } = await unmountedShare('missing-watch', sb);
       const start = (): {
@@ -355,6 +356,7 @@ test(
         log: LogWatch;
       } => {
         const child = spawnCli(['watch', '--config', config], { env });
+        started.push(child);
         const log = watchLog(child.stderr!);
         let err = '';
         const metrics = new Promise<string>((resolve, reject) => {
@@ -425,6 +427,8 @@ test(
       assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
       assert.ok(code === 0 || code === 143, `exit ${code}`);
     } finally {
+      // a failed assertion leaves a watch running, and the file would never end
+      for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await sb.close();
     }
   },
