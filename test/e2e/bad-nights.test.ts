@@ -398,12 +398,12 @@ test(
       assert.equal(h1.body.ok, false);
       assert.deepEqual(h1.body.inboxMissing, [join(share, 'inbox')]);
       assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 0$/m);
-      // a few checks later: not a pause of a guessed length but three more checks the daemon logged, each finding
+      // a few checks later: not a pause of a guessed length but two more checks the daemon logged, each finding
       // the share still missing (on a loaded machine a fixed pause may cover no check at all)
       await w.log.waitFor(
-        'three more checks of the missing inbox',
+        'two more checks of the missing inbox',
         (l) => l.msg === 'inbox folders checked' && Array.isArray(l['missing']) && l['missing'].length > 0,
-        { from: w.log.mark(), n: 3, timeoutMs: 30_000 },
+        { from: w.log.mark(), n: 2, timeoutMs: 30_000 },
       );
       assert.equal(await exists(share), false, 'nothing created where the share should be');
 
