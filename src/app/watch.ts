@@ -161,6 +161,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     checkingInbox = true;
     void (async () => {
       const now = await missingInboxFolders(config);
+      logger.trace({ missing: now }, 'inbox folders checked');
       if (now.length > 0 && st.inboxMissing.length === 0)
         logger.error({ missing: now }, 'inbox folder gone (share unmounted?): /healthz reports unhealthy until it is back');
       if (now.length === 0 && st.inboxMissing.length > 0) logger.info('inbox folder back');

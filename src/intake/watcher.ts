@@ -464,6 +464,7 @@ async function emitDecisions(wt: Watching, ch: ChannelState, decisions: Readines
     } else {
       // still being written, waiting for its marker, or empty within its grace: look again soon
       // (markers and triggers on a share without events are found by this poll, not by the rescan)
+      log.trace({ file: join(ch.dir, d.entry.name), size: d.entry.size, reason: d.reason }, 'not ready yet');
       waiting = true;
     }
   }

@@ -257,7 +257,7 @@ export async function createSqliteJournal(options: SqliteJournalOptions): Promis
   return createJournal(store);
 }
 
-/** the journal's files by status, counted in the status index: no file row is read (test/unit/journal-count-files) */
+/** the journal's files by status, counted in the status index: no file row is read (test/e2e/journal-count-files) */
 export const COUNT_FILES_BY_STATUS = 'SELECT status, COUNT(*) AS n FROM files INDEXED BY files_by_status GROUP BY status';
 
 /** batches a file journal keeps in flight to its writer thread (merged there into one transaction when they wait) */

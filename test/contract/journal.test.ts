@@ -1350,9 +1350,9 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
       await j.settle((await j.listRecords({ fileIds: [held.id] }))[0]!.id, { status: 'held', outcome: 'held', error: 'wait' });
       await j.updateFile(held.id, { status: 'done' });
       const claimed = await newFile(j, 'sha-prune-claimed');
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // the journal stamps rows with the real clock: the cutoff must fall strictly between two stamps
       const cutoff = new Date();
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // idem: newer rows stamped after the cutoff
       const newer = await newFile(j, 'sha-prune-newer');
       await j.updateFile(newer.id, { status: 'done' });
       const newerEvent = await j.addWebhookEvent({ dedupKey: 'prune-evt-newer', kind: 'k', body: 'b' });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, PROJECT_ROOT, workspaceFlags } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
+import { watchLog, type LogWatch } from '../helpers/wait.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 
@@ -262,7 +263,7 @@ test(
         const created = Object.values(c.creations).reduce((n, byKey) => n + Object.keys(byKey).length, 0);
         if (created >= 4) break;
         assert.ok(Date.now() < deadline, 'the run started sending');
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 50)); // poll interval: the sandbox counts have no push
       }
       const signalledAt = Date.now();
       child.kill('SIGINT');
@@ -342,11 +343,21 @@ test(
   async () => {
     const sb = await startSandbox({ seed: 37 });
     const { spawnCli } = await import('../helpers/cli.js');
-    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' };
+    // trace: the daemon logs each check of the inbox folders ('inbox folders checked'), the event the test waits on
+    const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'trace' };
+    const started: ReturnType<typeof spawnCli>[] = [];
     try {
       const { share, config } = await unmountedShare('missing-watch', sb);
-      const start = (): { child: ReturnType<typeof spawnCli>; metrics: Promise<string>; exited: Promise<number | null>; err: () => string } => {
+      const start = (): {
+        child: ReturnType<typeof spawnCli>;
+        metrics: Promise<string>;
+        exited: Promise<number | null>;
+        err: () => string;
+        log: LogWatch;
+      } => {
         const child = spawnCli(['watch', '--config', config], { env });
+        started.push(child);
+        const log = watchLog(child.stderr!);
         let err = '';
         const metrics = new Promise<string>((resolve, reject) => {
           child.stderr?.on('data', (d: Buffer) => {
@@ -357,7 +368,7 @@ test(
           child.on('close', () => reject(new Error(`watch exited early: ${err.slice(-2000)}`)));
         });
         const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-        return { child, metrics, exited, err: () => err };
+        return { child, metrics, exited, err: () => err, log };
       };
 
       // SIGTERM right after start-up, the share missing: answered within 2 s, or within the time the process took to
@@ -367,10 +378,7 @@ test(
       const early = start();
       early.metrics.catch(() => {});
       // once wmsbridge runs (its first log line: the share is missing), whatever it is doing
-      for (let i = 0; !/inbox folder missing/.test(early.err()); i++) {
-        assert.ok(i < 300, `watch logs the missing share: ${early.err().slice(-1500)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await early.log.waitFor('watch to log the missing share', (l) => /inbox folder missing/.test(l.msg ?? ''), { timeoutMs: 15_000 });
       const startupMs = Date.now() - t;
       t = Date.now();
       early.child.kill('SIGTERM');
@@ -390,7 +398,13 @@ test(
       assert.equal(h1.body.ok, false);
       assert.deepEqual(h1.body.inboxMissing, [join(share, 'inbox')]);
       assert.match(await (await fetch(`${base}/metrics`)).text(), /^wmsbridge_inbox_available 0$/m);
-      await new Promise((r) => setTimeout(r, 2500)); // a few checks later
+      // a few checks later: not a pause of a guessed length but two more checks the daemon logged, each finding
+      // the share still missing (on a loaded machine a fixed pause may cover no check at all)
+      await w.log.waitFor(
+        'two more checks of the missing inbox',
+        (l) => l.msg === 'inbox folders checked' && Array.isArray(l['missing']) && l['missing'].length > 0,
+        { from: w.log.mark(), n: 2, timeoutMs: 30_000 },
+      );
       assert.equal(await exists(share), false, 'nothing created where the share should be');
 
       // the share is mounted again, with a file in it
@@ -401,7 +415,7 @@ test(
         const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json as { creations: Record<string, Record<string, number>> };
         if (Object.keys(c.creations['Category'] ?? {}).length > 0) break;
         assert.ok(Date.now() < deadline, `the file was processed after recovery\n${w.err().slice(-2000)}`);
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 100)); // poll interval: the sandbox counts have no push
       }
       const h2 = await health();
       assert.equal(h2.status, 200, JSON.stringify(h2.body));
@@ -413,6 +427,8 @@ test(
       assert.ok(Date.now() - t < 2000, `SIGTERM answered in ${Date.now() - t} ms`);
       assert.ok(code === 0 || code === 143, `exit ${code}`);
     } finally {
+      // a failed assertion leaves a watch running, and the file would never end
+      for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await sb.close();
     }
   },
@@ -576,7 +592,7 @@ test('watch through an outage: nothing rejected while the WMS is down, everythin
     // a batch ran against the dead WMS: exit 75, nothing rejected
     for (let i = 0; !/"exitCode":75/.test(err); i++) {
       assert.ok(i < 400, `a batch ends with exit 75 while the WMS is down\n${err.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 50)); // poll interval of a wait on the log line
     }
     assert.doesNotMatch(err, /"exitCode":1\b/);
     assert.deepEqual(await filesInError(join(dir, 'inbox')), []);
@@ -594,7 +610,7 @@ test('watch through an outage: nothing rejected while the WMS is down, everythin
         }
       }
       assert.ok(Date.now() < deadline, `delivered after the WMS came back\n${err.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 250)); // poll interval: status is read by a CLI run
     }
   } finally {
     child.kill('SIGTERM');

@@ -38,7 +38,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
         : [];
       throw new Error(`timed out waiting for ${what}\nrecords: ${JSON.stringify(open)}\n${logs.map((l) => l.slice(-1500)).join('\n---\n')}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // poll interval of a wait on a condition
   }
 }
 

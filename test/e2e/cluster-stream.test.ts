@@ -116,7 +116,7 @@ test(
           helpedWhileMapping = Math.max(helpedWhileMapping, Number(r.helped));
           aboveBound = Math.max(aboveBound, Number(r.above));
         }
-        await new Promise((res) => setTimeout(res, 50));
+        await new Promise((res) => setTimeout(res, 50)); // sampling interval of the journal beside the runs, not a wait
       }
     })();
     const codes = await Promise.all(exits);
@@ -161,7 +161,7 @@ test(
       if (f?.status === 'claimed' && f.owner && f.helped >= 20) owner = children.find((c) => c.pid === Number(f.owner!.split(':')[1]));
       else if (f && f.status !== 'claimed') assert.fail(`the file was mapped before helpers sent 20 of its records: ${JSON.stringify(f)}`);
       if (Date.now() > deadline) assert.fail(`no helper sent 20 records of the streaming file: ${outputs.map((o) => o.slice(-1500)).join('\n---\n')}`);
-      if (!owner) await new Promise((r) => setTimeout(r, 50));
+      if (!owner) await new Promise((r) => setTimeout(r, 50)); // poll interval: the journal pushes no event
     }
     owner.kill('SIGKILL');
     const codes = await Promise.all(exits);

@@ -47,7 +47,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
         : [];
       throw new Error(`timed out waiting for ${what}\nrecords not sent: ${JSON.stringify(open)}\n${logs.map((l) => l.slice(-1500)).join('\n---\n')}`);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 200)); // poll interval of a wait on a condition
   }
 }
 

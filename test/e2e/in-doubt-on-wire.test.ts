@@ -56,7 +56,7 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms: number): Pro
   for (;;) {
     if (await check()) return true;
     if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // poll interval of a wait on a condition
   }
 }
 

@@ -143,23 +143,26 @@ test('run refuses an inbox that is /, a system folder or the state folder (exit 
   }
 });
 
-test('a writer that pauses mid-file (holding it open) is not claimed half-written', { timeout: 90_000 }, async () => {
+test('a writer that pauses mid-file (holding it open) is not claimed half-written', { timeout: 90_000 }, async (t) => {
   const { base, args, env } = await setup('paused', [{ name: 'slow', readiness: { mode: 'stable', checks: 1, intervalMs: 100 } }]);
   const inbox = join(base, 'inbox');
   await mkdir(join(inbox, 'slow'), { recursive: true });
   await writeFile(join(base, 'mappings', 'cat.yaml'), categoryMapping({ channel: 'slow', files: '*.csv' }));
   const file = join(inbox, 'slow', 'PAUSA.csv');
   const rows = (from: number) => Array.from({ length: 20 }, (_, i) => `PAUSA${from + i};Categoria ${from + i}\n`).join('');
-  // a real writer: header and 20 rows, a pause of 6 s with the file open, 20 more rows
+  // a real writer: header and 20 rows, then a pause with the file open, 20 more rows. The pause lasts until the test
+  // says so on its stdin, after the first run has ended: a pause of a fixed length could end before a run started
+  // on a loaded machine had even looked at the file
   const script = `
     const fs = require('node:fs');
     const fd = fs.openSync(process.argv[1], 'w');
     fs.writeSync(fd, 'codigo;nome\\n' + process.argv[2]);
     fs.fsyncSync(fd);
     process.stdout.write('half\\n');
-    setTimeout(() => { fs.writeSync(fd, process.argv[3]); fs.closeSync(fd); }, 6000);`;
-  const writer = spawn(process.execPath, ['-e', script, file, rows(1), rows(21)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    process.stdin.once('data', () => { fs.writeSync(fd, process.argv[3]); fs.closeSync(fd); process.exit(0); });`;
+  const writer = spawn(process.execPath, ['-e', script, file, rows(1), rows(21)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((res) => writer.on('exit', (c) => res(c)));
+  t.after(() => void (writer.exitCode === null && writer.signalCode === null && writer.kill('SIGKILL'))); // a failed assertion leaves it waiting
   await new Promise<void>((res) => writer.stdout!.once('data', () => res()));
 
   const first = await runCli(['run', ...args, '--inbox', inbox, '--max-wait-ms', '1500'], { env, timeoutMs: 60_000 });
@@ -168,6 +171,7 @@ test('a writer that pauses mid-file (holding it open) is not claimed half-writte
   assert.match(log1, /PAUSA\.csv.*open for writing by another process \(pid \d+\)|open for writing by another process \(pid \d+\).*PAUSA\.csv/);
   assert.ok(!(await categories()).some((c) => c.startsWith('PAUSA')), 'rows of a half-written file were sent');
 
+  writer.stdin!.end('go\n'); // the writer finishes the file and closes it
   assert.equal(await exited, 0);
   const second = await runCli(['run', ...args, '--inbox', inbox, '--max-wait-ms', '5000'], { env, timeoutMs: 60_000 });
   assert.equal(second.code, 0, second.stdout + second.stderr);
@@ -316,7 +320,7 @@ test(
       if (claimed && mapping) {
         await appendFile(join(work, claimed), 'CHGLATE;Escrita depois\n');
         appended = true;
-      } else await new Promise((r) => setTimeout(r, 5));
+      } else await new Promise((r) => setTimeout(r, 5)); // poll interval: the claim and the journal have no push to a watcher
     }
     assert.ok(appended, 'the file was never claimed');
     const r = await running;

@@ -223,7 +223,7 @@ describe('wmsbridge pull', () => {
       // wait (poll with a deadline) until the export is under way: its hidden temp file exists
       const deadline = Date.now() + 30_000;
       while (!gone && !(existsSync(out) && readdirSync(out).some((n) => n.startsWith('.'))) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 10)); // poll interval of a wait on the temp file
       }
       assert.ok(existsSync(out) && readdirSync(out).some((n) => n.startsWith('.')), `the export started: ${stderr}`);
       child.kill('SIGINT');

@@ -15,6 +15,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { runCli } from '../helpers/cli.js';
 import { categoryMapping, familyMapping } from '../helpers/fixtures.js';
 import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helpers/sandbox.js';
+import { waitFor } from '../helpers/wait.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -47,6 +48,17 @@ after(async () => {
   await sb?.close();
   await tmp?.cleanup();
 });
+
+/** A result file is named by the UTC second of its run (`<stem>.<yyyymmdd-hhmmss>.result.csv`): this second's stamp. */
+const stampNow = (): string => new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+
+/** The stamp of the newest result file of `stem`. */
+async function lastStamp(stem: string): Promise<string> {
+  const names = (await readdir(join(tmp.dir, 'outbox', 'results', 'cadastros'))).filter((f) => f.startsWith(`${stem}.`)).sort();
+  const m = /\.(\d{8}-\d{6})\.result\.csv$/.exec(names[names.length - 1] ?? '');
+  assert.ok(m, `a result file of ${stem}: ${names.join(', ')}`);
+  return m[1]!;
+}
 
 async function results(stem: string): Promise<Array<Record<string, string>[]>> {
   const dir = join(tmp.dir, 'outbox', 'results', 'cadastros');
@@ -96,7 +108,10 @@ test(
     }
     const list = await runCli(['resolve', '--list', ...cfg()], { env: env() });
     assert.match(list.stdout, /held Family F1/);
-    await new Promise((r) => setTimeout(r, 1100)); // result files are stamped to the second
+    // result files are stamped to the second: a result written in the second of the last one would take its name. Wait
+    // for the clock itself to leave that second (usually long done: starting `resolve --list` takes longer)
+    const last = await lastStamp('CAT_1');
+    await waitFor(`the clock to leave ${last}, the second of the last CAT_1 result`, () => stampNow() > last, { timeoutMs: 5_000 });
     const mark = await runCli(['resolve', '--mark-sent', '--ids', String(k1Record), '--wms-id', k1, ...cfg()], { env: env() });
     assert.equal(mark.code, 0, mark.stderr);
     assert.match(mark.stdout, /1 record\(s\) marked delivered/);

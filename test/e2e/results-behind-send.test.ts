@@ -64,7 +64,7 @@ test('results are written while records are sent; the WMS gone mid-run still giv
     const names = await readdir(resultsDir).catch(() => [] as string[]);
     if (names.some((f) => /^\.CATEGORIAS_behind\..*\.result\.csv\..*\.tmp$/.test(f))) seenWhileSending = Math.max(seenWhileSending, sent);
     if (sent >= ROWS / 2) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // sampling interval of the results folder while records are sent
   }
   await sb.close();
   const res = await run;

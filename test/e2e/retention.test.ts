@@ -167,7 +167,7 @@ async function oldWorkspace(
   // polls until the prune has deleted some of the old file's records (its first slices)
   const waitForPrune = async (): Promise<void> => {
     const t0 = Date.now();
-    while (remaining() === OLD && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5));
+    while (remaining() === OLD && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5)); // poll interval of a wait on the prune
   };
   return { configPath, dbPath, oldId: old.id, env, remaining, waitForPrune };
 }

@@ -69,7 +69,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
     const v = await fn();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${log().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // poll interval of a wait on a condition
   }
 }
 

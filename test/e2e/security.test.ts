@@ -139,7 +139,7 @@ test('a debug-level run, a refused login and the webhook receiver leak no secret
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(hookErr + hookOut);
       if (m) url = m[1]!;
       else if (Date.now() > deadline || hook.exitCode !== null) throw new Error(`webhooks did not start: ${hookErr}`);
-      else await new Promise((r) => setTimeout(r, 50));
+      else await new Promise((r) => setTimeout(r, 50)); // poll interval of a wait on the start line
     }
     const body = JSON.stringify({ kind: 'stock', productCode: 'ARROZ-5KG', quantity: 3 });
     const post = async (headers: Record<string, string>, data: string | Buffer = body): Promise<number> => {
@@ -154,7 +154,7 @@ test('a debug-level run, a refused login and the webhook receiver leak no secret
     // the stored event reaches the outbox
     const hookFiles = async (): Promise<string[]> => (await walk(join(tmp.dir, 'outbox', 'webhooks'))).filter((p) => p.endsWith('.jsonl'));
     const until = Date.now() + 15_000;
-    while ((await hookFiles()).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    while ((await hookFiles()).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100)); // poll interval of a wait on the file
     assert.ok((await hookFiles()).length > 0, 'the accepted webhook was written to the outbox');
   } finally {
     hook.kill('SIGTERM');

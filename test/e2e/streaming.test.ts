@@ -114,7 +114,7 @@ async function until(seen: () => Promise<boolean>, ms = 60_000): Promise<boolean
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (await seen()) return true;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5)); // poll interval of a wait on a condition
   }
   return false;
 }

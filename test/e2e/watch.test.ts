@@ -6,7 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'undici';
@@ -14,26 +14,33 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 import type { RunSummary } from '../../src/outbox/types.js';
+import { waitFor, watchLog, type LogLine, type LogWatch } from '../helpers/wait.js';
 
 let sb: Sandbox;
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let watch: ChildProcess | null = null;
-let stderr = '';
+let log: LogWatch;
+/** the metrics URL watch printed when it started */
+let metricsBase = '';
+const stderrTail = (): string => log.tail().slice(-2000);
 
 async function creations(prefix: string): Promise<Record<string, number>> {
   const c = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json;
   return Object.fromEntries(Object.entries((c.creations.Category ?? {}) as Record<string, number>).filter(([k]) => k.startsWith(prefix)));
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> =>
+  waitFor(what, fn, { timeoutMs, everyMs: 100, detail: stderrTail });
+
+/** The intake's look at `name` that held it back (trace line 'not ready yet'), optionally at a given size. */
+const heldBack =
+  (name: string, o: { size?: number; reason?: RegExp } = {}) =>
+  (l: LogLine): boolean =>
+    l.msg === 'not ready yet' &&
+    typeof l['file'] === 'string' &&
+    l['file'].endsWith(`/${name}`) &&
+    (o.size === undefined || l['size'] === o.size) &&
+    (o.reason === undefined || o.reason.test(String(l['reason'])));
 
 function rows(prefix: string, from: number, to: number): string {
   let s = '';
@@ -41,7 +48,8 @@ function rows(prefix: string, from: number, to: number): string {
   return s;
 }
 
-const env = () => ({ WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'info' });
+// trace: the intake logs each look that holds a file back ('not ready yet'), the events these tests wait on
+const env = () => ({ WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'trace' });
 const cfg = () => ['--config', join(tmp.dir, 'wmsbridge.config.json')];
 
 before(async () => {
@@ -68,8 +76,9 @@ before(async () => {
     }),
   );
   watch = spawnCli(['watch', ...cfg()], { env: env() });
-  watch.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20000)));
-  await until('watch to start', async () => /wmsbridge watch: watching/.test(stderr));
+  log = watchLog(watch.stderr!);
+  const started = await log.waitFor('watch to start', (l) => /wmsbridge watch: watching/.test(l.msg ?? ''));
+  metricsBase = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(started.msg ?? '')?.[1] ?? '';
 });
 
 after(async () => {
@@ -85,7 +94,10 @@ test('a file written slowly in chunks is taken only when complete', { timeout: 6
   const file = join(tmp.dir, 'inbox', 'lento', 'CAT_slow.csv');
   await writeFile(file, rows('S', 0, 40));
   for (let chunk = 1; chunk < 6; chunk++) {
-    await new Promise((r) => setTimeout(r, 250));
+    // the ERP writes its next chunk once the watcher has looked at this one and held the file back (a look at this
+    // size that did not take it): each look finds a new size, so on any machine the file is never stable until complete
+    const { size } = await stat(file);
+    await log.waitFor(`a look at CAT_slow.csv (${size} bytes) that holds it back`, heldBack('CAT_slow.csv', { size }));
     assert.equal(Object.keys(await creations('S')).length, 0, `nothing sent while the file is still being written (chunk ${chunk})`);
     await appendFile(file, rows('S', chunk * 40, chunk * 40 + 40));
   }
@@ -102,16 +114,18 @@ test('a file written slowly in chunks is taken only when complete', { timeout: 6
 
 test('a marker channel waits for the .done file', { timeout: 60_000 }, async () => {
   const file = join(tmp.dir, 'inbox', 'marcador', 'CAT_m.csv');
+  const from = log.mark();
   await writeFile(file, rows('M', 0, 10));
-  await new Promise((r) => setTimeout(r, 1500));
+  // three looks at the complete file that held it back for want of its marker: then nothing of it was sent
+  await log.waitFor('three looks at CAT_m.csv waiting for its marker', heldBack('CAT_m.csv', { reason: /waiting for marker/ }), { from, n: 3 });
   assert.equal(Object.keys(await creations('M')).length, 0, 'not taken without its marker');
   await writeFile(`${file}.done`, '');
   await until('10 categories', async () => Object.keys(await creations('M')).length === 10);
 });
 
 test('/healthz and /metrics answer', { timeout: 30_000 }, async () => {
-  const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
-  assert.ok(url, `metrics URL printed: ${stderr.slice(-500)}`);
+  const url = metricsBase;
+  assert.ok(url, `metrics URL printed: ${stderrTail()}`);
   const h = await request(`${url}/healthz`);
   assert.equal(h.statusCode, 200);
   assert.equal(((await h.body.json()) as { ok: boolean }).ok, true);
@@ -156,7 +170,7 @@ test(
   '/metrics follows the Prometheus naming rules: counters end in _total, gauges do not, base units; process metrics and build_info',
   { timeout: 30_000 },
   async () => {
-    const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+    const url = metricsBase;
     const m = await request(`${url}/metrics`);
     assert.match(String(m.headers['content-type']), /^text\/plain; version=0\.0\.4/);
     const text = await m.body.text();
@@ -207,7 +221,7 @@ test('promtool check metrics passes on a real scrape', { timeout: 30_000 }, asyn
     );
     return;
   }
-  const url = /metrics (http:\/\/[^/\s]+)\/metrics/.exec(stderr)?.[1];
+  const url = metricsBase;
   const text = await (await request(`${url}/metrics`)).body.text();
   const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
   assert.equal(r.status, 0, `promtool check metrics: ${r.stdout}${r.stderr}`);
@@ -248,7 +262,7 @@ test('SIGTERM during a large file leaves nothing half-done; the next run finishe
   await until('sending to start', async () => Object.keys(await creations('B')).length > 20);
   watch!.kill('SIGTERM');
   const code = await new Promise<number | null>((r) => watch!.once('exit', (c) => r(c)));
-  assert.equal(code, 0, `watch exits 0 on SIGTERM\n${stderr.slice(-2000)}`);
+  assert.equal(code, 0, `watch exits 0 on SIGTERM\n${stderrTail()}`);
   const sentAtStop = Object.keys(await creations('B')).length;
   assert.ok(sentAtStop < 1500, 'stopped before the end of the file');
   const st = await runCli(['status', '--json', ...cfg()], { env: env() });

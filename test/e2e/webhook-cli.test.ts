@@ -184,7 +184,7 @@ describe('durability', () => {
     };
     const senders = Array.from({ length: 32 }, () => sender());
     // kill once a good number of answers left (the process is mid-stream: requests in flight, batches committing)
-    while (answered.length < 600) await new Promise((r) => setTimeout(r, 5));
+    while (answered.length < 600) await new Promise((r) => setTimeout(r, 5)); // poll interval of a wait on the answers counted by the senders
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     killed = true;

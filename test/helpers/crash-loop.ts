@@ -67,11 +67,11 @@ export async function runCliWatched(o: WatchedRunOptions): Promise<WatchedRun> {
   let exited = false;
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => ((exited = true), resolve(code))));
   const polling = o.journal ? pollJournal(o.journal, () => exited) : Promise.resolve(0);
-  if (o.firstRequestOn) while (!exited && (await requestCount(o.firstRequestOn)) <= before) await sleep(25);
+  if (o.firstRequestOn) while (!exited && (await requestCount(o.firstRequestOn)) <= before) await sleep(25); // poll interval: the sandbox counts its requests but pushes no event
   let killed = false;
   if (o.killAfterMs !== undefined && !exited) {
     let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([exit.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), o.killAfterMs)))]);
+    const ended = await Promise.race([exit.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), o.killAfterMs)))]); // the kill delay IS the test (a random point of the run), not a wait for a condition
     clearTimeout(timer);
     if (!ended) {
       child.kill('SIGKILL');

@@ -1,6 +1,5 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,21 +11,30 @@ import { silentLogger } from '../../src/shared/logger.js';
 
 const logger = silentLogger();
 
-/** An ERP writing slowly: `chunks` writes `everyMs` apart. Resolves with the time the file was complete. */
-async function slowWrite(path: string, chunks: number, everyMs: number): Promise<{ completeAt: number; size: number }> {
-  const fh = await open(path, 'w');
-  let size = 0;
-  try {
-    for (let i = 0; i < chunks; i++) {
-      const line = `${i};${'x'.repeat(100)}\n`;
-      await fh.write(line);
-      size += line.length;
-      if (i < chunks - 1) await new Promise((r) => setTimeout(r, everyMs)); // the ERP's pace, not a wait for a condition
+/**
+ * An ERP writing slowly: `chunks` writes `everyMs` apart. `firstChunk` resolves once the first chunk is on disk (the
+ * file present, half-written); `done` with the time the file was complete.
+ */
+function slowWrite(path: string, chunks: number, everyMs: number): { firstChunk: Promise<void>; done: Promise<{ completeAt: number; size: number }> } {
+  let wrote!: () => void;
+  const firstChunk = new Promise<void>((r) => (wrote = r));
+  const done = (async () => {
+    const fh = await open(path, 'w');
+    let size = 0;
+    try {
+      for (let i = 0; i < chunks; i++) {
+        const line = `${i};${'x'.repeat(100)}\n`;
+        await fh.write(line);
+        size += line.length;
+        if (i === 0) wrote();
+        if (i < chunks - 1) await new Promise((r) => setTimeout(r, everyMs)); // the ERP's pace, not a wait for a condition
+      }
+    } finally {
+      await fh.close();
     }
-  } finally {
-    await fh.close();
-  }
-  return { completeAt: Date.now(), size };
+    return { completeAt: Date.now(), size };
+  })();
+  return { firstChunk, done };
 }
 
 /** Resolves with the first 'ready-file' matching, or rejects after timeoutMs. */
@@ -71,10 +79,10 @@ describe('inbox watcher', () => {
     const dir = await channelDir('scan-slow', 'produtos');
     const path = join(dir, 'produtos.csv');
     const writing = slowWrite(path, 8, 200);
-    await new Promise((r) => setTimeout(r, 250)); // let the ERP get going: the file is present, half-written
+    await writing.firstChunk; // the file is present, half-written
     const w = make([{ name: 'produtos', dir, readiness: { mode: 'stable', checks: 3, intervalMs: 150 } }], { maxWaitMs: 10_000 });
     const ready = await w.scanOnce();
-    const { completeAt, size } = await writing;
+    const { completeAt, size } = await writing.done;
     assert.equal(ready.length, 1);
     assert.equal(ready[0]?.size, size, 'the full file');
     assert.ok(Date.now() >= completeAt);
@@ -86,17 +94,10 @@ describe('inbox watcher', () => {
     const dir = await channelDir('scan-max', 'c');
     const writing = slowWrite(join(dir, 'big.csv'), 10, 100);
     // the first chunk must be on disk: a 0-byte file is reported as empty, not as still being written
-    for (let i = 0; i < 100; i++) {
-      const size = await stat(join(dir, 'big.csv')).then(
-        (s) => s.size,
-        () => 0,
-      );
-      if (size > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await writing.firstChunk;
     const w = make([{ name: 'c', dir, readiness: { mode: 'stable', checks: 3, intervalMs: 150 } }], { maxWaitMs: 400 });
     const report = await w.scan();
-    await writing;
+    await writing.done;
     assert.deepEqual(report.ready, []);
     assert.equal(report.waiting.length, 1);
     assert.match(report.waiting[0]?.reason ?? '', /not ready within 400 ms, skipped this run/);
@@ -105,7 +106,7 @@ describe('inbox watcher', () => {
   test('watch: a slowly written file is reported once, only after it is complete (present at start-up too)', async () => {
     const dir = await channelDir('watch-slow', 'pedidos');
     const early = slowWrite(join(dir, 'early.csv'), 6, 200);
-    await new Promise((r) => setTimeout(r, 150));
+    await early.firstChunk; // present, half-written, when the watcher starts
     const w = make([{ name: 'pedidos', dir, readiness: { mode: 'stable', checks: 3, intervalMs: 150 } }], { rescanIntervalMs: 60_000 });
     const seen: ReadyFile[] = [];
     w.on('ready-file', (f) => seen.push(f));
@@ -113,7 +114,7 @@ describe('inbox watcher', () => {
     await w.start();
     const lateReady = nextReady(w, (f) => f.name === 'late.csv');
     const late = slowWrite(join(dir, 'late.csv'), 6, 200);
-    const [e, l, eDone, lDone] = await Promise.all([earlyReady, lateReady, early, late]);
+    const [e, l, eDone, lDone] = await Promise.all([earlyReady, lateReady, early.done, late.done]);
     assert.equal(e.size, eDone.size);
     assert.ok(e.at >= eDone.completeAt);
     assert.equal(l.size, lDone.size);
@@ -172,7 +173,7 @@ describe('inbox watcher', () => {
     assert.equal(a.trigger, join(dir, 'LOTE.OK'));
     const archived = join(dir, '.wmsbridge', 'archive', dayFolder(new Date()), 'LOTE.OK');
     const deadline = Date.now() + 10_000;
-    while (!existsSync(archived) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!existsSync(archived) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20)); // poll interval of a wait on the file
     assert.equal(existsSync(archived), true, 'trigger archived');
     assert.equal(existsSync(join(dir, 'LOTE.OK')), false);
     await w.close();

@@ -46,7 +46,7 @@ function pruneContract(name: string, open: () => Promise<Journal>, cleanup: () =
           );
         await j.updateFile(file.id, { status: 'error', error: 'rejected rows' });
         await j.setMeta(`parse-facts:${file.id}`, '{}');
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // the journal stamps rows with the real clock: the cutoff must come strictly after them
         const cutoff = new Date();
 
         const first = await j.pruneSettled(cutoff, { signal: stopAfter(1) });

@@ -43,7 +43,7 @@ describe('readAhead', () => {
     assert.equal((await it.next()).value, 0);
     // give the producer time to fill its buffer
     const deadline = Date.now() + 2000;
-    while (s.pulled < 11 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    while (s.pulled < 11 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1)); // poll interval of a wait on the producer (bounded)
     for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r));
     assert.ok(s.pulled > 1, 'it read ahead');
     assert.ok(s.pulled <= 1 + 10, `bounded: pulled ${s.pulled}`);

@@ -429,13 +429,13 @@ describe('files', () => {
             if (lines[lines.length - 1] !== '' || lines.length - 2 !== total) problems.push(`${name}: ${lines.length - 2} of ${total} records visible`);
           }
           await new Promise((res) => setImmediate(res));
-          await new Promise((res) => setTimeout(res, 2));
+          await new Promise((res) => setTimeout(res, 2)); // sampling interval of a reader beside the writer, not a wait
         }
       })();
       const r = await runPull({ what: 'stock', outDir: dir, pageSize: 500 }, { client, journal, logger });
       // keep polling a little after the rename so the complete file is seen too
       const deadline = Date.now() + 2_000;
-      while (checks === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+      while (checks === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5)); // poll interval of a wait on the first check
       done = true;
       await poller;
       assert.equal(r.records, total);

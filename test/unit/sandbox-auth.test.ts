@@ -13,7 +13,7 @@ async function until(check: () => Promise<boolean>, deadlineMs: number): Promise
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {
     if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // poll interval of a wait on a condition
   }
   return false;
 }

@@ -2,7 +2,6 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helpers/sandbox.js';
 import { DIALECT_PRESETS, dialectMatrix, formatDialect, parseDialect } from '../../src/sandbox/dialect.js';
-import { runCli } from '../helpers/cli.js';
 
 const open: Sandbox[] = [];
 after(() => Promise.all(open.map((s) => s.close())));
@@ -164,15 +163,6 @@ describe('alternative choices', () => {
     assert.equal(p.status, 409);
     assert.match(p.json.error, new RegExp(`^duplicate Product: code=${String(seedProduct['code'])} already exists \\(id ${seedProduct.id}\\)$`));
     assert.equal(sb.state.creations['UnitMeasurement']!['007750'], 1);
-  });
-});
-
-describe('wmsbridge sandbox --dialect', () => {
-  test('a bad dialect exits 2 with a one-line message and nothing on stdout', async () => {
-    const r = await runCli(['sandbox', '--dialect', 'pagingBase=7']);
-    assert.equal(r.code, 2);
-    assert.equal(r.stdout, '');
-    assert.match(r.stderr, /--dialect: pagingBase must be one of 1, 0/);
   });
 });
 

@@ -75,7 +75,7 @@ async function deliveryWhen(eventId: string, cond: (d: Delivery) => boolean): Pr
     const d = log.find((x) => x.eventId === eventId);
     if (d && cond(d)) return d;
     if (Date.now() > deadline) throw new Error(`delivery ${eventId} never settled: ${JSON.stringify(d)}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 25)); // poll interval: the delivery log is read, not pushed
   }
 }
 

@@ -50,7 +50,7 @@ test('undici writes a request on a reused keep-alive socket from an immediate, n
     await transport.send('POST', '/first', { 'content-type': 'application/json' }, Buffer.from('{}'));
     assert.equal(written, 1);
     // the socket idle for a while (no longer the one an answer just freed): only the validation defers the write
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 30)); // socket idleness is time itself: no event says "idle long enough"
     const again = transport.send('POST', '/again', { 'content-type': 'application/json' }, Buffer.from('{}'));
     assert.equal(written, 1, 'not written at dispatch');
     await new Promise((r) => setImmediate(r));
