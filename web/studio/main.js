@@ -34,6 +34,9 @@ const el = (tag, attrs = {}, ...children) => {
   return e;
 };
 
+/** node.replaceChildren without the undefined entries (conditional parts). */
+const put = (node, ...children) => node.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+
 async function call(path, body) {
   const r = await fetch(path, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const j = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
@@ -109,6 +112,7 @@ const view = new EditorView({
   doc: '',
   extensions: [
     basicSetup,
+    EditorView.lineWrapping,
     yaml(),
     lintGutter(),
     todoField,
@@ -139,7 +143,8 @@ function showIssues(issues) {
 async function loadFiles(select) {
   const j = await call('/api/files');
   state.files = j.files;
-  ui.files.replaceChildren(
+  put(
+    ui.files,
     ...(j.files.length
       ? j.files.map((f) =>
           el(
@@ -162,9 +167,10 @@ async function openFile(id) {
   ui.fileTitle.textContent = id;
   const d = await call(`/api/draft?file=${encodeURIComponent(id)}`);
   ui.fileName.value = d.fileName;
-  ui.mappingInfo.replaceChildren(
+  put(
+    ui.mappingInfo,
     el('strong', {}, d.from === 'infer' ? t('fromInfer') : t('fromMapping')),
-    ...d.notes.map((n) => el('div', { class: 'note' }, n)),
+    d.notes.length ? el('details', {}, el('summary', {}, t('inferNotes')), ...d.notes.map((n) => el('div', { class: 'note' }, n))) : undefined,
   );
   ui.check.textContent = '';
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: d.text } });
@@ -173,7 +179,14 @@ async function openFile(id) {
 }
 
 // ---- grid ----------------------------------------------------------------------------------------------------
+/** The `source:` block of the YAML text: when it changes, the grid is read again with it. */
+function sourceBlock(text) {
+  const m = /^(source:.*(?:\n(?:[ \t#].*|))*)/m.exec(text);
+  return m ? m[1] : '';
+}
+
 async function loadGrid(sheet) {
+  state.source = sourceBlock(view.state.doc.toString());
   const g = await call('/api/sample', { file: state.file, text: view.state.doc.toString(), ...(sheet ? { sheet } : {}) });
   state.grid = g;
   renderGrid();
@@ -182,7 +195,8 @@ async function loadGrid(sheet) {
 function renderGrid() {
   const g = state.grid;
   if (!g) return;
-  ui.gridInfo.replaceChildren(
+  put(
+    ui.gridInfo,
     el(
       'div',
       {},
@@ -194,7 +208,7 @@ function renderGrid() {
     g.problem ? el('div', { class: 'problem' }, g.problem) : undefined,
     g.truncated ? el('div', { class: 'note' }, t('truncated', { n: g.rows.length })) : undefined,
   );
-  ui.tabs.replaceChildren(...(g.sheets || []).map((s) => el('button', { class: `tab ${s === g.sheet ? 'current' : ''}`, onclick: () => loadGrid(s) }, s)));
+  put(ui.tabs, ...(g.sheets || []).map((s) => el('button', { class: `tab ${s === g.sheet ? 'current' : ''}`, onclick: () => loadGrid(s) }, s)));
   const types = Object.keys(g.columns);
   const color = (type) => (type ? `rt-${types.indexOf(type) % 6}` : '');
   const table = el('table', {});
@@ -226,7 +240,7 @@ function renderGrid() {
     else for (const c of colsOf(r.recordType)) tr.append(el('td', { 'data-col': c.name, onclick: () => showCell(c.name, r) }, r.cells[c.name] ?? ''));
     table.append(tr);
   }
-  ui.grid.replaceChildren(table);
+  put(ui.grid, table);
   markUnsent();
 }
 
@@ -237,7 +251,8 @@ function showCell(column, row) {
     .map(([f]) => f);
   for (const td of ui.grid.querySelectorAll('td.sel')) td.classList.remove('sel');
   for (const td of ui.grid.querySelectorAll(`tr[data-line="${row.line}"] td[data-col="${CSS.escape(column)}"]`)) td.classList.add('sel');
-  ui.cellInfo.replaceChildren(
+  put(
+    ui.cellInfo,
     el('strong', {}, fields.length ? t('fieldsFed', { column }) : t('noFields', { column })),
     el('ul', {}, ...fields.map((f) => el('li', { 'data-testid': 'fed-field' }, f))),
   );
@@ -260,7 +275,9 @@ function markUnsent() {
   }
 }
 
-function highlight(lines, fields) {
+function highlight(lines, fields, card) {
+  for (const x of ui.records.querySelectorAll('.chosen')) x.classList.remove('chosen');
+  card?.classList.add('chosen');
   for (const x of ui.grid.querySelectorAll('.hl, .hl-col')) x.classList.remove('hl', 'hl-col');
   const cols = new Set(fields.flatMap((f) => state.preview?.fieldColumns?.[f] ?? []));
   let first;
@@ -300,24 +317,27 @@ async function runPreview() {
   }
   if (seq !== state.seq) return;
   state.preview = p;
+  if (sourceBlock(view.state.doc.toString()) !== state.source) await loadGrid(state.grid?.sheet).catch(() => undefined);
   markTodos(p.todoLines || []);
   showIssues(p.ok ? [] : p.issues);
   if (!p.ok) {
     ui.stats.textContent = t('invalid', { n: p.issues.length });
-    ui.records.replaceChildren(
+    put(
+      ui.records,
       ...p.issues.map((i) => el('div', { class: 'issue', 'data-testid': 'issue' }, `${i.line ? `${t('line')} ${i.line}: ` : ''}${i.path}: ${i.message}`)),
     );
     return;
   }
   const s = p.stats;
-  ui.stats.replaceChildren(
+  put(
+    ui.stats,
     el('div', {}, t('stats', { rows: s.rows, records: s.records, rejects: s.rejects, skipped: s.skipped, excluded: s.excluded ?? 0, ms: p.ms })),
     p.todos.length ? el('div', { class: 'todo-note' }, t('todos', { list: p.todos.join(', ') })) : undefined,
   );
   const recs = p.records.map((r) =>
     el(
       'div',
-      { class: 'record', 'data-testid': 'record', onclick: () => highlight(linesOf(r), Object.keys(r.payload).concat('key')) },
+      { class: 'record', 'data-testid': 'record', onclick: (e) => highlight(linesOf(r), Object.keys(r.payload).concat('key'), e.currentTarget) },
       el(
         'div',
         { class: 'rec-head' },
@@ -355,7 +375,7 @@ async function runPreview() {
   const rejs = p.rejects.map((r) =>
     el(
       'div',
-      { class: 'reject', 'data-testid': 'reject', onclick: () => highlight(linesOf(r), r.issues.map((i) => i.field).filter(Boolean)) },
+      { class: 'reject', 'data-testid': 'reject', onclick: (e) => highlight(linesOf(r), r.issues.map((i) => i.field).filter(Boolean), e.currentTarget) },
       el('div', { class: 'rec-head' }, `${t('rejects')}: ${where(r)}${r.key !== undefined ? ` key=${r.key}` : ''}`),
       ...r.issues.map((i) => el('div', { class: 'issue' }, `${i.code}: ${i.message}`)),
     ),
@@ -370,7 +390,8 @@ async function runPreview() {
         .join(', ')})${g.reason ? ` · ${g.reason}` : ''}`,
     ),
   );
-  ui.records.replaceChildren(
+  put(
+    ui.records,
     ...(rejs.length ? [el('h3', {}, `${t('rejects')} (${s.rejects})`), ...rejs] : []),
     ...unsent,
     el('h3', {}, `${t('records')} (${s.records})`),
@@ -390,8 +411,8 @@ ui.save.addEventListener('click', async () => {
     const problems = (r.check?.output.match(/^\s+- /gm) || []).length;
     ui.check.className = `check ${r.check && r.check.code === 0 ? 'ok' : 'fail'}`;
     ui.check.textContent = `${t('saved', { path: r.saved })}\n${r.check ? (r.check.code === 0 ? t('checkOk') : t('checkFail', { n: problems })) : ''}\n\n${r.check?.output ?? ''}`;
-    document.body.dataset.saved = r.check ? String(r.check.code) : 'saved';
     await loadFiles(false);
+    document.body.dataset.saved = r.check ? String(r.check.code) : 'saved';
   } catch (err) {
     ui.check.className = 'check fail';
     ui.check.textContent = t('error', { message: err.message });
