@@ -16,6 +16,7 @@ import { sniffFile } from '../infer/sniff.js';
 import { propose } from '../infer/propose.js';
 import { toYaml } from '../infer/write.js';
 import { errorMessage, MappingError } from '../shared/errors.js';
+import type { ParsedItem, ParseOptions } from '../parse/index.js';
 import { mappingPath } from './security.js';
 import { sampleGrid } from './sample.js';
 
@@ -35,6 +36,8 @@ export interface StudioDeps {
   check?: () => Promise<{ code: number; output: string }>;
   /** the mapping JSON schema */
   schema: () => unknown;
+  /** the parsed items of the sample being edited (items-cache.ts): kept between previews */
+  items?: (path: string, source: ParseOptions) => AsyncIterable<ParsedItem>;
 }
 
 export interface SampleFile {
@@ -168,7 +171,7 @@ export async function previewText(deps: StudioDeps, f: SampleFile, text: string,
   const refs = resources.length && deps.references ? await deps.references(resources) : undefined;
   let r: PreviewResult;
   try {
-    r = await previewWith(m, f.path, { limit: PREVIEW_LIMIT, ...(refs ? { refs } : {}) });
+    r = await previewWith(m, f.path, { limit: PREVIEW_LIMIT, ...(refs ? { refs } : {}), ...(deps.items ? { items: deps.items } : {}) });
   } catch (err) {
     return { ok: false, issues: [{ path: 'source', message: errorMessage(err) }], todoLines: todoLines(text) };
   }

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, MappingError } from '../shared/errors.js';
 import { draftFor, fileById, listFiles, previewText, sampleGrid, saveMapping, type StudioDeps } from './api.js';
+import { sampleItemsCache } from './items-cache.js';
 import { admit, allowedHosts, isLoopbackHost, newToken, PathRefused, tokenCookie } from './security.js';
 
 export type StudioLang = 'pt-BR' | 'en';
@@ -184,6 +185,7 @@ export async function startStudio(o: StudioOptions): Promise<Studio> {
   const host = o.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) throw new PathRefused(`--host ${host}: the studio binds loopback addresses only (127.0.0.1, ::1, localhost)`);
   const token = o.token ?? newToken();
+  o = { ...o, items: o.items ?? sampleItemsCache() };
   let hosts = new Set<string>();
   const server = createServer((req, res) => {
     handle(o, hosts, token, req, res).catch((err: unknown) => {

@@ -325,3 +325,37 @@ test('the schema is the mapping JSON schema', async () => {
   const r = await http(studio.port, '/api/schema', { headers: auth() });
   assert.deepEqual(JSON.parse(r.body), generateMappingJsonSchema());
 });
+
+test('between edits the sample is kept parsed, and read again when the file or its source options change', async () => {
+  const sub = join(dir, 'kept');
+  await mkdir(sub);
+  const csv = join(sub, 'SB1_PRODUTOS_20241105.csv');
+  await copyFile(SAMPLE, csv);
+  const s = await startStudio({ root: csv, mappingsDir: ws.mappings, schema: () => ({}) });
+  try {
+    const call = async (text: string) => {
+      const r = await http(s.port, '/api/preview', {
+        method: 'POST',
+        headers: { host: `127.0.0.1:${s.port}`, 'x-studio-token': s.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ file: 'SB1_PRODUTOS_20241105.csv', text }),
+      });
+      return JSON.parse(r.body) as { ok: boolean; stats: { rows: number; records: number }; records: Array<{ payload: Record<string, unknown> }> };
+    };
+    const d = JSON.parse(
+      (await http(s.port, `/api/draft?file=SB1_PRODUTOS_20241105.csv`, { headers: { host: `127.0.0.1:${s.port}`, 'x-studio-token': s.token } })).body,
+    ) as { text: string };
+    const text = d.text.replace('{ const: TODO }', '{ const: GERAL }');
+    assert.equal((await call(text)).stats.rows, 20);
+    assert.equal((await call(`${text}\n# an edit\n`)).stats.rows, 20);
+    // the file changes (fewer rows, another size): read again
+    const lines = (await readFile(csv, 'latin1')).split('\r\n');
+    await writeFile(csv, lines.slice(0, 6).join('\r\n') + '\r\n', 'latin1');
+    assert.equal((await call(text)).stats.rows, 5);
+    // the source options change (another delimiter): read again with them, the rows no longer have the columns
+    const other = await call(text.replace("delimiter: ';'", "delimiter: ','"));
+    assert.equal(other.stats.records, 0, JSON.stringify(other.stats));
+    assert.equal((await call(text)).stats.records, 5);
+  } finally {
+    await s.close();
+  }
+});
