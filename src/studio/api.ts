@@ -4,7 +4,7 @@
  * `wmsbridge preview`: map/preview.ts's previewWith), saving a mapping into the mappings folder, and check.
  */
 import { lstat, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { LookupPlaceholder } from '../map/compile.js';
 import { loadMappingsDir, parseMappingText } from '../map/load.js';
 import { previewWith, type PreviewResult } from '../map/preview.js';
@@ -92,8 +92,12 @@ export async function listFiles(deps: StudioDeps): Promise<unknown[]> {
 export async function draftFor(deps: StudioDeps, f: SampleFile): Promise<{ fileName: string; text: string; from: 'mapping' | 'infer'; notes: string[] }> {
   const m = await mappingFor(deps, f);
   if (m) return { fileName: basename(m.file), text: await readFile(m.file, 'utf8'), from: 'mapping', notes: [] };
-  const sniffed = await sniffFile(f.path);
-  const p = await propose(f.path, sniffed, f.channel ? { channel: f.channel } : {});
+  let p;
+  try {
+    p = await propose(f.path, await sniffFile(f.path), f.channel ? { channel: f.channel } : {});
+  } catch (err) {
+    return skeleton(f, errorMessage(err));
+  }
   const text = toYaml(p, { sampleName: basename(f.path), schemaPath: schemaPathFrom(deps.mappingsDir), now: new Date() });
   return {
     fileName: `${p.name}.yaml`,
@@ -101,6 +105,30 @@ export async function draftFor(deps: StudioDeps, f: SampleFile): Promise<{ fileN
     from: 'infer',
     notes: [...p.sourceNotes, `target: ${p.target} (${p.targetConfidence.toFixed(2)}): ${p.targetEvidence}`],
   };
+}
+
+/** What infer cannot propose (an XLSX workbook, a file NEEDING A PERSON): a skeleton to write by hand, and why. */
+function skeleton(f: SampleFile, why: string): { fileName: string; text: string; from: 'infer'; notes: string[] } {
+  const base = basename(f.path);
+  const name =
+    base
+      .replace(/\.[^.]*$/, '')
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .toLowerCase() || 'mapping';
+  const format = extname(base).toLowerCase() === '.xlsx' ? 'xlsx' : 'delimited';
+  const text = [
+    `# infer proposed no mapping for ${base}:`,
+    ...why.split('\n').map((l) => `#   ${l}`),
+    '# TODO: write it by hand (docs/MAPPINGS.md): the target, then a field per column',
+    `name: ${name}`,
+    `match: { channel: ${f.channel || 'TODO'}, files: '${base.replace(/'/g, "''")}' }`,
+    'source:',
+    `  format: ${format}`,
+    'target: TODO',
+    'fields: {}',
+    '',
+  ].join('\n');
+  return { fileName: `${name}.yaml`, text, from: 'infer', notes: [why] };
 }
 
 function schemaPathFrom(mappingsDir: string): string {

@@ -359,3 +359,33 @@ test('between edits the sample is kept parsed, and read again when the file or i
     await s.close();
   }
 });
+
+test('an XLSX workbook: its sheets as tabs in the grid, and a skeleton to write by hand where infer proposes nothing', async () => {
+  const xlsx = join(PROJECT_ROOT, 'test', 'fixtures', 'inputs', 'bling', 'produtos_bling.xlsx');
+  const s = await startStudio({ root: xlsx, mappingsDir: ws.mappings, schema: () => ({}) });
+  try {
+    const headers = { host: `127.0.0.1:${s.port}`, 'x-studio-token': s.token };
+    const d = JSON.parse((await http(s.port, '/api/draft?file=produtos_bling.xlsx', { headers })).body) as { from: string; text: string; notes: string[] };
+    assert.equal(d.from, 'infer');
+    assert.match(d.text, /format: xlsx/);
+    assert.match(d.text, /TODO/);
+    const grid = async (sheet?: string) =>
+      JSON.parse(
+        (
+          await http(s.port, '/api/sample', {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify({ file: 'produtos_bling.xlsx', text: d.text, ...(sheet ? { sheet } : {}) }),
+          })
+        ).body,
+      ) as { sheets: string[]; sheet: string; rows: unknown[]; columns: Record<string, Array<{ name: string }>> };
+    const first = await grid();
+    assert.deepEqual(first.sheets, ['Instruções', 'Produtos']);
+    const produtos = await grid('Produtos');
+    assert.equal(produtos.sheet, 'Produtos');
+    assert.ok(produtos.rows.length > 0);
+    assert.ok(produtos.columns['']!.length > 3);
+  } finally {
+    await s.close();
+  }
+});
