@@ -50,7 +50,12 @@ export interface SampleFile {
 export async function sampleFiles(root: string): Promise<SampleFile[]> {
   const st = await stat(root);
   if (st.isFile()) return [{ id: basename(root), path: resolve(root), channel: basename(dirname(resolve(root))) }];
-  return (await dropFiles(root)).map((f) => ({ id: relative(root, f.file).split('\\').join('/'), path: resolve(f.file), channel: f.channel }));
+  // the folder's own files are in the channel the folder is named after (inbox/cadastros), as infer decides
+  return (await dropFiles(root)).map((f) => ({
+    id: relative(root, f.file).split('\\').join('/'),
+    path: resolve(f.file),
+    channel: f.channel || basename(resolve(root)),
+  }));
 }
 
 export async function fileById(deps: StudioDeps, id: unknown): Promise<SampleFile | undefined> {
@@ -60,7 +65,8 @@ export async function fileById(deps: StudioDeps, id: unknown): Promise<SampleFil
 
 async function mappingFor(deps: StudioDeps, f: SampleFile): Promise<CompiledMapping | undefined> {
   const { mappings } = await loadMappingsDir(deps.mappingsDir);
-  return mappings.find((m) => m.matches(f.channel, basename(f.path))) ?? mappings.find((m) => m.matches('', basename(f.path)));
+  // the channel's mapping, else one whose file pattern takes the name (a sample outside the inbox)
+  return mappings.find((m) => m.matches(f.channel, basename(f.path))) ?? mappings.find((m) => m.matches(m.match.channel ?? '', basename(f.path)));
 }
 
 /** Each file with the mapping that reads it and its state: mapped, todo, rejects, unmapped or error. */

@@ -389,3 +389,40 @@ test('an XLSX workbook: its sheets as tabs in the grid, and a skeleton to write 
     await s.close();
   }
 });
+
+test('a multi-record file opens with its mapping: record types with their columns, header and item levels, previewed', async () => {
+  const root = join(PROJECT_ROOT, 'test', 'fixtures', 'multi-record', 'sped');
+  const s = await startStudio({ root, mappingsDir: join(PROJECT_ROOT, 'test', 'fixtures', 'multi-record', 'mappings'), schema: () => ({}) });
+  try {
+    const headers = { host: `127.0.0.1:${s.port}`, 'x-studio-token': s.token };
+    const files = JSON.parse((await http(s.port, '/api/files', { headers })).body) as {
+      files: Array<{ id: string; channel: string; mapping?: { file: string } }>;
+    };
+    assert.deepEqual(
+      files.files.map((f) => [f.id, f.mapping?.file]),
+      [['SPED_EFD_200806.txt', 'sped-entradas.yaml']],
+    );
+    const d = JSON.parse((await http(s.port, '/api/draft?file=SPED_EFD_200806.txt', { headers })).body) as { from: string; text: string };
+    assert.equal(d.from, 'mapping');
+    const post = (path: string, body: unknown) =>
+      http(s.port, path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const g = JSON.parse((await post('/api/sample', { file: 'SPED_EFD_200806.txt', text: d.text })).body) as {
+      decodedWith: string;
+      recordTypes: string[];
+      rows: Array<{ recordType?: string; level: number }>;
+    };
+    assert.equal(g.decodedWith, 'mapping');
+    assert.ok(g.recordTypes.includes('C100') && g.recordTypes.includes('C170'), g.recordTypes.join(','));
+    assert.equal(g.rows.find((r) => r.recordType === 'C100')!.level, 0);
+    assert.equal(g.rows.find((r) => r.recordType === 'C170')!.level, 1);
+    const p = JSON.parse((await post('/api/preview', { file: 'SPED_EFD_200806.txt', text: d.text, fileName: 'sped-entradas.yaml' })).body) as {
+      ok: boolean;
+      records: Array<{ recordTypes?: string[]; lines: number[] }>;
+    };
+    assert.equal(p.ok, true);
+    assert.ok(p.records[0]!.recordTypes!.includes('C170'));
+    assert.ok(p.records[0]!.lines.length > 1, 'a document names every line it was made of');
+  } finally {
+    await s.close();
+  }
+});
