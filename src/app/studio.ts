@@ -2,7 +2,7 @@
  * `wmsbridge studio`, composed: the configured mappings folder, read-only lookups against an embedded sandbox
  * (started on the first lookup, closed with the studio: the page never reaches the configured WMS), `check` of
  * the whole configuration (the CLI itself, as a child process, so the page shows exactly what the terminal
- * would), the mapping JSON schema, and the studio's server (src/studio).
+ * would), "try it" (studio-try.ts: a throw-away sandbox), the mapping JSON schema, and the server (src/studio).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { ConfigError } from '../shared/errors.js';
 import { startStudio, type Studio, type StudioLang } from '../studio/server.js';
 import type { RefResource } from '../wms/targets.js';
 import { createWmsClient } from '../wms/client.js';
+import { trySample } from './studio-try.js';
 
 export interface StudioRequest {
   /** the sample file or folder: the only data the studio reads */
@@ -99,6 +100,7 @@ export async function openStudio(r: StudioRequest): Promise<Studio> {
     references: refs.references,
     check: () => runCheck(config.file ?? undefined, mappingsDir),
     schema: generateMappingJsonSchema,
+    tryIt: (sample, name, text) => trySample(join(packageRoot(), 'bin', 'wmsbridge.mjs'), sample, name, text),
     ...(r.port !== undefined ? { port: r.port } : {}),
     ...(r.host !== undefined ? { host: r.host } : {}),
     ...(r.lang !== undefined ? { lang: r.lang } : {}),

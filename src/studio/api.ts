@@ -36,6 +36,8 @@ export interface StudioDeps {
   check?: () => Promise<{ code: number; output: string }>;
   /** the mapping JSON schema */
   schema: () => unknown;
+  /** "try it": the sample's records sent to a throw-away embedded sandbox, each answer (app/studio-try.ts) */
+  tryIt?: (sample: { path: string; channel: string }, mappingName: string, text: string) => Promise<unknown>;
   /** the parsed items of the sample being edited (items-cache.ts): kept between previews */
   items?: (path: string, source: ParseOptions) => AsyncIterable<ParsedItem>;
 }

@@ -6,12 +6,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, MappingError } from '../shared/errors.js';
 import { draftFor, fileById, listFiles, previewText, sampleGrid, saveMapping, type StudioDeps } from './api.js';
 import { sampleItemsCache } from './items-cache.js';
-import { admit, allowedHosts, isLoopbackHost, newToken, PathRefused, tokenCookie } from './security.js';
+import { admit, allowedHosts, isLoopbackHost, mappingPath, newToken, PathRefused, tokenCookie } from './security.js';
+import { parseMappingText } from '../map/load.js';
 
 export type StudioLang = 'pt-BR' | 'en';
 
@@ -140,6 +141,16 @@ async function api(o: StudioOptions, req: IncomingMessage, res: ServerResponse, 
       if (typeof b['text'] !== 'string') throw new HttpError(400, 'text: the mapping text is missing');
       const f = await sample(b['file']);
       return json(res, 200, await previewText(o, f, b['text'], typeof b['fileName'] === 'string' ? b['fileName'] : undefined));
+    }
+    case 'POST /api/try': {
+      const b = await readJson(req);
+      const f = await sample(b['file']);
+      if (!o.tryIt) throw new HttpError(404, 'try it is not available here');
+      if (typeof b['text'] !== 'string') throw new HttpError(400, 'text: the mapping text is missing');
+      // validated first: the name is a mapping file name, the text a mapping (as save requires)
+      const name = basename(mappingPath(o.mappingsDir, b['name']));
+      parseMappingText(b['text'], name, name.endsWith('.json'));
+      return json(res, 200, await o.tryIt(f, name, b['text']));
     }
     case 'POST /api/save': {
       const b = await readJson(req);

@@ -4,7 +4,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -425,4 +425,47 @@ test('a multi-record file opens with its mapping: record types with their column
   } finally {
     await s.close();
   }
+});
+
+test('try it: the sample goes to a throw-away sandbox, each record with its answer; the mappings folder is untouched', async () => {
+  const d = JSON.parse((await http(studio.port, `/api/draft?file=${encodeURIComponent(FILE)}`, { headers: auth() })).body) as { text: string };
+  const before = await readdir(ws.mappings);
+  const refused = await post('/api/try', { file: FILE, name: '../x.yaml', text: d.text });
+  assert.equal(refused.status, 403);
+  // an operator's WMS in the environment (WMS_URL overrides a config's wms.url) is not where try it sends
+  let reached = 0;
+  const realWms = createServer((_req, res) => {
+    reached++;
+    res.writeHead(503).end();
+  });
+  await new Promise<void>((resolve) => realWms.listen(0, '127.0.0.1', resolve));
+  const saved = { url: process.env['WMS_URL'], key: process.env['WMS_ACCESS_KEY_ID'], secret: process.env['WMS_SECRET_KEY'] };
+  process.env['WMS_URL'] = `http://127.0.0.1:${(realWms.address() as { port: number }).port}`;
+  process.env['WMS_ACCESS_KEY_ID'] = 'operator';
+  process.env['WMS_SECRET_KEY'] = 'operator-secret';
+  let r: Answer;
+  try {
+    r = await post('/api/try', { file: FILE, name: 'tried.yaml', text: d.text.replace('{ const: TODO }', '{ const: GERAL }') });
+  } finally {
+    for (const [k, v] of [
+      ['WMS_URL', saved.url],
+      ['WMS_ACCESS_KEY_ID', saved.key],
+      ['WMS_SECRET_KEY', saved.secret],
+    ] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await new Promise((resolve) => realWms.close(resolve));
+  }
+  assert.equal(reached, 0, 'nothing reached the WMS of the environment');
+  assert.equal(r.status, 200, r.body);
+  const j = JSON.parse(r.body) as { code: number; results: Array<{ line: string; key: string; outcome: string; reason: string }> };
+  assert.equal(j.results.length, 20, 'one answer per row: 19 records and the row no mapping selects');
+  const first = j.results.find((x) => x.line === '2')!;
+  assert.equal(first.key, '000101');
+  // the throw-away sandbox holds its seed data only: the product's category is not there, as in a first night
+  assert.equal(first.outcome, 'rejected');
+  assert.match(first.reason, /B1_GRUPO/);
+  assert.equal(j.code, 1);
+  assert.deepEqual(await readdir(ws.mappings), before);
 });

@@ -46,6 +46,10 @@ export const CATALOGS = {
     noFiles: 'Nenhum arquivo',
     chooseFile: 'Escolha um arquivo à esquerda',
     lookupsSandbox: 'Consultas resolvidas no sandbox embutido; nada é enviado a um WMS.',
+    tryIt: 'Experimentar',
+    tryItHelp: 'Envia os registros da amostra a um sandbox descartável e mostra cada resposta (nunca ao WMS configurado)',
+    trying: 'Enviando ao sandbox descartável…',
+    tryResult: 'Sandbox descartável: saída {code}; {counts}',
   },
   en: {
     files: 'Files',
@@ -93,6 +97,10 @@ export const CATALOGS = {
     noFiles: 'No files',
     chooseFile: 'Choose a file on the left',
     lookupsSandbox: 'Lookups resolve against the embedded sandbox; nothing is sent to a WMS.',
+    tryIt: 'Try it',
+    tryItHelp: "Sends the sample's records to a throw-away sandbox and shows each answer (never to the configured WMS)",
+    trying: 'Sending to a throw-away sandbox…',
+    tryResult: 'Throw-away sandbox: exit {code}; {counts}',
   },
 };
 

@@ -63,6 +63,8 @@ const ui = {
   mappingInfo: el('div', { class: 'mapping-info', 'data-testid': 'mapping-info' }),
   fileName: el('input', { type: 'text', class: 'file-name', 'data-testid': 'file-name', spellcheck: 'false' }),
   save: el('button', { class: 'save', 'data-testid': 'save' }),
+  tryIt: el('button', { class: 'try', 'data-testid': 'try' }),
+  answers: el('div', { class: 'answers', 'data-testid': 'answers' }),
   check: el('pre', { class: 'check', 'data-testid': 'check' }),
   stats: el('div', { class: 'stats', 'data-testid': 'stats' }),
   records: el('div', { class: 'records', 'data-testid': 'records' }),
@@ -83,13 +85,16 @@ app.append(
       h('mapping'),
       ui.mappingInfo,
       ui.editorHost,
-      el('div', { class: 'save-row' }, el('label', {}, el('span', { id: 'file-name-label' }, t('fileName')), ui.fileName), ui.save),
+      el('div', { class: 'save-row' }, el('label', {}, el('span', { id: 'file-name-label' }, t('fileName')), ui.fileName), ui.tryIt, ui.save),
       ui.check,
+      ui.answers,
     ),
     el('section', { class: 'pane out' }, h('records'), ui.stats, ui.records),
   ),
 );
 ui.save.textContent = t('save');
+ui.tryIt.textContent = t('tryIt');
+ui.tryIt.title = t('tryItHelp');
 ui.lang.addEventListener('change', () => {
   localStorage.setItem('wmsbridge-studio-lang', ui.lang.value);
   location.reload();
@@ -419,6 +424,50 @@ ui.save.addEventListener('click', async () => {
     if (err.body?.issues) showIssues(err.body.issues);
   } finally {
     ui.save.disabled = false;
+  }
+});
+
+// ---- try it: the sample's records sent to a throw-away embedded sandbox, each answer -------------------------
+ui.tryIt.addEventListener('click', async () => {
+  ui.tryIt.disabled = true;
+  put(ui.answers, el('div', { class: 'note' }, t('trying')));
+  try {
+    const r = await call('/api/try', { file: state.file, name: ui.fileName.value, text: view.state.doc.toString() });
+    const counts = {};
+    for (const row of r.results) counts[row.outcome] = (counts[row.outcome] ?? 0) + 1;
+    put(
+      ui.answers,
+      el(
+        'strong',
+        {},
+        t('tryResult', {
+          code: r.code,
+          counts:
+            Object.entries(counts)
+              .map(([k, n]) => `${n} ${k}`)
+              .join(', ') || '0',
+        }),
+      ),
+      el(
+        'table',
+        {},
+        el('tr', {}, el('th', {}, t('line')), el('th', {}, 'key'), el('th', {}, 'outcome'), el('th', {}, 'wms_id / reason')),
+        ...r.results.map((row) =>
+          el(
+            'tr',
+            { class: `answer ${row.outcome}`, 'data-testid': 'answer' },
+            el('td', {}, row.line),
+            el('td', {}, row.key),
+            el('td', {}, row.outcome),
+            el('td', {}, row.wms_id || row.reason || row.error || ''),
+          ),
+        ),
+      ),
+    );
+  } catch (err) {
+    put(ui.answers, el('div', { class: 'problem' }, t('error', { message: err.message })));
+  } finally {
+    ui.tryIt.disabled = false;
   }
 });
 
