@@ -60,6 +60,11 @@ const BENCHES: BenchDef[] = [
     what: 'webhooks/s and p99 answer latency at the receiver (issue 7)',
     run: async (q) => (await import('./webhook.js')).benchWebhooks(q ? { events: 4000, durableEvents: 1000 } : {}),
   },
+  {
+    name: 'studio',
+    what: 'the studio re-previewing a 10,000-row sample after an edit of its mapping (issue 44)',
+    run: async (q) => (await import('./studio.js')).benchStudio(q ? { rows: 10_000, edits: 5 } : {}),
+  },
 ];
 
 /**
@@ -119,6 +124,7 @@ const TARGETS: Array<{ bench: string; figure: string; op: '>=' | '<='; target: n
   },
   { bench: 'pull', figure: 'peak_rss_ratio', op: '<=', target: 1.2, what: 'stock export peak RSS, 1M records / 100k records' },
   { bench: 'webhook', figure: 'durable webhooks/s', op: '>=', target: 5000, what: 'webhooks stored durably per second, 32 senders on loopback (issue 19)' },
+  { bench: 'studio', figure: 'repreview_p50_ms', op: '<=', target: 300, what: 'studio: re-preview of a 10,000-row sample after an edit, median ms (issue 44)' },
   { bench: 'webhook', figure: 'durable p99 ms', op: '<=', target: 20, what: 'webhook answer p99 (ms), stored durably, 32 senders (issue 19)' },
 ];
 

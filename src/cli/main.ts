@@ -28,6 +28,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   webhooks: { summary: 'serve the webhook receiver alone', load: () => import('./webhooks.js') },
   sandbox: { summary: 'run the local sandbox WMS; prints one JSON line {url,accessKeyID,secretKey} when ready', load: () => import('./sandbox.js') },
   schema: { summary: 'print the JSON Schema of mapping files (for editors)', load: () => import('./schema.js') },
+  studio: { summary: 'studio [file|folder]: map an export in a browser: sample, mapping and records side by side, live', load: () => import('./studio.js') },
   infer: { summary: 'infer <sample>: write a commented mapping proposed from one sample export, check and preview it', load: () => import('./infer.js') },
 };
 

@@ -2,7 +2,7 @@
  * Preview: map a data file with a mapping and return what would be sent, without sending anything.
  * Without a ReferenceCache, read-only lookups stay symbolic (`<lookup Warehouse codeERP=CD-SP01>`).
  */
-import { openParser } from '../parse/index.js';
+import { openParser, type ParsedItem, type ParseOptions } from '../parse/index.js';
 import { loadMappingFile } from './load.js';
 import type { CompiledMapping } from './compile.js';
 import type { MappedRecord, MapStats, ReferenceCache, RejectedRow } from './types.js';
@@ -18,6 +18,8 @@ export interface PreviewOptions {
   refs?: ReferenceCache;
   /** "now" of the run (templates) @default new Date() */
   now?: Date;
+  /** the file's parsed items (a caller that keeps a sample's, as the studio does between edits); else openParser */
+  items?: (path: string, source: ParseOptions) => AsyncIterable<ParsedItem>;
 }
 
 export interface PreviewResult {
@@ -40,7 +42,7 @@ export async function previewWith(mapping: CompiledMapping, dataPath: string, op
   const rejects: RejectedRow[] = [];
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   let truncated = false;
-  const items = openParser(dataPath, mapping.source);
+  const items = options.items ? options.items(dataPath, mapping.source) : openParser(dataPath, mapping.source);
   const unsent = new UnsentTally();
   const ctx = {
     unsent,
