@@ -7,7 +7,11 @@
  *  b. sandbox faults: 500s, 429s, dropped connections, latency spikes and a 1 s token lifetime;
  *  c. the sandbox itself (a child with --state-file, fixed port) stopped and restarted while runs go on;
  *  d. a full outbox disk (a 64 KB tmpfs when mount works, else an outbox path whose writes fail);
- *  e. the inbox share disappearing (renamed away) and coming back under `wmsbridge watch` with polling.
+ *  e. the inbox share disappearing (renamed away) and coming back under `wmsbridge watch` with polling;
+ *  f. issue 41 "Done when" (`--scenario combined`, `--runs=N`, `--seed=N`): every fault at once and a kill -9 in
+ *     each of 25 runs, then two clean runs; measured by the WMS: records once, requests inside a Retry-After
+ *     window, records in doubt against the requests on the wire at each kill, requests outside the interface
+ *     (docs/perf/chaos-combined.json and its section of docs/RELIABILITY.md).
  *
  * Counted per scenario: records expected, LOST (neither in the WMS nor listed as held: must be 0),
  * DUPLICATED (created more than once), HELD (documents listed for a person because a send may have reached
@@ -24,6 +28,7 @@ import { tmpdir, cpus, totalmem, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
+import Database from 'better-sqlite3';
 import { cliCommand, PROJECT_ROOT } from './lib.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { silentLogger } from '../src/shared/logger.js';
@@ -855,6 +860,381 @@ export async function scenarioShareGone(
   }
 }
 
+// ------------------------------------------------------------------------------------------ f. combined (issue 41)
+
+/** The faults of the combined scenario, all at once (issue 41 "Done when"). */
+export const COMBINED_FAULTS = { failRate: 0.05, rate429: 0.03, retryAfterSeconds: 1, resetAfterRate: 0.03, tokenTtlSeconds: 3, latencyMs: 15 } as const;
+
+/** One slice per run (66 records): master data and documents, so documents are in flight at some kills. */
+export function combinedScale(runs: number): Scale {
+  const n = Math.max(1, runs);
+  return { slices: n, categories: 12 * n, families: 4 * n, products: 12 * n, providers: 8 * n, orders: 20 * n, purchaseOrders: 10 * n };
+}
+
+const DOCUMENT_TARGETS = new Set(['PickingList', 'PurchaseOrder', 'PickingListAttachment']);
+const DOCUMENT_PATHS = ['/open/v1/pickinglist', '/open/v1/purchaseorder', '/wms/v1/pickinglist/attachment'];
+const AUTH_PATHS = ['/open/v1/authorize', '/open/v1/refreshtoken'];
+
+/** GET /__sandbox/wire entry (src/sandbox/wire-log.ts) */
+interface WireEntryJson {
+  seq: number;
+  method: string;
+  path: string;
+  body: Record<string, unknown> | null;
+  arrivedAt: number;
+  endedAt: number | null;
+  fate: 'open' | 'answered' | 'reset-before' | 'reset-after' | 'gone';
+  status: number | null;
+  unread: boolean;
+}
+
+/** What one kill left, as the journal and the WMS tell it. */
+export interface KillFigures {
+  run: number;
+  /** ms after the run started */
+  atMs: number;
+  /** documents `sending` in the journal after the kill (held in doubt by the next run) */
+  heldDocuments: number;
+  /** document requests really on the wire at the kill: arrived and not answered, or answered and left unread */
+  documentsOnWire: number;
+  /** master data `sending` after the kill (read back or sent again by the next run) */
+  sendingMaster: number;
+  /** master data requests on the wire at the kill */
+  masterOnWire: number;
+  /** held documents whose own request was on the wire at the kill */
+  heldOnWire: number;
+  /** held documents whose request arrived and was answered before the kill (the answer read, its settle not yet committed) */
+  heldAnsweredBeforeKill: number;
+  /** held documents no request of which reached the WMS in that run (marked, not written) */
+  heldNeverArrived: number;
+  /** master data `sending` whose request was on the wire / answered before the kill (not yet settled) / never arrived */
+  masterSendingOnWire: number;
+  masterAnsweredBeforeKill: number;
+  masterNeverArrived: number;
+  /** for each record `sending` whose request never arrived: ms between its mark (journal updated_at) and the kill */
+  neverArrivedMarkedMsBefore: number[];
+  /** records still `sending` from the kill before (this run was killed before its in-doubt pass): not counted again above */
+  carriedOver: number;
+}
+
+export interface CombinedResult extends ChaosResult {
+  seed: number;
+  runs: number;
+  killed: number;
+  faults: typeof COMBINED_FAULTS;
+  faultsInjected: Record<string, number>;
+  perTarget: Record<string, { expected: number; once: number; missing: number; held: number; duplicates: number; readBack: boolean }>;
+  retryAfter: { windows: number; strict: number; beyondGrace: number; firstOnConnection: number; examples: string[] };
+  kills: KillFigures[];
+  heldAtKills: number;
+  documentsOnWireAtKills: number;
+  /** document requests in doubt for another reason: reset after applying, or the connection gone before the answer */
+  documentsInDoubtOtherwise: number;
+  outsideInterface: { count: number; last: string[] };
+  validationFailures: number;
+  exits: string;
+}
+
+/** The documents and master data marked `sending` in a journal (read directly, as after a kill). */
+function sendingInJournal(state: string): Array<{ target: string; key: string; updatedAt: string }> {
+  const db = new Database(join(state, 'journal.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(`SELECT target, key, updated_at AS updatedAt FROM records WHERE status = 'sending'`).all() as Array<{
+      target: string;
+      key: string;
+      updatedAt: string;
+    }>;
+  } finally {
+    db.close();
+  }
+}
+
+/** the document key a wire entry's body names (a picking list's order, a purchase order's invoice) */
+function documentKeyOf(e: WireEntryJson): string | undefined {
+  const v = e.body?.['order'] ?? e.body?.['nf'];
+  return v === undefined || v === null ? undefined : String(v);
+}
+
+/** picking lists and purchase orders the in-process sandbox created */
+function documentsCreated(sb: Sandbox): number {
+  let n = 0;
+  for (const r of ['PickingList', 'PurchaseOrder']) for (const v of Object.values(sb.state.creations[r] ?? {})) n += v;
+  return n;
+}
+
+/**
+ * A record `sending` at a kill whose request never arrived, marked longer than this before the kill, waited marked
+ * (the issue 41 defect: marked while waiting out a Retry-After of 1 s, a slot or a retry's delay).
+ */
+const STALE_MARK_MS = 1000;
+
+/** Waits until every Retry-After window the WMS opened has ended: a new process cannot know of one a killed run got. */
+async function afterWindows(url: string): Promise<void> {
+  const windows = (await inspect(url, '/__sandbox/retry-after')) as Array<{ until: number }>;
+  const until = windows.reduce((m, w) => Math.max(m, w.until), 0);
+  const wait = until - performance.now();
+  if (wait > 0) await sleep(Math.ceil(wait) + 20);
+}
+
+/**
+ * f. The issue 41 measurement: `runs` runs of `wmsbridge run` (a new slice of master data and documents dropped
+ * before each) against a sandbox answering 5 % 500, 3 % 429 with Retry-After: 1, resetting 3 % of the changing
+ * requests after applying them, with 3 s tokens and 15 ms latency; each run killed with SIGKILL at a random moment
+ * (seeded: a random delay after its first request or its first document); then `cleanRuns` runs without faults. Measured by the WMS (the in-process
+ * sandbox: its clock is this process's performance.now()): each expected record created once (duplicates and
+ * missing by target), requests arriving inside a Retry-After window, at each kill the documents left `sending` in
+ * the journal against the document requests really on the wire, and the requests outside the interface.
+ */
+export async function scenarioCombined(
+  scale: Scale,
+  opts: { runs: number; seed: number; cleanRuns?: number; deadlineMs?: number; log?: (s: string) => void },
+): Promise<CombinedResult> {
+  const t0 = Date.now();
+  const deadline = t0 + (opts.deadlineMs ?? 8 * 60_000);
+  const rand = rng(opts.seed);
+  const sb = await createSandbox({ port: 0, host: '127.0.0.1', logger: silentLogger(), seed: opts.seed });
+  const ws = await makeWorkspace(sb);
+  const env = envFor(sb);
+  let expected = emptyExpected();
+  const kills: KillFigures[] = [];
+  let exits = '';
+  let killed = 0;
+  let wireSeq = 0;
+  let documentsInDoubtOtherwise = 0;
+  const allChanges: WireEntryJson[] = [];
+  /** each run's start, kill and end on the sandbox's clock (this process's performance.now()) */
+  const timeline: Array<{ run: string; startedAt: number; killAt: number; endedAt: number }> = [];
+  let lastSending = new Set<string>();
+  try {
+    sb.setFaults(COMBINED_FAULTS);
+    for (let run = 0; run < opts.runs; run++) {
+      if (Date.now() > deadline) {
+        opts.log?.(`  combined: the time budget is spent after ${run} run(s)`);
+        break;
+      }
+      if (run < scale.slices) {
+        const sl = sliceFiles(scale, run, 'G');
+        await dropSlice(ws, sl.files);
+        expected = mergeExpected(expected, sl.expected);
+      }
+      await afterWindows(sb.url);
+      // the kill lands at a random moment while the run sends, not during start-up: a random delay after its first
+      // API request, or (every other run, drawn) after its first document created, so documents are in flight at
+      // some kills (a run sends them last, after the master data it was given and what the killed runs left). A
+      // delay, not an event: a kill right after an answer would fall where the client settles and marks the next
+      // records, and over-count marks not yet written
+      const byDocuments = rand() < 0.5;
+      const delayMs = Math.floor(rand() * (byDocuments ? 1500 : 4000));
+      const progress = (): number => (byDocuments ? documentsCreated(sb) : sb.state.stats.requests);
+      const base = progress();
+      const started = performance.now();
+      const child = spawnWmsbridge(['run', '--config', ws.config], env);
+      const done = collect(child);
+      let exited = false;
+      void done().then(() => (exited = true));
+      const until = Date.now() + 120_000;
+      while (!exited && Date.now() < until && progress() === base) await sleep(2);
+      const killBy = Date.now() + delayMs;
+      while (!exited && Date.now() < killBy) await sleep(Math.min(5, killBy - Date.now()));
+      let killAt = -1;
+      let killWall = 0;
+      if (!exited) {
+        killAt = performance.now();
+        killWall = Date.now();
+        child.kill('SIGKILL');
+      }
+      const r = await done();
+      timeline.push({ run: String(run + 1), startedAt: started, killAt, endedAt: performance.now() });
+      exits += `${r.signal === 'SIGKILL' ? 'K' : String(r.code)} `;
+      // the dead client's connections close, the requests it left are answered (or not) by now
+      await sleep(300);
+      const wire = (await inspect(sb.url, `/__sandbox/wire?since=${wireSeq}`)) as { entries: WireEntryJson[] };
+      wireSeq = wire.entries.at(-1)?.seq ?? wireSeq;
+      const runChanges = wire.entries.filter((e) => !AUTH_PATHS.includes(e.path));
+      allChanges.push(...runChanges);
+      // a record still `sending` from an earlier kill (this run was killed before its in-doubt pass) was sent then
+      const changes = allChanges;
+      const isDoc = (e: WireEntryJson): boolean => DOCUMENT_PATHS.includes(e.path);
+      const onWire = (e: WireEntryJson): boolean => e.arrivedAt <= killAt && (e.endedAt === null || e.endedAt > killAt || e.unread);
+      documentsInDoubtOtherwise += runChanges.filter((e) => isDoc(e) && (e.fate === 'reset-after' || e.fate === 'gone') && !(killAt >= 0 && onWire(e))).length;
+      if (killAt < 0) {
+        if (r.code !== 0 && r.code !== 1 && r.code !== 75) throw new Error(`chaos combined: run exit ${r.code}: ${r.stderr.slice(-2000)}`);
+        opts.log?.(`  combined run ${run + 1}/${opts.runs}: ended before its kill, exit ${r.code}`);
+        continue;
+      }
+      killed++;
+      const allSending = sendingInJournal(ws.state);
+      const sending = allSending.filter((x) => !lastSending.has(`${x.target}:${x.key}`));
+      const carriedOver = allSending.length - sending.length;
+      lastSending = new Set(allSending.map((x) => `${x.target}:${x.key}`));
+      const heldDocs = sending.filter((s) => DOCUMENT_TARGETS.has(s.target));
+      // on the wire at this kill: this run's requests (an earlier run's were answered, or left unread, at its own kill)
+      const docsOnWire = runChanges.filter((e) => isDoc(e) && onWire(e));
+      const onWireKeys = new Set(docsOnWire.map(documentKeyOf));
+      const arrivedKeys = new Set(changes.filter((e) => isDoc(e) && e.arrivedAt <= killAt).map(documentKeyOf));
+      const keyOf = (k: string): string => k.split('|')[0]!;
+      const masterSending = sending.filter((s) => !DOCUMENT_TARGETS.has(s.target)).map((s) => keyOf(s.key));
+      const masterOnWireKeys = new Set(runChanges.filter((e) => !isDoc(e) && onWire(e)).map((e) => String(e.body?.['codeERP'] ?? e.body?.['code'] ?? '')));
+      const masterArrivedKeys = new Set(
+        changes.filter((e) => !isDoc(e) && e.arrivedAt <= killAt).map((e) => String(e.body?.['codeERP'] ?? e.body?.['code'] ?? '')),
+      );
+      const k: KillFigures = {
+        run: run + 1,
+        atMs: Math.round(killAt - started),
+        heldDocuments: heldDocs.length,
+        documentsOnWire: docsOnWire.length,
+        sendingMaster: sending.length - heldDocs.length,
+        masterOnWire: runChanges.filter((e) => !isDoc(e) && onWire(e)).length,
+        heldOnWire: heldDocs.filter((h) => onWireKeys.has(keyOf(h.key))).length,
+        heldAnsweredBeforeKill: heldDocs.filter((h) => !onWireKeys.has(keyOf(h.key)) && arrivedKeys.has(keyOf(h.key))).length,
+        heldNeverArrived: heldDocs.filter((h) => !arrivedKeys.has(keyOf(h.key))).length,
+        // how long before the kill each of those was marked (the journal's updated_at): marked right before the
+        // kill, its request not yet written (the mark must be durable before the write), or marked and left
+        neverArrivedMarkedMsBefore: [...heldDocs, ...sending.filter((x) => !DOCUMENT_TARGETS.has(x.target))]
+          .filter((h) => !(DOCUMENT_TARGETS.has(h.target) ? arrivedKeys : masterArrivedKeys).has(keyOf(h.key)))
+          .map((h) => killWall - Date.parse(h.updatedAt)),
+        masterSendingOnWire: masterSending.filter((m) => masterOnWireKeys.has(m)).length,
+        masterAnsweredBeforeKill: masterSending.filter((m) => !masterOnWireKeys.has(m) && masterArrivedKeys.has(m)).length,
+        masterNeverArrived: masterSending.filter((m) => !masterArrivedKeys.has(m)).length,
+        carriedOver,
+      };
+      kills.push(k);
+      opts.log?.(
+        `  combined run ${run + 1}/${opts.runs}: killed at ${k.atMs} ms (${delayMs} ms after its first ${byDocuments ? 'document created' : 'request'}): documents sending ${k.heldDocuments} / on the wire ${k.documentsOnWire} (never arrived ${k.heldNeverArrived}); master data sending ${k.sendingMaster} / on the wire ${k.masterOnWire} (never arrived ${k.masterNeverArrived}); carried over ${k.carriedOver}${k.neverArrivedMarkedMsBefore.length ? `; never arrived, marked ms before the kill: ${k.neverArrivedMarkedMsBefore.join(', ')}` : ''}`,
+      );
+    }
+    sb.setFaults({ failRate: 0, rate429: 0, resetAfterRate: 0, latencyMs: 0, tokenTtlSeconds: 900 });
+    const counts = (await inspect(sb.url, '/__sandbox/counts')) as {
+      creations: Record<string, Record<string, number>>;
+      stats: {
+        faults: Record<string, number>;
+        retryAfter?: { windows: number; inside: number; strict?: number };
+        outsideInterface?: { count: number; last: string[] };
+        validationFailures: number;
+      };
+    };
+    for (let c = 0; c < (opts.cleanRuns ?? 2); c++) {
+      await afterWindows(sb.url);
+      const startedAt = performance.now();
+      const r = await runWmsbridge(['run', '--config', ws.config], env);
+      timeline.push({ run: `clean ${c + 1}`, startedAt, killAt: -1, endedAt: performance.now() });
+      exits += `clean:${r.code} `;
+      opts.log?.(`  combined clean run ${c + 1}: exit ${r.code}`);
+    }
+    const after = (await inspect(sb.url, '/__sandbox/counts')) as typeof counts;
+    const windows = (await inspect(sb.url, '/__sandbox/retry-after')) as Array<{
+      from: number;
+      inside: Array<{ at: number; method: string; path: string }>;
+      firstOnConnection: number;
+    }>;
+    // where each request inside a window fell: the run the 429 went to, and the run the request came from
+    const runAt = (t: number): string => {
+      const r = timeline.find((x) => t >= x.startedAt && t <= x.endedAt);
+      if (!r) return 'between runs';
+      return r.killAt >= 0 && t > r.killAt
+        ? `run ${r.run}, ${Math.round(t - r.killAt)} ms after its kill`
+        : `run ${r.run}, ${Math.round(t - r.startedAt)} ms after its start`;
+    };
+    const insideWhere = windows.flatMap((w) =>
+      w.inside.map((i) => `${i.method} ${i.path} arrived ${i.at} ms into a window (429 written in ${runAt(w.from)}; request in ${runAt(w.from + i.at)})`),
+    );
+    const cmp = await compare(sb.url, ws, env, expected);
+    const st = await status(ws, env);
+    const perTarget = combinedPerTarget(after.creations, expected, st);
+    const ra = after.stats.retryAfter ?? { windows: 0, inside: 0, strict: 0 };
+    const heldAtKills = kills.reduce((s, k) => s + k.heldDocuments, 0);
+    const documentsOnWireAtKills = kills.reduce((s, k) => s + k.documentsOnWire, 0);
+    const outside = after.stats.outsideInterface ?? { count: 0, last: [] };
+    return {
+      scenario: 'f. combined: 500s, 429s, resets after applying, 3 s tokens, latency, kill -9 in every run',
+      cycles: opts.runs,
+      ...cmp,
+      durationMs: Date.now() - t0,
+      notes: `seed ${opts.seed}; ${killed} of ${opts.runs} run(s) killed; exits ${exits.trim()}; Retry-After windows ${ra.windows}, requests arriving inside one ${ra.strict ?? 0} (first on a new connection, arrival unknown: ${windows.reduce((s, w) => s + w.firstOnConnection, 0)}); documents sending after the kills ${heldAtKills}, on the wire at the kills ${documentsOnWireAtKills}; requests outside the interface ${outside.count}; faults injected ${JSON.stringify(counts.stats.faults)}; open ${JSON.stringify(cmp.open)}`,
+      seed: opts.seed,
+      runs: opts.runs,
+      killed,
+      faults: COMBINED_FAULTS,
+      faultsInjected: counts.stats.faults,
+      perTarget,
+      retryAfter: {
+        windows: ra.windows,
+        strict: ra.strict ?? 0,
+        beyondGrace: ra.inside,
+        firstOnConnection: windows.reduce((s, w) => s + w.firstOnConnection, 0),
+        examples: insideWhere.slice(0, 10),
+      },
+      kills,
+      heldAtKills,
+      documentsOnWireAtKills,
+      documentsInDoubtOtherwise,
+      outsideInterface: outside,
+      validationFailures: after.stats.validationFailures,
+      exits: exits.trim(),
+    };
+  } finally {
+    await sb.close();
+    await ws.cleanup();
+  }
+}
+
+/** Per target: expected, created exactly once, missing (not created, not listed), held (listed), duplicate creations. */
+function combinedPerTarget(creations: Record<string, Record<string, number>>, expected: Expected, st: StatusJson): CombinedResult['perTarget'] {
+  const listed = new Set(st.attention.map((a) => `${a.target}:${a.key.split('|')[0]}`));
+  const out: CombinedResult['perTarget'] = {};
+  for (const resource of Object.keys(expected) as Array<keyof Expected>) {
+    const made = new Map<string, number>();
+    for (const [k, n] of Object.entries(creations[resource] ?? {})) {
+      const head = resource === 'PickingList' || resource === 'PurchaseOrder' ? k.split('|')[0]! : k;
+      made.set(head, (made.get(head) ?? 0) + n);
+    }
+    const t = { expected: expected[resource].length, once: 0, missing: 0, held: 0, duplicates: 0, readBack: resource === 'Provider' };
+    for (const key of expected[resource]) {
+      const n = made.get(key) ?? 0;
+      if (n === 1) t.once++;
+      if (n > 1) t.duplicates += n - 1;
+      if (listed.has(`${resource}:${key}`)) t.held++;
+      else if (n === 0) t.missing++;
+    }
+    out[resource] = t;
+  }
+  return out;
+}
+
+/** The combined scenario's figures as markdown (docs/RELIABILITY.md, between the chaos-combined markers). */
+export function combinedMarkdown(r: CombinedResult, command: string, machine: string, date: string): string {
+  const rows = Object.entries(r.perTarget).map(
+    ([t, v]) =>
+      `| ${t} | ${v.expected} | ${v.once} | ${v.duplicates} | ${v.missing} | ${v.held} | ${v.readBack || DOCUMENT_TARGETS.has(t) ? 'exactly once (or held for a person)' : 'at least once (no read-back)'} |`,
+  );
+  const docsOnWire = r.documentsOnWireAtKills;
+  return [
+    `\`${command}\` on ${machine}, ${date.slice(0, 16).replace('T', ' ')} UTC: seed ${r.seed}, ${r.runs} faulty runs (${r.killed} killed with SIGKILL), then 2 clean runs; ${(r.durationMs / 1000).toFixed(1)} s; exits ${r.exits}.`,
+    '',
+    '| target | expected | created once | duplicate creations | missing | held (listed) | guarantee |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `- Requests inside a Retry-After window, by arrival at the WMS: **${r.retryAfter.strict}** over ${r.retryAfter.windows} windows${r.retryAfter.examples.length ? ` (${r.retryAfter.examples.join('; ')})` : ''}; more than 250 ms into one: ${r.retryAfter.beyondGrace}; first requests of a new connection, whose arrival the sandbox cannot time: ${r.retryAfter.firstOnConnection}.`,
+    `- At the kills: documents left \`sending\` (held in doubt by the next run) **${r.heldAtKills}**, document requests really on the wire **${docsOnWire}** (per kill: ${r.kills.map((k) => `${k.heldDocuments}/${k.documentsOnWire}`).join(', ')}); of the held documents, on the wire ${r.kills.reduce((s, k) => s + k.heldOnWire, 0)}, answered before the kill but not yet settled ${r.kills.reduce((s, k) => s + k.heldAnsweredBeforeKill, 0)}, never arrived ${r.kills.reduce((s, k) => s + k.heldNeverArrived, 0)}. Records whose request never arrived were marked at most ${Math.max(0, ...r.kills.flatMap((k) => k.neverArrivedMarkedMsBefore))} ms before the kill (marked longer than ${STALE_MARK_MS} ms before it, i.e. left marked while waiting: ${r.kills.reduce((n, k) => n + k.neverArrivedMarkedMsBefore.filter((ms) => ms > STALE_MARK_MS).length, 0)}). Master data left \`sending\` ${r.kills.reduce((s, k) => s + k.sendingMaster, 0)} (its request on the wire ${r.kills.reduce((s, k) => s + k.masterSendingOnWire, 0)}, answered before the kill and not yet settled ${r.kills.reduce((s, k) => s + k.masterAnsweredBeforeKill, 0)}, never arrived ${r.kills.reduce((s, k) => s + k.masterNeverArrived, 0)}), master data requests on the wire ${r.kills.reduce((s, k) => s + k.masterOnWire, 0)}.`,
+    `- Documents held at the end: ${r.held}; document requests in doubt for another reason (reset after applying, connection gone before the answer): ${r.documentsInDoubtOtherwise}.`,
+    `- Requests outside the interface: **${r.outsideInterface.count}**; bodies refused by validation: ${r.validationFailures}; lost: ${r.lost}; faults injected ${JSON.stringify(r.faultsInjected)}.`,
+  ].join('\n');
+}
+
+/** Rewrites the combined scenario's figures between the chaos-combined markers of docs/RELIABILITY.md. */
+export async function writeCombinedSection(text: string): Promise<void> {
+  const doc = join(PROJECT_ROOT, 'docs', 'RELIABILITY.md');
+  if (!existsSync(doc)) return;
+  const all = await readFile(doc, 'utf8');
+  const begin = '<!-- chaos-combined:begin -->';
+  const end = '<!-- chaos-combined:end -->';
+  const a = all.indexOf(begin);
+  const b = all.indexOf(end);
+  if (a < 0 || b < a) return;
+  await writeFile(doc, `${all.slice(0, a + begin.length)}\n${text}\n${all.slice(b)}`);
+}
+
 // ------------------------------------------------------------------------------------------ main
 
 export function markdownTable(results: ChaosResult[]): string {
@@ -903,27 +1283,63 @@ function mergeAll(scale: Scale): Expected {
   return e;
 }
 
+/** `--name=value` or `--name value` */
+function argValue(name: string): string | undefined {
+  const i = process.argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i < 0) return undefined;
+  const a = process.argv[i]!;
+  return a.includes('=') ? a.slice(a.indexOf('=') + 1) : process.argv[i + 1];
+}
+
+/** The issue 41 "Done when", as the combined scenario measures it. */
+export function combinedHolds(r: CombinedResult): boolean {
+  const exactlyOnce = Object.entries(r.perTarget).every(([t, v]) => v.missing === 0 && (!(v.readBack || DOCUMENT_TARGETS.has(t)) || v.duplicates === 0));
+  // no record left marked while it waited (a Retry-After, a slot, a retry's delay): one whose request never arrived
+  // was marked right before the kill, its write next (the mark is durable before the write: that gap cannot close)
+  const staleMarks = r.kills.reduce((n, k) => n + k.neverArrivedMarkedMsBefore.filter((ms) => ms > STALE_MARK_MS).length, 0);
+  return exactlyOnce && r.retryAfter.beyondGrace === 0 && staleMarks === 0 && r.outsideInterface.count === 0 && r.lost === 0;
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--render')) {
     await writeReliabilityTable(JSON.parse(await readFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), 'utf8')) as ChaosFile);
+    const combinedFile = join(PROJECT_ROOT, 'docs', 'perf', 'chaos-combined.json');
+    if (existsSync(combinedFile)) {
+      const c = JSON.parse(await readFile(combinedFile, 'utf8')) as CombinedResult & { date: string; command: string; machine: string };
+      await writeCombinedSection(combinedMarkdown(c, c.command, c.machine, c.date));
+    }
     return;
   }
   const quick = process.argv.includes('--quick');
   const scale = quick ? FAST_SCALE : BENCH_SCALE;
+  // scenarios a-e share a 10 minute budget; f (combined) has its own (8 minutes by default)
   const deadline = Date.now() + 10 * 60_000;
   const log = (s: string): void => void process.stderr.write(`${s}\n`);
   const results: ChaosResult[] = [];
+  const runs = Number(argValue('--runs') ?? (quick ? 8 : 25));
+  const seed = Number(argValue('--seed') ?? Math.floor(Math.random() * 2 ** 31));
+  let combined: CombinedResult | undefined;
   const scenarios: Array<[string, () => Promise<ChaosResult>]> = [
     ['a', () => scenarioKills(scale, { cycles: quick ? 5 : 20, log })],
     ['b', () => scenarioFaults(scale, { cycles: 3, log })],
     ['c', () => scenarioSandboxRestart(scale, { restarts: quick ? 2 : 6, log })],
     ['d', () => scenarioFullDisk(scale, { log })],
     ['e', () => scenarioShareGone(scale, { outages: 2, log })],
+    [
+      'f',
+      async () => {
+        log(`chaos: combined scenario: seed ${seed} (--seed=${seed} repeats it), ${runs} runs`);
+        const budget = Number(argValue('--combined-minutes') ?? 8) * 60_000;
+        combined = await scenarioCombined(combinedScale(runs), { runs, seed, deadlineMs: budget, log });
+        return combined;
+      },
+    ],
   ];
-  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  const scenario = argValue('--scenario');
+  const only = scenario === 'combined' ? 'f' : (scenario ?? process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length));
   for (const [id, run] of scenarios) {
     if (only && !only.split(',').includes(id)) continue;
-    if (Date.now() > deadline) {
+    if (id !== 'f' && Date.now() > deadline) {
       log(`chaos: skipping scenario ${id}: the 10 minute budget is spent`);
       continue;
     }
@@ -953,7 +1369,13 @@ async function main(): Promise<void> {
     }
   }
   const machine = `${platform()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
-  const out = { date: new Date().toISOString(), command: `npm run chaos${quick ? ' -- --quick' : ''}`, machine, scale, results };
+  const out = {
+    date: new Date().toISOString(),
+    command: `npm run chaos${quick ? ' -- --quick' : ''}`,
+    machine,
+    scale,
+    results: results.filter((r) => r !== combined),
+  };
   await mkdir(join(PROJECT_ROOT, 'docs', 'perf'), { recursive: true });
   if (!only && !quick) {
     await writeFile(join(PROJECT_ROOT, 'docs', 'perf', 'chaos.json'), `${JSON.stringify(out, null, 2)}\n`);
@@ -961,7 +1383,19 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${markdownTable(results)}\n\n${out.command} on ${machine}, ${out.date}\n`);
   for (const r of results) process.stdout.write(`- ${r.scenario}: ${r.notes}\n`);
-  const bad = results.some((r) => r.lost !== 0 || r.duplicated !== 0);
+  if (combined) {
+    const command = `npm run chaos -- --scenario combined --runs=${runs} --seed=${seed}`;
+    const text = combinedMarkdown(combined, command, machine, out.date);
+    process.stdout.write(`\n${text}\n`);
+    if (!quick && runs >= 25) {
+      await writeFile(
+        join(PROJECT_ROOT, 'docs', 'perf', 'chaos-combined.json'),
+        `${JSON.stringify({ date: out.date, command, machine, ...combined }, null, 2)}\n`,
+      );
+      await writeCombinedSection(text);
+    }
+  }
+  const bad = results.some((r) => r.lost !== 0 || r.duplicated !== 0) || (combined !== undefined && !combinedHolds(combined));
   process.exitCode = bad ? 1 : 0;
 }
 

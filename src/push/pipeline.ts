@@ -5,15 +5,15 @@
  * crash leaves at most the records of the send window in doubt, never a record sent twice unknowingly.
  *
  * Two limits: `concurrency` bounds the requests in flight to the WMS (the Little's-law resource), and a
- * slightly larger send window bounds the records being prepared (references, validation, the journal's
- * 'sending' mark) or sent. The window lets the next records' journal commits happen while requests are in
- * flight, so a request slot never waits for a commit (the settle happens after the slot is released, still
- * inside the window: a crash leaves at most the window in doubt, sent or not). When the journal commits its
- * writes in issue order (SQLite), a delivered record hands its window place on as soon as its settle is issued:
- * the next record's 'sending' mark commits with that settle or after it, so the records marked but not settled
- * in the journal are still never more than the window, and a record waits for one commit in its turn, not two.
- * Only records that resolve themselves when in doubt are marked ahead; documents held when in doubt are
- * marked and settled inside their request slot, so a crash leaves at most `concurrency` of them for a person.
+ * slightly larger send window bounds the records being prepared (references, validation) or sent, and those
+ * answered whose settle has not committed. Every record is marked 'sending' per attempt, inside its request
+ * slot, right before its request is written (issue 41: a crash leaves in doubt only what may have reached the
+ * WMS, none while the client waits out a Retry-After). A record that resolves itself when in doubt is settled
+ * after its slot is released, still inside the window (a crash leaves at most the window in doubt), so the slot
+ * does not wait for that commit. When the journal commits its writes in issue order (SQLite), a delivered record
+ * hands its window place on as soon as its settle is issued, so the records marked but not settled in the
+ * journal are still never more than the window. Documents held when in doubt are settled inside their request
+ * slot, so a crash leaves at most `concurrency` of them for a person.
  */
 import pLimit from 'p-limit';
 import type { Logger } from '../shared/logger.js';

@@ -2,7 +2,8 @@
  * Fault injection of the sandbox's API (never on /__sandbox): the added latency (the service time: the
  * answer leaves latencyMs after the request arrived, reading the body included, so a client measured against
  * it sees the configured latency, not latency + overhead), and one draw per request that decides a
- * connection reset (before or after applying), a 429 with Retry-After, or a 500.
+ * connection reset (before or after applying; `resetAfterRate`: only after applying), a 429 with Retry-After, or
+ * a 500.
  */
 import { z } from 'zod';
 import { ConfigError } from '../shared/errors.js';
@@ -50,6 +51,7 @@ export const FaultsBody = z.strictObject({
   /** the Retry-After of an injected 429, in seconds (default 1) */
   retryAfterSeconds: z.number().int().min(1).max(3600).optional(),
   resetRate: z.number().min(0).max(1).optional(),
+  resetAfterRate: z.number().min(0).max(1).optional(),
   tokenTtlSeconds: z.number().finite().positive().optional(),
 });
 
@@ -60,6 +62,7 @@ export type FaultSettings = {
   rate429: number;
   retryAfterSeconds: number;
   resetRate: number;
+  resetAfterRate: number;
   tokenTtlSeconds: number;
 };
 
@@ -86,7 +89,16 @@ export interface Faults {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function createFaults(seed: string, initial: SandboxFaults, state: () => SandboxState, log: Logger): Faults {
-  const settings: FaultSettings = { latencyMs: 0, latencyJitterMs: 0, failRate: 0, rate429: 0, retryAfterSeconds: 1, resetRate: 0, tokenTtlSeconds: 900 };
+  const settings: FaultSettings = {
+    latencyMs: 0,
+    latencyJitterMs: 0,
+    failRate: 0,
+    rate429: 0,
+    retryAfterSeconds: 1,
+    resetRate: 0,
+    resetAfterRate: 0,
+    tokenTtlSeconds: 900,
+  };
   const set = (f: SandboxFaults): void => {
     const r = FaultsBody.safeParse(f);
     if (!r.success) throw new ConfigError(`sandbox: invalid faults: ${formatProblems(zodProblems(r.error))}`);
@@ -139,13 +151,21 @@ export function createFaults(seed: string, initial: SandboxFaults, state: () => 
         log.debug({ method, path }, 'fault: connection reset before applying');
         return { kind: 'reset-before' };
       }
-      if (draw < settings.resetRate + settings.rate429) {
+      const changes = isMutating(method) && found && 'route' in found && !found.route.anonymous;
+      if (draw < settings.resetRate + settings.resetAfterRate) {
+        // a reset after applying: the WMS did the work, the client gets no answer (a read has nothing to apply)
+        if (changes) return { kind: 'reset-after' };
+        stats.faults.resetBefore++;
+        return { kind: 'reset-before' };
+      }
+      const rest = draw - settings.resetAfterRate;
+      if (rest < settings.resetRate + settings.rate429) {
         stats.faults.rate429++;
         // the window opens when the 429 is written (throttleSent), not now: a request arriving meanwhile
         // was in flight before the client could know
         return { kind: 'reply', reply: fail(429, 'too many requests (injected)', null, { 'retry-after': String(settings.retryAfterSeconds) }) };
       }
-      if (draw < settings.resetRate + settings.rate429 + settings.failRate) {
+      if (rest < settings.resetRate + settings.rate429 + settings.failRate) {
         stats.faults.failRate++;
         return { kind: 'reply', reply: fail(500, 'internal error (injected)') };
       }

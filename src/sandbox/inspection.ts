@@ -14,6 +14,7 @@ import { RESOURCES, type Resource, type SandboxState } from './state.js';
 import { stockTotal } from './stock.js';
 import { formatProblems, zodProblems } from './validate.js';
 import type { WebhookEmitter } from './webhooks.js';
+import { createWireLog, type WireLog } from './wire-log.js';
 
 /** the changing requests kept for GET /__sandbox/arrivals */
 const ARRIVALS_KEPT = 20_000;
@@ -33,6 +34,8 @@ export interface Inspection {
   recordArrival(method: string, path: string, status: number, body: Buffer | 'too-large'): void;
   /** API requests being handled at once (arrival to answer written or connection gone) */
   readonly concurrency: { current: number; peak: number };
+  /** the changing API requests as they went over the wire (GET /__sandbox/wire) */
+  readonly wire: WireLog;
 }
 
 type Answer = [status: number, data: unknown];
@@ -104,6 +107,7 @@ async function inspectionBody(req: IncomingMessage, method: string): Promise<{ b
 export function createInspection(deps: InspectionDeps): Inspection {
   const { ctx, faults, hooks } = deps;
   const concurrency = { current: 0, peak: 0 };
+  const wire = createWireLog();
   /**
    * The changing requests in the order the sandbox applied them (handlers apply synchronously, so this is
    * the order of their effects), with the JSON body when small: a test checks the order a client keeps.
@@ -120,9 +124,13 @@ export function createInspection(deps: InspectionDeps): Inspection {
       return [200, arrivals.filter((a) => a.path.startsWith(prefix))];
     },
     'GET /__sandbox/retry-after': () => [200, faults.windows()],
+    // the changing API requests after seq `since`, with when each arrived and when its answer left (wire-log.ts);
+    // `now` is the sandbox's clock (performance.now() ms) the times are on
+    'GET /__sandbox/wire': (q) => [200, { now: performance.now(), entries: wire.since(Number(q?.get('since') ?? 0) || 0) }],
     'POST /__sandbox/reset': () => {
       deps.reset();
       faults.clearWindows();
+      wire.clear();
       concurrency.peak = concurrency.current;
       arrivals = [];
       return [200, { ok: true }];
@@ -147,6 +155,7 @@ export function createInspection(deps: InspectionDeps): Inspection {
 
   return {
     concurrency,
+    wire,
     recordArrival(method, path, status, body) {
       let parsed: unknown = null;
       if (body !== 'too-large' && body.length > 0 && body.length <= 4096 && body[0] === 0x7b) {

@@ -56,6 +56,20 @@ interface ApiDeps {
   log: Logger;
 }
 
+/** the requests outside the interface kept in SandboxStats.outsideInterface.last */
+const OUTSIDE_KEPT = 20;
+
+/**
+ * A request the interface does not define (an unknown route, a method a route does not take, a query parameter
+ * the interface does not give): refused, and counted in SandboxStats.outsideInterface (a client keeps it at 0).
+ */
+function outsideInterface(deps: ApiDeps, method: string, what: string, reply: Reply): Reply {
+  const o = (deps.state().stats.outsideInterface ??= { count: 0, last: [] });
+  o.count++;
+  o.last = [...o.last, `${method} ${what}: ${reply.status}`].slice(-OUTSIDE_KEPT);
+  return reply;
+}
+
 /** The reply of a request that got past the firewall and the faults: routing, auth, the handler. */
 function route(
   deps: ApiDeps,
@@ -67,12 +81,13 @@ function route(
   body: Buffer | 'too-large',
   limit: number,
 ): Reply {
-  if (!found) return fail(404, `route not found: ${method} ${path}`);
-  if ('allowed' in found) return fail(405, `method ${method} not allowed on ${path}`, null, { allow: found.allowed.join(', ') });
+  if (!found) return outsideInterface(deps, method, path, fail(404, `route not found: ${method} ${path}`));
+  if ('allowed' in found)
+    return outsideInterface(deps, method, path, fail(405, `method ${method} not allowed on ${path}`, null, { allow: found.allowed.join(', ') }));
   if (body === 'too-large') return fail(413, `body: larger than the limit of ${limit} bytes`, null, { connection: 'close' });
   const name = found.route.name;
   const strict = unknownQueryParameters(query, ENDPOINTS[name].response === 'list');
-  if (strict) return strict;
+  if (strict) return outsideInterface(deps, method, `${path}?${query?.toString() ?? ''}`, strict);
   const apiReq: ApiRequest = { params: found.params, query, body, contentType: req.headers['content-type'] };
   if (name === 'authorize') return deps.auth.authorize(apiReq);
   if (name === 'refreshToken') return deps.auth.refresh(apiReq);
@@ -85,6 +100,7 @@ const answeredSockets = new WeakSet<object>();
 /** Counts the request and checks what every request needs (User-Agent, Accept); false when answered already. */
 function admit(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, arrived: number): boolean {
   deps.state().stats.requests++;
+  deps.inspection.wire.request(req.socket);
   const first = !answeredSockets.has(req.socket);
   answeredSockets.add(req.socket);
   deps.faults.arrived(arrived, req.method ?? 'GET', req.url ?? '/', first);
@@ -109,16 +125,21 @@ function createApiHandler(deps: ApiDeps) {
   return async (req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams | null): Promise<void> => {
     const arrived = performance.now();
     if (!admit(deps, req, res, arrived)) return;
+    // a changing request's way over the wire (test-only: GET /__sandbox/wire)
+    const wired = isMutating(method) ? deps.inspection.wire.begin(req.socket, res, method, path, arrived) : undefined;
     const found = findRoute(method, path);
     const limit = found && 'route' in found && found.route.name === 'attachToPickingList' ? MULTIPART_BODY_LIMIT : JSON_BODY_LIMIT;
     const body = await readBody(req, limit);
     if (body === 'aborted') return;
+    if (wired) deps.inspection.wire.body(wired, body);
     const fault = await deps.faults.decide(method, path, found, arrived);
     if (fault.kind === 'reset-before') {
+      if (wired) deps.inspection.wire.reset(wired, 'reset-before', null);
       req.socket.destroy();
       return;
     }
     if (fault.kind === 'reply') {
+      if (wired) deps.inspection.wire.answer(wired, fault.reply.status);
       send(res, fault.reply);
       // its Retry-After window opens once the 429 is written: what arrives from now on came after it left
       if (fault.reply.status === 429) deps.faults.throttleSent(performance.now());
@@ -129,6 +150,7 @@ function createApiHandler(deps: ApiDeps) {
     if (isMutating(method)) deps.inspection.recordArrival(method, path, reply.status, body);
     if (fault.kind === 'reset-after') {
       deps.state().stats.faults.resetAfter++;
+      if (wired) deps.inspection.wire.reset(wired, 'reset-after', reply.status);
       log.debug({ method, path, status: reply.status }, 'fault: connection reset after applying');
       req.socket.destroy();
       return;
@@ -136,6 +158,7 @@ function createApiHandler(deps: ApiDeps) {
     inDialect(reply, deps.dialect);
     if (reply.status >= 500) log.warn({ method, path, status: reply.status }, 'sandbox error');
     else log.debug({ method, path, status: reply.status }, 'sandbox request');
+    if (wired) deps.inspection.wire.answer(wired, reply.status);
     send(res, reply);
   };
 }
@@ -195,8 +218,13 @@ export async function startSandboxServer(options: SandboxOptions): Promise<Sandb
   const dialect: SandboxDialect = parseDialect(options.dialect, 'sandbox: dialect');
   const seedData = (): SandboxState => seedFor(seed, options.stockRecords ?? 0, dialect);
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1) throw new ConfigError(`sandbox: maxPageSize must be a positive integer (got ${maxPageSize})`);
-  const { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds } = options;
-  const faults = createFaults(seed, { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, tokenTtlSeconds }, () => state, log);
+  const { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, resetAfterRate, tokenTtlSeconds } = options;
+  const faults = createFaults(
+    seed,
+    { latencyMs, latencyJitterMs, failRate, rate429, retryAfterSeconds, resetRate, resetAfterRate, tokenTtlSeconds },
+    () => state,
+    log,
+  );
 
   const stateFile = options.stateFile;
   let state: SandboxState;

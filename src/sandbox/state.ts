@@ -69,6 +69,11 @@ export interface SandboxStats {
    * both at 0 (`strict` exactly when the client runs in the sandbox's process: GET /__sandbox/retry-after).
    */
   retryAfter?: { windows: number; inside: number; strict?: number };
+  /**
+   * Requests the interface does not define, refused: an unknown route (404), a method a route does not take
+   * (405), a query parameter the interface does not give (400); the last few described. A client keeps it at 0.
+   */
+  outsideInterface?: { count: number; last: string[] };
   authorizations: number;
   refreshes: number;
   authFailures: number;
@@ -96,6 +101,7 @@ export function emptyStats(): SandboxStats {
     requests: 0,
     faults: { failRate: 0, rate429: 0, resetBefore: 0, resetAfter: 0 },
     retryAfter: { windows: 0, inside: 0, strict: 0 },
+    outsideInterface: { count: 0, last: [] },
     authorizations: 0,
     refreshes: 0,
     authFailures: 0,

@@ -30,6 +30,11 @@ export interface SandboxOptions {
   retryAfterSeconds?: number;
   /** Fraction of API requests whose connection is destroyed without an answer. @default 0 */
   resetRate?: number;
+  /**
+   * Fraction of changing API requests applied, then their connection destroyed without an answer (the client
+   * cannot tell whether the request took effect); a read is reset without an answer. @default 0
+   */
+  resetAfterRate?: number;
   /** JSON file holding the state: loaded at start, saved atomically (debounced) on change and on close. */
   stateFile?: string;
   /** @default derived from the seed */
@@ -55,7 +60,7 @@ export interface SandboxOptions {
 }
 
 export type SandboxFaults = Partial<
-  Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'retryAfterSeconds' | 'resetRate' | 'tokenTtlSeconds'>
+  Pick<SandboxOptions, 'latencyMs' | 'latencyJitterMs' | 'failRate' | 'rate429' | 'retryAfterSeconds' | 'resetRate' | 'resetAfterRate' | 'tokenTtlSeconds'>
 >;
 
 export interface Sandbox {
