@@ -4,8 +4,7 @@
  * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
  */
 import type { LatencySnapshot } from '../shared/latency.js';
-import type { RecordOp, SourceLocation } from '../map/types.js';
-import type { RawRow } from '../parse/types.js';
+import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
 import type { Target, RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
 
