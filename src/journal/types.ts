@@ -1,7 +1,9 @@
 /**
  * The journal: wmsbridge's durable state. One interface, several stores: SQLite (embedded default,
- * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
- * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
+ * src/journal/sqlite.ts), PostgreSQL (several instances sharing work) and in memory (unit tests, memory.ts).
+ * Every method is async so a networked store fits behind the same interface. Every store passes
+ * test/contract/journal.test.ts. The interface is made of roles (FileLedger, Leases, RecordQueue, RecordClaims,
+ * CrossReference, MetaStore, WebhookInbox, JournalUpkeep): a consumer takes the ones it uses, `Journal` is them all.
  */
 import type { LatencySnapshot } from '../shared/latency.js';
 import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
