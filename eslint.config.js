@@ -24,9 +24,9 @@ const LAYERS = {
   map: [...LOWER, 'parse'],
   intake: [...LOWER],
   sandbox: [...LOWER],
-  journal: [...LOWER, 'map', 'parse'], // map: the mapped record's types (RecordOp, SourceLocation); parse: RawRow
+  journal: [...LOWER], // the record model (RawRow, RecordOp, SourceLocation) is on the floor: shared/record-model.ts
   outbox: [...LOWER, 'journal', 'parse'], // parse: the rejects writer writes rows in their source format
-  config: [...LOWER, 'outbox'],
+  config: [...LOWER], // the CSV format's schema is on the floor: shared/csv-format.ts
   push: [...LOWER, 'journal', 'map'],
   pull: [...LOWER, 'journal', 'outbox'],
   infer: [...LOWER, 'map', 'parse'],

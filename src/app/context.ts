@@ -10,7 +10,7 @@ import { ConfigError } from '../shared/errors.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { openJournal } from '../journal/index.js';
-import type { Journal } from '../journal/types.js';
+import type { Journal, JournalUpkeep, MetaStore } from '../journal/types.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
@@ -157,7 +157,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
  * command pointed at another WMS with the same journal is refused unless told (--wms-changed), so held
  * or failed records are never "sent" to the wrong one.
  */
-async function checkJournalWms(journal: Journal, target: string, changed: boolean, logger: Logger): Promise<void> {
+async function checkJournalWms(journal: MetaStore & Pick<JournalUpkeep, 'location'>, target: string, changed: boolean, logger: Logger): Promise<void> {
   const known = await journal.getMeta(JOURNAL_WMS_KEY);
   if (known === target) return;
   if (known !== undefined && known !== null && !changed) {

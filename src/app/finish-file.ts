@@ -7,7 +7,7 @@ import { hasCode, isHeldOnDependency, reasonOfRecord } from '../shared/reason.js
 import { createI18n, type I18n } from '../i18n/index.js';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
-import type { FileRow, Journal, RecordRow } from '../journal/types.js';
+import type { FileRow, RecordRow, RecordQueue, MetaStore } from '../journal/types.js';
 import { linesText, type CompiledMapping, type UnsentRows } from '../map/index.js';
 import { createResultWriter, type ResultWriter } from '../outbox/results.js';
 import type { Outcome, AttentionItem, UnsentRowsSummary } from '../outbox/types.js';
@@ -103,7 +103,7 @@ const ALL_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'sent', 'reje
 export interface FileFinishOptions {
   file: FileRow;
   mapping: CompiledMapping | null;
-  journal: Journal;
+  journal: RecordQueue & MetaStore;
   outboxDir: string;
   csv: CsvFormatOptions;
   now: Date;

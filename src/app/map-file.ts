@@ -5,7 +5,7 @@
  */
 import { UnsentTally, type CompiledMapping } from '../map/index.js';
 import type { MapContext, MapOutput, MapStats } from '../map/types.js';
-import type { Journal, NewRecord, StoredRawRow } from '../journal/types.js';
+import type { NewRecord, StoredRawRow, RecordQueue, MetaStore } from '../journal/types.js';
 import type { RawRow } from '../parse/types.js';
 import type { Encoding } from '../parse/options.js';
 import type { Target } from '../wms/targets.js';
@@ -114,7 +114,7 @@ export async function mapFileToJournal(opts: {
   path: string;
   fileName: string;
   mapping: CompiledMapping;
-  journal: Journal;
+  journal: RecordQueue & MetaStore;
   ctx: MapContext;
   batchSize?: number;
   /** records in the first batch (default batchSize): a streamed file publishes a small one first, so sending starts sooner */

@@ -3,7 +3,7 @@
  * latency, retries, refreshes, held and in-doubt counts, runs, the journal's group commits, whether the
  * inbox is there, the process metrics and wmsbridge_build_info (README.md, "Monitoring", lists them).
  */
-import type { FileStatus, Journal, JournalWriteStats, RecordStatus } from '../journal/types.js';
+import type { FileStatus, JournalWriteStats, RecordStatus, RecordQueue } from '../journal/types.js';
 import type { WmsClientStats } from '../wms/client-types.js';
 import type { RunSummary } from '../outbox/types.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
@@ -123,7 +123,7 @@ export const SETTLED_COUNTS_MAX_AGE_MS = 60_000;
  * ms of three server processes for 2 M records, a parallel scan; SQLite: ~38 ns a record in slices), which every
  * scrape of every Prometheus server repeated. Concurrent scrapes share one recount.
  */
-export function createRecordCounts(journal: Journal, options: { now?: () => number } = {}): () => Promise<Record<RecordStatus, number>> {
+export function createRecordCounts(journal: RecordQueue, options: { now?: () => number } = {}): () => Promise<Record<RecordStatus, number>> {
   const now = options.now ?? Date.now;
   let settled: { at: number; counts: Promise<Record<RecordStatus, number>> } | null = null;
   return async () => {

@@ -21,7 +21,7 @@ import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/load.js';
 import { resolveChannelFolders } from '../intake/claim.js';
-import type { Journal } from '../journal/types.js';
+import type { MetaStore, JournalUpkeep } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { isAtomicTempName } from '../outbox/atomic.js';
@@ -108,7 +108,7 @@ function dayOf(name: string): number | null {
 
 export async function applyRetention(a: {
   config: ResolvedConfig;
-  journal: Journal;
+  journal: MetaStore & JournalUpkeep;
   logger: Logger;
   now?: Date;
   force?: boolean;

@@ -4,7 +4,7 @@
  * material statuses) and from what wmsbridge created (products, by their WMS id in the journal's cross-reference).
  */
 import { isRef } from '../map/types.js';
-import type { Journal, RecordRow } from '../journal/types.js';
+import type { RecordRow, CrossReference } from '../journal/types.js';
 import type { LoadableReferenceCache } from '../push/reference-cache.js';
 import type { RefResource } from '../wms/targets.js';
 
@@ -14,7 +14,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** null at once for a row that is not a stock row (its key is its name): the finish awaits only stock rows */
 export type KeyLabeler = (row: RecordRow) => Promise<string | null> | null;
 
-export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal: Journal): KeyLabeler {
+export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal: CrossReference): KeyLabeler {
   // the products wmsbridge created, by WMS id: read once, at the first product named by its id (one read of the
   // cross-reference, not one per row: the journal indexes records by WMS id only for the documents webhooks name)
   let products: Promise<Map<string, string>> | null = null;

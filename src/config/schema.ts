@@ -4,7 +4,7 @@
  * Secrets never live in the file: only the NAME of an environment variable or a file path holding them.
  */
 import { z } from 'zod';
-import { CsvFormatSchema } from '../outbox/csv.js';
+import { CsvFormatSchema } from '../shared/csv-format.js';
 import { parseSchedule } from '../shared/schedule.js';
 
 /** How long the journal keeps settled files (both stores). */

@@ -1,6 +1,7 @@
 /**
  * Opens the configured journal store. SQLite is the embedded default; PostgreSQL lets several
- * instances share work (docs/SCALING.md). Both sit behind the same async interface.
+ * instances share work (docs/SCALING.md). Both sit behind the same async interface, as does the in-memory
+ * store of the unit tests (createMemoryJournal: never configured, only built by tests).
  */
 import { ConfigError } from '../shared/errors.js';
 import { createSqliteJournal } from './sqlite.js';
@@ -49,5 +50,6 @@ export async function openJournal(spec: JournalSpec): Promise<Journal> {
 export type * from './types.js';
 export { JournalError } from './errors.js';
 export { createSqliteJournal, type SqliteJournalOptions } from './sqlite.js';
+export { createMemoryDatabase, createMemoryJournal, type MemoryDatabase, type MemoryJournalOptions } from './memory.js';
 export type { PostgresJournalOptions } from './postgres.js';
 export { acquireStateLock, isPidAlive, LOCK_FILE, type StateLock, type StateLockOptions, type LockInfo } from './state-lock.js';

@@ -1,9 +1,9 @@
 /** Keyset paging over the journal's records, one batch in memory at a time. */
-import type { Journal, RecordRow } from './types.js';
+import type { RecordQueue, RecordRow } from './types.js';
 import type { Target } from '../wms/targets.js';
 
 export async function* iterate(
-  journal: Pick<Journal, 'listRecords'>,
+  journal: Pick<RecordQueue, 'listRecords'>,
   query: { fileIds: number[]; targets?: Target[]; statuses: RecordRow['status'][]; afterId?: number; withoutRaw?: boolean },
   batchSize: number,
   /** each page as it is read, before its records are yielded */

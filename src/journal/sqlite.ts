@@ -40,7 +40,8 @@ import {
 } from './sqlite-writes.js';
 import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type { WriteOutcome } from './group-commit.js';
-import { createJournal, FILE_STATUSES, RECORD_STATUSES } from './policy.js';
+import { createJournal, RECORD_STATUSES } from './policy.js';
+import { migrationsOf } from './migrations.js';
 import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
 import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
 import type { RefResource, Target } from '../wms/targets.js';
@@ -72,120 +73,8 @@ export { RECORD_STATUSES };
 
 const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 
-/**
- * Migrations, applied in order. Never edit a shipped entry: append a new one. Index i brings the
- * schema from version i to version i + 1.
- */
-export const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE files (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    channel       TEXT    NOT NULL,
-    name          TEXT    NOT NULL,
-    path          TEXT    NOT NULL,
-    size          INTEGER NOT NULL,
-    sha256        TEXT    NOT NULL,
-    status        TEXT    NOT NULL CHECK (status IN (${sqlList(FILE_STATUSES)})),
-    duplicate_of  INTEGER REFERENCES files(id),
-    error         TEXT,
-    run_id        TEXT,
-    owner         TEXT,
-    lease_until   TEXT,
-    created_at    TEXT    NOT NULL,
-    updated_at    TEXT    NOT NULL
-  );
-  CREATE INDEX files_by_sha256 ON files (sha256, status);
-  CREATE INDEX files_by_status ON files (status);
-
-  CREATE TABLE records (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
-    file_id         INTEGER NOT NULL REFERENCES files(id),
-    target          TEXT    NOT NULL,
-    op              TEXT    NOT NULL,
-    key             TEXT    NOT NULL,
-    source          TEXT    NOT NULL,
-    mapping         TEXT    NOT NULL,
-    payload         TEXT    NOT NULL,
-    payload_hash    TEXT    NOT NULL,
-    attachment_path TEXT,
-    raw             TEXT,
-    status          TEXT    NOT NULL CHECK (status IN (${sqlList(RECORD_STATUSES)})),
-    outcome         TEXT,
-    wms_id          TEXT,
-    error           TEXT,
-    attempts        INTEGER NOT NULL DEFAULT 0,
-    updated_at      TEXT    NOT NULL
-  );
-  CREATE INDEX records_by_file_status ON records (file_id, status);
-  CREATE INDEX records_by_target_key ON records (target, key);
-  CREATE INDEX records_by_status ON records (status);
-  CREATE INDEX records_by_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL;
-
-  CREATE TABLE xref (
-    resource      TEXT NOT NULL,
-    key           TEXT NOT NULL,
-    wms_id        TEXT NOT NULL,
-    payload_hash  TEXT,
-    updated_at    TEXT NOT NULL,
-    PRIMARY KEY (resource, key)
-  ) WITHOUT ROWID;
-
-  CREATE TABLE meta (
-    key    TEXT PRIMARY KEY,
-    value  TEXT NOT NULL
-  ) WITHOUT ROWID;
-
-  CREATE TABLE webhook_events (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    dedup_key     TEXT NOT NULL UNIQUE,
-    kind          TEXT NOT NULL,
-    received_at   TEXT NOT NULL,
-    body          TEXT NOT NULL,
-    delivered_at  TEXT,
-    record_id     INTEGER REFERENCES records(id)
-  );
-  CREATE INDEX webhook_events_undelivered ON webhook_events (id) WHERE delivered_at IS NULL;
-  `,
-  // 2: one file's records in id order without a sort (keyset paging over a 1M-record file)
-  `
-  CREATE INDEX records_by_file ON records (file_id);
-  `,
-  // 3 (issue 15): the reason of a record's error as a stable code and its parameters (JSON), for the outbox locale
-  `
-  ALTER TABLE records ADD COLUMN reason TEXT;
-  `,
-  // 4 (issue 14): identifying fields of created records, so a lookup by symbol, cnpj, code... finds them
-  `
-  CREATE TABLE xref_field (
-    resource    TEXT NOT NULL,
-    field       TEXT NOT NULL,
-    value       TEXT NOT NULL,
-    key         TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    PRIMARY KEY (resource, field, value, key)
-  ) WITHOUT ROWID;
-  CREATE INDEX xref_field_by_key ON xref_field (resource, key);
-  `,
-  // 5 (issue 19): a record's claim (claimRecordBatch): the same columns as PostgreSQL's, so both stores pass one contract
-  `
-  ALTER TABLE records ADD COLUMN claim_owner TEXT;
-  ALTER TABLE records ADD COLUMN claim_until TEXT;
-  CREATE INDEX records_by_claim_owner ON records (claim_owner) WHERE claim_owner IS NOT NULL AND status IN ('pending', 'sending');
-  `,
-  // 6 (issue 19): records by WMS id for the documents webhooks link to only (WEBHOOK_LINK_TARGETS): every settle of
-  // a created record put its UUID on a random page of the full index, 30 % of the bytes a master-data run wrote
-  `
-  DROP INDEX records_by_wms_id;
-  CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
-  `,
-  // 7: the columns that reference another row, indexed: deleting the row referenced (retention's prune) looks for its
-  // references, and without an index each deleted record read every webhook event (foreign_keys = ON): 200,000 records
-  // with 5,000 webhook events pruned in 20.6 s instead of 0.45 s, the event loop held all along
-  `
-  CREATE INDEX webhook_events_by_record ON webhook_events (record_id) WHERE record_id IS NOT NULL;
-  CREATE INDEX files_by_duplicate_of ON files (duplicate_of) WHERE duplicate_of IS NOT NULL;
-  `,
-];
+/** SQLite's migrations (migrations.ts, the plan both stores share): index i brings the schema from version i to i + 1. */
+export const MIGRATIONS: readonly string[] = migrationsOf('sqlite');
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -2,7 +2,8 @@
  * What a journal store does: SQL and transactions, nothing else. Every rule (which statuses a query
  * takes, what a transition leads to, when an operation is refused, how writes are batched, how errors
  * are named) lives in policy.ts, above the store; the SQLite (sqlite.ts) and PostgreSQL (postgres.ts)
- * stores only say how a step is written in their dialect and which steps share a transaction.
+ * stores only say how a step is written in their dialect and which steps share a transaction, and the
+ * in-memory store (memory.ts, for unit tests) does the same steps on maps.
  *
  * A method may return its value or a promise of it (the SQLite store is synchronous) and may throw: the
  * policy names the store and the operation in the error.

@@ -1,11 +1,12 @@
 /**
  * The journal: wmsbridge's durable state. One interface, several stores: SQLite (embedded default,
- * src/journal/sqlite.ts) and PostgreSQL (several instances sharing work). Every method is async so
- * a networked store fits behind the same interface. Every store passes test/contract/journal.test.ts.
+ * src/journal/sqlite.ts), PostgreSQL (several instances sharing work) and in memory (unit tests, memory.ts).
+ * Every method is async so a networked store fits behind the same interface. Every store passes
+ * test/contract/journal.test.ts. The interface is made of roles (FileLedger, Leases, RecordQueue, RecordClaims,
+ * CrossReference, MetaStore, WebhookInbox, JournalUpkeep): a consumer takes the ones it uses, `Journal` is them all.
  */
 import type { LatencySnapshot } from '../shared/latency.js';
-import type { RecordOp, SourceLocation } from '../map/types.js';
-import type { RawRow } from '../parse/types.js';
+import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
 import type { Target, RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
 
@@ -204,11 +205,8 @@ export interface JournalWriteStats {
   commit: LatencySnapshot;
 }
 
-export interface Journal {
-  /** the store's name for messages: 'sqlite:/path/state/journal.db' or 'postgres://host/db' */
-  readonly location: string;
-
-  // ---- files -------------------------------------------------------------------------------
+/** The files the journal knows: one row per file claimed, its status, where its original is now. */
+export interface FileLedger {
   /**
    * Registers a claimed file. If a file with the same sha256 was already processed (status done,
    * mapped or claimed) and `force` is false, the new row gets status 'duplicate' and duplicateOf.
@@ -225,8 +223,10 @@ export interface Journal {
    */
   countFiles(): Promise<Record<FileStatus, number>>;
   updateFile(id: number, patch: Partial<Pick<FileRow, 'status' | 'path' | 'error' | 'runId' | 'owner' | 'leaseUntil'>>): Promise<void>;
+}
 
-  // ---- leases: several instances sharing one store -------------------------------------------
+/** Leases: several instances sharing one store (a file's claim, the leader of a scheduled job). */
+export interface Leases {
   /**
    * Takes (or extends) the lease of a file for `owner` for `ttlMs` from now. Atomic: succeeds only if
    * the file has no owner, is already owned by `owner`, or its lease expired; returns false when
@@ -258,14 +258,81 @@ export interface Journal {
    * process on the same database file.
    */
   tryLeaderLock(name: string): Promise<LeaderLock | null>;
+}
+
+/**
+ * The records mapped from the files, their status from pending to settled, and the send loop's writes (mark before
+ * send, settle after).
+ */
+export interface RecordQueue {
+  /**
+   * Inserts a batch of records for one file in one transaction. Returns the id of the batch's last record
+   * (ids grow in batch order; 0 for an empty batch): a file sent while it is still being mapped publishes its
+   * records to the sender up to that id.
+   */
+  addRecords(fileId: number, records: NewRecord[]): Promise<number>;
+  /**
+   * Removes every record of a file: used when a file that was claimed but not fully mapped (a crash
+   * mid-mapping, nothing of it sent yet) is mapped again from the start. With `afterId`, only the file's
+   * records above that id (a streamed file's records not yet published to the sender). Refuses (JournalError)
+   * when one of the records to remove was sent or is in flight.
+   */
+  deleteRecords(fileId: number, options?: { afterId?: number }): Promise<void>;
+  /** Records matching the query, ordered by id. */
+  listRecords(query: RecordQuery): Promise<RecordRow[]>;
+  countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;
+  /**
+   * The targets of these files' records in these statuses, each once (any order): the send loop reads only the tiers
+   * that have some, instead of scanning the files' records once per tier for targets they do not hold.
+   */
+  targetsOf(fileIds: number[], statuses: RecordStatus[]): Promise<Target[]>;
+  /** Marks a record in flight (status 'sending', attempts + 1) before its request leaves. */
+  markSending(recordId: number): Promise<void>;
+  /**
+   * Settles a record. `xref`: the WMS id it was delivered under, cross-referenced (with its identifying fields) in
+   * the same transaction as the settle: one write of the group commit instead of three (putXref, putXrefFields).
+   */
+  settle(recordId: number, result: RecordResult, xref?: SettleXref): Promise<void>;
+  /**
+   * Operator decision (`wmsbridge resolve --retry`): puts settled records (held, failed, in_doubt) back
+   * to 'pending' so the next push sends them. Returns how many changed. Records already sent are never
+   * requeued.
+   */
+  requeue(recordIds: number[]): Promise<number>;
+  /**
+   * At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. A record another
+   * owner holds a live claim on (a helper still sending it, see claimRecordBatch) is left to that owner.
+   */
+  recoverInFlight(fileIds?: number[]): Promise<number>;
+  /**
+   * Latest settled record (status sent, rejected, failed or held) for (target, key), optionally in
+   * another file than `excludeFileId`: for 'unchanged' detection and reports.
+   */
+  findLatest(target: Target, key: string, options?: { excludeFileId?: number }): Promise<RecordRow | undefined>;
+  /**
+   * The latest purchase order or picking list (WEBHOOK_LINK_TARGETS) whose send returned this WMS id: what links a
+   * webhook to the file and line it concerns. Records of other targets are not looked up by WMS id (master data:
+   * their ids are in the cross-reference, xrefKeysByWmsId).
+   */
+  findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
   /**
    * Records (in any file) of (target, key) that are not settled yet: status pending, sending or
    * in_doubt. The pipeline uses it to wait for a dependency another instance is still sending instead
    * of calling it "not found".
    */
   countUnsettled(target: Target, key: string): Promise<number>;
+  /**
+   * true when the group-committed writes (markSending, settle, putXref, ...) commit in the order they were
+   * issued: a write is never committed before one issued earlier, so when a write's promise resolves every
+   * earlier write has committed (SQLite: one writer applies the batches in turn; PostgreSQL: one batch at a time).
+   * The send loop relies on it to hand a record's window place on as soon as its settle is issued (the next record's
+   * mark commits with it or after it). Absent or false: no such order (a store committing several batches at once).
+   */
+  readonly queuedWritesInOrder?: boolean;
+}
 
-  // ---- record batches: several instances sending one file (docs/SCALING.md, "Record batches") ---------------
+/** Record batches: several instances sending one file (docs/SCALING.md, "Record batches"). */
+export interface RecordClaims {
   /**
    * Claims up to `limit` pending records of these files and targets, in id order, for `owner` for `leaseTtlMs`
    * from now: records nobody holds a live claim on (unclaimed, or whose claim expired; a record `owner` already
@@ -305,70 +372,10 @@ export interface Journal {
    * lost the database): they become 'in_doubt', unclaimed, as recoverInFlight does after a crash. Returns how many.
    */
   recoverExpiredClaims(fileIds: number[]): Promise<number>;
+}
 
-  // ---- records -----------------------------------------------------------------------------
-  /**
-   * Inserts a batch of records for one file in one transaction. Returns the id of the batch's last record
-   * (ids grow in batch order; 0 for an empty batch): a file sent while it is still being mapped publishes its
-   * records to the sender up to that id.
-   */
-  addRecords(fileId: number, records: NewRecord[]): Promise<number>;
-  /**
-   * Removes every record of a file: used when a file that was claimed but not fully mapped (a crash
-   * mid-mapping, nothing of it sent yet) is mapped again from the start. With `afterId`, only the file's
-   * records above that id (a streamed file's records not yet published to the sender). Refuses (JournalError)
-   * when one of the records to remove was sent or is in flight.
-   */
-  deleteRecords(fileId: number, options?: { afterId?: number }): Promise<void>;
-  /**
-   * Retention: removes files last updated before `before` whose status is settled (done, error,
-   * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),
-   * with their records, raw text and parse facts (a webhook event's link to such a record is cleared); and the
-   * webhook events received before `before` and already delivered to the outbox (an older resend of one is stored
-   * again, as a new event). A file goes in transactions of a slice of its records each (SQLite 2,000, PostgreSQL
-   * 10,000), the file row last; `signal` aborted: the prune stops after its current slice (a file keeps the records not
-   * deleted yet, which the next prune deletes).
-   */
-  pruneSettled(before: Date, options?: { signal?: AbortSignal }): Promise<{ files: number; records: number; webhookEvents: number }>;
-  /** Records matching the query, ordered by id. */
-  listRecords(query: RecordQuery): Promise<RecordRow[]>;
-  countRecords(query: Omit<RecordQuery, 'afterId' | 'limit'>): Promise<Record<RecordStatus, number>>;
-  /**
-   * The targets of these files' records in these statuses, each once (any order): the send loop reads only the tiers
-   * that have some, instead of scanning the files' records once per tier for targets they do not hold.
-   */
-  targetsOf(fileIds: number[], statuses: RecordStatus[]): Promise<Target[]>;
-  /** Marks a record in flight (status 'sending', attempts + 1) before its request leaves. */
-  markSending(recordId: number): Promise<void>;
-  /**
-   * Settles a record. `xref`: the WMS id it was delivered under, cross-referenced (with its identifying fields) in
-   * the same transaction as the settle: one write of the group commit instead of three (putXref, putXrefFields).
-   */
-  settle(recordId: number, result: RecordResult, xref?: SettleXref): Promise<void>;
-  /**
-   * Operator decision (`wmsbridge resolve --retry`): puts settled records (held, failed, in_doubt) back
-   * to 'pending' so the next push sends them. Returns how many changed. Records already sent are never
-   * requeued.
-   */
-  requeue(recordIds: number[]): Promise<number>;
-  /**
-   * At start-up: every record left 'sending' by a crash becomes 'in_doubt'. Returns how many. A record another
-   * owner holds a live claim on (a helper still sending it, see claimRecordBatch) is left to that owner.
-   */
-  recoverInFlight(fileIds?: number[]): Promise<number>;
-  /**
-   * Latest settled record (status sent, rejected, failed or held) for (target, key), optionally in
-   * another file than `excludeFileId`: for 'unchanged' detection and reports.
-   */
-  findLatest(target: Target, key: string, options?: { excludeFileId?: number }): Promise<RecordRow | undefined>;
-  /**
-   * The latest purchase order or picking list (WEBHOOK_LINK_TARGETS) whose send returned this WMS id: what links a
-   * webhook to the file and line it concerns. Records of other targets are not looked up by WMS id (master data:
-   * their ids are in the cross-reference, xrefKeysByWmsId).
-   */
-  findRecordByWmsId(wmsId: string): Promise<RecordRow | undefined>;
-
-  // ---- cross-reference of ERP keys to WMS ids ----------------------------------------------
+/** The cross-reference of ERP keys to WMS ids. */
+export interface CrossReference {
   /**
    * The WMS id wmsbridge learned for (resource, key). An answer may come from the page read ahead (prefetchXrefs);
    * `fresh` asks the store itself: a second look after another instance may have written the key.
@@ -391,8 +398,10 @@ export interface Journal {
   findXrefByField(resource: RefResource, field: string, value: string): Promise<XrefEntry | undefined>;
   /** Every cross-reference of a resource as WMS id -> ERP key (one read: the stock result files' product labels). */
   xrefKeysByWmsId(resource: RefResource): Promise<Map<string, string>>;
+}
 
-  // ---- key/value (finished inventories exported, schedules' last runs, ...) ------------------
+/** Key/value (finished inventories exported, schedules' last runs, a file's parse facts, ...). */
+export interface MetaStore {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
   /**
@@ -401,8 +410,10 @@ export interface Journal {
    * last run: the one whose CAS succeeds runs it.
    */
   compareAndSetMeta(key: string, expected: string | null, value: string): Promise<boolean>;
+}
 
-  // ---- webhooks -------------------------------------------------------------------------------
+/** The webhook events received, stored once each, until they are written to the outbox. */
+export interface WebhookInbox {
   /**
    * Stores an event once; returns { stored: false } when the dedupKey was seen before. Its link is `recordId`, or
    * else the latest document whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
@@ -418,22 +429,35 @@ export interface Journal {
   /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;
+}
+
+/** The journal as a whole: its name, retention over every role, the group commit's start-up and figures, closing. */
+export interface JournalUpkeep {
+  /** the store's name for messages: 'sqlite:/path/state/journal.db' or 'postgres://host/db' */
+  readonly location: string;
+  /**
+   * Retention: removes files last updated before `before` whose status is settled (done, error,
+   * duplicate) and none of whose records waits for anything (pending, sending, held, in_doubt, failed),
+   * with their records, raw text and parse facts (a webhook event's link to such a record is cleared); and the
+   * webhook events received before `before` and already delivered to the outbox (an older resend of one is stored
+   * again, as a new event). A file goes in transactions of a slice of its records each (SQLite 2,000, PostgreSQL
+   * 10,000), the file row last; `signal` aborted: the prune stops after its current slice (a file keeps the records not
+   * deleted yet, which the next prune deletes).
+   */
+  pruneSettled(before: Date, options?: { signal?: AbortSignal }): Promise<{ files: number; records: number; webhookEvents: number }>;
   /**
    * Gets the group-committed writes ready before the first one (SQLite: starts the writer thread and commits an
    * empty batch on it), so a server's first answers do not wait for it (the webhook receiver calls it before it
    * listens). Optional: a journal without such a start-up cost leaves it out.
    */
   warmUp?(): Promise<void>;
-
   /** Figures of the group-committed writes since the journal was opened (for /metrics and benchmarks). */
   writeStats(): JournalWriteStats;
-  /**
-   * true when the group-committed writes (markSending, settle, putXref, ...) commit in the order they were
-   * issued: a write is never committed before one issued earlier, so when a write's promise resolves every
-   * earlier write has committed (SQLite: one writer applies the batches in turn; PostgreSQL: one batch at a time).
-   * The send loop relies on it to hand a record's window place on as soon as its settle is issued (the next record's
-   * mark commits with it or after it). Absent or false: no such order (a store committing several batches at once).
-   */
-  readonly queuedWritesInOrder?: boolean;
   close(): Promise<void>;
 }
+
+/**
+ * The whole journal: every role. Only the composition root (app/context.ts, the CLI commands that open a journal) and
+ * journal/ hold it; every other consumer takes the roles it uses (FileLedger, RecordQueue, ...).
+ */
+export interface Journal extends FileLedger, Leases, RecordQueue, RecordClaims, CrossReference, MetaStore, WebhookInbox, JournalUpkeep {}

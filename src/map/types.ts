@@ -6,7 +6,7 @@
  */
 import type { RefResource, Target } from '../wms/targets.js';
 import type { RowIssue } from '../shared/errors.js';
-import type { RawRow } from '../parse/types.js';
+import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
 
 /**
  * A reference to a WMS id, resolved at send time.
@@ -25,16 +25,7 @@ export function isRef(v: unknown): v is RefValue {
   return typeof v === 'object' && v !== null && '$ref' in v && typeof (v as RefValue).$ref === 'object';
 }
 
-/** Where a record came from. Lines are 1-based physical lines of the source file. */
-export interface SourceLocation {
-  line: number;
-  /** last line, for documents made of several rows */
-  lineEnd?: number;
-  /** XML element path (e.g. nfeProc/NFe/infNFe/det[3]) when the source is XML */
-  element?: string;
-}
-
-export type RecordOp = 'create' | 'update' | 'upsert' | 'delete';
+export type { RecordOp, SourceLocation } from '../shared/record-model.js';
 
 export interface MappedRecord {
   target: Target;

@@ -13,7 +13,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Journal, RecordRow } from '../journal/types.js';
+import type { RecordRow, FileLedger, RecordQueue, WebhookInbox } from '../journal/types.js';
 import { createI18n, type I18n, type Locale } from '../i18n/index.js';
 import { writeFileAtomic } from './atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from './csv.js';
@@ -75,7 +75,7 @@ export function compareOrders(a: OrderLine, b: OrderLine): number {
 const earliest = (a: string | null, b: string | null): string | null => (a === null ? b : b === null ? a : a < b ? a : b);
 
 /** Every document sent, with the webhooks about it folded in (oldest event first). */
-export async function buildOrders(journal: Journal): Promise<OrderLine[]> {
+export async function buildOrders(journal: FileLedger & RecordQueue & WebhookInbox): Promise<OrderLine[]> {
   const byId = new Map<number, OrderLine>();
   const byWms = new Map<string, OrderLine>();
   const fileNames = new Map<number, string | null>();

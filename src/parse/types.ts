@@ -5,6 +5,7 @@
  */
 import type { RowIssue } from '../shared/errors.js';
 import type { Encoding } from './options.js';
+import type { RawRow } from '../shared/record-model.js';
 
 /**
  * The last column of a delimited rejects file (src/outbox/rejects.ts) with the reasons: a rejects file
@@ -12,28 +13,7 @@ import type { Encoding } from './options.js';
  */
 export const REJECT_REASON_COLUMN = 'wmsbridge_error';
 
-/** A parsed source row: values by column name (or index) plus its location. */
-export interface RawRow {
-  /** 1-based physical line (first line for multi-line quoted fields) */
-  line: number;
-  lineEnd?: number;
-  /** delimited: column name (or "0","1".. without header) -> value; fixed-width: field -> value; XML: path -> value */
-  fields: Record<string, string>;
-  /** delimited: the row as an array in file order (to write rejects back in the same shape) */
-  cells?: string[];
-  /** fixed-width: the record type; XML: the element path */
-  recordType?: string;
-  /** the raw text of the line(s), when the parser keeps it (fixed-width, delimited); xlsx: the typed cells as JSON */
-  text?: string;
-  /** xlsx: the sheet and each column's letter, so a problem names its cell ("sheet Produtos, cell D7"); shared by every row */
-  sheet?: SheetPlace;
-}
-
-/** Where a spreadsheet row's values are: the sheet's name and the letter of each column (by column name). */
-export interface SheetPlace {
-  name: string;
-  letters: Readonly<Record<string, string>>;
-}
+export type { RawRow, SheetPlace } from '../shared/record-model.js';
 
 export interface ParsedRowItem {
   kind: 'row';

@@ -2,7 +2,7 @@
  * Pull: the warehouse's truth back to the ERP as files in <outbox>/exports.
  */
 import type { CsvFormatOptions } from '../outbox/csv.js';
-import type { Journal } from '../journal/types.js';
+import type { MetaStore } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { StockSearchFilters } from '../wms/schemas.js';
@@ -69,7 +69,7 @@ export interface RefCacheRefresher {
 
 export interface PullDeps {
   client: WmsClient;
-  journal: Journal;
+  journal: MetaStore;
   logger: Logger;
   /** clock for file names and journal stamps. @default () => new Date() */
   now?: () => Date;

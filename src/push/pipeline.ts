@@ -17,7 +17,7 @@
  */
 import pLimit from 'p-limit';
 import type { Logger } from '../shared/logger.js';
-import type { Journal, RecordResult, RecordRow } from '../journal/types.js';
+import type { RecordResult, RecordRow, RecordQueue, RecordClaims, CrossReference, MetaStore } from '../journal/types.js';
 import { iterate } from '../journal/iterate.js';
 import { FILE_META } from '../journal/policy.js';
 import type { WmsClient } from '../wms/client-types.js';
@@ -44,7 +44,7 @@ export interface ChannelPolicy {
 }
 
 export interface PushOptions {
-  journal: Journal;
+  journal: RecordQueue & RecordClaims & CrossReference & MetaStore;
   client: WmsClient;
   refCache: LoadableReferenceCache;
   logger: Logger;
@@ -408,7 +408,7 @@ const SEND_STATUSES: RecordRow['status'][] = ['pending', 'sending', 'in_doubt'];
  * synchronisations are never streamed, and a mapping has one target), and its note is not written before its end.
  */
 async function filesWithStockRows(
-  journal: Journal,
+  journal: RecordQueue & MetaStore,
   fileIds: readonly number[],
   waiting: ReadonlyMap<number, ReadonlySet<Target>> | null,
   feed: RecordFeed | undefined,
@@ -420,7 +420,7 @@ async function filesWithStockRows(
 }
 
 /** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */
-async function waitingTargetsByFile(journal: Journal, fileIds: readonly number[]): Promise<Map<number, Set<Target>>> {
+async function waitingTargetsByFile(journal: RecordQueue & MetaStore, fileIds: readonly number[]): Promise<Map<number, Set<Target>>> {
   const byFile = new Map<number, Set<Target>>();
   for (const id of fileIds) {
     // the targets its mapping produced, written when it was mapped: those still to send, or more once some target's

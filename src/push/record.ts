@@ -3,7 +3,7 @@
  * cross-reference's "already delivered", the request, and what its answer means (decide.ts). The pusher
  * (pipeline.ts) gives it the run's shared services (PushRun) and calls `process` for each record.
  */
-import type { Journal, RecordResult, RecordRow, SettleXref } from '../journal/types.js';
+import type { RecordResult, RecordRow, SettleXref, RecordQueue, CrossReference, MetaStore } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { WmsClient, WriteHooks } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
@@ -27,7 +27,7 @@ import {
 
 /** What every record of a push shares: the journal, the client, the run's failures, the request slots. */
 export interface PushRun {
-  journal: Journal;
+  journal: RecordQueue & CrossReference & MetaStore;
   client: WmsClient;
   logger: Logger;
   resolver: RefResolver;

@@ -4,7 +4,7 @@
  * (a dependency that failed holds the record), then a WMS read where the interface has one.
  */
 import { isRef, type RefValue } from '../map/types.js';
-import type { Journal } from '../journal/types.js';
+import type { RecordQueue, CrossReference } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
 import { TARGETS, type Target } from '../wms/targets.js';
@@ -104,7 +104,12 @@ export function createStockIndex(client: WmsClient | null): (code: string) => Pr
   };
 }
 
-export function createRefResolver(deps: { journal: Journal; client: WmsClient | null; refCache: LoadableReferenceCache; failures: RunFailures }): RefResolver {
+export function createRefResolver(deps: {
+  journal: RecordQueue & CrossReference;
+  client: WmsClient | null;
+  refCache: LoadableReferenceCache;
+  failures: RunFailures;
+}): RefResolver {
   const { journal, client, refCache, failures } = deps;
   const wmsReads = new Map<string, Promise<string | undefined>>();
   /** productCode -> productId through the run's index of the Stock list (the interface has no product read) */

@@ -1,6 +1,6 @@
 /** The send loop's entrance (push/pipeline.ts sendTier, push/share.ts sendClaimed) and its window. */
 import type { Logger } from '../shared/logger.js';
-import type { Journal, RecordRow } from '../journal/types.js';
+import type { RecordRow, CrossReference } from '../journal/types.js';
 import { TARGET_INFO, type RefResource } from '../wms/targets.js';
 import { collectRefs } from './refs.js';
 import { isReadOnlyResource } from './reference-cache.js';
@@ -12,7 +12,7 @@ import { isReadOnlyResource } from './reference-cache.js';
  * page of 10,000 families read them one statement each). Only a speed-up: a failure is logged and each record
  * reads its own entries, as without it.
  */
-export async function prefetchXrefsOf(journal: Journal, logger: Logger, rows: readonly RecordRow[]): Promise<void> {
+export async function prefetchXrefsOf(journal: CrossReference, logger: Logger, rows: readonly RecordRow[]): Promise<void> {
   const keys = new Map<RefResource, string[]>();
   const add = (resource: RefResource, key: string): void => {
     const list = keys.get(resource);

@@ -8,8 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isWmsError } from '../wms/errors.js';
 import { basename, extname, isAbsolute, relative, resolve, sep } from 'node:path';
-import type { RecordOutcome } from '../journal/types.js';
-import type { Journal } from '../journal/types.js';
+import type { RecordOutcome, CrossReference, MetaStore } from '../journal/types.js';
 import type { CallOptions, WmsClient, WriteHooks } from '../wms/client-types.js';
 import { ENDPOINTS, type EndpointName } from '../wms/endpoints.js';
 import type * as S from '../wms/schemas.js';
@@ -19,7 +18,7 @@ import { sameIdentifier } from '../map/identifiers.js';
 
 export interface SendContext {
   client: WmsClient;
-  journal: Journal;
+  journal: CrossReference & MetaStore;
   /** the channel's inbox folder: attachments are taken only from inside it */
   inboxDir: string;
 }

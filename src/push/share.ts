@@ -5,7 +5,7 @@
  * until what other instances claimed is settled.
  */
 import type { Logger } from '../shared/logger.js';
-import type { Journal, RecordRow } from '../journal/types.js';
+import type { RecordRow, RecordQueue, RecordClaims, CrossReference } from '../journal/types.js';
 import { iterate } from '../journal/iterate.js';
 import { TARGET_INFO, type Target } from '../wms/targets.js';
 import type { RecordFeed } from './feed.js';
@@ -30,7 +30,7 @@ export function shareableTarget(target: Target): boolean {
 
 /** What the claim loop needs of the run (PushOptions). */
 export interface ClaimLoopOptions {
-  journal: Journal;
+  journal: RecordQueue & RecordClaims & CrossReference;
   logger: Logger;
   /** records read from the journal per batch: a claim is at most this many */
   batchSize: number;

@@ -20,7 +20,7 @@ import type { CompiledMapping } from '../map/index.js';
 import { isRef } from '../map/types.js';
 import { previewWith } from '../map/preview.js';
 import type { LoadableReferenceCache } from '../push/reference-cache.js';
-import type { Journal } from '../journal/types.js';
+import type { CrossReference, MetaStore } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { StockRecord } from '../wms/schemas.js';
 import { createI18n, type I18n, type Locale } from '../i18n/index.js';
@@ -77,7 +77,7 @@ export async function reconcileStock(opts: {
   mapping: CompiledMapping;
   client: WmsClient;
   refCache: LoadableReferenceCache;
-  journal: Journal;
+  journal: CrossReference;
   now?: Date;
 }): Promise<StockReconciliation> {
   const { mapping, client, journal } = opts;
@@ -268,7 +268,7 @@ export async function reconcileAfterSync(
   ctx: {
     client: WmsClient;
     refCache: LoadableReferenceCache;
-    journal: Journal;
+    journal: CrossReference & MetaStore;
     config: { outboxDir: string; outbox: { locale: Locale; timeZone: string; csv: CsvFormatOptions } };
   },
   mapping: CompiledMapping,

@@ -11,7 +11,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Journal, WebhookEventRow } from '../journal/types.js';
+import type { WebhookEventRow, FileLedger, RecordQueue, WebhookInbox } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { createCsvWriter, createJsonlWriter, type CsvFormatOptions } from '../outbox/csv.js';
@@ -50,7 +50,7 @@ export interface FlushOptions {
 }
 
 export interface FlushDeps {
-  journal: Journal;
+  journal: WebhookInbox & RecordQueue & FileLedger;
   logger: Logger;
 }
 
@@ -92,7 +92,7 @@ function parseBody(body: string): { ok: true; payload: unknown } | { ok: false }
 }
 
 /** Looks up the source file/line of the documents events refer to, cached for one flush. */
-function createLinkResolver(journal: Journal, logger: Logger): (wmsId: string | undefined) => Promise<SourceLink | undefined> {
+function createLinkResolver(journal: RecordQueue & FileLedger, logger: Logger): (wmsId: string | undefined) => Promise<SourceLink | undefined> {
   const byWmsId = new Map<string, SourceLink | undefined>();
   const fileNames = new Map<number, string | undefined>();
   return async (wmsId) => {

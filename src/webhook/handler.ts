@@ -6,7 +6,7 @@
  * without a port (./inject.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Journal } from '../journal/types.js';
+import type { WebhookInbox } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { computeDedupKey, extractEventId, extractLinkId } from './event.js';
@@ -40,7 +40,7 @@ export interface ResolvedHandlerOptions {
 }
 
 export interface WebhookHandlerDeps {
-  journal: Journal;
+  journal: WebhookInbox;
   logger: Logger;
   hooks?: WebhookHooks;
 }

@@ -6,7 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import type { Journal } from '../journal/types.js';
+import type { FileLedger, RecordQueue, WebhookInbox, JournalUpkeep } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
@@ -52,7 +52,7 @@ export interface WebhookReceiverOptions {
 }
 
 export interface WebhookReceiverDeps {
-  journal: Journal;
+  journal: WebhookInbox & RecordQueue & FileLedger & Pick<JournalUpkeep, 'warmUp'>;
   logger: Logger;
   /** test/fault hooks (see WebhookHooks) */
   hooks?: WebhookHooks;

@@ -3,7 +3,8 @@
  * `runJournalContract(name, open)` is exported for other stores: `open()` must return a journal on
  * the SAME storage every time it is called within one suite run (used for close/reopen, and for a
  * second journal object racing the first, as a second instance would), and a fresh empty storage
- * per suite. Run here for SQLite on a temp file and for PostgreSQL on a fresh schema (see
+ * per suite. Run here for SQLite on a temp file, for the in-memory store (src/journal/memory.ts) on one
+ * MemoryDatabase, and for PostgreSQL on a fresh schema (see
  * test/helpers/postgres.ts: it fails when the server is down unless WMSBRIDGE_SKIP_POSTGRES=1).
  */
 import { test, describe, before, after } from 'node:test';
@@ -15,6 +16,7 @@ import { createPostgresJournal, leaderLockKey, PG_SCHEMA_VERSION } from '../../s
 import { linkedRecordId } from '../../src/journal/rows.js';
 import { RECORD_STATUSES } from '../../src/journal/policy.js';
 import { openJournal } from '../../src/journal/index.js';
+import { createMemoryDatabase, createMemoryJournal } from '../../src/journal/memory.js';
 import { assertPostgresReachable, dropSchema, freshSchemaName, PG_TEST_URL, pgQuery, postgresSkipReason } from '../helpers/postgres.js';
 import type { Journal, LeaderLock, NewRecord, RecordStatus } from '../../src/journal/types.js';
 import type { RefResource } from '../../src/wms/targets.js';
@@ -76,7 +78,7 @@ export function runJournalContract(name: string, open: () => Promise<Journal>): 
     });
 
     test('location names the store', () => {
-      assert.match(j.location, /^(sqlite:|postgres)/);
+      assert.match(j.location, /^(sqlite:|postgres|memory:)/);
     });
 
     test('addFile registers a claimed file; getFile/listFiles/updateFile', async () => {
@@ -1392,6 +1394,11 @@ runJournalContract('sqlite', () => createSqliteJournal({ path: join(tmp.dir, 'st
 runJournalContract('sqlite (send-loop writes inline, no writer thread)', () =>
   createSqliteJournal({ path: join(tmp.dir, 'inline', 'journal.db'), writer: 'inline' }),
 );
+
+// ---- in memory (the unit tests' store) -------------------------------------------------------------
+// every journal of the suite on one database: a second journal is a second instance, as on a shared file
+const memory = createMemoryDatabase('contract');
+runJournalContract('memory', () => createMemoryJournal({ database: memory }));
 
 describe('sqlite writer thread', () => {
   const records = (n: number): NewRecord[] =>
