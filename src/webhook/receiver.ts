@@ -101,7 +101,7 @@ function handlerFor(options: WebhookReceiverOptions, deps: WebhookReceiverDeps):
 }
 
 /** The outbox flush, serialised: the loop and flush() never write the same batch at once. */
-function serialFlush(options: WebhookReceiverOptions, journal: Journal, logger: Logger): () => Promise<number> {
+function serialFlush(options: WebhookReceiverOptions, journal: WebhookReceiverDeps['journal'], logger: Logger): () => Promise<number> {
   let flushing: Promise<number> = Promise.resolve(0);
   const flushOptions = {
     outboxDir: options.outboxDir,
