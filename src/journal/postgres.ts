@@ -33,6 +33,7 @@ import {
 } from './postgres-writes.js';
 import {
   linkedRecordId,
+  linkTargetsSql,
   recordColumns,
   recordSelectList,
   toFileRow,
@@ -202,7 +203,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   // migration 6): the full index took every created record's id, a random page of it per settle
   `
   DROP INDEX S.records_by_wms_id;
-  CREATE INDEX records_by_link_wms_id ON S.records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
+  CREATE INDEX records_by_link_wms_id ON S.records (wms_id) WHERE wms_id IS NOT NULL AND target IN (${linkTargetsSql()});
   `,
   // 7 (as SQLite's migration 7): the columns that reference another row, indexed: the foreign key's check of each
   // record retention deletes read every webhook event

@@ -17,6 +17,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { JournalError } from './errors.js';
 import {
+  linkTargetsSql,
   recordColumns,
   recordValuesList,
   toFileRow,
@@ -176,7 +177,7 @@ export const MIGRATIONS: readonly string[] = [
   // a created record put its UUID on a random page of the full index, 30 % of the bytes a master-data run wrote
   `
   DROP INDEX records_by_wms_id;
-  CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
+  CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN (${linkTargetsSql()});
   `,
   // 7: the columns that reference another row, indexed: deleting the row referenced (retention's prune) looks for its
   // references, and without an index each deleted record read every webhook event (foreign_keys = ON): 200,000 records

@@ -14,6 +14,7 @@ export const category = defineTarget({
   refs: {},
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createCategory' },
   readBack: null,
   sequence: null,

@@ -14,6 +14,7 @@ export const conversionFactor = defineTarget({
   refs: { productID: 'Product', unitMeasurementInputID: 'UnitMeasurement', unitMeasurementOutputID: 'UnitMeasurement' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'upsert-by-xref', get: 'getConversionFactor', create: 'createConversionFactor', update: 'updateConversionFactor' },
   readBack: 'codeERP+productID',
   // updates and deletes of one factor, by its natural key

@@ -14,6 +14,7 @@ export const family = defineTarget({
   refs: { categoryID: 'Category' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createFamily' },
   readBack: null,
   sequence: null,

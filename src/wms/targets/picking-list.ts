@@ -22,8 +22,10 @@ export const pickingList = defineTarget({
   },
   document: true,
   inDoubtPolicy: 'hold',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createPickingList' },
   readBack: null,
   sequence: null,
   sandbox: 'PickingList',
+  order: { kind: 'picking', number: 'order', partnerName: 'clientName', partnerTaxId: 'ownerID' },
 });

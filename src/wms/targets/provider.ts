@@ -14,8 +14,10 @@ export const provider = defineTarget({
   refs: { ownerID: 'Owners' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'upsert-by-codeERP', find: 'getProviderByErp', create: 'createProvider', update: 'updateProvider' },
   readBack: 'codeERP',
   sequence: { scope: 'Provider', by: 'key' },
   sandbox: 'Provider',
+  lookup: { by: 'codeERP', read: 'get', get: 'getProviderByErp' },
 });

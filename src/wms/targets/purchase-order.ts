@@ -24,8 +24,10 @@ export const purchaseOrder = defineTarget({
   },
   document: true,
   inDoubtPolicy: 'hold',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createPurchaseOrder' },
   readBack: null,
   sequence: null,
   sandbox: 'PurchaseOrder',
+  order: { kind: 'purchase', number: 'nf', partnerName: null, partnerTaxId: 'providerID' },
 });

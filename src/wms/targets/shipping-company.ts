@@ -14,8 +14,10 @@ export const shippingCompany = defineTarget({
   refs: { ownerID: 'Owners' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'upsert-by-codeERP', find: 'getShippingCompanyByErp', create: 'createShippingCompany', update: 'updateShippingCompany' },
   readBack: 'codeERP',
   sequence: { scope: 'ShippingCompany', by: 'key' },
   sandbox: 'ShippingCompany',
+  lookup: { by: 'codeERP', read: 'get', get: 'getShippingCompanyByErp' },
 });

@@ -81,6 +81,41 @@ export type SequenceRule =
 /** Where the sandbox keeps what a target sends: a collection (src/sandbox/state.ts), or its stock. */
 export type SandboxStore = RefResource | 'Attachment' | 'Stock' | 'SyncSession';
 
+/**
+ * How a `$ref` to this target's resource that wmsbridge did not create is read from the WMS (src/push/refs.ts),
+ * by `by` (the field a natural-key reference is read by when the mapping names none):
+ * - get: one record by that field through `get` (an endpoint with the value as its path parameter);
+ * - owners: the Owners list searched by code or codeERP (src/push/owners.ts);
+ * - stock-index: the run's index of the Stock list by product code (the interface has no product read): also how
+ *   an in-doubt or already-existing record of the target is found (push/record.ts).
+ */
+export type LookupRule =
+  | { readonly by: string; readonly read: 'get'; readonly get: FindMethod }
+  | { readonly by: string; readonly read: 'owners' }
+  | { readonly by: string; readonly read: 'stock-index' };
+
+/**
+ * How results and reports name a stock row (src/app/stock-labels.ts): by warehouse code, product code (the
+ * `refs` resource of `productId`), and, with `lotAndStatus`, the lot and the target status; `warehouseOptional`:
+ * a payload without warehouseId is named without it (a sync entry covers every warehouse).
+ */
+export interface StockLabelRule {
+  readonly lotAndStatus: boolean;
+  readonly warehouseOptional: boolean;
+}
+
+/**
+ * A document the orders report lists and webhooks link to by WMS id (src/outbox/orders.ts, the journal's
+ * index of records by WMS id): its kind in the report, the payload field holding its number, the partner's
+ * name field (if any) and the field holding the partner's tax id (a `$ref`'s value, else the key's second part).
+ */
+export interface OrderRule {
+  readonly kind: 'picking' | 'purchase';
+  readonly number: string;
+  readonly partnerName: string | null;
+  readonly partnerTaxId: string;
+}
+
 /** One WMS target. */
 export interface TargetSpec<N extends string = string> {
   readonly name: N;
@@ -115,6 +150,22 @@ export interface TargetSpec<N extends string = string> {
   readonly sequence: SequenceRule | null;
   /** Where the sandbox stores it (its handler is the one of the send rule's endpoints). */
   readonly sandbox: SandboxStore;
+  /**
+   * Fields of `refs` the sandbox does not check for existence (the interface defines no resource they must
+   * name): every other `refs` field is a foreign key the sandbox checks (src/sandbox/api.ts).
+   */
+  readonly sandboxUnchecked?: readonly string[];
+  /**
+   * The same file dropped again: `skip` (a duplicate, archived and reported) or `process` (operations files whose
+   * repetition is meaningful); a channel's `duplicates` overrides it (src/app/run-intake.ts).
+   */
+  readonly duplicates: 'skip' | 'process';
+  /** How a reference to it is read from the WMS when wmsbridge did not create it, or absent (no such read). */
+  readonly lookup?: LookupRule;
+  /** How a stock row of it is named in results and reports, or absent (its key is its name). */
+  readonly stockLabel?: StockLabelRule;
+  /** A document of the orders report that webhooks link to, or absent. */
+  readonly order?: OrderRule;
 }
 
 /** Declares a target (keeps its name as a literal type, so `Target` is the union of the registry's names). */

@@ -14,6 +14,7 @@ export const unitMeasurement = defineTarget({
   refs: {},
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createUnitMeasurement' },
   readBack: null,
   sequence: null,
