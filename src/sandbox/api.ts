@@ -5,8 +5,8 @@
  */
 import type { z } from 'zod';
 import * as S from '../wms/schemas.js';
-import type { EndpointName } from '../wms/endpoints.js';
-import { REGISTRY, type SandboxStore, type TargetSpec } from '../wms/targets.js';
+import type { DeclaredEndpointName, EndpointName } from '../wms/endpoints.js';
+import { REGISTRY, SPECS, type SandboxStore, type TargetSpec } from '../wms/targets.js';
 import { cnpjProblem } from './ids.js';
 import { fail, listReply, ok, pageOf, pageStart, parsePaging, type Reply } from './http-util.js';
 import { normalizeInput, type SandboxDialect } from './dialect.js';
@@ -121,7 +121,7 @@ function fks(ctx: ApiContext, spec: Record<string, Resource>, items?: { key: str
  * The foreign keys of what a target sends, from its spec's `refs` (src/wms/targets/): every field but those the spec
  * leaves unchecked (`sandboxUnchecked`); `items[].field` is a field of each item of the array `items`.
  */
-function refFks(ctx: ApiContext, spec: TargetSpec): FkCheck {
+function refFks(ctx: ApiContext, spec: Pick<TargetSpec, 'refs' | 'sandboxUnchecked'>): FkCheck {
   const top: Record<string, Resource> = {};
   let items: { key: string; spec: Record<string, Resource> } | undefined;
   for (const [field, resource] of Object.entries(spec.refs)) {
@@ -135,7 +135,7 @@ function refFks(ctx: ApiContext, spec: TargetSpec): FkCheck {
 
 /** The target stored in `store` (the first of the registry: a delete shares its create's store). */
 function storedIn(store: SandboxStore): TargetSpec {
-  const spec = REGISTRY.find((s) => s.sandbox === store);
+  const spec = SPECS.find((s) => s.sandbox === store);
   if (!spec) throw new Error(`no target is stored in ${store}`);
   return spec;
 }
@@ -672,7 +672,34 @@ export const attach: Handler = (ctx, req) => {
 
 const isFinished = (r: Rec): boolean => r['endDate'] !== null && r['endDate'] !== undefined;
 
+/**
+ * The handlers of the endpoints targets declare in their specs (a target added by its spec alone): a create (POST)
+ * or an update (PUT) of one record in the target's store, its body checked against the endpoint's request schema
+ * and the foreign keys of its `refs`, a duplicate told by its natural key (the key's first non-empty alternatives).
+ */
+function declaredHandlers(): Record<DeclaredEndpointName, Handler> {
+  const out: Record<string, Handler> = {};
+  for (const spec of REGISTRY as readonly unknown[] as readonly TargetSpec<string, string>[]) {
+    for (const [name, ep] of Object.entries(spec.endpoints ?? {})) {
+      const def: ResourceDef = {
+        resource: spec.sandbox as Resource,
+        create: ep.request,
+        update: ep.request,
+        fk: (ctx) => refFks(ctx, spec),
+        natural: (d) =>
+          spec.key.parts.map((alts): [string, unknown] => {
+            const field = alts.find((a) => a !== '' && d[a] !== undefined && d[a] !== null) ?? alts[0]!;
+            return [field, d[field]];
+          }),
+      };
+      out[name] = ep.method === 'POST' ? createHandler(def) : updateHandler(def);
+    }
+  }
+  return out as Record<DeclaredEndpointName, Handler>;
+}
+
 export const HANDLERS: Record<Exclude<EndpointName, 'authorize' | 'refreshToken'>, Handler> = {
+  ...declaredHandlers(),
   listConversionFactors: listHandler('ConversionFactor'),
   getConversionFactor: getByIdHandler('ConversionFactor'),
   createConversionFactor: createHandler(conversionFactorDef),

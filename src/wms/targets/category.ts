@@ -11,6 +11,7 @@ export const category = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'Category',
+  lookupBy: ['codeERP', 'name'],
   refs: {},
   document: false,
   inDoubtPolicy: 'resend',

@@ -11,6 +11,7 @@ export const conversionFactor = defineTarget({
   ops: ['create', 'update', 'upsert'],
   defaultOp: 'upsert',
   xref: 'ConversionFactor',
+  lookupBy: ['codeERP'],
   refs: { productID: 'Product', unitMeasurementInputID: 'UnitMeasurement', unitMeasurementOutputID: 'UnitMeasurement' },
   document: false,
   inDoubtPolicy: 'resend',

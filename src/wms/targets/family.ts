@@ -11,6 +11,7 @@ export const family = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'Family',
+  lookupBy: ['codeERP', 'name'],
   refs: { categoryID: 'Category' },
   document: false,
   inDoubtPolicy: 'resend',

@@ -11,6 +11,7 @@ export const owners = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'Owners',
+  lookupBy: ['code', 'codeERP'],
   refs: { companyID: 'Company' },
   document: false,
   inDoubtPolicy: 'resend',

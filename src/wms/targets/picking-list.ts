@@ -11,6 +11,7 @@ export const pickingList = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'PickingList',
+  lookupBy: ['order', 'codeERP'],
   refs: {
     companyID: 'Company',
     branchID: 'Branch',

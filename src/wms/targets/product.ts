@@ -11,6 +11,7 @@ export const product = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'Product',
+  lookupBy: ['code', 'codeERP'],
   refs: { categoryID: 'Category', familyID: 'Family', logisticsProfileID: 'LogisticsProfile', expeditionProfileID: 'LogisticsProfile' },
   document: false,
   inDoubtPolicy: 'resend',

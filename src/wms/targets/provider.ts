@@ -11,6 +11,7 @@ export const provider = defineTarget({
   ops: ['create', 'update', 'upsert'],
   defaultOp: 'upsert',
   xref: 'Provider',
+  lookupBy: ['codeERP', 'cnpj'],
   refs: { ownerID: 'Owners' },
   document: false,
   inDoubtPolicy: 'resend',

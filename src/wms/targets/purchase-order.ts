@@ -11,6 +11,7 @@ export const purchaseOrder = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'PurchaseOrder',
+  lookupBy: ['nf', 'codeERP'],
   refs: {
     companyID: 'Company',
     branchID: 'Branch',

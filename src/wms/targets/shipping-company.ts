@@ -11,6 +11,7 @@ export const shippingCompany = defineTarget({
   ops: ['create', 'update', 'upsert'],
   defaultOp: 'upsert',
   xref: 'ShippingCompany',
+  lookupBy: ['codeERP', 'cnpj'],
   refs: { ownerID: 'Owners' },
   document: false,
   inDoubtPolicy: 'resend',

@@ -11,6 +11,7 @@ export const unitMeasurement = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'UnitMeasurement',
+  lookupBy: ['symbol', 'codeERP'],
   refs: {},
   document: false,
   inDoubtPolicy: 'resend',
