@@ -8,7 +8,7 @@ import type { MapContext, MapOutput, MapStats } from '../map/types.js';
 import type { NewRecord, StoredRawRow, RecordQueue, MetaStore } from '../journal/types.js';
 import type { RawRow } from '../parse/types.js';
 import type { Encoding } from '../parse/options.js';
-import type { Target } from '../wms/targets.js';
+import { sentAsSession, type Target } from '../wms/targets.js';
 import { FILE_META } from '../journal/policy.js';
 import { openParser, type ParserHandle, type ParsedItem } from '../parse/index.js';
 import { InputError } from '../shared/errors.js';
@@ -195,7 +195,7 @@ export async function mapFileToJournal(opts: {
     await opts.journal.setMeta(FILE_META.unsent(opts.fileId), JSON.stringify(unsent.toJSON()));
   res.unsent = unsent.size;
   // a stock sync whose mapping declares that its valid rows are sent even when some are rejected (the business rule)
-  const rule = (opts.mapping.parts ?? [opts.mapping]).find((m) => m.target === 'StockSync' && m.spec.onRejected === 'sendValid');
+  const rule = (opts.mapping.parts ?? [opts.mapping]).find((m) => sentAsSession(m.target) && m.spec.onRejected === 'sendValid');
   if (rule && res.rejects > 0)
     await opts.journal.setMeta(
       FILE_META.sendValid(opts.fileId),

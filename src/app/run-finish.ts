@@ -6,6 +6,7 @@
 import { archiveFile, changedSinceClaim, moveToError } from '../intake/claim.js';
 import { reconcileAfterSync } from '../reconcile/stock.js';
 import { errorMessage } from '../shared/errors.js';
+import { sentAsSession } from '../wms/targets.js';
 import { createFileFinish, type FileFinishOptions } from './finish-file.js';
 import { stockKeyLabeler, type KeyLabeler } from './stock-labels.js';
 import { createI18n } from '../i18n/index.js';
@@ -154,7 +155,7 @@ async function finishMapped(run: RunState, w: Working): Promise<void> {
   await journal.updateFile(w.row.id, { status: 'done', path: archived, runId: run.runId });
   await journal.releaseFileLease(w.row.id, run.owner);
   // a stock file just synchronised: does the WMS now hold what it says? (outbox.reconcileStock)
-  if (config.outbox.reconcileStock && w.mapping?.target === 'StockSync' && (w.figures.outcomes.updated ?? 0) > 0) {
+  if (config.outbox.reconcileStock && w.mapping && sentAsSession(w.mapping.target) && (w.figures.outcomes.updated ?? 0) > 0) {
     await reconcileAfterSync(ctx, w.mapping, archived, log);
   }
 }

@@ -6,6 +6,7 @@ import type { ResolvedChannel } from '../config/load.js';
 import type { CompiledMapping } from '../map/index.js';
 import { claimFile, resolveChannelFolders, type ClaimedFile, type ReadyFile } from '../intake/claim.js';
 import { errorMessage } from '../shared/errors.js';
+import { specOf } from '../wms/targets.js';
 import { pickMapping, type RunState, type Working } from './run-state.js';
 
 /** Pause between two claims of one batch when instances share a journal (see intake). */
@@ -103,11 +104,10 @@ export async function registerClaimed(run: RunState, c: ClaimedFile, channel: Re
   run.working.push(w);
 }
 
-/** A channel's duplicate-file policy; unset: operations files are processed again, everything else skipped. */
+/** A channel's duplicate-file policy; unset: the target's (its spec's `duplicates`: operations files are processed again). */
 export function duplicatePolicy(channel: Pick<ResolvedChannel, 'duplicates'>, mapping: Pick<CompiledMapping, 'target'> | null): 'skip' | 'process' {
   if (channel.duplicates) return channel.duplicates;
-  const t = mapping?.target;
-  return t === 'StockLock' || t === 'StockUnlock' || t === 'StockSync' ? 'process' : 'skip';
+  return specOf(mapping?.target)?.duplicates ?? 'skip';
 }
 
 /** Drop order: modification time, then name (ERPs drop a nightly pair within the same second). */

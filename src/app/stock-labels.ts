@@ -2,13 +2,13 @@
  * How results and reports name a stock row: by warehouse code, product code and lot (and the target status),
  * not by the ids its natural key holds. Ids are turned back into codes from the reference cache (warehouses,
  * material statuses) and from what wmsbridge created (products, by their WMS id in the journal's cross-reference).
+ * Which targets are stock rows, and which parts name them, is their spec's `stockLabel` (src/wms/targets/).
  */
 import { isRef } from '../map/types.js';
 import type { RecordRow, CrossReference } from '../journal/types.js';
 import type { LoadableReferenceCache } from '../push/reference-cache.js';
-import type { RefResource } from '../wms/targets.js';
+import { specOf, type RefResource, type StockLabelRule } from '../wms/targets.js';
 
-const STOCK_TARGETS = new Set(['StockLock', 'StockUnlock', 'StockSync']);
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** null at once for a row that is not a stock row (its key is its name): the finish awaits only stock rows */
@@ -18,6 +18,7 @@ export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal
   // the products wmsbridge created, by WMS id: read once, at the first product named by its id (one read of the
   // cross-reference, not one per row: the journal indexes records by WMS id only for the documents webhooks name)
   let products: Promise<Map<string, string>> | null = null;
+  let productResource: RefResource | undefined;
   const readOnly = (resource: RefResource, id: string, field: string): string => {
     if (!refCache?.has(resource) || !refCache.findAll) return id;
     const rec = refCache.findAll(resource, 'id', id)[0];
@@ -28,19 +29,24 @@ export function stockKeyLabeler(refCache: LoadableReferenceCache | null, journal
     if (isRef(v)) return Promise.resolve(v.$ref.value);
     const id = String(v ?? '');
     if (!GUID.test(id)) return Promise.resolve(id);
-    products ??= journal.xrefKeysByWmsId('Product').catch(() => new Map<string, string>());
+    if (productResource === undefined) return Promise.resolve(id);
+    products ??= journal.xrefKeysByWmsId(productResource).catch(() => new Map<string, string>());
     return products.then((keys) => keys.get(id) ?? id);
   };
-  const label = async (row: RecordRow): Promise<string> => {
+  const label = async (row: RecordRow, rule: StockLabelRule, refs: Readonly<Record<string, RefResource>>): Promise<string> => {
     const p = row.payload;
+    productResource ??= refs['productId'];
     const parts = [`warehouse ${readOnly('Warehouse', String(p['warehouseId'] ?? ''), 'codeERP')}`, `product ${await product(p['productId'])}`];
-    if (row.target !== 'StockSync') {
+    if (rule.lotAndStatus) {
       const lot = String(p['lotNumber'] ?? '').trim();
       parts.push(lot ? `lot ${lot}` : 'every lot');
       parts.push(`to ${readOnly('MaterialStatus', String(p['materialStatusId'] ?? ''), 'name')}`);
     }
-    if (row.target === 'StockSync' && p['warehouseId'] === undefined) parts.shift();
+    if (rule.warehouseOptional && p['warehouseId'] === undefined) parts.shift();
     return parts.join(' | ');
   };
-  return (row) => (STOCK_TARGETS.has(row.target) ? label(row) : null);
+  return (row) => {
+    const spec = specOf(row.target);
+    return spec?.stockLabel ? label(row, spec.stockLabel, spec.refs) : null;
+  };
 }

@@ -10,10 +10,11 @@ import type { RecordRow } from '../journal/types.js';
 import { FILE_META } from '../journal/policy.js';
 import { PushReason, reasonOfRecord } from '../shared/reason.js';
 import type { CliIo } from './types.js';
+import { sentAsSession } from '../wms/targets.js';
 
 /** Held stock sync rows: held because other rows of their file were rejected. */
 export function heldSyncRows(rows: readonly RecordRow[]): RecordRow[] {
-  return rows.filter((r) => r.target === 'StockSync' && r.status === 'held' && reasonOfRecord(r)?.code === PushReason.STOCK_SYNC_NOT_SENT);
+  return rows.filter((r) => sentAsSession(r.target) && r.status === 'held' && reasonOfRecord(r)?.code === PushReason.STOCK_SYNC_NOT_SENT);
 }
 
 function operator(): string {

@@ -9,6 +9,7 @@
  */
 import { FILE_STATUSES, RECORD_STATUSES } from './policy.js';
 import { PG_APPLY_WRITES_FUNCTION } from './postgres-writes.js';
+import { linkTargetsSql } from './rows.js';
 
 export interface MigrationStep {
   /** SQLite's statements for this step (none: SQLite needs nothing here) */
@@ -242,11 +243,11 @@ export const MIGRATION_PLAN: readonly MigrationStep[] = [
      */
     sqlite: `
   DROP INDEX records_by_wms_id;
-  CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
+  CREATE INDEX records_by_link_wms_id ON records (wms_id) WHERE wms_id IS NOT NULL AND target IN (${linkTargetsSql()});
   `,
     postgres: `
   DROP INDEX S.records_by_wms_id;
-  CREATE INDEX records_by_link_wms_id ON S.records (wms_id) WHERE wms_id IS NOT NULL AND target IN ('PurchaseOrder', 'PickingList');
+  CREATE INDEX records_by_link_wms_id ON S.records (wms_id) WHERE wms_id IS NOT NULL AND target IN (${linkTargetsSql()});
   `,
   },
   {

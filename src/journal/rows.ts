@@ -63,8 +63,12 @@ export interface RecordDbRow<J> {
  * (test/unit/sqlite-link-index.test.ts and the PostgreSQL contract test read the plans).
  */
 export function linkedRecordId(records: string, wmsId: string): string {
-  const targets = WEBHOOK_LINK_TARGETS.map((t) => `'${t}'`).join(', ');
-  return `SELECT l.id FROM ${records} l WHERE l.wms_id = ${wmsId} AND l.target IN (${targets}) ORDER BY l.id DESC LIMIT 1`;
+  return `SELECT l.id FROM ${records} l WHERE l.wms_id = ${wmsId} AND l.target IN (${linkTargetsSql()}) ORDER BY l.id DESC LIMIT 1`;
+}
+
+/** WEBHOOK_LINK_TARGETS as an SQL list of quoted literals: the link index's condition (both stores' migration 6). */
+export function linkTargetsSql(): string {
+  return WEBHOOK_LINK_TARGETS.map((t) => `'${t}'`).join(', ');
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import type { LatencySnapshot } from '../shared/latency.js';
 import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
-import type { Target, RefResource } from '../wms/targets.js';
+import { ORDER_TARGETS, type Target, type RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
 
 export type FileStatus =
@@ -121,12 +121,14 @@ export interface RecordResult {
 }
 
 /**
- * The targets whose records a webhook links to by WMS id (webhook/event.ts LINK_FIELDS: purchase orders and
- * picking lists). Both journals index records by WMS id for these targets only (their migration 6): a UUID
- * index over every created record put each record's id on a random page of it, 30 % of what a run of master data
- * wrote to disk (issue 19). Changing this list needs a migration that rebuilds that index.
+ * The targets whose records a webhook links to by WMS id (webhook/event.ts LINK_FIELDS): the documents with an
+ * `order` rule in the target registry (purchase orders and picking lists). Both journals index records by WMS id
+ * for these targets only (their migration 6, whose SQL names them from this list): a UUID index over every created
+ * record put each record's id on a random page of it, 30 % of what a run of master data wrote to disk (issue 19).
+ * A new target with an `order` rule needs a migration that rebuilds that index on journals migrated before it
+ * (until then the link query, which names the new list, is answered without the index: correct, slower).
  */
-export const WEBHOOK_LINK_TARGETS = ['PurchaseOrder', 'PickingList'] as const satisfies readonly Target[];
+export const WEBHOOK_LINK_TARGETS: readonly Target[] = ORDER_TARGETS;
 
 export interface XrefEntry {
   resource: RefResource;

@@ -12,7 +12,7 @@
  *   chunk) rejects the second row of a key at map time, so `preview` and `run` say so before anything is sent.
  */
 import type { RowIssue } from '../shared/errors.js';
-import type { Target } from '../wms/targets.js';
+import { SESSION_TARGETS, type Target } from '../wms/targets.js';
 import type { MapOutput, MappedRecord } from './types.js';
 
 export interface AggregateSpec {
@@ -20,7 +20,7 @@ export interface AggregateSpec {
 }
 
 /** Targets whose one session (file) must not carry the same key twice. */
-const ONE_PER_KEY: ReadonlySet<Target> = new Set<Target>(['StockSync']);
+const ONE_PER_KEY: ReadonlySet<Target> = new Set<Target>(SESSION_TARGETS);
 
 interface Group {
   records: MappedRecord[];

@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import * as parseOptionsModule from '../parse/options.js';
 import type { ParseOptions } from '../parse/options.js';
 import { aggregateOutputs } from './aggregate.js';
-import { TARGET_INFO, type RefResource, type Target } from '../wms/targets.js';
+import { TARGET_INFO, specOf, type RefResource, type Target } from '../wms/targets.js';
 import type { MapContext, MapOutput, RecordOp } from './types.js';
 import type { ParsedItem } from '../parse/types.js';
 import type { ConditionSpec, ExprSpec, MappingSpec } from './model.js';
@@ -105,7 +105,7 @@ function checkGroup(cc: CompileCtx, spec: MappingSpec): void {
 }
 
 function compileAttachment(cc: CompileCtx, spec: MappingSpec): Eval | undefined {
-  if (spec.target === 'PickingListAttachment') {
+  if (specOf(spec.target)?.send.kind === 'attachment') {
     if (spec.attachmentPath === undefined)
       problem(cc, ['attachmentPath'], 'PickingListAttachment needs attachmentPath: the file to attach, relative to the channel folder');
     else {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { ParseOptionsSchema } from '../parse/options.js';
-import { REF_RESOURCES, TARGETS } from '../wms/targets.js';
+import { REF_RESOURCES, TARGET_INFO, TARGETS } from '../wms/targets.js';
 
 // ---------------------------------------------------------------------------------------------
 // Constants shared with the compiler
@@ -24,7 +24,7 @@ export const SENDABLE_RESOURCES = REF_RESOURCES.filter((r) => !(READ_ONLY_RESOUR
   ReadOnlyResource
 >[];
 
-/** The `by` fields a lookup may use, per resource. */
+/** The `by` fields a lookup may use, per resource: reference data here, what targets send from their spec's `lookupBy`. */
 export const LOOKUP_BY: Readonly<Record<(typeof REF_RESOURCES)[number], readonly string[]>> = {
   Company: ['name', 'cnpj', 'id'],
   Branch: ['name', 'cnpj', 'id'],
@@ -32,16 +32,10 @@ export const LOOKUP_BY: Readonly<Record<(typeof REF_RESOURCES)[number], readonly
   Dock: ['name', 'id'],
   LogisticsProfile: ['mnemonic', 'name', 'id'],
   MaterialStatus: ['name', 'id'],
-  Provider: ['codeERP', 'cnpj'],
-  ShippingCompany: ['codeERP', 'cnpj'],
-  Owners: ['code', 'codeERP'],
-  Product: ['code', 'codeERP'],
-  Category: ['codeERP', 'name'],
-  Family: ['codeERP', 'name'],
-  UnitMeasurement: ['symbol', 'codeERP'],
-  ConversionFactor: ['codeERP'],
-  PickingList: ['order', 'codeERP'],
-  PurchaseOrder: ['nf', 'codeERP'],
+  ...(Object.fromEntries(Object.values(TARGET_INFO).flatMap((s) => (s.xref !== null && s.lookupBy ? [[s.xref, s.lookupBy]] : []))) as Record<
+    Exclude<(typeof REF_RESOURCES)[number], ReadOnlyResource>,
+    readonly string[]
+  >),
 };
 
 export const TRANSFORM_NAMES = [

@@ -6,9 +6,10 @@
 import { problem, type CompileCtx, type Cond } from './evaluation.js';
 import { compileFilter } from './conditions.js';
 import type { ConditionSpec, MappingSpec } from './model.js';
+import { sentAsSession } from '../wms/targets.js';
 
 export function compileSkips(cc: CompileCtx, spec: MappingSpec): Array<{ when: Cond; reason: string }> {
-  if (spec.onRejected !== undefined && spec.target !== 'StockSync')
+  if (spec.onRejected !== undefined && !sentAsSession(spec.target))
     problem(cc, ['onRejected'], `onRejected decides what a stock sync with rejected rows sends; ${spec.target} records are sent one by one`);
   (spec.sharesFilesWith ?? []).forEach((n, i) => {
     if (n === spec.name) problem(cc, ['sharesFilesWith', i], 'a mapping does not share files with itself: name the other mappings that read the same files');

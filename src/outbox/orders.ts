@@ -19,6 +19,7 @@ import { writeFileAtomic } from './atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from './csv.js';
 import { escapeHtml } from './report.js';
 import { writeXlsx, type XlsxColumn } from './xlsx.js';
+import { ORDER_TARGETS, specOf, type OrderRule } from '../wms/targets.js';
 
 export interface OrderLine {
   kind: 'picking' | 'purchase';
@@ -52,16 +53,16 @@ export function formatTaxId(v: string): string {
   return v;
 }
 
-/** The document's number and partner from its payload (the key's parts when the payload lacks them). */
-function documentOf(r: RecordRow): { order: string; partner: string | null } {
+/**
+ * The document's number and partner from its payload (the key's parts when the payload lacks them), by its
+ * target's `order` rule (src/wms/targets/): the number field, the partner's name field, its tax id field.
+ */
+function documentOf(r: RecordRow, rule: OrderRule): { order: string; partner: string | null } {
   const [number, other] = r.key.split('|');
   const p = r.payload;
-  if (r.target === 'PurchaseOrder') {
-    const provider = refValue(p['providerID']) ?? other ?? null;
-    return { order: str(p['nf']) ?? number ?? r.key, partner: provider === null ? null : formatTaxId(provider) };
-  }
-  const owner = refValue(p['ownerID']) ?? other ?? null;
-  return { order: str(p['order']) ?? number ?? r.key, partner: str(p['clientName']) ?? (owner === null ? null : formatTaxId(owner)) };
+  const taxId = refValue(p[rule.partnerTaxId]) ?? other ?? null;
+  const name = rule.partnerName === null ? null : str(p[rule.partnerName]);
+  return { order: str(p[rule.number]) ?? number ?? r.key, partner: name ?? (taxId === null ? null : formatTaxId(taxId)) };
 }
 
 const byNumber = new Intl.Collator('pt-BR', { numeric: true, sensitivity: 'base' });
@@ -81,12 +82,14 @@ export async function buildOrders(journal: FileLedger & RecordQueue & WebhookInb
   const fileNames = new Map<number, string | null>();
   let afterId = 0;
   for (;;) {
-    const rows: RecordRow[] = await journal.listRecords({ targets: ['PickingList', 'PurchaseOrder'], statuses: ['sent'], afterId, limit: 1000 });
+    const rows: RecordRow[] = await journal.listRecords({ targets: [...ORDER_TARGETS], statuses: ['sent'], afterId, limit: 1000 });
     for (const r of rows) {
+      const rule = specOf(r.target)?.order;
+      if (!rule) continue;
       if (!fileNames.has(r.fileId)) fileNames.set(r.fileId, (await journal.getFile(r.fileId))?.name ?? null);
       const line: OrderLine = {
-        kind: r.target === 'PurchaseOrder' ? 'purchase' : 'picking',
-        ...documentOf(r),
+        kind: rule.kind,
+        ...documentOf(r, rule),
         key: r.key,
         wmsId: r.wmsId,
         file: fileNames.get(r.fileId) ?? null,

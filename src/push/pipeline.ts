@@ -22,7 +22,7 @@ import { iterate } from '../journal/iterate.js';
 import { FILE_META } from '../journal/policy.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { WmsError } from '../wms/errors.js';
-import { MAX_TIER, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
+import { MAX_TIER, SESSION_TARGETS, TARGET_INFO, TARGETS, type Target } from '../wms/targets.js';
 import { BridgeError, ErrorCode } from '../shared/errors.js';
 import { isWaitingForWms, PushReason } from '../shared/reason.js';
 import { createRefResolver, failureKey, type DependencyState, type RunFailures } from './refs.js';
@@ -416,7 +416,12 @@ async function filesWithStockRows(
   const streamed = feed?.bounds();
   const candidates = streamed ? fileIds.filter((id) => !streamed.has(id)) : fileIds;
   const targets = waiting ?? (await waitingTargetsByFile(journal, candidates));
-  return new Set(candidates.filter((id) => targets.get(id)?.has('StockSync') !== false));
+  return new Set(candidates.filter((id) => hasSessionTarget(targets.get(id))));
+}
+
+/** Whether a file's targets include one sent as a sync session (unknown targets: it may). */
+function hasSessionTarget(targets: ReadonlySet<Target> | undefined): boolean {
+  return targets === undefined || SESSION_TARGETS.some((t) => targets.has(t));
 }
 
 /** Each file's targets with records to send (one read per file: the run's files side by side in one query would not say whose). */

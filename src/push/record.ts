@@ -78,7 +78,7 @@ export function schemaRejection(issues: ReadonlyArray<{ path: PropertyKey[]; mes
 /** What a read-back of a send in doubt could check for this target, in words (the held record's message). */
 export function inDoubtChecked(target: RecordRow['target'], payload: Record<string, unknown>): string {
   const info = TARGET_INFO[target];
-  if (target === 'Product')
+  if (info.lookup?.read === 'stock-index')
     return 'its code is not in the Stock list (GET /open/v1/Stock), and a product without stock cannot be read: the interface has no product read';
   switch (info.readBack) {
     case null:
@@ -139,15 +139,22 @@ class RecordSender {
   }
 
   /**
-   * The read-back of a send in doubt: the target's rule (senders.ts readBack), and for a product, whose rule has
-   * no read (the interface has no product read), its code in the run's Stock index: found, it was delivered.
+   * The read-back of a send in doubt: the target's rule (senders.ts readBack), and for a target read through the
+   * Stock index (a product: the interface has no product read), its code in the run's Stock index: found, it was delivered.
    */
   private async readBackInDoubt(row: RecordRow, input: SendInput): Promise<ReadBack> {
     const rb = await this.run.requestSlot(row, () => readBack(input, this.ctxOf(row)));
-    if (rb !== null || row.target !== 'Product') return rb;
-    const code = String(input.payload['code'] ?? '');
-    const id = code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
+    if (rb !== null) return rb;
+    const id = await this.idInStockIndex(row, input);
     return id ? { outcome: 'created', wmsId: id, note: 'settled by read-back after an in-doubt send (its code is in the Stock list)' } : null;
+  }
+
+  /** The WMS id of a record whose target is read through the run's Stock index (its lookup rule), by its code. */
+  private async idInStockIndex(row: RecordRow, input: SendInput): Promise<string | undefined> {
+    const lookup = TARGET_INFO[row.target].lookup;
+    if (lookup?.read !== 'stock-index') return undefined;
+    const code = String(input.payload[lookup.by] ?? '');
+    return code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
   }
 
   /** A record found in doubt at start-up: read back where the interface can. true = settled. */
@@ -334,7 +341,7 @@ class RecordSender {
       status: 'sent',
       outcome: 'already-existed',
       wmsId: null,
-      error: `${why}; its WMS id is unknown (the answer does not carry it and ${row.target === 'Product' ? 'no stock record names its code (the interface has no product read)' : `the interface has no read for a ${info.label}`}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
+      error: `${why}; its WMS id is unknown (the answer does not carry it and ${info.lookup?.read === 'stock-index' ? 'no stock record names its code (the interface has no product read)' : `the interface has no read for a ${info.label}`}): records that refer to it are held until \`wmsbridge resolve --mark-sent --ids ${row.id} --wms-id <id>\``,
     });
   }
 
@@ -348,10 +355,7 @@ class RecordSender {
         return (await this.run.requestSlot(row, () => findExisting(input, this.ctxOf(row))))?.id;
       }
       // the interface has no product read: a product with stock is found through the run's Stock index
-      if (rb === null && row.target === 'Product') {
-        const code = String(input.payload['code'] ?? '');
-        return code ? await this.run.requestSlot(row, () => this.run.resolver.productIdByCode(code)) : undefined;
-      }
+      if (rb === null) return await this.idInStockIndex(row, input);
     } catch {
       return undefined;
     }

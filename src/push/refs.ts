@@ -5,18 +5,22 @@
  */
 import { isRef, type RefValue } from '../map/types.js';
 import type { RecordQueue, CrossReference } from '../journal/types.js';
+
+/** The journal roles reference resolution reads. */
+type RefJournal = RecordQueue & CrossReference;
 import type { WmsClient } from '../wms/client-types.js';
 import type { LoadableReferenceCache } from './reference-cache.js';
-import { TARGETS, type Target } from '../wms/targets.js';
-
-function isTarget(r: string): r is Target {
-  return (TARGETS as readonly string[]).includes(r);
-}
+import { TARGETS, specOfResource, type LookupRule, type Target } from '../wms/targets.js';
+import { ENDPOINTS } from '../wms/endpoints.js';
 import { isReadOnlyResource } from './reference-cache.js';
 import { findOwner, ownerField } from './owners.js';
 import { comparisonText, matchKey } from '../map/identifiers.js';
 import { LOOKUP_BY } from '../map/model.js';
 import type { RefResource } from '../wms/targets.js';
+
+function isTarget(r: string): r is Target {
+  return (TARGETS as readonly string[]).includes(r);
+}
 
 export type ResolveResult =
   | { ok: true; payload: Record<string, unknown> }
@@ -49,9 +53,6 @@ export type RunFailures = Map<string, DependencyState>;
 export function failureKey(resource: string, key: string): string {
   return `${resource}|${key}`;
 }
-
-/** Default field a natural-key reference is read back by, where the interface has such a read. */
-const READ_BY_KEY: Record<string, string> = { Provider: 'codeERP', ShippingCompany: 'codeERP', Owners: 'code', Product: 'code' };
 
 export interface RefResolver {
   resolve(payload: Record<string, unknown>): Promise<ResolveResult>;
@@ -104,155 +105,230 @@ export function createStockIndex(client: WmsClient | null): (code: string) => Pr
   };
 }
 
-export function createRefResolver(deps: {
-  journal: RecordQueue & CrossReference;
-  client: WmsClient | null;
-  refCache: LoadableReferenceCache;
-  failures: RunFailures;
-}): RefResolver {
-  const { journal, client, refCache, failures } = deps;
-  const wmsReads = new Map<string, Promise<string | undefined>>();
+/**
+ * The WMS reads of references wmsbridge did not create, by the lookup rule of the resource's target spec
+ * (src/wms/targets/: `lookup`): one GET by a field, the Owners list, or the run's Stock index. A read is made once
+ * per run and value (a failed read is not kept: the next lookup reads again).
+ */
+class WmsLookups {
+  private readonly reads = new Map<string, Promise<string | undefined>>();
   /** productCode -> productId through the run's index of the Stock list (the interface has no product read) */
-  const productFromStock = createStockIndex(client);
+  readonly productIdByCode: (code: string) => Promise<string | undefined>;
 
-  /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
-  function readDescription(resource: string, by: string): string | null {
-    const b = by.toLowerCase();
-    if ((resource === 'Provider' || resource === 'ShippingCompany') && b === 'codeerp') return `read GET /open/v1/${resource}/erp/{codeERP}`;
-    if (resource === 'Owners' && ownerField(by)) return `searched the Owners list by ${ownerField(by)!}`;
-    if (resource === 'Product' && b === 'code') return STOCK_INDEX_READ;
-    return null;
+  constructor(private readonly client: WmsClient | null) {
+    this.productIdByCode = createStockIndex(client);
   }
 
-  function readByField(resource: string, by: string, value: string): Promise<string | undefined> {
+  /** The field a natural-key reference to `resource` is read by when the mapping names none (its lookup's `by`). */
+  defaultBy(resource: string): string | undefined {
+    return specOfResource(resource)?.lookup?.by;
+  }
+
+  /** The lookup rule that reads `resource` by `by`, or null when the interface has no such read. */
+  private ruleFor(resource: string, by: string): LookupRule | null {
+    const rule = specOfResource(resource)?.lookup;
+    if (!rule) return null;
+    if (rule.read === 'owners') return ownerField(by) ? rule : null;
+    return rule.by.toLowerCase() === by.toLowerCase() ? rule : null;
+  }
+
+  /** The WMS read a lookup of `resource` by `by` makes, in words; null when the interface has none. */
+  describe(resource: string, by: string): string | null {
+    const rule = this.ruleFor(resource, by);
+    if (!rule) return null;
+    switch (rule.read) {
+      case 'get':
+        return `read GET ${ENDPOINTS[rule.get].path}`;
+      case 'owners':
+        return `searched the ${resource} list by ${ownerField(by)!}`;
+      case 'stock-index':
+        return STOCK_INDEX_READ;
+    }
+  }
+
+  /** The WMS id of the `resource` whose `by` is `value`, read from the WMS (undefined: not there, or no read). */
+  read(resource: string, by: string, value: string): Promise<string | undefined> {
     const k = `${resource}|${by}|${value}`;
-    let p = wmsReads.get(k);
+    let p = this.reads.get(k);
     if (!p) {
-      p = (async () => {
-        if (!client) return undefined;
-        if ((resource === 'Provider' || resource === 'ShippingCompany') && by.toLowerCase() === 'codeerp') {
-          const r = resource === 'Provider' ? await client.getProviderByErp(value) : await client.getShippingCompanyByErp(value);
-          return r?.id;
-        }
-        if (resource === 'Product' && by.toLowerCase() === 'code') return productFromStock(value);
-        const field = resource === 'Owners' ? ownerField(by) : null;
-        if (field) return (await findOwner(client, field, value))?.id;
-        return undefined;
-      })();
-      wmsReads.set(k, p);
+      p = this.readNow(resource, by, value);
+      this.reads.set(k, p);
       // a failed read must not be cached as "not found"
-      p.catch(() => wmsReads.delete(k));
+      p.catch(() => this.reads.delete(k));
     }
     return p;
   }
 
-  async function resolveOne(ref: RefValue['$ref'], field: string): Promise<{ id: string } | Extract<ResolveResult, { ok: false }>> {
-    const { resource, value } = ref;
-    const by = ref.by;
-    if (by && by.toLowerCase() === 'id') return { id: value };
-    if (isReadOnlyResource(resource)) {
-      await refCache.load([resource]);
-      const id = refCache.find(resource, by ?? 'codeERP', value) ?? refCache.find(resource, 'name', value);
-      if (id) return { id };
-      return {
-        ok: false,
-        status: 'rejected',
-        code: 'lookup_not_found',
-        field,
-        resource,
-        value,
-        message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS`,
-      };
+  private async readNow(resource: string, by: string, value: string): Promise<string | undefined> {
+    const rule = this.ruleFor(resource, by);
+    if (!this.client || !rule) return undefined;
+    switch (rule.read) {
+      case 'get':
+        return (await this.client[rule.get](value))?.id;
+      case 'owners':
+        return (await findOwner(this.client, ownerField(by)!, value))?.id;
+      case 'stock-index':
+        return this.productIdByCode(value);
     }
-    const x = (await journal.getXref(resource, value)) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
-    if (x) return { id: x.wmsId };
-    const failed = failures.get(failureKey(resource, value));
-    if (failed?.kind === 'waiting-for-wms') {
-      return {
-        ok: false,
-        status: 'held',
-        code: 'dependency_waiting',
-        field,
-        resource,
-        value,
-        message: `waiting for ${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${failed.why}); the next run sends both`,
-      };
-    }
-    if (failed) {
-      // delivered earlier but its id is unknown (a conflict whose answer named no id): say so, not "not delivered"
-      const why = failed.kind === 'exists-without-id' ? `which exists in the WMS but ${failed.why}` : `which was not delivered: ${failed.why}`;
-      return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', ${why}` };
-    }
-    if (isTarget(resource)) {
-      if ((await journal.countUnsettled(resource, value)) > 0) {
-        return {
-          ok: false,
-          status: 'deferred',
-          code: 'dependency_pending',
-          field,
-          resource,
-          value,
-          message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)`,
-        };
-      }
-      // another instance may have settled it between the two reads above: its cross-reference is committed
-      // with (never after) its settle, so a second look now finds it (in the store: the first look may have been
-      // answered by the page read ahead, from before that settle)
-      const again =
-        (await journal.getXref(resource, value, { fresh: true })) ?? (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined);
-      if (again) return { id: again.wmsId };
-    }
-    const readBy = by ?? READ_BY_KEY[resource];
-    const read = readBy ? readDescription(resource, readBy) : null;
-    if (read) {
-      const id = await readByField(resource, readBy!, value);
-      if (id) {
-        await journal.putXref(resource, value, id, null);
-        return { id };
-      }
-    }
-    // say exactly what was tried
-    const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
-    tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
+  }
+}
+
+type RefFailure = Extract<ResolveResult, { ok: false }>;
+interface RefDeps {
+  journal: RefJournal;
+  refCache: LoadableReferenceCache;
+  failures: RunFailures;
+}
+
+/** A reference to reference data (companies, warehouses...): from the run's cache of the WMS lists. */
+async function resolveReadOnly(refCache: LoadableReferenceCache, ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure> {
+  const { resource, value, by } = ref;
+  await refCache.load([resource]);
+  const id = refCache.find(resource, by ?? 'codeERP', value) ?? refCache.find(resource, 'name', value);
+  if (id) return { id };
+  return {
+    ok: false,
+    status: 'rejected',
+    code: 'lookup_not_found',
+    field,
+    resource,
+    value,
+    message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS`,
+  };
+}
+
+/** The cross-reference entry of what wmsbridge created, by key, else by the lookup's field. */
+async function xrefOf(journal: RefJournal, ref: RefValue['$ref'], fresh: boolean): Promise<{ wmsId: string } | undefined> {
+  const { resource, value, by } = ref;
+  return (
+    (await journal.getXref(resource, value, fresh ? { fresh: true } : undefined)) ??
+    (by ? await journal.findXrefByField(resource, by, matchKey(by, value)) : undefined)
+  );
+}
+
+/** Why a dependency the run (or an earlier one) failed to deliver holds this record, or undefined. */
+function failedDependency(failures: RunFailures, ref: RefValue['$ref'], field: string): RefFailure | undefined {
+  const { resource, value } = ref;
+  const failed = failures.get(failureKey(resource, value));
+  if (!failed) return undefined;
+  if (failed.kind === 'waiting-for-wms') {
     return {
       ok: false,
-      status: 'rejected',
-      code: 'lookup_not_found',
+      status: 'held',
+      code: 'dependency_waiting',
       field,
       resource,
       value,
-      message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}`,
+      message: `waiting for ${resource} '${value}' (${field}): not delivered yet because the WMS was unavailable (${failed.why}); the next run sends both`,
     };
   }
+  // delivered earlier but its id is unknown (a conflict whose answer named no id): say so, not "not delivered"
+  const why = failed.kind === 'exists-without-id' ? `which exists in the WMS but ${failed.why}` : `which was not delivered: ${failed.why}`;
+  return { ok: false, status: 'held', code: 'dependency_failed', field, resource, value, message: `depends on ${resource} '${value}', ${why}` };
+}
 
-  async function walk(node: unknown, path: string, out: { fail?: Extract<ResolveResult, { ok: false }> }): Promise<unknown> {
-    if (out.fail) return node;
-    if (isRef(node)) {
-      const r = await resolveOne(node.$ref, path);
-      if ('id' in r) return r.id;
-      out.fail = r;
-      return node;
+/**
+ * A reference to a target another instance may be sending: deferred while it is unsettled, else its cross-reference
+ * entry read again (committed with its settle); undefined when neither.
+ */
+async function pendingOrSettled(journal: RefJournal, ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure | undefined> {
+  const { resource, value } = ref;
+  if (!isTarget(resource)) return undefined;
+  if ((await journal.countUnsettled(resource, value)) > 0) {
+    return {
+      ok: false,
+      status: 'deferred',
+      code: 'dependency_pending',
+      field,
+      resource,
+      value,
+      message: `depends on ${resource} '${value}', which is not settled yet (being sent by another instance?)`,
+    };
+  }
+  // another instance may have settled it between the two reads before: its cross-reference is committed
+  // with (never after) its settle, so a second look now finds it (in the store: the first look may have been
+  // answered by the page read ahead, from before that settle)
+  const again = await xrefOf(journal, ref, true);
+  return again ? { id: again.wmsId } : undefined;
+}
+
+/** The last resort: a WMS read where the interface has one (its id is kept in the cross-reference), else why not. */
+async function resolveByRead(journal: RefJournal, lookups: WmsLookups, ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure> {
+  const { resource, value, by } = ref;
+  const readBy = by ?? lookups.defaultBy(resource);
+  const read = readBy ? lookups.describe(resource, readBy) : null;
+  if (read) {
+    const id = await lookups.read(resource, readBy!, value);
+    if (id) {
+      await journal.putXref(resource, value, id, null);
+      return { id };
     }
-    if (Array.isArray(node)) {
-      const arr: unknown[] = [];
-      for (const [i, v] of node.entries()) arr.push(await walk(v, `${path}[${i}]`, out));
-      return arr;
-    }
-    if (node !== null && typeof node === 'object') {
-      const obj: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(node)) obj[k] = await walk(v, path ? `${path}.${k}` : k, out);
-      return obj;
-    }
+  }
+  // say exactly what was tried
+  const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
+  tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
+  return {
+    ok: false,
+    status: 'rejected',
+    code: 'lookup_not_found',
+    field,
+    resource,
+    value,
+    message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}`,
+  };
+}
+
+/** One `$ref`: by id as given, from reference data, the cross-reference, the run's failures, or a WMS read. */
+async function resolveOne(deps: RefDeps, lookups: WmsLookups, ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure> {
+  const by = ref.by;
+  if (by && by.toLowerCase() === 'id') return { id: ref.value };
+  if (isReadOnlyResource(ref.resource)) return resolveReadOnly(deps.refCache, ref, field);
+  const x = await xrefOf(deps.journal, ref, false);
+  if (x) return { id: x.wmsId };
+  const failed = failedDependency(deps.failures, ref, field);
+  if (failed) return failed;
+  const pending = await pendingOrSettled(deps.journal, ref, field);
+  if (pending) return pending;
+  return resolveByRead(deps.journal, lookups, ref, field);
+}
+
+/** The payload with every `$ref` replaced by its id; the first that fails stops the walk (out.fail). */
+async function walk(
+  node: unknown,
+  path: string,
+  out: { fail?: RefFailure },
+  resolve: (ref: RefValue['$ref'], field: string) => Promise<{ id: string } | RefFailure>,
+): Promise<unknown> {
+  if (out.fail) return node;
+  if (isRef(node)) {
+    const r = await resolve(node.$ref, path);
+    if ('id' in r) return r.id;
+    out.fail = r;
     return node;
   }
+  if (Array.isArray(node)) {
+    const arr: unknown[] = [];
+    for (const [i, v] of node.entries()) arr.push(await walk(v, `${path}[${i}]`, out, resolve));
+    return arr;
+  }
+  if (node !== null && typeof node === 'object') {
+    const obj: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) obj[k] = await walk(v, path ? `${path}.${k}` : k, out, resolve);
+    return obj;
+  }
+  return node;
+}
 
+export function createRefResolver(deps: { journal: RefJournal; client: WmsClient | null; refCache: LoadableReferenceCache; failures: RunFailures }): RefResolver {
+  const lookups = new WmsLookups(deps.client);
+  const resolve = (ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure> => resolveOne(deps, lookups, ref, field);
   return {
-    productIdByCode: productFromStock,
+    productIdByCode: lookups.productIdByCode,
     async resolve(payload) {
       // most records hold no reference: no async walk (and no promise per field) for them
       if (!hasRef(payload)) return { ok: true, payload };
-      const out: { fail?: Extract<ResolveResult, { ok: false }> } = {};
-      const resolved = (await walk(payload, '', out)) as Record<string, unknown>;
+      const out: { fail?: RefFailure } = {};
+      const resolved = (await walk(payload, '', out, resolve)) as Record<string, unknown>;
       return out.fail ?? { ok: true, payload: resolved };
     },
   };

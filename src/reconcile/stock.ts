@@ -28,7 +28,7 @@ import { writeFileAtomic } from '../outbox/atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from '../outbox/csv.js';
 import { escapeHtml } from '../outbox/report.js';
 import { writeXlsx, type XlsxColumn } from '../outbox/xlsx.js';
-import type { RefResource } from '../wms/targets.js';
+import { sentAsSession, specOf, type RefResource } from '../wms/targets.js';
 
 export type ReconStatus = 'equal' | 'differs' | 'only-erp' | 'only-wms';
 
@@ -58,7 +58,7 @@ export interface StockReconciliation {
 
 /** Mappings whose records give a product and a quantity (StockSync, or product/quantity fields). */
 export function isStockMapping(m: CompiledMapping): boolean {
-  return m.target === 'StockSync';
+  return sentAsSession(m.target);
 }
 
 /** "available" material statuses: the WMS's default status names (pt-BR and English). */
@@ -87,6 +87,8 @@ export async function reconcileStock(opts: {
   const erp = new Map<string, { code: string; qty: number }>();
   const owners = new Set<string>();
   const byId = new Map<string, string>(); // WMS product id -> ERP code
+  // the resource the payload's productId refers to (the target's refs): products wmsbridge created are in the cross-reference
+  const products = specOf(mapping.target)?.refs['productId'];
   for (const rec of preview.records) {
     const p = rec.payload;
     const prod = refValue(p['productId'] ?? p['product'] ?? p['productCode']);
@@ -94,8 +96,8 @@ export async function reconcileStock(opts: {
     if ((!prod.code && !prod.id) || !Number.isFinite(qty)) continue;
     if (typeof p['ownerId'] === 'string') owners.add(p['ownerId']);
     let key = prod.id ?? `code:${prod.code}`;
-    if (prod.code) {
-      const x = await journal.getXref('Product', prod.code);
+    if (prod.code && products) {
+      const x = await journal.getXref(products, prod.code);
       if (x) {
         key = x.wmsId.toLowerCase();
         byId.set(key, prod.code);

@@ -5,7 +5,8 @@
  */
 import type { z } from 'zod';
 import * as S from '../wms/schemas.js';
-import type { EndpointName } from '../wms/endpoints.js';
+import type { DeclaredEndpointName, EndpointName } from '../wms/endpoints.js';
+import { REGISTRY, SPECS, type SandboxStore, type TargetSpec } from '../wms/targets.js';
 import { cnpjProblem } from './ids.js';
 import { fail, listReply, ok, pageOf, pageStart, parsePaging, type Reply } from './http-util.js';
 import { normalizeInput, type SandboxDialect } from './dialect.js';
@@ -114,6 +115,35 @@ function fks(ctx: ApiContext, spec: Record<string, Resource>, items?: { key: str
       }
     }
   };
+}
+
+/**
+ * The foreign keys of what a target sends, from its spec's `refs` (src/wms/targets/): every field but those the spec
+ * leaves unchecked (`sandboxUnchecked`); `items[].field` is a field of each item of the array `items`.
+ */
+function refFks(ctx: ApiContext, spec: Pick<TargetSpec, 'refs' | 'sandboxUnchecked'>): FkCheck {
+  const top: Record<string, Resource> = {};
+  let items: { key: string; spec: Record<string, Resource> } | undefined;
+  for (const [field, resource] of Object.entries(spec.refs)) {
+    if (spec.sandboxUnchecked?.includes(field)) continue;
+    const m = /^(\w+)\[\]\.(\w+)$/.exec(field);
+    if (!m) top[field] = resource as Resource;
+    else (items ??= { key: m[1]!, spec: {} }).spec[m[2]!] = resource as Resource;
+  }
+  return fks(ctx, top, items);
+}
+
+/** The target stored in `store` (the first of the registry: a delete shares its create's store). */
+function storedIn(store: SandboxStore): TargetSpec {
+  const spec = SPECS.find((s) => s.sandbox === store);
+  if (!spec) throw new Error(`no target is stored in ${store}`);
+  return spec;
+}
+
+/** The foreign keys of what the target stored in `store` sends. */
+function fksOf(store: SandboxStore): (ctx: ApiContext) => FkCheck {
+  const spec = storedIn(store);
+  return (ctx) => refFks(ctx, spec);
 }
 
 function cnpjCheck(raw: Record<string, unknown>, problems: FieldProblem[], bad: Set<string>): void {
@@ -288,14 +318,14 @@ const categoryDef: ResourceDef = { resource: 'Category', create: S.CategoryCreat
 const familyDef: ResourceDef = {
   resource: 'Family',
   create: S.FamilyCreate,
-  fk: (ctx) => fks(ctx, { categoryID: 'Category' }),
+  fk: fksOf('Family'),
   natural: erpOr('name'),
 };
 const productDef: ResourceDef = {
   resource: 'Product',
   create: S.ProductCreate,
   fk: (ctx) =>
-    both(fks(ctx, { categoryID: 'Category', familyID: 'Family', logisticsProfileID: 'LogisticsProfile' }), (raw, problems, bad) => {
+    both(fksOf('Product')(ctx), (raw, problems, bad) => {
       const u = raw['unitmeasurement'];
       if (typeof u === 'string' && u.trim() !== '' && !bad.has('unitmeasurement')) {
         if (!ctx.state.collections.UnitMeasurement.some((r) => r['symbol'] === u)) {
@@ -310,7 +340,7 @@ const conversionFactorDef: ResourceDef = {
   resource: 'ConversionFactor',
   create: S.ConversionFactorCreate,
   update: S.ConversionFactorUpdate,
-  fk: (ctx) => fks(ctx, { productID: 'Product', unitMeasurementInputID: 'UnitMeasurement', unitMeasurementOutputID: 'UnitMeasurement' }),
+  fk: fksOf('ConversionFactor'),
   natural: (d) =>
     d['codeERP'] !== undefined && d['codeERP'] !== null
       ? [['codeERP', d['codeERP']]]
@@ -324,20 +354,20 @@ const shippingCompanyDef: ResourceDef = {
   resource: 'ShippingCompany',
   create: S.ShippingCompanyCreate,
   update: S.ShippingCompanyUpdate,
-  fk: (ctx) => both(cnpjCheck, fks(ctx, { ownerID: 'Owners' })),
+  fk: (ctx) => both(cnpjCheck, fksOf('ShippingCompany')(ctx)),
   natural: erpOr('cnpj'),
 };
 const providerDef: ResourceDef = {
   resource: 'Provider',
   create: S.ProviderCreate,
   update: S.ProviderUpdate,
-  fk: (ctx) => both(cnpjCheck, fks(ctx, { ownerID: 'Owners' })),
+  fk: (ctx) => both(cnpjCheck, fksOf('Provider')(ctx)),
   natural: erpOr('cnpj'),
 };
 const ownerDef: ResourceDef = {
   resource: 'Owners',
   create: S.OwnerCreate,
-  fk: (ctx) => fks(ctx, { companyID: 'Company' }),
+  fk: fksOf('Owners'),
   natural: (d) => [['code', d['code']]],
 };
 
@@ -347,20 +377,13 @@ const pickingListDef: ResourceDef = {
   resource: 'PickingList',
   create: S.PickingListCreate,
   fk: (ctx) =>
-    both(
-      fks(
-        ctx,
-        { companyID: 'Company', branchID: 'Branch', warehouseID: 'Warehouse', dockID: 'Dock', ownerID: 'Owners', shippingCompanyID: 'ShippingCompany' },
-        { key: 'pickingItens', spec: { productID: 'Product' } },
-      ),
-      (raw, problems, bad) => {
-        // dialect: a WMS that requires the flags whose required status the interface does not show
-        if (!ctx.dialect.pickingListTypeRequired) return;
-        for (const f of ['type', 'separationType']) {
-          if ((raw[f] === undefined || raw[f] === null) && !bad.has(f)) problems.push({ field: f, reason: 'required' });
-        }
-      },
-    ),
+    both(fksOf('PickingList')(ctx), (raw, problems, bad) => {
+      // dialect: a WMS that requires the flags whose required status the interface does not show
+      if (!ctx.dialect.pickingListTypeRequired) return;
+      for (const f of ['type', 'separationType']) {
+        if ((raw[f] === undefined || raw[f] === null) && !bad.has(f)) problems.push({ field: f, reason: 'required' });
+      }
+    }),
   natural: (d) => [
     ['order', d['order']],
     ['ownerID', d['ownerID']],
@@ -398,12 +421,7 @@ function unitNameFor(ctx: ApiContext, unitId: unknown, productId: unknown): stri
 const purchaseOrderDef: ResourceDef = {
   resource: 'PurchaseOrder',
   create: S.PurchaseOrderCreate,
-  fk: (ctx) =>
-    fks(
-      ctx,
-      { companyID: 'Company', branchID: 'Branch', warehouseID: 'Warehouse', docksID: 'Dock', providerID: 'Provider', ownersID: 'Owners' },
-      { key: 'purchaseOrderItens', spec: { productID: 'Product', materialStatusID: 'MaterialStatus', unitMeasurementId: 'UnitMeasurement' } },
-    ),
+  fk: fksOf('PurchaseOrder'),
   natural: (d) => [
     ['nf', d['nf']],
     ['providerID', d['providerID']],
@@ -462,12 +480,7 @@ function lockHandler(): Handler {
   return (ctx, req) => {
     const raw = jsonBody(req);
     if (isReply(raw)) return raw;
-    const v = validateBody(
-      ctx,
-      raw,
-      S.StockLockRequest,
-      fks(ctx, { warehouseId: 'Warehouse', materialStatusId: 'MaterialStatus', productId: 'Product', ownerId: 'Owners', unitMeasurementId: 'UnitMeasurement' }),
-    );
+    const v = validateBody(ctx, raw, S.StockLockRequest, fksOf('Stock')(ctx));
     if (isReply(v)) return v;
     const d = v.data;
     const status = ctx.index.get('MaterialStatus', d.materialStatusId)!;
@@ -504,10 +517,22 @@ function lockHandler(): Handler {
   };
 }
 
+/**
+ * A session's foreign keys from its target's refs: the owner is the session's (top level), every other field is
+ * one of each entry of `products` (the target's record is one entry of a session).
+ */
+function syncFks(ctx: ApiContext): FkCheck {
+  const spec = storedIn('SyncSession');
+  const top: Record<string, Resource> = {};
+  const entries: Record<string, Resource> = {};
+  for (const [field, resource] of Object.entries(spec.refs)) (field in S.StockSyncRequest.shape ? top : entries)[field] = resource as Resource;
+  return fks(ctx, top, { key: 'products', spec: entries });
+}
+
 const syncStock: Handler = (ctx, req) => {
   const raw = jsonBody(req);
   if (isReply(raw)) return raw;
-  const v = validateBody(ctx, raw, S.StockSyncRequest, fks(ctx, { ownerId: 'Owners' }, { key: 'products', spec: { productId: 'Product' } }));
+  const v = validateBody(ctx, raw, S.StockSyncRequest, syncFks(ctx));
   if (isReply(v)) return v;
   const d = v.data;
   const sid = d.sessionId.toLowerCase();
@@ -647,7 +672,34 @@ export const attach: Handler = (ctx, req) => {
 
 const isFinished = (r: Rec): boolean => r['endDate'] !== null && r['endDate'] !== undefined;
 
+/**
+ * The handlers of the endpoints targets declare in their specs (a target added by its spec alone): a create (POST)
+ * or an update (PUT) of one record in the target's store, its body checked against the endpoint's request schema
+ * and the foreign keys of its `refs`, a duplicate told by its natural key (the key's first non-empty alternatives).
+ */
+function declaredHandlers(): Record<DeclaredEndpointName, Handler> {
+  const out: Record<string, Handler> = {};
+  for (const spec of REGISTRY as readonly unknown[] as readonly TargetSpec<string, string>[]) {
+    for (const [name, ep] of Object.entries(spec.endpoints ?? {})) {
+      const def: ResourceDef = {
+        resource: spec.sandbox as Resource,
+        create: ep.request,
+        update: ep.request,
+        fk: (ctx) => refFks(ctx, spec),
+        natural: (d) =>
+          spec.key.parts.map((alts): [string, unknown] => {
+            const field = alts.find((a) => a !== '' && d[a] !== undefined && d[a] !== null) ?? alts[0]!;
+            return [field, d[field]];
+          }),
+      };
+      out[name] = ep.method === 'POST' ? createHandler(def) : updateHandler(def);
+    }
+  }
+  return out as Record<DeclaredEndpointName, Handler>;
+}
+
 export const HANDLERS: Record<Exclude<EndpointName, 'authorize' | 'refreshToken'>, Handler> = {
+  ...declaredHandlers(),
   listConversionFactors: listHandler('ConversionFactor'),
   getConversionFactor: getByIdHandler('ConversionFactor'),
   createConversionFactor: createHandler(conversionFactorDef),

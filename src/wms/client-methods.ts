@@ -14,7 +14,8 @@ import * as S from './schemas.js';
 import type { CallOptions, PageOptions } from './client-types.js';
 import type { Shapes } from './client-shapes.js';
 import type { Pager } from './paging.js';
-import { ENDPOINTS, type EndpointName } from './endpoints.js';
+import { DECLARED_ENDPOINTS, ENDPOINTS, type EndpointName } from './endpoints.js';
+import type { DeclaredEndpoint } from './targets/spec.js';
 
 type Endpoints = typeof ENDPOINTS;
 /** endpoint names whose method and response are M and R */
@@ -140,6 +141,13 @@ export function buildMethods(shapes: Shapes, pager: Pager): GeneratedMethods {
     out[n] = async (body: unknown, opts?: CallOptions) => {
       const json = shapes.requestBody(n, request, body, requestLabel);
       return answer === 'record' ? shapes.sendRequired(n, json, record, label, opts) : shapes.sendOptional(n, json, record, opts);
+    };
+  }
+  // the endpoints targets declare in their specs: one send method each, by the endpoint's name (what the send rule names)
+  for (const [n, { record, request, answer }] of Object.entries(DECLARED_ENDPOINTS) as Array<[EndpointName, DeclaredEndpoint]>) {
+    out[n] = async (body: unknown, opts?: CallOptions) => {
+      const json = shapes.requestBody(n, request, body, n);
+      return answer === 'record' ? shapes.sendRequired(n, json, record, n, opts) : shapes.sendOptional(n, json, record, opts);
     };
   }
   for (const n of DELETE_METHODS) {

@@ -1,21 +1,16 @@
 /**
  * Every endpoint of the interface, once. The client and the sandbox both read this table, so a path
  * cannot be spelled two ways. Paths are exactly as the spec writes them (casing differs between
- * endpoints on purpose: /open/v1/Dock, /open/v1/warehouse, /open/v1/pickinglist).
+ * endpoints on purpose: /open/v1/Dock, /open/v1/warehouse, /open/v1/pickinglist). A target added by its
+ * spec alone declares its endpoints there (src/wms/targets/spec.ts DeclaredEndpoint): they join this table.
  */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+import { REGISTRY } from './targets/index.js';
+import type { DeclaredEndpoint } from './targets/spec.js';
 
-export interface EndpointDef {
-  readonly method: HttpMethod;
-  /** Path template; `{name}` marks a path parameter. */
-  readonly path: string;
-  /** 'single' | 'list' envelope, 'none' when the spec does not show a response body. */
-  readonly response: 'single' | 'list' | 'none';
-  /** true when the endpoint needs no Bearer token (the two auth calls). */
-  readonly anonymous?: boolean;
-}
+export type { HttpMethod, EndpointDef } from './endpoint-def.js';
+import type { EndpointDef } from './endpoint-def.js';
 
-export const ENDPOINTS = {
+const INTERFACE_ENDPOINTS = {
   authorize: { method: 'POST', path: '/open/v1/authorize', response: 'single', anonymous: true },
   refreshToken: { method: 'POST', path: '/open/v1/refreshtoken', response: 'single', anonymous: true },
 
@@ -72,6 +67,19 @@ export const ENDPOINTS = {
 
   attachToPickingList: { method: 'POST', path: '/wms/v1/pickinglist/attachment', response: 'single' },
 } as const satisfies Record<string, EndpointDef>;
+
+type DeclaredBy<S> = S extends { readonly endpoints?: infer R } ? keyof NonNullable<R> & string : never;
+/** The endpoints targets declare in their specs (none of the interface's own targets does). */
+export type DeclaredEndpointName = DeclaredBy<(typeof REGISTRY)[number]>;
+
+/** The targets' declared endpoints, by name. */
+export const DECLARED_ENDPOINTS: Readonly<Record<DeclaredEndpointName, DeclaredEndpoint>> = Object.assign(
+  {},
+  ...REGISTRY.map((s: { endpoints?: Readonly<Record<string, DeclaredEndpoint>> }) => s.endpoints ?? {}),
+) as Record<DeclaredEndpointName, DeclaredEndpoint>;
+
+export const ENDPOINTS = { ...INTERFACE_ENDPOINTS, ...DECLARED_ENDPOINTS } as typeof INTERFACE_ENDPOINTS &
+  Readonly<Record<DeclaredEndpointName, DeclaredEndpoint>>;
 
 export type EndpointName = keyof typeof ENDPOINTS;
 

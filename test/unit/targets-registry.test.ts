@@ -131,3 +131,32 @@ test('registry: every resource a $ref can name is a sandbox collection; sendable
   for (const r of sendable) assert.equal(TARGET_INFO[senderOf.get(r)!.name as Target].xref, r);
   assert.equal(new Set(RESOURCES).size, RESOURCES.length, 'no collection twice');
 });
+
+test("registry: the facts other modules read from a spec name the spec's own fields and resources", () => {
+  for (const info of Object.values(TARGET_INFO)) {
+    const t = info.name;
+    const shape = shapeOf(info.schema) ?? {};
+    // a resource wmsbridge sends can be looked up: its lookup fields are payload fields
+    if (info.xref) {
+      assert.ok(info.lookupBy && info.lookupBy.length > 0, `${t}: lookupBy for its resource ${info.xref}`);
+      for (const f of info.lookupBy) assert.ok(f in shape, `${t}: lookupBy ${f} is a field of the payload`);
+    }
+    if (info.lookup) {
+      assert.ok(info.xref, `${t}: a lookup reads its own resource`);
+      assert.ok(info.lookupBy?.includes(info.lookup.by), `${t}: lookup by ${info.lookup.by} is one of its lookupBy`);
+      if (info.lookup.read === 'get') assert.ok(info.lookup.get in ENDPOINTS, `${t}: ${info.lookup.get} is an endpoint`);
+    }
+    // the sandbox leaves unchecked only fields the spec declares as references
+    for (const f of info.sandboxUnchecked ?? []) assert.ok(f in info.refs, `${t}: sandboxUnchecked ${f} is in refs`);
+    // a stock label names the product through the productId reference
+    if (info.stockLabel) assert.ok(info.refs['productId'], `${t}: a stock label reads productId as a reference`);
+    // an orders report line reads fields of the document
+    if (info.order) {
+      assert.equal(info.document, true, `${t}: an order is a document`);
+      for (const f of [info.order.number, info.order.partnerTaxId, ...(info.order.partnerName ? [info.order.partnerName] : [])])
+        assert.ok(f in shape, `${t}: order field ${f} is a field of the payload`);
+    }
+    // what is processed again when dropped again: the operations files (stock lock, unlock, sync)
+    assert.equal(info.duplicates, info.sandbox === 'Stock' || info.sandbox === 'SyncSession' ? 'process' : 'skip', `${t}: duplicates`);
+  }
+});

@@ -14,6 +14,7 @@ export const conversionFactorDelete = defineTarget({
   refs: { id: 'ConversionFactor' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'delete', remove: 'deleteConversionFactor', get: 'getConversionFactor', unlinks: 'ConversionFactor' },
   readBack: 'gone',
   // in the same scope as the factor's creates and updates: deletes name it by reference (natural key) or by id

@@ -11,9 +11,11 @@ export const conversionFactor = defineTarget({
   ops: ['create', 'update', 'upsert'],
   defaultOp: 'upsert',
   xref: 'ConversionFactor',
+  lookupBy: ['codeERP'],
   refs: { productID: 'Product', unitMeasurementInputID: 'UnitMeasurement', unitMeasurementOutputID: 'UnitMeasurement' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   send: { kind: 'upsert-by-xref', get: 'getConversionFactor', create: 'createConversionFactor', update: 'updateConversionFactor' },
   readBack: 'codeERP+productID',
   // updates and deletes of one factor, by its natural key

@@ -11,12 +11,15 @@ export const owners = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'Owners',
+  lookupBy: ['code', 'codeERP'],
   refs: { companyID: 'Company' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'skip',
   // by code from the Owners list (src/push/owners.ts): GET /Owners/codeerp/{code} may match codeERP only
   send: { kind: 'create-unless-code', create: 'createOwner' },
   readBack: 'code',
   sequence: null,
   sandbox: 'Owners',
+  lookup: { by: 'code', read: 'owners' },
 });

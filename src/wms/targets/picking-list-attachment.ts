@@ -15,6 +15,7 @@ export const pickingListAttachment = defineTarget({
   refs: { PickingListID: 'PickingList' },
   document: true,
   inDoubtPolicy: 'hold',
+  duplicates: 'skip',
   send: { kind: 'attachment', upload: 'attachToPickingList' },
   readBack: null,
   sequence: null,

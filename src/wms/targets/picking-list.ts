@@ -11,6 +11,7 @@ export const pickingList = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'PickingList',
+  lookupBy: ['order', 'codeERP'],
   refs: {
     companyID: 'Company',
     branchID: 'Branch',
@@ -22,8 +23,10 @@ export const pickingList = defineTarget({
   },
   document: true,
   inDoubtPolicy: 'hold',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createPickingList' },
   readBack: null,
   sequence: null,
   sandbox: 'PickingList',
+  order: { kind: 'picking', number: 'order', partnerName: 'clientName', partnerTaxId: 'ownerID' },
 });

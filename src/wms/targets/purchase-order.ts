@@ -11,6 +11,7 @@ export const purchaseOrder = defineTarget({
   ops: ['create'],
   defaultOp: 'create',
   xref: 'PurchaseOrder',
+  lookupBy: ['nf', 'codeERP'],
   refs: {
     companyID: 'Company',
     branchID: 'Branch',
@@ -24,8 +25,10 @@ export const purchaseOrder = defineTarget({
   },
   document: true,
   inDoubtPolicy: 'hold',
+  duplicates: 'skip',
   send: { kind: 'create', create: 'createPurchaseOrder' },
   readBack: null,
   sequence: null,
   sandbox: 'PurchaseOrder',
+  order: { kind: 'purchase', number: 'nf', partnerName: null, partnerTaxId: 'providerID' },
 });

@@ -15,9 +15,11 @@ export const stockLock = defineTarget({
   refs: { warehouseId: 'Warehouse', materialStatusId: 'MaterialStatus', productId: 'Product', ownerId: 'Owners', unitMeasurementId: 'UnitMeasurement' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'process',
   send: { kind: 'stock-status', apply: 'lockStock' },
   readBack: 'resend',
   // per warehouse + product + lot; an operation with no lot touches every lot of the product
   sequence: { scope: 'stock', by: 'fields', fields: ['warehouseId', 'productId'], part: 'lotNumber' },
   sandbox: 'Stock',
+  stockLabel: { lotAndStatus: true, warehouseOptional: false },
 });

@@ -15,8 +15,10 @@ export const stockSync = defineTarget({
   refs: { productId: 'Product', ownerId: 'Owners' },
   document: false,
   inDoubtPolicy: 'resend',
+  duplicates: 'process',
   send: { kind: 'session', sync: 'syncStock' },
   readBack: null,
   sequence: null,
   sandbox: 'SyncSession',
+  stockLabel: { lotAndStatus: false, warehouseOptional: true },
 });
