@@ -319,7 +319,12 @@ async function walk(
   return node;
 }
 
-export function createRefResolver(deps: { journal: RefJournal; client: WmsClient | null; refCache: LoadableReferenceCache; failures: RunFailures }): RefResolver {
+export function createRefResolver(deps: {
+  journal: RefJournal;
+  client: WmsClient | null;
+  refCache: LoadableReferenceCache;
+  failures: RunFailures;
+}): RefResolver {
   const lookups = new WmsLookups(deps.client);
   const resolve = (ref: RefValue['$ref'], field: string): Promise<{ id: string } | RefFailure> => resolveOne(deps, lookups, ref, field);
   return {
