@@ -5,14 +5,14 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/load.js';
-import { isSharedJournal, journalSpecOf, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
+import { envLogger, isSharedJournal, journalSpecOf, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { openJournal } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { createLogger, type Logger } from '../shared/logger.js';
+import type { Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { WmsClient } from '../wms/client-types.js';
 import { createReferenceCache, type LoadableReferenceCache } from '../push/reference-cache.js';
@@ -60,7 +60,7 @@ export interface ContextOptions {
 export const JOURNAL_WMS_KEY = 'wms:target';
 
 export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
-  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const logger = options.logger ?? envLogger({ level: config.log.level });
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
   const shared = isSharedJournal(config);

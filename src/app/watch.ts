@@ -239,7 +239,7 @@ async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | 
   if (!config.webhooks.enabled) return null;
   // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
   // stops start-up instead of serving without authentication
-  const w = webhooksOptionsFromConfig(config, process.env);
+  const w = webhooksOptionsFromConfig(config);
   assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
   const receiver = await createWebhookReceiver(
     {

@@ -12,7 +12,7 @@ import { channelSharing, loadMappingsDir, mappingTodos } from '../map/index.js';
 import { scheduledPullFromConfig } from '../pull/config.js';
 import { parseSchedule } from '../pull/index.js';
 import { errorMessage } from '../shared/errors.js';
-import { NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL, type ResolvedConfig } from '../config/load.js';
+import { envValue, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL, type ResolvedConfig } from '../config/load.js';
 
 export const CHECK_COMMAND = defineCommand({
   name: 'check',
@@ -66,7 +66,7 @@ export default async function check(args: string[], io: CliIo): Promise<number> 
       problems.push(`pulls: "${p.name}": ${errorMessage(err)}`);
     }
   }
-  if (config.webhooks.enabled && config.webhooks.secretEnv && !process.env[config.webhooks.secretEnv]) {
+  if (config.webhooks.enabled && config.webhooks.secretEnv && !envValue(config.webhooks.secretEnv)) {
     problems.push(`webhooks.secretEnv: the environment variable ${config.webhooks.secretEnv} is not set`);
   }
   // what `run` stops on before reading anything (exit 2): no WMS configured, or credentials it cannot read

@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, loadMappingsOrThrow, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import { discoverChannels, SANDBOX_URL } from '../config/load.js';
+import { discoverChannels, envValue, SANDBOX_URL } from '../config/load.js';
 import { runOnce } from '../app/run.js';
 import { scanReadyFiles } from '../app/scan.js';
 import { ConfigError } from '../shared/errors.js';
@@ -33,7 +33,7 @@ export default async function demo(args: string[], io: CliIo): Promise<number> {
   if (config.wms.url && config.wms.url !== SANDBOX_URL)
     throw new ConfigError('demo runs against the embedded sandbox only; unset wms.url / WMS_URL (or use `wmsbridge run`)');
   // a demo is read by a person: warnings only, unless asked otherwise
-  if (!values['log-level'] && !process.env['WMSBRIDGE_LOG_LEVEL']) config.log.level = 'warn';
+  if (!values['log-level'] && !envValue('WMSBRIDGE_LOG_LEVEL')) config.log.level = 'warn';
   const mappings = await loadMappingsOrThrow(config);
   const sampleInbox = config.inboxDir;
   const demoDir = join(config.stateDir, 'demo');

@@ -4,7 +4,7 @@
  * (logs go to stderr): operators' scripts read that line.
  */
 import { ConfigError } from '../shared/errors.js';
-import { createLogger } from '../shared/logger.js';
+import { envLogger, envValue } from '../config/load.js';
 import { createSandbox, formatDialect, parseDialect, type SandboxOptions } from '../sandbox/index.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
@@ -88,9 +88,9 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
     stockRecords: num('stock-records', values['stock-records'], { min: 0, int: true }),
     maxPageSize: num('max-page-size', values['max-page-size'], { min: 1, int: true }),
     accessKeyID: values['access-key-id'],
-    secretKey: values['secret-key'] ?? process.env['WMSBRIDGE_SANDBOX_SECRET'],
+    secretKey: values['secret-key'] ?? envValue('WMSBRIDGE_SANDBOX_SECRET'),
     dialect: values.dialect !== undefined ? parseDialect(values.dialect, '--dialect') : undefined,
-    logger: createLogger({ name: 'wms-sandbox' }),
+    logger: envLogger({ name: 'wms-sandbox' }),
   };
   for (const k of Object.keys(options) as Array<keyof SandboxOptions>) if (options[k] === undefined) delete options[k];
 

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { ResolvedConfig } from '../config/load.js';
-import { journalSpecOf } from '../config/load.js';
+import { journalSpecOf, processEnv } from '../config/load.js';
 import type { JournalSpec } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import type { WebhookReceiverOptions } from './receiver.js';
@@ -53,7 +53,7 @@ export function secretFromEnv(name: string, env: NodeJS.ProcessEnv, setting = '-
 }
 
 /** The receiver options a loaded configuration gives (its `webhooks` section, folders, journal, CSV format). */
-export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv): WebhooksCommandOptions {
+export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv = processEnv()): WebhooksCommandOptions {
   const w = config.webhooks;
   const options: WebhooksCommandOptions = {
     host: w.host,
