@@ -16,6 +16,8 @@ export interface CommandIo {
 }
 
 export type { AppContext, CompiledMapping };
+/** the journal's rows as commands print them (`wmsbridge status`) */
+export type { FileRow, RecordRow, RecordStatus } from '../journal/types.js';
 
 /** Loads every mapping; any mapping error is fatal (exit 2) and names file + path + problem. */
 export async function loadMappingsOrThrow(config: ResolvedConfig): Promise<CompiledMapping[]> {
