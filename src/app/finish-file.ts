@@ -10,6 +10,7 @@ import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, Journal, RecordRow } from '../journal/types.js';
 import { linesText, type CompiledMapping, type UnsentRows } from '../map/index.js';
 import { createResultWriter, type ResultWriter } from '../outbox/results.js';
+import { modeOption } from '../outbox/atomic.js';
 import type { Outcome, AttentionItem, UnsentRowsSummary } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
 import { createRejectsWriter, type RejectItem, type RejectsWriter } from '../outbox/rejects.js';
@@ -106,6 +107,8 @@ export interface FileFinishOptions {
   journal: Journal;
   outboxDir: string;
   csv: CsvFormatOptions;
+  /** mode of the result file (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
   now: Date;
   dryRun?: boolean;
   logger?: Logger;
@@ -236,7 +239,7 @@ class FileFinishSteps implements FileFinish {
   private async opened(): Promise<ResultWriter> {
     if (!this.result) {
       await mkdir(this.resultsDir, { recursive: true });
-      this.result = createResultWriter(this.resultPath, this.opts.csv);
+      this.result = createResultWriter(this.resultPath, this.opts.csv, modeOption(this.opts.fileMode));
     }
     return this.result;
   }
@@ -279,7 +282,12 @@ class FileFinishSteps implements FileFinish {
     if (!this.rejects) {
       await mkdir(this.rejectsDir, { recursive: true });
       const facts = JSON.parse((await opts.journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
-      this.rejects = createRejectsWriter(this.rejectsPath, { ...opts.mapping!.source, ...facts, i18n });
+      this.rejects = createRejectsWriter(this.rejectsPath, {
+        ...opts.mapping!.source,
+        ...facts,
+        i18n,
+        ...(opts.fileMode !== undefined ? { fileMode: opts.fileMode } : {}),
+      });
     }
     for (const entry of await rejectsRows(row, outcome, opts.mapping!, file.path, i18n)) {
       this.rejects.write(entry);

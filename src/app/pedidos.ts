@@ -21,6 +21,7 @@ export async function writeOrdersFollowUp(config: ResolvedConfig, values: { date
         locale: config.outbox.locale,
         timeZone: config.outbox.timeZone,
         csvFormat: config.outbox.csv,
+        fileMode: ctx.fileMode,
       });
       io.stdout.write(`wmsbridge pedidos: ${i18n.t('orders.intro', { n: p.rows, zone: i18n.timeZone })} ${p.html}\n`);
       return 0;

@@ -33,6 +33,7 @@ export async function reconcileStockFile(config: ResolvedConfig, file: string, m
         locale: config.outbox.locale,
         timeZone: config.outbox.timeZone,
         csvFormat: config.outbox.csv,
+        fileMode: ctx.fileMode,
       });
       logger.info(
         { file, mapping: mapping.name, products: r.lines.length, differences: r.differences, unreadable: r.unreadable.length, html: paths.html },

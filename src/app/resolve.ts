@@ -106,6 +106,7 @@ async function rewriteResults(scope: ResolveScope, rows: RecordRow[]): Promise<v
         journal: ctx.journal,
         outboxDir: config.outboxDir,
         csv: config.outbox.csv,
+        fileMode: ctx.fileMode,
         now: new Date(),
         logger,
         keyLabel: stockKeyLabeler(ctx.refCache, ctx.journal),

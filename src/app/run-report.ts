@@ -83,6 +83,7 @@ export async function report(run: RunState): Promise<RunResult> {
       csvFormat: { ...config.outbox.csv, timeZone: config.outbox.csv.timeZone ?? config.outbox.timeZone },
       timeZone: config.outbox.timeZone,
       locale: config.outbox.locale,
+      fileMode: run.ctx.fileMode,
       ...(run.workbook ? { xlsx: run.workbook.write } : {}),
     });
   } catch (err) {

@@ -272,6 +272,7 @@ async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | 
       maxBodyBytes: w.maxBodyBytes,
       outboxDir: config.outboxDir,
       csvFormat: config.outbox.csv,
+      fileMode: ctx.fileMode,
     },
     { journal: ctx.journal, logger: logger.child({ component: 'webhooks' }) },
   );

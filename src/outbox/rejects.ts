@@ -55,6 +55,8 @@ export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
   /** xlsx: the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
   sheetName?: string;
   sheetNames?: string[];
+  /** xlsx: mode of the workbook (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
 };
 
 export interface RejectsWriter {
@@ -196,10 +198,10 @@ function delimitedItemWriter(
 }
 
 export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
-  const { headerCells, newline: nl, i18n = createI18n('en'), bom, sheetName, sheetNames, ...rest } = original;
+  const { headerCells, newline: nl, i18n = createI18n('en'), bom, sheetName, sheetNames, fileMode, ...rest } = original;
   const o = ParseOptionsSchema.parse(rest);
   // a spreadsheet's rejects are a spreadsheet (rejects-xlsx.ts)
-  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames });
+  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames, fileMode });
   const newline = nl ?? '\n';
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
   const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding), { addBOM: false });

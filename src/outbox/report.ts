@@ -16,7 +16,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { mkdir, readdir } from 'node:fs/promises';
-import { writeFileAtomic, outboxError } from './atomic.js';
+import { modeOption, writeFileAtomic, outboxError } from './atomic.js';
 import { createCsvWriter, resolveCsvFormat, type CsvFormatOptions } from './csv.js';
 import { ATTENTION_OUTCOMES, OUTCOMES, type Outcome, type RunSummary } from './types.js';
 import { createI18n, isOutageReason, type I18n, type Locale } from '../i18n/index.js';
@@ -37,6 +37,8 @@ export interface RunReportOptions {
   locale?: Locale;
   /** the run's report folder, when the page is written elsewhere (latest.html) */
   reportDir?: string;
+  /** mode of the files written (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
   /** how the workbook is written. @default writeXlsx, in this thread (a run passes its workbook thread: xlsx-worker.ts) */
   xlsx?: XlsxWrite;
 }
@@ -811,8 +813,14 @@ async function isNewestReport(reportsDir: string, folder: string): Promise<boole
   return names.every((d) => !d.isDirectory() || !REPORT_DIR.test(d.name) || d.name <= folder);
 }
 
-async function writeCsvFile(path: string, columns: string[], rows: Array<Record<string, unknown>>, format: CsvFormatOptions | undefined): Promise<void> {
-  const w = createCsvWriter(path, { columns, format: format ?? {} });
+async function writeCsvFile(
+  path: string,
+  columns: string[],
+  rows: Array<Record<string, unknown>>,
+  format: CsvFormatOptions | undefined,
+  mode: number | undefined,
+): Promise<void> {
+  const w = createCsvWriter(path, { columns, format: format ?? {}, ...modeOption(mode) });
   try {
     for (const r of rows) if (!w.write(r)) await w.drain();
     await w.close();
@@ -859,15 +867,15 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
       { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
     ],
-    { timeZone: i18n.timeZone },
+    { timeZone: i18n.timeZone, ...modeOption(options.fileMode) },
   );
   workbook.catch(() => undefined); // awaited below, after the other files
 
-  await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`, modeOption(options.fileMode));
 
   // started_at / finished_at are shown as dates in the CSV too
   {
-    const w = createCsvWriter(paths.csv, { columns: [t('col.metric'), t('col.value')], format: fmt ?? {}, dateColumns: [t('col.value')] });
+    const w = createCsvWriter(paths.csv, { columns: [t('col.metric'), t('col.value')], format: fmt ?? {}, dateColumns: [t('col.value')], ...modeOption(options.fileMode) });
     try {
       for (const r of tables.summary.rows) w.write({ [t('col.metric')]: r['metric'], [t('col.value')]: r['value'] });
       await w.close();
@@ -887,14 +895,15 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       table.columns.map((c) => c.header),
       table.rows.map((r) => Object.fromEntries(table.columns.map((c) => [c.header, r[c.key]]))),
       fmt,
+      options.fileMode,
     );
   }
 
-  await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options));
+  await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options), modeOption(options.fileMode));
   // latest.html is rendered for its own folder so its relative links resolve from reports/; a rebuilt
   // older report does not replace the newest one (folder names sort by start time)
   if (await isNewestReport(reportsDir, basename(dir))) {
-    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }));
+    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }), modeOption(options.fileMode));
   }
   await workbook;
   return paths;

@@ -11,6 +11,7 @@ import type { JournalSpec } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import type { WebhookReceiverOptions } from './receiver.js';
 import type { WebhookHooks } from './handler.js';
+import { outboxFileMode } from '../outbox/atomic.js';
 
 export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'outboxDir'> {
   /** folder of the journal (journal.db). @default './state' */
@@ -63,6 +64,7 @@ export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.Pr
     stateDir: config.stateDir,
     outboxDir: config.outboxDir,
     csvFormat: config.outbox.csv,
+    fileMode: outboxFileMode(config.outbox.fileMode),
   };
   if (w.secretEnv) options.secret = secretFromEnv(w.secretEnv, env, 'webhooks.secretEnv');
   if (w.tls) options.tls = { certFile: resolve(config.baseDir, w.tls.certFile), keyFile: resolve(config.baseDir, w.tls.keyFile) };
