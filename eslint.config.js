@@ -11,7 +11,7 @@ import globals from 'globals';
 // ---------------------------------------------------------------------------------------------------------------
 // Layers (docs/ARCHITECTURE.md, "Layout and direction of dependencies"):
 //   cli -> app -> {intake, parse, map, push, pull, webhook, outbox, reconcile, journal, wms, sandbox, infer,
-//   config} -> {i18n, wms types, shared}
+//   config} -> {i18n, wms types, shared}; cli reads config and shared too, nothing else (issue 43)
 // For each folder of src/, the other folders it may import. Every folder not listed is refused. A new folder of
 // src/ must be added here (the config refuses to load otherwise); a new edge between two folders is a decision:
 // make it here, keep the graph free of cycles (scripts/check-cycles.mjs) and update ARCHITECTURE.md.
