@@ -11,7 +11,7 @@ import globals from 'globals';
 // ---------------------------------------------------------------------------------------------------------------
 // Layers (docs/ARCHITECTURE.md, "Layout and direction of dependencies"):
 //   cli -> app -> {intake, parse, map, push, pull, webhook, outbox, reconcile, journal, wms, sandbox, infer,
-//   config} -> {i18n, wms types, shared}
+//   config} -> {i18n, wms types, shared}; cli reads config and shared too, nothing else (issue 43)
 // For each folder of src/, the other folders it may import. Every folder not listed is refused. A new folder of
 // src/ must be added here (the config refuses to load otherwise); a new edge between two folders is a decision:
 // make it here, keep the graph free of cycles (scripts/check-cycles.mjs) and update ARCHITECTURE.md.
@@ -34,7 +34,9 @@ const LAYERS = {
   webhook: [...LOWER, 'config', 'journal', 'outbox'],
   reconcile: [...LOWER, 'intake', 'journal', 'map', 'outbox', 'pull', 'push'],
   app: [...LOWER, 'intake', 'parse', 'map', 'push', 'pull', 'webhook', 'outbox', 'reconcile', 'journal', 'sandbox', 'infer', 'config', 'studio'],
-  cli: [...LOWER, 'app', 'intake', 'parse', 'map', 'push', 'pull', 'webhook', 'outbox', 'reconcile', 'journal', 'sandbox', 'infer', 'config'],
+  // cli/ parses arguments, calls the composition root and prints: what a person reads in another language is
+  // rendered by app/ (so not i18n), and every stage is built there (issue 43)
+  cli: ['shared', 'app', 'config'],
 };
 // An import against the direction, allowed for one module of a folder: none today (issue 17 moved RawRow into parse).
 /** @type {Record<string, {folder: string, module: string}>} */
@@ -47,8 +49,10 @@ const PACKAGES = {
   pg: ['journal'],
   undici: ['wms', 'sandbox', 'app'],
 };
-// The undici client itself is built by the composition roots only (everything else takes a WmsClient).
-const WMS_CLIENT_BUILDERS = ['app', 'cli'];
+// The undici client itself is built by the composition root only (everything else takes a WmsClient).
+const WMS_CLIENT_BUILDERS = ['app'];
+// The one module that reads the process environment (docs/ARCHITECTURE.md): the others take what they need from it.
+const ENV_READER = 'src/config/load.ts';
 
 const folders = readdirSync(new URL('./src', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())
@@ -85,7 +89,7 @@ function layerRules(folder) {
   if (!WMS_CLIENT_BUILDERS.includes(folder)) {
     patterns.push({
       regex: '^(\\.\\./)+wms/client\\.js$',
-      message: 'Only the composition roots (app, cli) build the undici client; take a WmsClient (wms/client-types.ts).',
+      message: 'Only the composition root (app) builds the undici client; take a WmsClient (wms/client-types.ts).',
     });
   }
   const paths = Object.entries(PACKAGES)
@@ -123,6 +127,16 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: [ENV_READER],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: `only ${ENV_READER} reads the environment: take processEnv(), envValue() or envLogger() from it.` },
+      ],
+    },
   },
   ...(LONG_FUNCTIONS.length ? [{ files: LONG_FUNCTIONS.map(([file]) => file), rules: { 'max-lines-per-function': 'off' } }] : []),
   prettier,

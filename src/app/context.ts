@@ -5,18 +5,18 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/load.js';
-import { isSharedJournal, journalSpecOf, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
+import { envLogger, isSharedJournal, journalSpecOf, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
 import { ConfigError } from '../shared/errors.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { openJournal } from '../journal/index.js';
 import type { Journal, JournalUpkeep, MetaStore } from '../journal/types.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { createLogger, type Logger } from '../shared/logger.js';
+import type { Logger } from '../shared/logger.js';
 import { createWmsClient } from '../wms/client.js';
 import type { WmsClient } from '../wms/client-types.js';
 import { createReferenceCache, type LoadableReferenceCache } from '../push/reference-cache.js';
-import { setOutboxFileMode } from '../outbox/atomic.js';
+import { outboxFileMode } from '../outbox/atomic.js';
 
 export interface AppContext {
   config: ResolvedConfig;
@@ -27,6 +27,8 @@ export interface AppContext {
   sandbox: Sandbox | null;
   refCache: LoadableReferenceCache;
   wmsUrl: string;
+  /** mode of the files this instance writes to the outbox (outbox.fileMode), passed to every outbox writer */
+  fileMode: number;
   /**
    * This instance's identity as the owner of file leases. With the embedded SQLite journal one process
    * owns the state folder (the state lock), so the owner is the constant 'local' and a restart resumes
@@ -60,9 +62,9 @@ export interface ContextOptions {
 export const JOURNAL_WMS_KEY = 'wms:target';
 
 export async function createAppContext(config: ResolvedConfig, options: ContextOptions = {}): Promise<AppContext> {
-  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const logger = options.logger ?? envLogger({ level: config.log.level });
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
+  const fileMode = outboxFileMode(config.outbox.fileMode);
   const shared = isSharedJournal(config);
   if (!options.offline && !config.wms.url && !options.sandboxByDefault) throw new ConfigError(NO_WMS_CONFIGURED);
   if (shared && (!config.wms.url || config.wms.url === SANDBOX_URL) && !options.offline) {
@@ -139,6 +141,7 @@ export async function createAppContext(config: ResolvedConfig, options: ContextO
     sandbox,
     refCache: createReferenceCache(client),
     wmsUrl,
+    fileMode,
     instanceId: shared ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'local',
     shared,
     leaseTtlMs: config.journal.kind === 'postgres' ? config.journal.leaseTtlMs : 30_000,

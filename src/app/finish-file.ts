@@ -10,9 +10,10 @@ import { basename, extname, join, relative } from 'node:path';
 import type { FileRow, RecordRow, RecordQueue, MetaStore } from '../journal/types.js';
 import { linesText, type CompiledMapping, type UnsentRows } from '../map/index.js';
 import { createResultWriter, type ResultWriter } from '../outbox/results.js';
+import { modeOption } from '../outbox/atomic.js';
 import type { Outcome, AttentionItem, UnsentRowsSummary } from '../outbox/types.js';
 import type { CsvFormatOptions } from '../outbox/csv.js';
-import { createRejectsWriter, type RejectItem } from '../outbox/rejects.js';
+import { createRejectsWriter, type RejectItem, type RejectsWriter } from '../outbox/rejects.js';
 import type { Logger } from '../shared/logger.js';
 import type { StoredParseFacts } from './map-file.js';
 import { FILE_META } from '../journal/policy.js';
@@ -106,6 +107,8 @@ export interface FileFinishOptions {
   journal: RecordQueue & MetaStore;
   outboxDir: string;
   csv: CsvFormatOptions;
+  /** mode of the result file (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
   now: Date;
   dryRun?: boolean;
   logger?: Logger;
@@ -142,39 +145,111 @@ function emptyFigures(): FileFigures {
 }
 
 export function createFileFinish(opts: FileFinishOptions): FileFinish {
-  const { file, journal } = opts;
-  const final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
-  const i18n = opts.i18n ?? createI18n();
-  const figures = emptyFigures();
-  const startedMs = opts.now.getTime();
-  const stem = basename(file.name, extname(file.name));
-  const ext = extname(file.name);
-  const runStamp = stamp(opts.now);
-  const resultsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'results', file.channel);
-  const rejectsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'rejects', file.channel);
-  const resultPath = join(resultsDir, `${stem}.${runStamp}.result.csv`);
-  const rejectsPath = join(rejectsDir, `${stem}-rejects-${runStamp}${ext}`);
-  let result: ReturnType<typeof createResultWriter> | null = null;
-  let rejects: ReturnType<typeof createRejectsWriter> | null = null;
-  let rejectCount = 0;
-  let afterId = 0;
-  let failed: unknown = null;
-  let ended = false;
+  return new FileFinishSteps(opts);
+}
+
+/**
+ * One file's finish: its result file (and rejects) written from the journal in id order, in steps that run one
+ * after the other (`serial`): `follow` behind the send, `complete` at the end, `abort` to drop what was written.
+ */
+class FileFinishSteps implements FileFinish {
+  private readonly file: FileRow;
+  private readonly final: ReadonlySet<RecordRow['status']>;
+  private readonly i18n: I18n;
+  private readonly figures = emptyFigures();
+  private readonly startedMs: number;
+  private readonly resultsDir: string;
+  private readonly rejectsDir: string;
+  private readonly resultPath: string;
+  private readonly rejectsPath: string;
+  private result: ResultWriter | null = null;
+  private rejects: RejectsWriter | null = null;
+  private rejectCount = 0;
+  private afterId = 0;
+  private failed: unknown = null;
+  private ended = false;
   /** the step in progress: the next one starts after it */
-  let last: Promise<unknown> = Promise.resolve();
+  private last: Promise<unknown> = Promise.resolve();
 
-  const opened = async (): Promise<ReturnType<typeof createResultWriter>> => {
-    if (!result) {
-      await mkdir(resultsDir, { recursive: true });
-      result = createResultWriter(resultPath, opts.csv);
+  constructor(private readonly opts: FileFinishOptions) {
+    const { file } = opts;
+    this.file = file;
+    this.final = opts.shared ? FINAL_IN_SHARED_RUN : FINAL_IN_RUN;
+    this.i18n = opts.i18n ?? createI18n();
+    this.startedMs = opts.now.getTime();
+    const stem = basename(file.name, extname(file.name));
+    const ext = extname(file.name);
+    const runStamp = stamp(opts.now);
+    this.resultsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'results', file.channel);
+    this.rejectsDir = join(opts.outboxDir, opts.dryRun ? 'dry-run' : 'rejects', file.channel);
+    this.resultPath = join(this.resultsDir, `${stem}.${runStamp}.result.csv`);
+    this.rejectsPath = join(this.rejectsDir, `${stem}-rejects-${runStamp}${ext}`);
+  }
+
+  follow(upTo = Number.MAX_SAFE_INTEGER): Promise<number> {
+    return this.serial(async () => {
+      let taken = 0;
+      for (let limit = FOLLOW_FIRST_PAGE; ; limit = FOLLOW_PAGE) {
+        const p = await this.page(limit, true, upTo);
+        taken += p.taken;
+        if (!p.full) return taken;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  complete(): Promise<FileFigures> {
+    // a step that failed before (a full disk behind the send) fails the finish too: its temp files go
+    return this.serial(() => this.writeTheRest()).catch(async (err: unknown) => {
+      this.ended = true;
+      await this.cleanUp();
+      throw err;
+    });
+  }
+
+  async abort(): Promise<void> {
+    await this.last;
+    if (this.ended) return;
+    this.ended = true;
+    await this.cleanUp();
+  }
+
+  /** complete's step: the records not written yet, the rows not sent, and both files closed into place */
+  private async writeTheRest(): Promise<FileFigures> {
+    const { opts, file, figures } = this;
+    while ((await this.page(FINISH_PAGE, false, 0)).full);
+    const out = await this.opened();
+    await writeUnsent(figures, out, await opts.journal.getMeta(FILE_META.unsent(file.id)), opts.mapping);
+    const closed = await out.close();
+    if (closed.replacedChars > 0)
+      opts.logger?.warn({ file: file.name, replaced: closed.replacedChars }, 'characters the outbox encoding cannot hold were written as ? in the result file');
+    figures.resultFile = relative(opts.outboxDir, this.resultPath);
+    if (this.rejects) {
+      const closedRejects = await this.rejects.close();
+      // the file actually written: the rejects in the original format, or only the listing of reasons
+      // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
+      const written = closedRejects.path ?? closedRejects.sidecar;
+      if (this.rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
     }
-    return result;
-  };
+    lineCache.delete(file.path);
+    this.ended = true;
+    return figures;
+  }
 
-  const take = async (row: RecordRow): Promise<void> => {
-    const out = result!;
+  private async opened(): Promise<ResultWriter> {
+    if (!this.result) {
+      await mkdir(this.resultsDir, { recursive: true });
+      this.result = createResultWriter(this.resultPath, this.opts.csv, modeOption(this.opts.fileMode));
+    }
+    return this.result;
+  }
+
+  /** one record's result line, its figures, its place in the attention list and, when it can be fixed, its rejects */
+  private async take(row: RecordRow): Promise<void> {
+    const { opts, figures } = this;
+    const out = this.result!;
     const outcome = outcomeOf(row);
-    const earlier = settledBefore(row, startedMs);
+    const earlier = settledBefore(row, this.startedMs);
     if (earlier) figures.earlier++;
     else count(figures, row.target, outcome);
     const line = row.source.line;
@@ -191,28 +266,34 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
         wmsId: row.wmsId,
         error: row.error,
         mapping: row.mapping,
-        reason: reasonText(row, i18n),
+        reason: reasonText(row, this.i18n),
       })
     )
       await out.drain();
     // no-change is listed with the WMS's reason (a warning), not counted as needing attention
-    if (NEEDS_SOURCE.has(outcome) && !earlier) noteAttention(figures, file, row, outcome, line, key);
+    if (NEEDS_SOURCE.has(outcome) && !earlier) noteAttention(figures, this.file, row, outcome, line, key);
     // rows that can be fixed and dropped again: refused data, and rows held because a dependency failed
     const fixable = outcome === 'rejected' || isHeldOnDependency(row);
-    if (fixable && opts.mapping && row.raw && row.raw.length > 0) await writeRejects(row, outcome);
-  };
+    if (fixable && opts.mapping && row.raw && row.raw.length > 0) await this.writeRejects(row, outcome);
+  }
 
-  const writeRejects = async (row: RecordRow, outcome: Outcome): Promise<void> => {
-    if (!rejects) {
-      await mkdir(rejectsDir, { recursive: true });
-      const facts = JSON.parse((await journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
-      rejects = createRejectsWriter(rejectsPath, { ...opts.mapping!.source, ...facts, i18n });
+  private async writeRejects(row: RecordRow, outcome: Outcome): Promise<void> {
+    const { opts, file, i18n } = this;
+    if (!this.rejects) {
+      await mkdir(this.rejectsDir, { recursive: true });
+      const facts = JSON.parse((await opts.journal.getMeta(FILE_META.parseFacts(file.id))) ?? '{}') as StoredParseFacts;
+      this.rejects = createRejectsWriter(this.rejectsPath, {
+        ...opts.mapping!.source,
+        ...facts,
+        i18n,
+        ...(opts.fileMode !== undefined ? { fileMode: opts.fileMode } : {}),
+      });
     }
     for (const entry of await rejectsRows(row, outcome, opts.mapping!, file.path, i18n)) {
-      rejects.write(entry);
-      rejectCount++;
+      this.rejects.write(entry);
+      this.rejectCount++;
     }
-  };
+  }
 
   /**
    * One page after `afterId`, in id order, read without its source rows (`raw`) unless a record taken needs them
@@ -220,90 +301,43 @@ export function createFileFinish(opts: FileFinishOptions): FileFinish {
    * to the last record taken (those do not change any more, so both reads see the same rows). `finalOnly`: stops at
    * the first record that may still change in this run, or above `upTo`. Returns whether the page was full.
    */
-  const page = async (limit: number, finalOnly: boolean, upTo: number): Promise<{ taken: number; full: boolean }> => {
-    const query = { fileIds: [file.id], statuses: ALL_STATUSES };
+  private async page(limit: number, finalOnly: boolean, upTo: number): Promise<{ taken: number; full: boolean }> {
+    const { journal } = this.opts;
+    const afterId = this.afterId;
+    const query = { fileIds: [this.file.id], statuses: ALL_STATUSES };
     const lean = await journal.listRecords({ ...query, afterId, limit, withoutRaw: true });
     let n = lean.length;
     if (finalOnly) {
-      n = lean.findIndex((r) => r.id > upTo || !final.has(r.status));
+      n = lean.findIndex((r) => r.id > upTo || !this.final.has(r.status));
       if (n < 0) n = lean.length;
     }
     if (n === 0) return { taken: 0, full: false };
     const chosen = n === lean.length ? lean : lean.slice(0, n);
     const rows = chosen.some((r) => NEEDS_SOURCE.has(outcomeOf(r))) ? await journal.listRecords({ ...query, afterId, limit: n }) : chosen;
-    await opened();
-    for (const row of rows) await take(row);
-    afterId = chosen[n - 1]!.id;
+    await this.opened();
+    for (const row of rows) await this.take(row);
+    this.afterId = chosen[n - 1]!.id;
     return { taken: n, full: n === limit };
-  };
+  }
 
   /** runs `step` after the steps before it; a step that failed fails every later one (complete rethrows it) */
-  const serial = <T>(step: () => Promise<T>): Promise<T> => {
-    const next = last.then(() => {
-      if (failed) throw failed;
-      if (ended) throw new Error(`${file.name}: its finish has ended`);
+  private serial<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.last.then(() => {
+      if (this.failed) throw this.failed;
+      if (this.ended) throw new Error(`${this.file.name}: its finish has ended`);
       return step();
     });
-    last = next.catch((err: unknown) => {
-      failed ??= err;
+    this.last = next.catch((err: unknown) => {
+      this.failed ??= err;
     });
     return next;
-  };
+  }
 
-  const cleanUp = async (): Promise<void> => {
-    lineCache.delete(file.path);
-    await result?.abort().catch(() => {});
-    rejects?.abort();
-  };
-
-  return {
-    follow(upTo = Number.MAX_SAFE_INTEGER) {
-      return serial(async () => {
-        let taken = 0;
-        for (let limit = FOLLOW_FIRST_PAGE; ; limit = FOLLOW_PAGE) {
-          const p = await page(limit, true, upTo);
-          taken += p.taken;
-          if (!p.full) return taken;
-          await new Promise((r) => setImmediate(r));
-        }
-      });
-    },
-    complete() {
-      // a step that failed before (a full disk behind the send) fails the finish too: its temp files go
-      return serial(async () => {
-        while ((await page(FINISH_PAGE, false, 0)).full);
-        const out = await opened();
-        await writeUnsent(figures, out, await journal.getMeta(FILE_META.unsent(file.id)), opts.mapping);
-        const closed = await out.close();
-        if (closed.replacedChars > 0)
-          opts.logger?.warn(
-            { file: file.name, replaced: closed.replacedChars },
-            'characters the outbox encoding cannot hold were written as ? in the result file',
-          );
-        figures.resultFile = relative(opts.outboxDir, resultPath);
-        if (rejects) {
-          const closedRejects = await rejects.close();
-          // the file actually written: the rejects in the original format, or only the listing of reasons
-          // (XML and JSON documents cannot be split back: `<name>.errors.txt`)
-          const written = closedRejects.path ?? closedRejects.sidecar;
-          if (rejectCount > 0 && written) figures.rejectsFile = relative(opts.outboxDir, written);
-        }
-        lineCache.delete(file.path);
-        ended = true;
-        return figures;
-      }).catch(async (err: unknown) => {
-        ended = true;
-        await cleanUp();
-        throw err;
-      });
-    },
-    async abort() {
-      await last;
-      if (ended) return;
-      ended = true;
-      await cleanUp();
-    },
-  };
+  private async cleanUp(): Promise<void> {
+    lineCache.delete(this.file.path);
+    await this.result?.abort().catch(() => {});
+    this.rejects?.abort();
+  }
 }
 
 /**

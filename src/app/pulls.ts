@@ -34,6 +34,7 @@ export async function runScheduledPulls(ctx: AppContext, deps: { logger: Logger;
       logger: deps.logger,
       refCache: ctx.refCache,
       outDir: join(ctx.config.outboxDir, 'exports'),
+      fileMode: ctx.fileMode,
       ...(deps.now ? { now: deps.now } : {}),
     });
   } finally {

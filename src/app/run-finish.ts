@@ -33,6 +33,7 @@ function finishOptions(run: RunState, w: Working): FileFinishOptions {
     journal: run.ctx.journal,
     outboxDir: config.outboxDir,
     csv: config.outbox.csv,
+    fileMode: run.ctx.fileMode,
     now: run.started,
     dryRun: run.opts.dryRun ?? false,
     logger: run.log,

@@ -83,6 +83,7 @@ export async function report(run: RunState): Promise<RunResult> {
       csvFormat: { ...config.outbox.csv, timeZone: config.outbox.csv.timeZone ?? config.outbox.timeZone },
       timeZone: config.outbox.timeZone,
       locale: config.outbox.locale,
+      fileMode: run.ctx.fileMode,
       ...(run.workbook ? { xlsx: run.workbook.write } : {}),
     });
   } catch (err) {
@@ -139,6 +140,56 @@ async function describeOutage(run: RunState, summary: RunSummary, waitingHeld: n
   return true;
 }
 
+/** One file's line of the summary: its status (done, partial, error, duplicate), figures and where it went. */
+function fileSummary(w: Working, opts: RunOptions): FileSummary {
+  const f = w.figures;
+  const status: FileSummary['status'] =
+    w.row.status === 'duplicate'
+      ? 'duplicate'
+      : w.error
+        ? 'error'
+        : // an interrupted run leaves a file unread (claimed) or with records not sent yet: the next run goes on
+          !opts.dryRun && (w.row.status === 'claimed' || (f && (f.outcomes.skipped ?? 0) > 0))
+          ? 'partial'
+          : 'done';
+  return {
+    channel: w.channel.name,
+    name: w.row.name,
+    status,
+    mapping: w.mapping?.name ?? null,
+    target: w.mapping?.target ?? null,
+    rows: w.rows || f?.records || 0,
+    outcomes: f?.outcomes ?? {},
+    ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
+    ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
+    ...(w.errorPath ? { archivedTo: w.errorPath } : {}),
+    ...(w.error
+      ? { error: w.error }
+      : w.duplicateOf
+        ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` }
+        : {}),
+    ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
+    ...(f?.earlier ? { earlier: f.earlier } : {}),
+    ...(f?.unsent ? { unsent: f.unsent } : {}),
+  };
+}
+
+/** The WMS's figures of this run: the client's counters since the run started. */
+function wmsFigures(ctx: AppContext, s0: WmsClientStats): RunSummary['wms'] {
+  const now = ctx.client.stats();
+  const latencySumMs = now.latencySumMs - s0.latencySumMs;
+  const answered = now.latencyCounts.reduce((x, y) => x + y, 0) - s0.latencyCounts.reduce((x, y) => x + y, 0);
+  return {
+    url: ctx.wmsUrl,
+    sandbox: ctx.sandbox !== null,
+    requests: now.requests - s0.requests,
+    retries: now.retries - s0.retries,
+    refreshes: now.refreshes - s0.refreshes,
+    failures: now.failures - s0.failures,
+    ...(answered > 0 ? { meanLatencyMs: Math.round((latencySumMs / answered) * 10) / 10 } : {}),
+  };
+}
+
 function buildSummary(a: {
   runId: string;
   opts: RunOptions;
@@ -156,35 +207,7 @@ function buildSummary(a: {
   const attention: RunSummary['attention'] = [];
   for (const w of a.working) {
     const f = w.figures;
-    const status: FileSummary['status'] =
-      w.row.status === 'duplicate'
-        ? 'duplicate'
-        : w.error
-          ? 'error'
-          : // an interrupted run leaves a file unread (claimed) or with records not sent yet: the next run goes on
-            !a.opts.dryRun && (w.row.status === 'claimed' || (f && (f.outcomes.skipped ?? 0) > 0))
-            ? 'partial'
-            : 'done';
-    files.push({
-      channel: w.channel.name,
-      name: w.row.name,
-      status,
-      mapping: w.mapping?.name ?? null,
-      target: w.mapping?.target ?? null,
-      rows: w.rows || f?.records || 0,
-      outcomes: f?.outcomes ?? {},
-      ...(f?.resultFile ? { resultFile: f.resultFile } : {}),
-      ...(f?.rejectsFile ? { rejectsFile: f.rejectsFile } : {}),
-      ...(w.errorPath ? { archivedTo: w.errorPath } : {}),
-      ...(w.error
-        ? { error: w.error }
-        : w.duplicateOf
-          ? { error: `same content as ${w.duplicateOf}: skipped (channel duplicates: skip; set duplicates: process, or run with --force, to send it again)` }
-          : {}),
-      ...(w.finishedMs ? { durationMs: Math.round(w.finishedMs - w.startedMs) } : {}),
-      ...(f?.earlier ? { earlier: f.earlier } : {}),
-      ...(f?.unsent ? { unsent: f.unsent } : {}),
-    });
+    files.push(fileSummary(w, a.opts));
     if (!f) continue;
     totals.records += f.records;
     for (const [o, n] of Object.entries(f.outcomes)) totals[o as Outcome] += n ?? 0;
@@ -201,11 +224,6 @@ function buildSummary(a: {
     for (const item of f.attention) if (attention.length < 1000) attention.push(item);
   }
   totals.files = files.length;
-  const now = a.ctx.client.stats();
-  const s0 = a.wmsAtStart;
-  const requests = now.requests - s0.requests;
-  const latencySumMs = now.latencySumMs - s0.latencySumMs;
-  const answered = now.latencyCounts.reduce((x, y) => x + y, 0) - s0.latencyCounts.reduce((x, y) => x + y, 0);
   return {
     runId: a.runId,
     command: a.opts.command,
@@ -216,15 +234,7 @@ function buildSummary(a: {
     exitCode: 0,
     host: hostname(),
     version: VERSION,
-    wms: {
-      url: a.ctx.wmsUrl,
-      sandbox: a.ctx.sandbox !== null,
-      requests,
-      retries: now.retries - s0.retries,
-      refreshes: now.refreshes - s0.refreshes,
-      failures: now.failures - s0.failures,
-      ...(answered > 0 ? { meanLatencyMs: Math.round((latencySumMs / answered) * 10) / 10 } : {}),
-    },
+    wms: wmsFigures(a.ctx, a.wmsAtStart),
     totals,
     files,
     resources: [...resources].map(([target, outcomes]) => ({ target, outcomes })),

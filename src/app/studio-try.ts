@@ -9,6 +9,7 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { openParser } from '../parse/index.js';
+import { processEnv } from '../config/load.js';
 
 export interface TryAnswer {
   /** the run's exit code (0 delivered, 1 data attention, 2 config, 75 WMS unavailable) */
@@ -37,7 +38,7 @@ async function resultRows(outbox: string): Promise<Array<Record<string, string>>
 /** The child's environment without any WMS or configuration of the operator's: the throw-away sandbox only. */
 function throwAwayEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { WMSBRIDGE_LOG_PRETTY: '0' };
-  for (const [k, v] of Object.entries(process.env)) if (!/^(WMS_|WMSBRIDGE_)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(processEnv())) if (!/^(WMS_|WMSBRIDGE_)/.test(k)) env[k] = v;
   return env;
 }
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../config/load.js';
+import { loadConfig, processEnv } from '../config/load.js';
 import { generateMappingJsonSchema } from '../map/json-schema.js';
 import type { ReferenceCache } from '../map/types.js';
 import { createReferenceCache } from '../push/reference-cache.js';
@@ -43,7 +43,7 @@ function runCheck(configFile: string | undefined, mappingsDir: string): Promise<
   const bin = join(packageRoot(), 'bin', 'wmsbridge.mjs');
   const args = [bin, 'check', ...(configFile ? ['--config', configFile] : []), '--mappings', mappingsDir];
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WMSBRIDGE_LOG_PRETTY: '0' } });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...processEnv(), WMSBRIDGE_LOG_PRETTY: '0' } });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from './context.js';
 import type { CompiledMapping } from '../map/index.js';
-import { createInboxWatcher, type ReadyFile } from '../intake/watcher.js';
-import { runOnce, verdictFields } from './run.js';
+import { createInboxWatcher, type InboxWatcher, type ReadyFile } from '../intake/watcher.js';
+import { runOnce, verdictFields, type RunResult } from './run.js';
 import { missingInboxFolders, watcherOptions } from './scan.js';
 import { discoverChannels } from '../config/load.js';
 import { runScheduledPulls } from './pulls.js';
@@ -50,19 +50,6 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   const { queue } = st;
   let batchTimer: NodeJS.Timeout | null = null;
 
-  const makeWatcher = () => {
-    const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger });
-    w.on('refused-entry', (r) => metrics.recordRefused(r.kind));
-    w.on('ready-file', (f) => {
-      if (st.stopping) return;
-      queue.set(f.path, f);
-      schedule();
-    });
-    w.on('empty-file', (r) => logger.warn({ file: r.name, channel: r.channel, errorPath: r.errorPath }, 'empty file moved to the error folder'));
-    return w;
-  };
-  let watcher = makeWatcher();
-
   function schedule(): void {
     if (batchTimer || st.stopping) return;
     batchTimer = setTimeout(() => {
@@ -84,15 +71,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
     helper.yieldTo(); // this instance's own files first: helping stops taking batches (what it took is sent)
     st.running = (async () => {
       try {
-        const result = await runOnce(ctx, {
-          command: 'watch',
-          ready: batch,
-          mappings,
-          signal: abort.signal,
-          onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
-          onMapRejected: (target, n) => metrics.recordSettled(target, 'rejected', n),
-        });
-        metrics.recordRun(result.summary);
+        const result = await runWatchBatch(ctx, mappings, metrics, abort.signal, batch);
         st.lastRunOk = result.exitCode === 0;
         st.lastRunAt = new Date().toISOString();
         logger.info(verdictFields(result), result.logLine);
@@ -118,15 +97,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
       await drain(true);
       return;
     }
-    const result = await runOnce(ctx, {
-      command: 'watch',
-      ready: [],
-      mappings,
-      signal: abort.signal,
-      onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
-      onMapRejected: (target, n) => metrics.recordSettled(target, 'rejected', n),
-    });
-    metrics.recordRun(result.summary);
+    const result = await runWatchBatch(ctx, mappings, metrics, abort.signal, []);
     logger.info(verdictFields(result), `resumed: ${result.logLine}`);
   });
 
@@ -138,8 +109,85 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
   const server = config.watch.metricsPort !== undefined ? await serveHealthAndMetrics(ctx, st, metrics, config.watch.metricsPort) : null;
   const metricsUrl = server ? server.url : null;
 
-  // the inbox share: checked at start and then regularly. Missing (unmounted), the daemon is unhealthy,
-  // takes nothing, creates nothing, and starts watching by itself once the folders are back
+  // the inbox share: checked at start and then regularly (watchInbox)
+  const inbox = await watchInbox(ctx, st, mappings, metrics, (f) => {
+    queue.set(f.path, f);
+    schedule();
+  });
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+
+  async function shutdown(reason: string): Promise<void> {
+    logger.info({ reason }, 'stopping: finishing requests in flight; unsent records stay pending for the next start');
+    if (batchTimer) clearTimeout(batchTimer);
+    if (pullTimer) clearInterval(pullTimer);
+    resumer.clear();
+    helper.clear();
+    await inbox.close();
+    // the signal's name is the abort's reason: a batch stopped by it is interrupted (exit 130/143 in its summary), never delivered
+    abort.abort(reason);
+    if (st.running) await st.running.catch(() => {});
+    await resumer.settled();
+    await helper.settled();
+    await receiver?.close().catch(() => {});
+    if (server) await new Promise<void>((r) => server.server.close(() => r()));
+    logger.info('stopped');
+    resolveDone();
+  }
+
+  return {
+    done,
+    stop(reason) {
+      if (st.stopping) return;
+      st.stopping = true;
+      void shutdown(reason);
+    },
+    metricsUrl,
+    webhooksUrl: receiver ? `${receiver.url}${config.webhooks.basePath}` : null,
+  };
+}
+
+/** One batch of the daemon (or a resume: no ready file): runOnce with the metrics' hooks, its figures recorded. */
+async function runWatchBatch(ctx: AppContext, mappings: CompiledMapping[], metrics: RunMetrics, signal: AbortSignal, ready: ReadyFile[]): Promise<RunResult> {
+  const result = await runOnce(ctx, {
+    command: 'watch',
+    ready,
+    mappings,
+    signal,
+    onSettled: (row, res) => metrics.recordSettled(row.target, res.outcome),
+    onMapRejected: (target, n) => metrics.recordSettled(target, 'rejected', n),
+  });
+  metrics.recordRun(result.summary);
+  return result;
+}
+
+/** The inbox watcher of the channels (files ready go to `onReady`; refused and empty entries are counted and logged). */
+function inboxWatcher(ctx: AppContext, st: DaemonState, mappings: CompiledMapping[], metrics: RunMetrics, onReady: (f: ReadyFile) => void): InboxWatcher {
+  const { config, logger } = ctx;
+  const w = createInboxWatcher(watcherOptions(config, {}, mappings), { logger });
+  w.on('refused-entry', (r) => metrics.recordRefused(r.kind));
+  w.on('ready-file', (f) => {
+    if (st.stopping) return;
+    onReady(f);
+  });
+  w.on('empty-file', (r) => logger.warn({ file: r.name, channel: r.channel, errorPath: r.errorPath }, 'empty file moved to the error folder'));
+  return w;
+}
+
+/**
+ * The inbox share: checked at start and then every INBOX_CHECK_MS. Missing (unmounted), the daemon is unhealthy
+ * (st.inboxMissing), takes nothing, creates nothing, and starts watching by itself once the folders are back.
+ */
+async function watchInbox(
+  ctx: AppContext,
+  st: DaemonState,
+  mappings: CompiledMapping[],
+  metrics: RunMetrics,
+  onReady: (f: ReadyFile) => void,
+): Promise<{ close(): Promise<void> }> {
+  const { config, logger } = ctx;
+  let watcher = inboxWatcher(ctx, st, mappings, metrics, onReady);
   st.inboxMissing = await missingInboxFolders(config);
   let watching = false;
   const startWatching = async (): Promise<void> => {
@@ -147,7 +195,7 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
       // the channels are the inbox's sub-folders: found now that the inbox is there
       config.channels = await discoverChannels(config.inboxDir);
       await watcher.close();
-      watcher = makeWatcher();
+      watcher = inboxWatcher(ctx, st, mappings, metrics, onReady);
     }
     await watcher.start();
     watching = true;
@@ -173,38 +221,11 @@ export async function startWatch(ctx: AppContext, mappings: CompiledMapping[], o
         checkingInbox = false;
       });
   }, INBOX_CHECK_MS);
-
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => (resolveDone = r));
-
-  async function shutdown(reason: string): Promise<void> {
-    logger.info({ reason }, 'stopping: finishing requests in flight; unsent records stay pending for the next start');
-    if (batchTimer) clearTimeout(batchTimer);
-    if (pullTimer) clearInterval(pullTimer);
-    resumer.clear();
-    helper.clear();
-    clearInterval(inboxTimer);
-    await watcher.close().catch(() => {});
-    // the signal's name is the abort's reason: a batch stopped by it is interrupted (exit 130/143 in its summary), never delivered
-    abort.abort(reason);
-    if (st.running) await st.running.catch(() => {});
-    await resumer.settled();
-    await helper.settled();
-    await receiver?.close().catch(() => {});
-    if (server) await new Promise<void>((r) => server.server.close(() => r()));
-    logger.info('stopped');
-    resolveDone();
-  }
-
   return {
-    done,
-    stop(reason) {
-      if (st.stopping) return;
-      st.stopping = true;
-      void shutdown(reason);
+    async close() {
+      clearInterval(inboxTimer);
+      await watcher.close().catch(() => {});
     },
-    metricsUrl,
-    webhooksUrl: receiver ? `${receiver.url}${config.webhooks.basePath}` : null,
   };
 }
 
@@ -240,7 +261,7 @@ async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | 
   if (!config.webhooks.enabled) return null;
   // the same reading of the config as `wmsbridge webhooks`: a secret variable that is named but unset
   // stops start-up instead of serving without authentication
-  const w = webhooksOptionsFromConfig(config, process.env);
+  const w = webhooksOptionsFromConfig(config);
   assertSafeWebhookListen(w.host, w.secret, config.webhooks.insecure);
   const receiver = await createWebhookReceiver(
     {
@@ -252,6 +273,7 @@ async function startWebhookReceiver(ctx: AppContext): Promise<WebhookReceiver | 
       maxBodyBytes: w.maxBodyBytes,
       outboxDir: config.outboxDir,
       csvFormat: config.outbox.csv,
+      fileMode: ctx.fileMode,
     },
     { journal: ctx.journal, logger: logger.child({ component: 'webhooks' }) },
   );

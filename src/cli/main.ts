@@ -61,9 +61,11 @@ export async function main(argv: string[]): Promise<number> {
     return await mod.default(rest, { stdout: process.stdout, stderr: process.stderr });
   } catch (err) {
     // one line; the stack only at debug level (--log-level debug|trace, $WMSBRIDGE_LOG_LEVEL, or WMSBRIDGE_DEBUG=1)
+    // (config/load.ts is the one reader of the environment; loaded here only on an error, as the commands load it)
+    const { envValue } = await import('../config/load.js');
     const debug =
-      process.env['WMSBRIDGE_DEBUG'] === '1' ||
-      /^(debug|trace)$/.test(process.env['WMSBRIDGE_LOG_LEVEL'] ?? '') ||
+      envValue('WMSBRIDGE_DEBUG') === '1' ||
+      /^(debug|trace)$/.test(envValue('WMSBRIDGE_LOG_LEVEL') ?? '') ||
       rest.some((a, i) => /^--log-level=(debug|trace)$/.test(a) || (a === '--log-level' && /^(debug|trace)$/.test(rest[i + 1] ?? '')));
     if (isBridgeError(err)) {
       process.stderr.write(`wmsbridge ${name}: ${err.code}: ${err.message}\n`);

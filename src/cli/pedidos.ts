@@ -3,11 +3,10 @@
  * the webhooks received about them): outbox/pedidos/<date>/pedidos.{html,csv,xlsx}. Asks the WMS nothing.
  */
 import type { CliIo } from './types.js';
-import { loadConfigFromFlags, withApp } from './common.js';
+import { loadConfigFromFlags } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
 import { ConfigError } from '../shared/errors.js';
-import { createI18n } from '../i18n/index.js';
-import { buildOrders, dayIn, ordersOfDay, writeOrdersView } from '../outbox/orders.js';
+import { writeOrdersFollowUp } from '../app/pedidos.js';
 
 export const PEDIDOS_COMMAND = defineCommand({
   name: 'pedidos',
@@ -32,22 +31,5 @@ export default async function pedidos(args: string[], io: CliIo): Promise<number
   if (values.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(values.date)))
     throw new ConfigError(`pedidos: --date must be YYYY-MM-DD, not '${values.date}'`);
   const config = await loadConfigFromFlags(values);
-  const i18n = createI18n(config.outbox.locale, config.outbox.timeZone);
-  const day = typeof values.date === 'string' ? values.date : dayIn(i18n);
-  return withApp(
-    config,
-    'pedidos',
-    async (ctx) => {
-      const all = await buildOrders(ctx.journal);
-      const lines = values.all ? all : ordersOfDay(all, day, i18n);
-      const p = await writeOrdersView(config.outboxDir, lines, day, {
-        locale: config.outbox.locale,
-        timeZone: config.outbox.timeZone,
-        csvFormat: config.outbox.csv,
-      });
-      io.stdout.write(`wmsbridge pedidos: ${i18n.t('orders.intro', { n: p.rows, zone: i18n.timeZone })} ${p.html}\n`);
-      return 0;
-    },
-    { offline: true },
-  );
+  return writeOrdersFollowUp(config, { ...(typeof values.date === 'string' ? { date: values.date } : {}), ...(values.all === true ? { all: true } : {}) }, io);
 }

@@ -1,131 +1,24 @@
 /**
- * `wmsbridge pull <what>`: one export from the WMS into the outbox (default ./outbox/exports).
- * The core is runPullCommand(options), reusable by config-driven callers; this file's default export
- * only turns argv and the environment into those options.
+ * `wmsbridge pull <what>`: one export from the WMS into the outbox (default ./outbox/exports). The composition is
+ * app/pull-command.ts (runPullCommand, reusable by config-driven callers); this file only turns argv and the
+ * environment into its options.
  */
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import type { CsvFormatOptions } from '../outbox/csv.js';
-import { openJournal } from '../journal/index.js';
-import { runPull } from '../pull/run.js';
-import { isPullKind, PULL_FORMATS, PULL_KINDS, type PullFormat, type PullRequest, type PullResult, type RefCacheRefresher } from '../pull/types.js';
-import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import {
+  isPullKind,
+  PULL_FORMATS,
+  PULL_KINDS,
+  pullWmsFromConfig,
+  runPullCommand,
+  type CsvFormatOptions,
+  type PullCommandOptions,
+  type PullCommandResult,
+  type PullFormat,
+  type StockSearchFilters,
+} from '../app/pull-command.js';
 import { ConfigError } from '../shared/errors.js';
-import { setOutboxFileMode } from '../outbox/atomic.js';
-import { loadConfig, NO_WMS_CONFIGURED, resolveWmsCredentials, SANDBOX_URL } from '../config/load.js';
-import { createLogger, type Logger } from '../shared/logger.js';
-import { createWmsClient } from '../wms/client.js';
-import type { StockSearchFilters } from '../wms/schemas.js';
+import { envLogger, processEnv } from '../config/load.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand, type OptionSpec } from './options.js';
-
-export interface PullCommandOptions {
-  what: string;
-  /** @default 'csv' */
-  format?: PullFormat;
-  csv?: CsvFormatOptions;
-  filters?: StockSearchFilters;
-  doneFile?: boolean;
-  force?: boolean;
-  fileName?: string;
-  pageSize?: number;
-  /** the outbox folder; the file goes to <outboxDir>/exports. @default './outbox' */
-  outboxDir?: string;
-  /** the exports folder itself (overrides outboxDir) */
-  outDir?: string;
-  /** state folder holding journal.db. @default './state' */
-  stateDir?: string;
-  /** folder relative paths are resolved against. @default process.cwd() */
-  cwd?: string;
-  /**
-   * The WMS to read. Without it an in-process sandbox is started (createSandbox(), seed 1) and closed
-   * after the export.
-   */
-  wms?: { url: string; accessKeyID: string; secretKey: string; userAgent?: string };
-  /** sandbox seed when no WMS is given. @default 1 */
-  sandboxSeed?: number | string;
-  /** sandbox state file when no WMS is given (the state `run` left there), see docs/SANDBOX.md */
-  sandboxStateFile?: string;
-  logger?: Logger;
-  refCache?: RefCacheRefresher;
-  now?: () => Date;
-  /** aborts the export (its temp file is removed, nothing appears) */
-  signal?: AbortSignal;
-}
-
-export interface PullCommandResult extends PullResult {
-  what: string;
-  wms: { url: string; sandbox: boolean };
-}
-
-/** Runs one pull end to end: WMS client (or in-process sandbox), journal, export file. */
-export async function runPullCommand(options: PullCommandOptions): Promise<PullCommandResult> {
-  if (!isPullKind(options.what)) {
-    throw new ConfigError(`pull: unknown kind "${options.what}" (expected one of ${PULL_KINDS.join(', ')})`);
-  }
-  const cwd = resolve(options.cwd ?? process.cwd());
-  const outDir = options.outDir !== undefined ? resolve(cwd, options.outDir) : join(resolve(cwd, options.outboxDir ?? 'outbox'), 'exports');
-  const stateDir = resolve(cwd, options.stateDir ?? 'state');
-  const logger = options.logger ?? createLogger();
-  const request: PullRequest = { what: options.what, outDir };
-  if (options.format !== undefined) request.format = options.format;
-  if (options.csv !== undefined) request.csv = options.csv;
-  if (options.filters !== undefined) request.filters = options.filters;
-  if (options.doneFile !== undefined) request.doneFile = options.doneFile;
-  if (options.force !== undefined) request.force = options.force;
-  if (options.fileName !== undefined) request.fileName = options.fileName;
-  if (options.pageSize !== undefined) request.pageSize = options.pageSize;
-  if (options.signal !== undefined) request.signal = options.signal;
-
-  let sandbox: Sandbox | undefined;
-  const closers: Array<() => Promise<void>> = [];
-  try {
-    let wms = options.wms;
-    if (!wms) {
-      sandbox = await createSandbox({
-        port: 0,
-        seed: options.sandboxSeed ?? 1,
-        ...(options.sandboxStateFile !== undefined ? { stateFile: resolve(cwd, options.sandboxStateFile) } : {}),
-        logger: logger.child({ component: 'sandbox' }),
-      });
-      const sb = sandbox;
-      closers.unshift(() => sb.close());
-      wms = { url: sandbox.url, accessKeyID: sandbox.accessKeyID, secretKey: sandbox.secretKey };
-    }
-    const client = createWmsClient({
-      baseUrl: wms.url,
-      accessKeyID: wms.accessKeyID,
-      secretKey: wms.secretKey,
-      ...(wms.userAgent !== undefined ? { userAgent: wms.userAgent } : {}),
-      logger: logger.child({ component: 'wms' }),
-    });
-    closers.unshift(() => client.close());
-    await mkdir(stateDir, { recursive: true });
-    const journal = await openJournal({ kind: 'sqlite', path: join(stateDir, 'journal.db') });
-    closers.unshift(() => journal.close());
-    const deps: Parameters<typeof runPull>[1] = { client, journal, logger };
-    if (options.now) deps.now = options.now;
-    if (options.refCache) deps.refCache = options.refCache;
-    const result = await runPull(request, deps);
-    return { ...result, what: options.what, wms: { url: redactUrl(wms.url), sandbox: sandbox !== undefined } };
-  } finally {
-    for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'pull: error while closing'));
-  }
-}
-
-/** The URL without credentials, query or fragment (for output and logs). */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    u.search = '';
-    u.hash = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return '(invalid url)';
-  }
-}
 
 const FILTER_FLAGS: ReadonlyArray<[string, keyof StockSearchFilters]> = [
   ['warehouse-id', 'warehouseId'],
@@ -234,7 +127,7 @@ export function parsePullArgs(
   const level = s('log-level');
   if (level !== undefined) {
     // (one of LOG_LEVELS: the option table checks it)
-    out.logger = createLogger({ level: level as 'info' });
+    out.logger = envLogger({ level: level as 'info' });
   }
   const pageSize = s('page-size');
   if (pageSize !== undefined) {
@@ -263,10 +156,12 @@ export function parsePullArgs(
   return out;
 }
 
+export { runPullCommand, type PullCommandOptions, type PullCommandResult };
+
 export default async function pull(args: string[], io: CliIo): Promise<number> {
   let parsed: ReturnType<typeof parsePullArgs>;
   try {
-    parsed = parsePullArgs(args, process.env);
+    parsed = parsePullArgs(args, processEnv());
   } catch (err) {
     io.stderr.write(`wmsbridge pull: ${(err as Error).message}\n\n${commandHelp(PULL_COMMAND)}`);
     return 2;
@@ -279,20 +174,13 @@ export default async function pull(args: string[], io: CliIo): Promise<number> {
   // no WMS on the command line: the config file's (wms.url, accessKeyId, secret, userAgent); the embedded
   // sandbox only when asked (--sandbox or wms.url: sandbox)
   if (!options.wms && !askedSandbox) {
-    const config = await loadConfig(configFile ? { file: configFile } : {});
-    setOutboxFileMode(parseInt(config.outbox.fileMode, 8));
-    const creds = resolveWmsCredentials(config);
-    if (creds)
-      options.wms = {
-        url: creds.url,
-        accessKeyID: creds.accessKeyID,
-        secretKey: creds.secretKey,
-        ...(config.wms.userAgent ? { userAgent: config.wms.userAgent } : {}),
-      };
-    else if (config.wms.url !== SANDBOX_URL) {
-      io.stderr.write(`wmsbridge pull: ${NO_WMS_CONFIGURED}\n`);
+    const fromConfig = await pullWmsFromConfig(configFile);
+    if ('error' in fromConfig) {
+      io.stderr.write(`wmsbridge pull: ${fromConfig.error}\n`);
       return 2;
     }
+    if (fromConfig.wms) options.wms = fromConfig.wms;
+    options.fileMode = fromConfig.fileMode;
   }
   // Ctrl-C / SIGTERM: abort the requests, remove the temp file, exit without a partial export
   const ac = new AbortController();

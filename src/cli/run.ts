@@ -7,36 +7,10 @@
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, notice, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import { loadMappingsDir } from '../map/index.js';
-import { ConfigError } from '../shared/errors.js';
 import { INTERRUPT_EXIT_CODES, runOnce, verdictFields } from '../app/run.js';
 import { missingInboxFolders, scanInbox } from '../app/scan.js';
 import { runScheduledPulls } from '../app/pulls.js';
-import type { AppContext } from '../app/context.js';
-import type { Logger } from '../shared/logger.js';
-import { isWmsError, WmsErrorCode } from '../wms/errors.js';
-import { isWmsUnavailable } from '../push/decide.js';
-
-/**
- * Authorizes once before the inbox is touched. Returns why the credentials were refused (exit 2), or
- * null: authorized, or the WMS did not answer (an outage: the run goes on, sends nothing and exits 75).
- */
-export async function refusedCredentials(ctx: AppContext, logger: Logger): Promise<string | null> {
-  try {
-    await ctx.client.authorize();
-    return null;
-  } catch (err) {
-    if (isWmsError(err) && (err.code === WmsErrorCode.AUTH || !isWmsUnavailable(err))) {
-      if (err.code !== WmsErrorCode.AUTH) return `the WMS at ${ctx.wmsUrl} cannot be used: ${err.message}; nothing was claimed`;
-      return `the WMS at ${ctx.wmsUrl} refused the credentials (${err.message}); nothing was claimed: fix wms.accessKeyId / $WMS_SECRET_KEY and run again`;
-    }
-    if (isWmsUnavailable(err)) {
-      logger.warn({ err }, 'the WMS does not answer: nothing will be sent this run, files and records wait for the next one');
-      return null;
-    }
-    throw err;
-  }
-}
+import { loadRunMappings, refusedCredentials } from '../app/run-command.js';
 
 export const RUN_COMMAND = defineCommand({
   name: 'run',
@@ -62,13 +36,8 @@ export default async function run(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const config = await loadConfigFromFlags(values);
-  // a mapping that cannot load is its own error (exit 2 at the end); the others run, and the files only
-  // it would claim stay in the inbox
-  const { mappings, errors: mappingErrors } = await loadMappingsDir(config.mappingsDir);
-  if (mappingErrors.length > 0 && mappings.length === 0) {
-    throw new ConfigError(`${mappingErrors.length} mapping file(s) are invalid:\n${mappingErrors.map((e) => `  ${e.message}`).join('\n')}`);
-  }
-  const loadProblems = mappingErrors.map((e) => `mapping not loaded, its files stay in the inbox: ${e.message}`);
+  // a mapping that cannot load is its own error (exit 2 at the end); the others run
+  const { mappings, problems: loadProblems } = await loadRunMappings(config);
   const dryRun = values['dry-run'] === true;
   const missing = await missingInboxFolders(config);
   if (missing.length > 0) {

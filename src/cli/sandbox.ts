@@ -4,8 +4,8 @@
  * (logs go to stderr): operators' scripts read that line.
  */
 import { ConfigError } from '../shared/errors.js';
-import { createLogger } from '../shared/logger.js';
-import { createSandbox, formatDialect, parseDialect, type SandboxOptions } from '../sandbox/index.js';
+import { envLogger, envValue } from '../config/load.js';
+import { parseDialect, serveSandbox, type SandboxOptions } from '../app/sandbox-command.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
 
@@ -88,35 +88,11 @@ export default async function sandbox(args: string[], io: CliIo): Promise<number
     stockRecords: num('stock-records', values['stock-records'], { min: 0, int: true }),
     maxPageSize: num('max-page-size', values['max-page-size'], { min: 1, int: true }),
     accessKeyID: values['access-key-id'],
-    secretKey: values['secret-key'] ?? process.env['WMSBRIDGE_SANDBOX_SECRET'],
+    secretKey: values['secret-key'] ?? envValue('WMSBRIDGE_SANDBOX_SECRET'),
     dialect: values.dialect !== undefined ? parseDialect(values.dialect, '--dialect') : undefined,
-    logger: createLogger({ name: 'wms-sandbox' }),
+    logger: envLogger({ name: 'wms-sandbox' }),
   };
   for (const k of Object.keys(options) as Array<keyof SandboxOptions>) if (options[k] === undefined) delete options[k];
 
-  let sb;
-  try {
-    sb = await createSandbox(options);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      throw new ConfigError(`cannot listen on ${options.host ?? '127.0.0.1'}:${options.port ?? 0} (${code})`, { cause: err });
-    }
-    throw err;
-  }
-  io.stdout.write(`${JSON.stringify({ url: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey })}\n`);
-  options.logger?.info({ url: sb.url, dialect: formatDialect(sb.dialect) }, 'sandbox ready');
-
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const on = (s: NodeJS.Signals): void => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      resolve(s);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
-  options.logger?.info({ signal }, 'sandbox stopping');
-  await sb.close();
-  return 0;
+  return serveSandbox(options, io);
 }

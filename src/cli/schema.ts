@@ -1,5 +1,5 @@
 /** `wmsbridge schema`: prints the JSON Schema of mapping files (generated from the zod model). */
-import { generateMappingJsonSchema } from '../map/json-schema.js';
+import { mappingJsonSchema } from '../app/mapping-schema.js';
 import type { CliIo } from './types.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
 
@@ -17,6 +17,6 @@ export default async function schema(args: string[], io: CliIo): Promise<number>
     io.stdout.write(commandHelp(SCHEMA_COMMAND));
     return 0;
   }
-  io.stdout.write(`${JSON.stringify(generateMappingJsonSchema(), null, 2)}\n`);
+  io.stdout.write(`${JSON.stringify(mappingJsonSchema(), null, 2)}\n`);
   return 0;
 }

@@ -5,7 +5,7 @@
 import type { CliIo } from './types.js';
 import { loadConfigFromFlags, withApp } from './common.js';
 import { APP_OPTIONS, commandHelp, defineCommand, parseCommand } from './options.js';
-import type { FileRow, RecordRow, RecordStatus } from '../journal/types.js';
+import type { FileRow, RecordRow, RecordStatus } from '../app/with-app.js';
 import { retention } from '../app/retention.js';
 
 export const STATUS_COMMAND = defineCommand({

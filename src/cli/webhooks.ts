@@ -1,67 +1,25 @@
 /**
  * `wmsbridge webhooks`: serves the webhook receiver alone (docs/WEBHOOKS.md). The journal is
  * <state-dir>/journal.db; events land in <outbox>/webhooks/<kind>/. SIGTERM/SIGINT stop it cleanly
- * (requests in flight are answered, the outbox is flushed, the journal closed).
- * runWebhooksCommand() is the flag-free entry point the config-driven path (watch) can call.
+ * (requests in flight are answered, the outbox is flushed, the journal closed). This file parses the arguments;
+ * app/webhooks-command.ts builds the receiver and its journal.
  */
-import { join, resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
-import { createLogger } from '../shared/logger.js';
-import { findConfigFile, loadConfig, type ResolvedConfig } from '../config/load.js';
-import { openJournal } from '../journal/index.js';
-import type { Journal } from '../journal/types.js';
-import { createWebhookReceiver, type WebhookReceiver } from '../webhook/receiver.js';
-import type { WebhookHooks } from '../webhook/handler.js';
+import { processEnv, type ResolvedConfig } from '../config/load.js';
 import type { CliIo } from './types.js';
 import { notice } from './common.js';
 import { commandHelp, defineCommand, parseCommand } from './options.js';
-import { assertSafeWebhookListen, secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions } from '../webhook/options.js';
+import {
+  runWebhooksCommand,
+  secretFromEnv,
+  startWebhooksCommand,
+  testHooksFromEnv,
+  webhooksOptionsFromConfig,
+  type RunningWebhooks,
+  type WebhooksCommandOptions,
+} from '../app/webhooks-command.js';
 
-export { secretFromEnv, webhooksOptionsFromConfig, type WebhooksCommandOptions };
-
-export interface RunningWebhooks {
-  receiver: WebhookReceiver;
-  journal: Journal;
-  /** closes the receiver (flushing the outbox) and the journal it opened */
-  close(): Promise<void>;
-}
-
-/**
- * Test-only hook: with WMSBRIDGE_TEST_CRASH_AFTER_STORE=1 the process exits with code 137 (as if
- * killed with SIGKILL) right after an event is committed to the journal and before it is answered.
- */
-export function testHooksFromEnv(env: NodeJS.ProcessEnv): WebhookHooks | undefined {
-  if (env['WMSBRIDGE_TEST_CRASH_AFTER_STORE'] !== '1') return undefined;
-  return {
-    afterStore: ({ stored }) => {
-      if (stored) process.exit(137);
-    },
-  };
-}
-
-export async function runWebhooksCommand(options: WebhooksCommandOptions = {}): Promise<RunningWebhooks> {
-  const logger = options.logger ?? createLogger({ name: 'wmsbridge-webhooks' });
-  const stateDir = resolve(options.stateDir ?? 'state');
-  const outboxDir = resolve(options.outboxDir ?? 'outbox');
-  const ownJournal = options.journal === undefined;
-  const journal = options.journal ?? (await openJournal(options.journalSpec ?? { kind: 'sqlite', path: join(stateDir, 'journal.db') }));
-  const { stateDir: _s, outboxDir: _o, journal: _j, journalSpec: _js, logger: _l, hooks, ...receiverOptions } = options;
-  let receiver: WebhookReceiver;
-  try {
-    receiver = await createWebhookReceiver({ ...receiverOptions, outboxDir }, { journal, logger, ...(hooks ? { hooks } : {}) });
-  } catch (err) {
-    if (ownJournal) await journal.close();
-    throw err;
-  }
-  return {
-    receiver,
-    journal,
-    async close() {
-      await receiver.close();
-      if (ownJournal) await journal.close();
-    },
-  };
-}
+export { runWebhooksCommand, secretFromEnv, testHooksFromEnv, webhooksOptionsFromConfig, type RunningWebhooks, type WebhooksCommandOptions };
 
 /**
  * The shared secret from the environment variable `name`. Strict: a configured but unset or empty
@@ -141,30 +99,13 @@ export function parseWebhooksArgs(
 }
 
 export default async function webhooks(args: string[], io: CliIo): Promise<number> {
-  const parsed = parseWebhooksArgs(args, process.env);
+  const parsed = parseWebhooksArgs(args, processEnv());
   if (parsed === 'help') {
     io.stdout.write(commandHelp(WEBHOOKS_COMMAND));
     return 0;
   }
-  const { configFile, insecure: insecureFlag, logLevel, ...flags } = parsed;
-  let insecure = insecureFlag === true;
-  // config file (when there is one) < flags; a journal path named in the config wins over <state-dir>/journal.db
-  let fromConfig: WebhooksCommandOptions = {};
-  let level: ResolvedConfig['log']['level'] | undefined;
-  if (configFile !== undefined || findConfigFile(process.cwd(), process.env) !== null) {
-    const config = await loadConfig({ ...(configFile !== undefined ? { file: configFile } : {}) });
-    fromConfig = webhooksOptionsFromConfig(config, process.env);
-    level = config.log.level;
-    insecure ||= config.webhooks.insecure;
-  }
-  // flag < $WMSBRIDGE_LOG_LEVEL < config, as for every other command: the flag wins
-  if (process.env['WMSBRIDGE_LOG_LEVEL'] && !logLevel) level = process.env['WMSBRIDGE_LOG_LEVEL'] as ResolvedConfig['log']['level'];
-  if (logLevel) level = logLevel;
-  const hooks = testHooksFromEnv(process.env);
-  const options: WebhooksCommandOptions = { ...fromConfig, ...flags, ...(hooks ? { hooks } : {}) };
-  assertSafeWebhookListen(options.host, options.secret, insecure);
-  const running = await runWebhooksCommand({ ...options, logger: createLogger({ name: 'wmsbridge-webhooks', ...(level ? { level } : {}) }) });
-  const basePath = options.basePath ?? '/webhooks';
+  const running = await startWebhooksCommand(parsed);
+  const basePath = running.basePath;
   notice(
     io,
     `wmsbridge webhooks: listening on ${running.receiver.url} (POST ${basePath}/<kind>; journal ${running.journal.location})`,

@@ -8,7 +8,38 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { formatZodIssues } from '../shared/zod-issues.js';
 import { ConfigError } from '../shared/errors.js';
+import { createLogger, type Logger, type LoggerOptions } from '../shared/logger.js';
 import { ConfigSchema, ChannelSchema, type ChannelConfig, type Config } from './schema.js';
+
+/**
+ * The process environment. This module is the only one of src/ that reads process.env (eslint.config.js refuses it
+ * elsewhere); the others take what they need from the functions here, or an `env` parameter defaulting to this.
+ */
+export function processEnv(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
+/** One environment variable (undefined when unset). */
+export function envValue(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env[name];
+}
+
+/** The logger settings the environment asks for: WMSBRIDGE_LOG_LEVEL, WMSBRIDGE_LOG_PRETTY (1 text, 0 JSON). */
+export function loggerEnv(env: NodeJS.ProcessEnv = process.env): Pick<LoggerOptions, 'level' | 'pretty'> {
+  const out: Pick<LoggerOptions, 'level' | 'pretty'> = {};
+  const level = env['WMSBRIDGE_LOG_LEVEL'];
+  if (level) out.level = level as NonNullable<LoggerOptions['level']>;
+  const pretty = env['WMSBRIDGE_LOG_PRETTY'];
+  if (pretty === '1') out.pretty = true;
+  else if (pretty === '0') out.pretty = false;
+  return out;
+}
+
+/** A logger with the environment's settings (loggerEnv) under the given options (an explicit level wins). */
+export function envLogger(options: LoggerOptions = {}, env: NodeJS.ProcessEnv = process.env): Logger {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as LoggerOptions;
+  return createLogger({ ...loggerEnv(env), ...given });
+}
 
 export const CONFIG_FILE_NAMES = ['wmsbridge.config.yaml', 'wmsbridge.config.yml', 'wmsbridge.config.json'];
 

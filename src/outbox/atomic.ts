@@ -15,13 +15,22 @@ import { basename, dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { BridgeError, ErrorCode, errorMessage } from '../shared/errors.js';
 
-/** mode of new outbox files unless a write says otherwise (config outbox.fileMode; the umask still applies) */
-let defaultFileMode = 0o640;
+/**
+ * Mode of new outbox files when a write does not say (the default of config outbox.fileMode; the umask still
+ * applies). There is no module-wide setting: the composition root passes outbox.fileMode to each writer (`mode`).
+ */
+export const DEFAULT_OUTBOX_FILE_MODE = 0o640;
 
-/** Sets the mode of new outbox files (the composition root does, from outbox.fileMode). */
-export function setOutboxFileMode(mode: number): void {
-  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`outbox file mode must be between 0 and 0777 (got ${mode})`);
-  defaultFileMode = mode;
+/** outbox.fileMode ('0640') as a mode; refused when it is not one. */
+export function outboxFileMode(octal: string): number {
+  const mode = parseInt(octal, 8);
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`outbox file mode must be between 0 and 0777 (got ${octal})`);
+  return mode;
+}
+
+/** `{ mode }` when a mode is given, else nothing (the writer's default): for spreading into writer options. */
+export function modeOption(mode: number | undefined): { mode?: number } {
+  return mode !== undefined ? { mode } : {};
 }
 
 /** The part of a FileHandle the writer uses (injectable for tests: a failing disk, /dev/full). */
@@ -53,7 +62,7 @@ export interface AtomicWriteOptions {
   doneFile?: boolean;
   /**
    * File mode of the new file.
-   * @default outbox.fileMode (0640), see setOutboxFileMode
+   * @default DEFAULT_OUTBOX_FILE_MODE (0640); the app passes outbox.fileMode
    */
   mode?: number;
   /** fsync the folder after the rename so the new name survives a power cut (best effort). @default true */
@@ -270,7 +279,7 @@ export function createAtomicWriteStream(
     state: 'open',
     cleanup: undefined,
   };
-  const stream = tempFileStream(t, options.mode ?? defaultFileMode);
+  const stream = tempFileStream(t, options.mode ?? DEFAULT_OUTBOX_FILE_MODE);
   // an error is reported by commit(); keep an unhandled 'error' event from crashing the process
   stream.on('error', (err) => {
     failWith(t, err);

@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordRow, FileLedger, RecordQueue, WebhookInbox } from '../journal/types.js';
 import { createI18n, type I18n, type Locale } from '../i18n/index.js';
-import { writeFileAtomic } from './atomic.js';
+import { modeOption, writeFileAtomic } from './atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from './csv.js';
 import { escapeHtml } from './report.js';
 import { writeXlsx, type XlsxColumn } from './xlsx.js';
@@ -197,7 +197,7 @@ export async function writeOrdersView(
   outboxDir: string,
   lines: readonly OrderLine[],
   day: string,
-  options: { locale?: Locale; timeZone?: string; csvFormat?: CsvFormatOptions } = {},
+  options: { locale?: Locale; timeZone?: string; csvFormat?: CsvFormatOptions; fileMode?: number } = {},
 ): Promise<{ html: string; csv: string; xlsx: string; rows: number }> {
   const i18n = createI18n(options.locale ?? 'pt-BR', options.timeZone ?? 'America/Sao_Paulo');
   const dir = join(outboxDir, 'pedidos', day);
@@ -209,6 +209,7 @@ export async function writeOrdersView(
     columns: cols.map((c) => c.header),
     dateColumns: cols.filter((c) => TIME_KEYS.has(c.key)).map((c) => c.header),
     format: { ...(options.csvFormat ?? {}), timeZone: options.csvFormat?.timeZone ?? i18n.timeZone },
+    ...modeOption(options.fileMode),
   });
   try {
     for (const r of rows) w.write(Object.fromEntries(cols.map((c) => [c.header, (r as Record<string, unknown>)[c.key]])));
@@ -217,7 +218,7 @@ export async function writeOrdersView(
     await w.abort();
     throw err;
   }
-  await writeXlsx(paths.xlsx, [{ name: i18n.t('orders.title'), columns: cols, rows }], { timeZone: i18n.timeZone });
+  await writeXlsx(paths.xlsx, [{ name: i18n.t('orders.title'), columns: cols, rows }], { timeZone: i18n.timeZone, ...modeOption(options.fileMode) });
   // the page fits a laptop's screen: the WMS id (a 36-character UUID) is the number's tooltip there, not a column
   const htmlCols = cols.filter((c) => c.key !== 'wmsId');
   const cell = (r: Record<string, unknown>, c: XlsxColumn): string => {
@@ -242,7 +243,7 @@ th{background:#f0f2f5;font-size:12px}td.t{white-space:nowrap}td.f{overflow-wrap:
 </body>
 </html>
 `;
-  await writeFileAtomic(paths.html, html);
+  await writeFileAtomic(paths.html, html, modeOption(options.fileMode));
   return { ...paths, rows: rows.length };
 }
 

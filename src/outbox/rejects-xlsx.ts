@@ -10,6 +10,7 @@
 import type { TypedCell } from '../parse/xlsx.js';
 import { REJECT_REASON_COLUMN } from '../parse/types.js';
 import { writeXlsx, type XlsxSheet } from './xlsx.js';
+import { modeOption } from './atomic.js';
 
 export interface XlsxRejectsOptions {
   /** the header cells as read (ParseFacts.header) */
@@ -17,6 +18,8 @@ export interface XlsxRejectsOptions {
   /** the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
   sheetName?: string | undefined;
   sheetNames?: string[] | undefined;
+  /** mode of the workbook (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number | undefined;
 }
 
 /** What the writer is given of a rejected row (rejects.ts RejectItem; structural, rejects.ts imports this file). */
@@ -83,7 +86,7 @@ export function createXlsxRejectsWriter(path: string, o: XlsxRejectsOptions): Xl
         },
       ];
       // dates were read as wall-clock times in UTC: written back as they were
-      await writeXlsx(path, sheets, { timeZone: 'UTC' });
+      await writeXlsx(path, sheets, { timeZone: 'UTC', ...modeOption(o.fileMode) });
       return { count: rows.length, path };
     },
     abort() {

@@ -55,6 +55,8 @@ export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
   /** xlsx: the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
   sheetName?: string;
   sheetNames?: string[];
+  /** xlsx: mode of the workbook (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
 };
 
 export interface RejectsWriter {
@@ -140,11 +142,66 @@ class AtomicFile {
   }
 }
 
+/**
+ * One line of the listing (`<name>.errors.txt`): where the row was and why. UTF-8 whatever the source encoding: it is
+ * read by people, not re-imported.
+ */
+function writeListing(side: AtomicFile, i18n: I18n, item: RejectItem, note: string): void {
+  const where =
+    item.lineEnd !== undefined && item.lineEnd !== item.line
+      ? i18n.t('rejects.lines', { line: String(item.line), lineEnd: String(item.lineEnd) })
+      : i18n.t('rejects.line', { line: String(item.line) });
+  const el = item.recordType ? ` (${item.recordType})` : '';
+  // a reason that already starts with this location ("line 1: field ...") is not prefixed twice
+  let text = oneLine(item.reasons);
+  for (const own of [`line ${item.line}: `, i18n.t('reason.atLine', { line: String(item.line) })]) if (text.startsWith(own)) text = text.slice(own.length);
+  side.write(Buffer.from(`${where}${el}: ${text}${note}\n`, 'utf8'));
+}
+
+/**
+ * A delimited file's rejects: each row as it came (its bytes when kept, else its cells), with the reason as one more
+ * column (the header's too). A rejects file dropped again already has the reason column: its cell is replaced, not
+ * a second column appended, so a file can go round any number of times.
+ */
+function delimitedItemWriter(
+  o: Extract<ParseOptions, { format: 'delimited' }>,
+  out: { headerCells: string[] | undefined; main: AtomicFile; enc: (s: string) => Buffer; newline: string },
+): (item: RejectItem) => void {
+  const { headerCells, main, enc, newline } = out;
+  const f: CsvFormat = { delimiter: o.delimiter, quote: o.quote, escape: o.escape };
+  const header = o.header ? headerCells : o.columns;
+  const reasonAt = o.header && headerCells ? headerCells.indexOf(REJECT_REASON_COLUMN) : -1;
+  const width = reasonAt >= 0 ? reasonAt : header?.length;
+  return (item) => {
+    if (!main.opened && o.header && headerCells) {
+      main.write(enc(formatRecord(reasonAt >= 0 ? headerCells : [...headerCells, REJECT_REASON_COLUMN], f) + newline));
+    }
+    if (item.bytes !== undefined) {
+      main.write(Buffer.concat([item.bytes, enc(f.delimiter + formatCell(oneLine(item.reasons), f) + newline)]));
+      return;
+    }
+    if (reasonAt >= 0 && item.cells !== undefined) {
+      const cells = [...item.cells];
+      while (cells.length <= reasonAt) cells.push('');
+      cells[reasonAt] = oneLine(item.reasons);
+      main.write(enc(formatRecord(cells, f) + newline));
+      return;
+    }
+    let body: string;
+    if (item.text !== undefined) body = item.text;
+    else if (item.cells !== undefined) body = formatRecord(item.cells, f);
+    else body = '';
+    const n = item.cells?.length ?? (item.text !== undefined ? undefined : 0);
+    const pad = width !== undefined && n !== undefined && n < width ? f.delimiter.repeat(width - n) : '';
+    main.write(enc(body + pad + f.delimiter + formatCell(oneLine(item.reasons), f) + newline));
+  };
+}
+
 export function createRejectsWriter(path: string, original: RejectsWriterOptions): RejectsWriter {
-  const { headerCells, newline: nl, i18n = createI18n('en'), bom, sheetName, sheetNames, ...rest } = original;
+  const { headerCells, newline: nl, i18n = createI18n('en'), bom, sheetName, sheetNames, fileMode, ...rest } = original;
   const o = ParseOptionsSchema.parse(rest);
   // a spreadsheet's rejects are a spreadsheet (rejects-xlsx.ts)
-  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames });
+  if (o.format === 'xlsx') return createXlsxRejectsWriter(path, { headerCells, sheetName, sheetNames, fileMode });
   const newline = nl ?? '\n';
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
   const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding), { addBOM: false });
@@ -154,53 +211,12 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
   let count = 0;
   let closed = false;
 
-  const listing = (item: RejectItem, note = ''): void => {
-    const where =
-      item.lineEnd !== undefined && item.lineEnd !== item.line
-        ? i18n.t('rejects.lines', { line: String(item.line), lineEnd: String(item.lineEnd) })
-        : i18n.t('rejects.line', { line: String(item.line) });
-    const el = item.recordType ? ` (${item.recordType})` : '';
-    // the listing is UTF-8 whatever the source encoding: it is read by people, not re-imported
-    // a reason that already starts with this location ("line 1: field ...") is not prefixed twice
-    let text = oneLine(item.reasons);
-    for (const own of [`line ${item.line}: `, i18n.t('reason.atLine', { line: String(item.line) })]) if (text.startsWith(own)) text = text.slice(own.length);
-    side.write(Buffer.from(`${where}${el}: ${text}${note}\n`, 'utf8'));
-  };
-
+  const listing = (item: RejectItem, note = ''): void => writeListing(side, i18n, item, note);
   let writeItem: (item: RejectItem) => void;
   switch (o.format) {
-    case 'delimited': {
-      const f: CsvFormat = { delimiter: o.delimiter, quote: o.quote, escape: o.escape };
-      const header = o.header ? headerCells : o.columns;
-      // a rejects file dropped again already has the reason column: its cell is replaced, not a second
-      // column appended, so a file can go round any number of times
-      const reasonAt = o.header && headerCells ? headerCells.indexOf(REJECT_REASON_COLUMN) : -1;
-      const width = reasonAt >= 0 ? reasonAt : header?.length;
-      writeItem = (item) => {
-        if (!main.opened && o.header && headerCells) {
-          main.write(enc(formatRecord(reasonAt >= 0 ? headerCells : [...headerCells, REJECT_REASON_COLUMN], f) + newline));
-        }
-        if (item.bytes !== undefined) {
-          main.write(Buffer.concat([item.bytes, enc(f.delimiter + formatCell(oneLine(item.reasons), f) + newline)]));
-          return;
-        }
-        if (reasonAt >= 0 && item.cells !== undefined) {
-          const cells = [...item.cells];
-          while (cells.length <= reasonAt) cells.push('');
-          cells[reasonAt] = oneLine(item.reasons);
-          main.write(enc(formatRecord(cells, f) + newline));
-          return;
-        }
-        let body: string;
-        if (item.text !== undefined) body = item.text;
-        else if (item.cells !== undefined) body = formatRecord(item.cells, f);
-        else body = '';
-        const n = item.cells?.length ?? (item.text !== undefined ? undefined : 0);
-        const pad = width !== undefined && n !== undefined && n < width ? f.delimiter.repeat(width - n) : '';
-        main.write(enc(body + pad + f.delimiter + formatCell(oneLine(item.reasons), f) + newline));
-      };
+    case 'delimited':
+      writeItem = delimitedItemWriter(o, { headerCells, main, enc, newline });
       break;
-    }
     case 'fixed-width':
     case 'jsonl':
       writeItem = (item) => {

@@ -16,7 +16,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { mkdir, readdir } from 'node:fs/promises';
-import { writeFileAtomic, outboxError } from './atomic.js';
+import { modeOption, writeFileAtomic, outboxError } from './atomic.js';
 import { createCsvWriter, resolveCsvFormat, type CsvFormatOptions } from './csv.js';
 import { ATTENTION_OUTCOMES, OUTCOMES, type Outcome, type RunSummary } from './types.js';
 import { createI18n, isOutageReason, type I18n, type Locale } from '../i18n/index.js';
@@ -37,6 +37,8 @@ export interface RunReportOptions {
   locale?: Locale;
   /** the run's report folder, when the page is written elsewhere (latest.html) */
   reportDir?: string;
+  /** mode of the files written (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
   /** how the workbook is written. @default writeXlsx, in this thread (a run passes its workbook thread: xlsx-worker.ts) */
   xlsx?: XlsxWrite;
 }
@@ -811,8 +813,14 @@ async function isNewestReport(reportsDir: string, folder: string): Promise<boole
   return names.every((d) => !d.isDirectory() || !REPORT_DIR.test(d.name) || d.name <= folder);
 }
 
-async function writeCsvFile(path: string, columns: string[], rows: Array<Record<string, unknown>>, format: CsvFormatOptions | undefined): Promise<void> {
-  const w = createCsvWriter(path, { columns, format: format ?? {} });
+async function writeCsvFile(
+  path: string,
+  columns: string[],
+  rows: Array<Record<string, unknown>>,
+  format: CsvFormatOptions | undefined,
+  mode: number | undefined,
+): Promise<void> {
+  const w = createCsvWriter(path, { columns, format: format ?? {}, ...modeOption(mode) });
   try {
     for (const r of rows) if (!w.write(r)) await w.drain();
     await w.close();
@@ -859,15 +867,15 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
       { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
     ],
-    { timeZone: i18n.timeZone },
+    { timeZone: i18n.timeZone, ...modeOption(options.fileMode) },
   );
   workbook.catch(() => undefined); // awaited below, after the other files
 
-  await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFileAtomic(paths.json, `${JSON.stringify(summary, null, 2)}\n`, modeOption(options.fileMode));
 
   // started_at / finished_at are shown as dates in the CSV too
   {
-    const w = createCsvWriter(paths.csv, { columns: [t('col.metric'), t('col.value')], format: fmt ?? {}, dateColumns: [t('col.value')] });
+    const w = createCsvWriter(paths.csv, { columns: [t('col.metric'), t('col.value')], format: fmt ?? {}, dateColumns: [t('col.value')], ...modeOption(options.fileMode) });
     try {
       for (const r of tables.summary.rows) w.write({ [t('col.metric')]: r['metric'], [t('col.value')]: r['value'] });
       await w.close();
@@ -887,14 +895,15 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       table.columns.map((c) => c.header),
       table.rows.map((r) => Object.fromEntries(table.columns.map((c) => [c.header, r[c.key]]))),
       fmt,
+      options.fileMode,
     );
   }
 
-  await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options));
+  await writeFileAtomic(paths.html, renderReportHtml(summary, dir, outboxDir, options), modeOption(options.fileMode));
   // latest.html is rendered for its own folder so its relative links resolve from reports/; a rebuilt
   // older report does not replace the newest one (folder names sort by start time)
   if (await isNewestReport(reportsDir, basename(dir))) {
-    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }));
+    await writeFileAtomic(paths.latest, renderReportHtml(summary, dirname(paths.latest), outboxDir, { ...options, reportDir: dir }), modeOption(options.fileMode));
   }
   await workbook;
   return paths;
@@ -906,7 +915,13 @@ interface Table {
 }
 
 /** The report's tables (CSV and XLSX share them): headers in the locale, typed columns for the workbook. */
-export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table; files: Table; resources: Table; reasons: Table; attention: Table; attentionCsv: Table } {
+/** A column of the report's tables (and workbook sheets). */
+function col(key: string, header: string, type: XlsxColumn['type']): XlsxColumn {
+  return { key, header, type };
+}
+
+/** The run's figures, one metric a row. */
+function summaryTable(summary: RunSummary, i18n: I18n): Table {
   const { t } = i18n;
   const tot = summary.totals;
   const status = statusInWords(summary, i18n);
@@ -938,9 +953,53 @@ export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table;
   ];
   // metric values mix text and numbers: the workbook keeps each as what it is (the column is "text"
   // typed only for the number format; numbers stay numbers)
-  const col = (key: string, header: string, type: XlsxColumn['type']): XlsxColumn => ({ key, header, type });
-  const oc = (o: Outcome): XlsxColumn => col(o, i18n.locale === 'en' ? o : i18n.outcome(o), 'integer');
+  return { columns: [col('metric', t('col.metric'), 'text'), { key: 'value', header: t('col.value'), type: 'auto' }], rows: headline };
+}
+
+/** An outcome's column, named in the report's language. */
+function outcomeColumn(o: Outcome, i18n: I18n): XlsxColumn {
+  return col(o, i18n.locale === 'en' ? o : i18n.outcome(o), 'integer');
+}
+
+/** One row a file: its status, figures per outcome and where its result, rejects and original went. */
+function filesTable(summary: RunSummary, i18n: I18n): Table {
+  const { t } = i18n;
   const fileStatus = (s: string): string => (i18n.has(`fileStatus.${s}`) ? t(`fileStatus.${s}`) : s);
+  return {
+    columns: [
+      col('channel', t('col.channel'), 'text'),
+      col('file', t('col.file'), 'text'),
+      col('status', t('col.status'), 'text'),
+      col('mapping', t('col.mapping'), 'text'),
+      col('target', t('col.target'), 'text'),
+      col('rows', t('col.rows'), 'integer'),
+      ...OUTCOMES.map((o) => outcomeColumn(o, i18n)),
+      col('duration_ms', t('col.duration_ms'), 'integer'),
+      col('result_file', t('col.result_file'), 'text'),
+      col('rejects_file', t('col.rejects_file'), 'text'),
+      col('archived_to', t('col.archived_to'), 'text'),
+      col('error', t('col.error'), 'text'),
+    ],
+    rows: summary.files.map((f) => ({
+      channel: f.channel,
+      file: f.name,
+      status: i18n.locale === 'en' ? f.status : fileStatus(f.status),
+      mapping: f.mapping,
+      target: f.target,
+      rows: f.rows,
+      ...Object.fromEntries(OUTCOMES.map((o) => [o, f.outcomes[o] ?? 0])),
+      duration_ms: f.durationMs,
+      result_file: f.resultFile,
+      rejects_file: f.rejectsFile,
+      archived_to: f.archivedTo,
+      error: f.error,
+    })),
+  };
+}
+
+/** The records that need a person: the workbook's sheet (with the original cells) and the CSV's (without). */
+function attentionTables(summary: RunSummary, i18n: I18n): { attention: Table; attentionCsv: Table } {
+  const { t } = i18n;
   const reasonOfItem = (a: RunSummary['attention'][number]): string => i18n.reason(a.code ? { code: a.code, ...(a.params ? { params: a.params } : {}) } : undefined, a.reason, true);
   const outcomeName = (o: Outcome): string => (i18n.locale === 'en' ? o : i18n.outcome(o));
   const maxOriginal = Math.min(40, Math.max(0, ...summary.attention.map((a) => a.original?.length ?? 0)));
@@ -963,39 +1022,19 @@ export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table;
     ...Object.fromEntries((a.original ?? []).slice(0, maxOriginal).map((v, i) => [`o${i + 1}`, v])),
   }));
   return {
-    summary: { columns: [col('metric', t('col.metric'), 'text'), { key: 'value', header: t('col.value'), type: 'auto' }], rows: headline },
-    files: {
-      columns: [
-        col('channel', t('col.channel'), 'text'),
-        col('file', t('col.file'), 'text'),
-        col('status', t('col.status'), 'text'),
-        col('mapping', t('col.mapping'), 'text'),
-        col('target', t('col.target'), 'text'),
-        col('rows', t('col.rows'), 'integer'),
-        ...OUTCOMES.map(oc),
-        col('duration_ms', t('col.duration_ms'), 'integer'),
-        col('result_file', t('col.result_file'), 'text'),
-        col('rejects_file', t('col.rejects_file'), 'text'),
-        col('archived_to', t('col.archived_to'), 'text'),
-        col('error', t('col.error'), 'text'),
-      ],
-      rows: summary.files.map((f) => ({
-        channel: f.channel,
-        file: f.name,
-        status: i18n.locale === 'en' ? f.status : fileStatus(f.status),
-        mapping: f.mapping,
-        target: f.target,
-        rows: f.rows,
-        ...Object.fromEntries(OUTCOMES.map((o) => [o, f.outcomes[o] ?? 0])),
-        duration_ms: f.durationMs,
-        result_file: f.resultFile,
-        rejects_file: f.rejectsFile,
-        archived_to: f.archivedTo,
-        error: f.error,
-      })),
-    },
+    attention: { columns: [...attentionBase, ...originalCols], rows: attentionRows },
+    // the CSV keeps one row per record without the original cells (those are in the rejects file and the workbook)
+    attentionCsv: { columns: attentionBase, rows: attentionRows },
+  };
+}
+
+export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table; files: Table; resources: Table; reasons: Table; attention: Table; attentionCsv: Table } {
+  const { t } = i18n;
+  return {
+    summary: summaryTable(summary, i18n),
+    files: filesTable(summary, i18n),
     resources: {
-      columns: [col('target', t('col.target'), 'text'), col('records', t('col.records'), 'integer'), ...OUTCOMES.map(oc)],
+      columns: [col('target', t('col.target'), 'text'), col('records', t('col.records'), 'integer'), ...OUTCOMES.map((o) => outcomeColumn(o, i18n))],
       rows: summary.resources.map((r) => ({ target: r.target, records: outcomeSum(r.outcomes), ...Object.fromEntries(OUTCOMES.map((o) => [o, r.outcomes[o] ?? 0])) })),
     },
     reasons: {
@@ -1010,8 +1049,6 @@ export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table;
         .sort((a, b) => b.count - a.count)
         .map((r) => ({ reason: i18n.locale === 'en' && !r.code ? r.reason : reasonGroupText(r, i18n), code: r.code, count: r.count, example_file: r.example?.file, example_line: r.example?.line })),
     },
-    attention: { columns: [...attentionBase, ...originalCols], rows: attentionRows },
-    // the CSV keeps one row per record without the original cells (those are in the rejects file and the workbook)
-    attentionCsv: { columns: attentionBase, rows: attentionRows },
+    ...attentionTables(summary, i18n),
   };
 }

@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import { isBridgeError, errorMessage } from '../shared/errors.js';
 import { loadWorkbookWriter, writeXlsx } from './xlsx.js';
+import { modeOption } from './atomic.js';
 import type { XlsxRequest, XlsxResponse } from './xlsx-worker.js';
 
 const port = parentPort;
@@ -16,7 +17,7 @@ port.on('message', (msg: XlsxRequest) => {
   void (async () => {
     await loaded;
     try {
-      const counts = await writeXlsx(msg.path, msg.sheets, { timeZone: msg.timeZone });
+      const counts = await writeXlsx(msg.path, msg.sheets, { timeZone: msg.timeZone, ...modeOption(msg.mode) });
       port.postMessage({ id: msg.id, counts } satisfies XlsxResponse);
     } catch (err) {
       const code = isBridgeError(err) ? err.code : undefined;

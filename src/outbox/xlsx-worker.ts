@@ -10,6 +10,7 @@ import type { Worker } from 'node:worker_threads';
 import { BridgeError, type ErrorCode } from '../shared/errors.js';
 import { spawnModuleWorker, workerEntry } from '../shared/worker.js';
 import { writeXlsx, type XlsxSheet, type XlsxWrite } from './xlsx.js';
+import { modeOption } from './atomic.js';
 
 /** rows cross as arrays: a sheet's rows are cloned to the thread */
 export interface XlsxRequest {
@@ -17,6 +18,7 @@ export interface XlsxRequest {
   path: string;
   sheets: Array<Omit<XlsxSheet, 'rows'> & { rows: Array<Record<string, unknown>> }>;
   timeZone: string;
+  mode?: number;
 }
 export type XlsxResponse =
   | { id: number; counts: number[]; error?: undefined }
@@ -76,7 +78,7 @@ export function startXlsxWorker(): XlsxWorker {
         pending.set(id, { resolve, reject, local });
         w.ref(); // a workbook being written keeps the process alive
         try {
-          w.postMessage({ id, path, sheets: rows, timeZone: options.timeZone } satisfies XlsxRequest);
+          w.postMessage({ id, path, sheets: rows, timeZone: options.timeZone, ...modeOption(options.mode) } satisfies XlsxRequest);
         } catch {
           pending.delete(id); // not cloneable: written here
           local();

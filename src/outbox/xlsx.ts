@@ -10,7 +10,7 @@
 import { Writable } from 'node:stream';
 import type ExcelJS from 'exceljs';
 import { wallClock } from '../shared/time.js';
-import { createAtomicWriteStream, outboxError } from './atomic.js';
+import { createAtomicWriteStream, modeOption, outboxError } from './atomic.js';
 
 /** 'auto': Date values as date-times, numbers as numbers, anything else as text */
 export type XlsxType = 'text' | 'number' | 'integer' | 'date' | 'datetime' | 'auto';
@@ -127,12 +127,18 @@ function iterate(rows: XlsxSheet['rows']): AsyncIterator<Record<string, unknown>
 }
 
 /** How a workbook is written: writeXlsx here, or the same on the workbook thread (xlsx-worker.ts). */
-export type XlsxWrite = (path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }) => Promise<number[]>;
+export type XlsxWrite = (path: string, sheets: readonly XlsxSheet[], options: XlsxWriteOptions) => Promise<number[]>;
+
+/** The dates' zone, and the file's mode (outbox.fileMode; default DEFAULT_OUTBOX_FILE_MODE). */
+export interface XlsxWriteOptions {
+  timeZone: string;
+  mode?: number;
+}
 
 /** Writes a workbook atomically at `path`; returns the number of data rows per sheet. */
-export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], options: { timeZone: string }): Promise<number[]> {
+export async function writeXlsx(path: string, sheets: readonly XlsxSheet[], options: XlsxWriteOptions): Promise<number[]> {
   const WorkbookWriter = await loadWorkbookWriter();
-  const out = createAtomicWriteStream(path);
+  const out = createAtomicWriteStream(path, modeOption(options.mode));
   // a failure of the file (a missing folder, a full disk) must end the workbook: the stream is destroyed and
   // never drains, and exceljs does not report what its destination refused (the write waited forever)
   let failure: unknown = null;

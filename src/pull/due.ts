@@ -25,6 +25,8 @@ export interface RunDuePullsDeps extends PullDeps {
   timeZone?: string;
   /** a failed pull is not retried before this delay (unless its schedule is next due later). @default 300000 */
   retryDelayMs?: number;
+  /** mode of the export files (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
 }
 
 export interface DuePullResult {
@@ -89,7 +91,10 @@ export async function runDuePulls(pulls: readonly ScheduledPull[], deps: RunDueP
     }
     const log = deps.logger.child({ pullName: p.name });
     try {
-      const r = await runPull({ ...p.request, outDir: deps.outDir }, { ...deps, logger: log });
+      const r = await runPull(
+        { ...p.request, outDir: deps.outDir, ...(deps.fileMode !== undefined ? { fileMode: deps.fileMode } : {}) },
+        { ...deps, logger: log },
+      );
       await deps.journal.setMeta(pullLastKey(p.name), now.toISOString());
       if (failedAt) await deps.journal.setMeta(pullFailedKey(p.name), '');
       const entry: DuePullResult = { name: p.name, status: 'ran', nextRun: nextRun(schedule, now, now).toISOString(), file: r.file, records: r.records };

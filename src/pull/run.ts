@@ -112,7 +112,7 @@ interface RowSink {
 function openSink(path: string, req: PullRequest): RowSink {
   const format = req.format ?? 'csv';
   const set = COLUMN_SETS[req.what];
-  const options = { doneFile: req.doneFile ?? false };
+  const options = { doneFile: req.doneFile ?? false, ...(req.fileMode !== undefined ? { mode: req.fileMode } : {}) };
   if (format === 'csv') {
     const w = createCsvWriter(path, { ...options, columns: set.columns, dateColumns: set.dateColumns, format: req.csv ?? {} });
     return {

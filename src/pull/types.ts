@@ -55,6 +55,8 @@ export interface PullRequest {
   fileName?: string;
   /** records per page asked of the WMS. @default the client's page size */
   pageSize?: number;
+  /** mode of the export file (config outbox.fileMode; the umask still applies). @default 0o640 */
+  fileMode?: number;
   signal?: AbortSignal;
 }
 

@@ -24,7 +24,7 @@ import type { CrossReference, MetaStore } from '../journal/types.js';
 import type { WmsClient } from '../wms/client-types.js';
 import type { StockRecord } from '../wms/schemas.js';
 import { createI18n, type I18n, type Locale } from '../i18n/index.js';
-import { writeFileAtomic } from '../outbox/atomic.js';
+import { modeOption, writeFileAtomic } from '../outbox/atomic.js';
 import { createCsvWriter, type CsvFormatOptions } from '../outbox/csv.js';
 import { escapeHtml } from '../outbox/report.js';
 import { writeXlsx, type XlsxColumn } from '../outbox/xlsx.js';
@@ -236,7 +236,7 @@ ${unreadable}
 export async function writeReconciliation(
   outboxDir: string,
   r: StockReconciliation,
-  options: { locale?: Locale; timeZone?: string; csvFormat?: CsvFormatOptions } = {},
+  options: { locale?: Locale; timeZone?: string; csvFormat?: CsvFormatOptions; fileMode?: number } = {},
 ): Promise<{ html: string; csv: string; xlsx: string }> {
   const i18n = createI18n(options.locale ?? 'pt-BR', options.timeZone ?? 'America/Sao_Paulo');
   const d = i18n.date(r.comparedAt).split('/');
@@ -249,6 +249,7 @@ export async function writeReconciliation(
   const w = createCsvWriter(paths.csv, {
     columns: cols.map((c) => c.header),
     format: { ...(options.csvFormat ?? {}), timeZone: options.csvFormat?.timeZone ?? i18n.timeZone },
+    ...modeOption(options.fileMode),
   });
   try {
     for (const row of data) w.write(Object.fromEntries(cols.map((c) => [c.header, row[c.key]])));
@@ -257,8 +258,11 @@ export async function writeReconciliation(
     await w.abort();
     throw err;
   }
-  await writeXlsx(paths.xlsx, [{ name: i18n.t('sheet.reconciliation'), columns: cols, rows: data }], { timeZone: i18n.timeZone });
-  await writeFileAtomic(paths.html, renderReconciliationHtml(r, i18n));
+  await writeXlsx(paths.xlsx, [{ name: i18n.t('sheet.reconciliation'), columns: cols, rows: data }], {
+    timeZone: i18n.timeZone,
+    ...modeOption(options.fileMode),
+  });
+  await writeFileAtomic(paths.html, renderReconciliationHtml(r, i18n), modeOption(options.fileMode));
   return paths;
 }
 
@@ -272,6 +276,8 @@ export async function reconcileAfterSync(
     refCache: LoadableReferenceCache;
     journal: CrossReference & MetaStore;
     config: { outboxDir: string; outbox: { locale: Locale; timeZone: string; csv: CsvFormatOptions } };
+    /** mode of the files written (outbox.fileMode) */
+    fileMode?: number;
   },
   mapping: CompiledMapping,
   file: string,
@@ -280,7 +286,7 @@ export async function reconcileAfterSync(
   try {
     const r = await reconcileStock({ file, mapping, client: ctx.client, refCache: ctx.refCache, journal: ctx.journal });
     const o = ctx.config.outbox;
-    const paths = await writeReconciliation(ctx.config.outboxDir, r, { locale: o.locale, timeZone: o.timeZone, csvFormat: o.csv });
+    const paths = await writeReconciliation(ctx.config.outboxDir, r, { locale: o.locale, timeZone: o.timeZone, csvFormat: o.csv, fileMode: ctx.fileMode });
     const fields = { file: basename(file), products: r.lines.length, differences: r.differences, html: paths.html };
     if (r.differences > 0) log.warn(fields, 'stock reconciliation after the sync found differences');
     else log.info(fields, 'stock reconciled after the sync: no difference');

@@ -36,12 +36,14 @@ export interface LoggerOptions {
   name?: string;
 }
 
+/**
+ * A pino logger. It reads no environment: WMSBRIDGE_LOG_LEVEL and WMSBRIDGE_LOG_PRETTY reach it through
+ * config/load.ts (`envLogger`), the one module that reads process.env.
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? (process.env['WMSBRIDGE_LOG_LEVEL'] as LevelWithSilent | undefined) ?? 'info';
+  const level = options.level ?? 'info';
   const fd = options.fd ?? 2;
-  const pretty =
-    options.pretty ??
-    (process.env['WMSBRIDGE_LOG_PRETTY'] === '1' || (process.env['WMSBRIDGE_LOG_PRETTY'] !== '0' && fd === 2 && process.stderr.isTTY === true));
+  const pretty = options.pretty ?? (fd === 2 && process.stderr.isTTY === true);
   const base = {
     level,
     name: options.name ?? 'wmsbridge',

@@ -15,6 +15,7 @@ import type { WebhookEventRow, FileLedger, RecordQueue, WebhookInbox } from '../
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { createCsvWriter, createJsonlWriter, type CsvFormatOptions } from '../outbox/csv.js';
+import { modeOption } from '../outbox/atomic.js';
 import { extractLinkId } from './event.js';
 import { csvColumnsFor, csvDateColumns, flattenEvent } from './flatten.js';
 
@@ -47,6 +48,8 @@ export interface FlushOptions {
   /** events read from the journal per round. @default 500 */
   batchSize?: number;
   csvFormat?: CsvFormatOptions;
+  /** mode of the files written (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
 }
 
 export interface FlushDeps {
@@ -130,10 +133,15 @@ export async function writeWebhookBatch(options: FlushOptions, kind: string, eve
   const csvColumns = csvColumnsFor(kind);
   const csvPath = csvColumns ? join(dir, `${base}.csv`) : null;
 
-  const jsonl = createJsonlWriter(jsonlPath);
+  const jsonl = createJsonlWriter(jsonlPath, modeOption(options.fileMode));
   const csv =
     csvColumns && csvPath
-      ? createCsvWriter(csvPath, { columns: csvColumns, format: options.csvFormat ?? {}, dateColumns: csvDateColumns(csvColumns) })
+      ? createCsvWriter(csvPath, {
+          columns: csvColumns,
+          format: options.csvFormat ?? {},
+          dateColumns: csvDateColumns(csvColumns),
+          ...modeOption(options.fileMode),
+        })
       : undefined;
   try {
     for (const e of events) {

@@ -6,11 +6,12 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { ResolvedConfig } from '../config/load.js';
-import { journalSpecOf } from '../config/load.js';
+import { journalSpecOf, processEnv } from '../config/load.js';
 import type { JournalSpec } from '../journal/index.js';
 import type { Journal } from '../journal/types.js';
 import type { WebhookReceiverOptions } from './receiver.js';
 import type { WebhookHooks } from './handler.js';
+import { outboxFileMode } from '../outbox/atomic.js';
 
 export interface WebhooksCommandOptions extends Omit<WebhookReceiverOptions, 'outboxDir'> {
   /** folder of the journal (journal.db). @default './state' */
@@ -53,7 +54,7 @@ export function secretFromEnv(name: string, env: NodeJS.ProcessEnv, setting = '-
 }
 
 /** The receiver options a loaded configuration gives (its `webhooks` section, folders, journal, CSV format). */
-export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv): WebhooksCommandOptions {
+export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.ProcessEnv = processEnv()): WebhooksCommandOptions {
   const w = config.webhooks;
   const options: WebhooksCommandOptions = {
     host: w.host,
@@ -63,6 +64,7 @@ export function webhooksOptionsFromConfig(config: ResolvedConfig, env: NodeJS.Pr
     stateDir: config.stateDir,
     outboxDir: config.outboxDir,
     csvFormat: config.outbox.csv,
+    fileMode: outboxFileMode(config.outbox.fileMode),
   };
   if (w.secretEnv) options.secret = secretFromEnv(w.secretEnv, env, 'webhooks.secretEnv');
   if (w.tls) options.tls = { certFile: resolve(config.baseDir, w.tls.certFile), keyFile: resolve(config.baseDir, w.tls.keyFile) };

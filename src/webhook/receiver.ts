@@ -44,6 +44,8 @@ export interface WebhookReceiverOptions {
   flushBatchSize?: number;
   /** format of the flattened CSV files. @default the outbox defaults (UTF-8 BOM, ';', decimal comma) */
   csvFormat?: CsvFormatOptions;
+  /** mode of the outbox files (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  fileMode?: number;
   /**
    * Slow-client limits: all request headers within `headersMs`, the whole request (body included) within
    * `requestMs`. @default { headersMs: 15000, requestMs: 30000 }
@@ -107,6 +109,7 @@ function serialFlush(options: WebhookReceiverOptions, journal: WebhookReceiverDe
     outboxDir: options.outboxDir,
     ...(options.flushBatchSize !== undefined ? { batchSize: options.flushBatchSize } : {}),
     ...(options.csvFormat !== undefined ? { csvFormat: options.csvFormat } : {}),
+    ...(options.fileMode !== undefined ? { fileMode: options.fileMode } : {}),
   };
   return (): Promise<number> => {
     const run = flushing.catch(() => 0).then(async () => (await flushWebhookEvents(flushOptions, { journal, logger })).delivered);

@@ -47,7 +47,25 @@ test('layers: an import against the direction of docs/ARCHITECTURE.md is a lint 
   assert.deepEqual(await ruleIds('src/push/probe.ts', probe('../journal/types.js')), []);
   assert.deepEqual(await ruleIds('src/app/probe.ts', probe('../wms/client.js')), []);
   assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../app/run.js')), []);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../config/load.js')), []);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../shared/errors.js')), []);
+  // cli/ parses arguments and calls the composition root (issue 43): no stage, no journal, no client, no i18n
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../journal/index.js')), ['no-restricted-imports']);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../wms/targets.js')), ['no-restricted-imports']);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../sandbox/index.js')), ['no-restricted-imports']);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', probe('../i18n/index.js')), ['no-restricted-imports']);
   assert.deepEqual(await ruleIds('src/journal/probe.ts', probe('better-sqlite3')), []);
+});
+
+test('environment: only src/config/load.ts reads process.env (issue 43)', { timeout: 60_000 }, async () => {
+  const read = `export const level = process.env['WMSBRIDGE_LOG_LEVEL'];\n`;
+  const destructured = `const { env } = process;\nexport const level = env['WMSBRIDGE_LOG_LEVEL'];\n`;
+  assert.deepEqual(await ruleIds('src/app/probe.ts', read), ['no-restricted-properties']);
+  assert.deepEqual(await ruleIds('src/shared/probe.ts', read), ['no-restricted-properties']);
+  assert.deepEqual(await ruleIds('src/cli/probe.ts', destructured), ['no-restricted-properties']);
+  assert.deepEqual(await ruleIds('src/config/load.ts', read), []);
+  // tests set up child processes' environments freely
+  assert.deepEqual(await ruleIds('test/unit/probe.test.ts', read), []);
 });
 
 test('function length: over 150 lines (blank lines and comments not counted) is a lint error in src/', { timeout: 60_000 }, async () => {

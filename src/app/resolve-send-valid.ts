@@ -5,11 +5,11 @@
  * with the file (FILE_META.sendValid: who and when); push/stock-sync.ts then sends the valid rows.
  */
 import { userInfo } from 'node:os';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from './context.js';
 import type { RecordRow } from '../journal/types.js';
 import { FILE_META } from '../journal/policy.js';
 import { PushReason, reasonOfRecord } from '../shared/reason.js';
-import type { CliIo } from './types.js';
+import type { CommandIo } from './with-app.js';
 import { sentAsSession } from '../wms/targets.js';
 
 /** Held stock sync rows: held because other rows of their file were rejected. */
@@ -29,7 +29,7 @@ function operator(): string {
  * Shows the decision for each file of `chosen` and, with `yes`, journals it. Returns the rows to requeue and send
  * (none without --yes, or when no chosen row is a held stock sync row).
  */
-export async function decideSendValid(ctx: AppContext, chosen: readonly RecordRow[], yes: boolean, io: CliIo): Promise<RecordRow[]> {
+export async function decideSendValid(ctx: AppContext, chosen: readonly RecordRow[], yes: boolean, io: CommandIo): Promise<RecordRow[]> {
   const held = heldSyncRows(chosen);
   if (held.length === 0) {
     io.stderr.write('--send-valid: none of these records is a stock sync held for rejected rows (see --list)\n');
