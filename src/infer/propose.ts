@@ -30,6 +30,8 @@ export interface Proposal {
   name: string;
   description: string;
   match: { channel: string; files: string };
+  /** other mappings of the same drop that read the same files on purpose (one table, several targets) */
+  sharesFilesWith?: string[];
   source: ParseOptionsInput;
   target: Target;
   targetConfidence: number;

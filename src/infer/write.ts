@@ -68,6 +68,7 @@ export function toMappingObject(p: Proposal): Record<string, unknown> {
     name: p.name,
     description: p.description,
     match: p.match,
+    ...(p.sharesFilesWith?.length ? { sharesFilesWith: p.sharesFilesWith } : {}),
     source: p.source,
     target: p.target,
   };
@@ -132,6 +133,10 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   L.push(`name: ${scalar(p.name)}`);
   L.push(`description: ${scalar(p.description)}`);
   L.push(`match: ${flow(p.match)}`);
+  if (p.sharesFilesWith?.length) {
+    L.push(...comment('', `the same files are read by ${p.sharesFilesWith.join(', ')} on purpose: one table, several targets, each with its filter`));
+    L.push(`sharesFilesWith: ${flow(p.sharesFilesWith)}`);
+  }
   L.push(...sourceLines(p));
   L.push(`target: ${p.target}`);
   if (p.filter) {

@@ -12,6 +12,7 @@ import { PROJECT_ROOT, runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { loadMappingFile, loadMappingsDir } from '../../src/map/load.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
+import { channelSharing } from '../../src/map/multi.js';
 
 let dir = '';
 let cleanup: () => Promise<void> = async () => {};
@@ -266,5 +267,15 @@ describe('infer <folder>: the mapping set of a drop', () => {
     assert.deepEqual([byTarget('Category')['equals'], byTarget('Family')['notEquals']], ['1', '1']);
     assert.match(r.stdout, /tgfgru-grupos-family\.categoryID -> tgfgru-grupos \(Category\)/);
     assert.ok(r.stdout.indexOf('parceiros-shippingcompany ') > 0);
+    // the pairs read one file on purpose: declared (sharesFilesWith), so check accepts them together
+    const byName = (n: string) => ms.find((m) => m.name === n)!;
+    assert.deepEqual(byName('parceiros').spec.sharesFilesWith, ['parceiros-shippingcompany']);
+    assert.deepEqual(byName('tgfgru-grupos').spec.sharesFilesWith, ['tgfgru-grupos-family']);
+    const sharing = channelSharing('cadastros', ms, ['PARCEIROS_20241105.txt', 'TGFGRU_GRUPOS_20241105.tsv']);
+    assert.deepEqual(sharing.problems, []);
+    assert.equal(sharing.notes.filter((n) => /are read by .* \(declared: sharesFilesWith\)/.test(n)).length, 2, sharing.notes.join('\n'));
+    // without the declaration the same pair is refused
+    const undeclared = ms.map((m) => (m.name === 'parceiros' ? { ...m, spec: { ...m.spec, sharesFilesWith: undefined } } : m)) as typeof ms;
+    assert.equal(channelSharing('cadastros', undeclared, ['PARCEIROS_20241105.txt']).problems.length, 1);
   });
 });
