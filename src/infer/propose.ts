@@ -398,6 +398,16 @@ function contentGuess(f: FieldDef, c: ColumnProfile): { score: number; why: stri
   if (f.kind === 'ref' && (f.ref === 'Category' || f.ref === 'Family') && codeLike && c.distinct >= 3 && c.distinct <= rows * 0.5)
     return { score: 0.5, why: `a code repeating across rows (${c.distinct} values over ${rows} rows): a reference to a ${f.ref}` };
   if (f.kind === 'number' && (k === 'implied' || k === 'decimal')) return { score: 0.52, why: 'a decimal number column' };
+  // the words of a field's value map (BAIXA/NORMAL/ALTA/URGENTE: a priority; CIF/FOB: freight)
+  if (f.kind === 'map' && f.map) {
+    const words = new Set(
+      Object.keys(f.map)
+        .filter((w) => w.length > 1)
+        .map((w) => w.toUpperCase()),
+    );
+    if (words.size >= 2 && share(c, (v) => words.has(v.toUpperCase())) >= 0.9)
+      return { score: 0.56, why: `the values are ${f.field} words (${(c.distinctValues ?? []).slice(0, 4).join(', ')})` };
+  }
   return undefined;
 }
 
@@ -666,6 +676,7 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     }
     return p;
   });
+  if (s.format === 'fixed-width') zeroPaddedCodes(cols);
   // unnamed fixed-width fields get names from their type, so the mapping reads well
   const unnamed = (s.format === 'fixed-width' && !s.fixed!.titleLine) || (s.format === 'delimited' && !s.delimited!.header);
   if (unnamed && s.format === 'fixed-width') renameFixedFields(s, cols, source);
@@ -682,6 +693,25 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     decimal: fd.decimal,
   };
   return { path, s, source, fileName, reader, allRows, rows, cols, unnamed, fd, base };
+}
+
+/**
+ * Two zero-padded numbers in one fixed-width record, one with implied decimals seen (shared trailing zeros)
+ * and one without: the one without, distinct on most lines, is a zero-padded code (a product `0000041780`),
+ * not a second quantity.
+ */
+function zeroPaddedCodes(cols: ColumnProfile[]): void {
+  const implied = cols.filter((c) => c.type.kind === 'implied');
+  if (implied.length < 2 || !implied.some((c) => (c.type.scale ?? 0) > 0)) return;
+  for (const c of implied) {
+    if ((c.type.scale ?? 0) > 0 || c.distinct < c.values.length * 0.8) continue;
+    c.type = {
+      kind: 'code',
+      share: 1,
+      leadingZeros: true,
+      evidence: `zero-padded digits without shared trailing zeros, distinct on ${pct(c.distinct / c.values.length)} of the lines, beside a number with implied decimals: a code (kept as text)`,
+    };
+  }
 }
 
 /** How the rows form documents: header records (fixed-width) with their profiled fields, or a key column that repeats. */

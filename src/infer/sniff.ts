@@ -470,6 +470,26 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
       starts.push(p);
       continue;
     }
+    // a sign column (+/- on every line) is a field of its own, after a number and before what follows
+    // (a '+' on some line: a constant '-' is a mask, CD-SP01, 12-3)
+    const sign = (q: number) =>
+      lines.every((l) => l[q] === '+' || l[q] === '-') &&
+      lines.some((l) => l[q] === '+') &&
+      (lines.every((l) => isDigit(l[q - 1])) || lines.every((l) => isDigit(l[q + 1])));
+    if (sign(p) || sign(p - 1)) {
+      starts.push(p);
+      continue;
+    }
+    // "...41780" + "0000007178134": a varying digit followed by 4+ zeros on every line, then digits, starts a zero-padded number
+    if (
+      prevDigit &&
+      lines.some((l) => l[p - 1] !== '0') &&
+      [0, 1, 2, 3].every((k) => lines.every((l) => l[p + k] === '0')) &&
+      lines.every((l) => isDigit(l[p + 4]))
+    ) {
+      starts.push(p);
+      continue;
+    }
     // a text field left-justified next to a field padded on the left with spaces is separated by the blank above
   }
   // a date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
@@ -493,7 +513,17 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
     p = e;
   }
-  const all = [...new Set([...starts, ...extra])].sort((a, b) => a - b);
+  const all = [
+    ...new Set([
+      ...starts,
+      ...extra,
+      ...maskedCodeStarts(
+        lines,
+        [...new Set([...starts, ...extra])].sort((a, b) => a - b),
+        width,
+      ),
+    ]),
+  ].sort((a, b) => a - b);
   // text with blanks inside: a short segment, empty on most lines, one blank column after a text field,
   // is the end of the longer values of that field ("... ESPERANÇA LTDA"), not a field of its own
   const seg = (i: number) => lines.map((l) => l.slice(all[i], i + 1 < all.length ? all[i + 1] : width));
@@ -509,6 +539,28 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
   }
   return all;
+}
+
+/**
+ * A masked code (`02.01`) right after a longer run of digits (a zero-padded product `0000041780`): the
+ * punctuation is constant on every line, and the mask's left part is as long as its right part, so the
+ * code starts that many digits before the punctuation.
+ */
+function maskedCodeStarts(lines: string[], starts: number[], width: number): number[] {
+  const out: number[] = [];
+  const digits = (q: number) => lines.every((l) => isDigit(l[q]));
+  for (let p = 1; p < width; p++) {
+    const c = lines[0]![p];
+    if (c === undefined || !'./-'.includes(c) || !lines.every((l) => l[p] === c)) continue;
+    const a = [...starts].reverse().find((x) => x <= p);
+    if (a === undefined) continue;
+    let r = 0;
+    while (p + 1 + r < width && digits(p + 1 + r) && !starts.includes(p + 1 + r)) r++;
+    let left = 0;
+    while (p - 1 - left >= a && digits(p - 1 - left)) left++;
+    if (r >= 1 && r <= 4 && left === p - a && left > r + 2) out.push(p - r);
+  }
+  return out;
 }
 
 /** yyyyMMdd (ymd) or ddMMyyyy, years 1990-2099: a real calendar date. */

@@ -353,6 +353,8 @@ function typeDecimal({ n, count, opts }: TypeContext): ColumnType | undefined {
   const commaAll = numeric((v) => COMMA_DEC_RE.test(v) || DOT_THOUSANDS_INT_RE.test(v));
   const dotAll = numeric((v) => DOT_DEC_RE.test(v) || COMMA_THOUSANDS_INT_RE.test(v));
   if (commaAll / n < 0.95 && dotAll / n < 0.95) return undefined;
+  // fixed-width '01.02', '02.01': a masked code with a leading zero on most lines, not a number
+  if (opts.fixedWidth && count((v) => /^0\d[.,]\d+$/.test(v)) / n >= 0.8) return undefined;
   let decimal: ',' | '.';
   if (commaAll === dotAll) decimal = opts.fileDecimal ?? ',';
   else if (commaAll / n >= 0.95 && dotAll / n >= 0.95) decimal = commaDec >= dotDec ? ',' : '.';

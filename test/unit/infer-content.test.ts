@@ -179,6 +179,20 @@ describe('infer: content first', () => {
     assert.match(r.stdout, /preview: 9 row\(s\) read, 2 record\(s\), 0 reject\(s\), 1 skipped/);
   });
 
+  test('fixed-width H/D/T stock: detail boundaries from the data (zero-padded code, masked location, implied decimals, sign column, yyyyMMdd date)', async () => {
+    const file = join(dir, 'SALDOS_HDT_20241105.txt');
+    await cp(join(PROJECT_ROOT, 'test', 'fixtures', 'infer-corpus', 'files', 'rm', 'SALDOS_HDT_20241105.txt'), file);
+    const r = await infer(file);
+    const detail = /- type: detail\n[\s\S]*?(?=\n {4}- type:)/.exec(r.yaml)![0];
+    const starts = [...detail.matchAll(/start: (\d+), length: (\d+)/g)].map((m) => `${m[1]}+${m[2]}`);
+    // D | 0000041780 | 02.01 | 0000007178100 | + | 20240819
+    assert.deepEqual(starts, ['1+1', '2+10', '12+5', '17+13', '30+1', '31+8']);
+    assert.match(r.yaml, /productId: \{ ref: Product, from: \{ field: codigo \}/);
+    assert.match(r.yaml, /quantity: \{ field: quantidade, transforms: \[\{ number: \{ decimal: ',', thousands: '', scale: 2 \} \}\] \}/);
+    assert.match(r.yaml, /trailer: \{ type: trailer, countField: registros, counts: detail \}/);
+    assert.match(r.stdout, /check: .* is valid/);
+  });
+
   test('an XLSX sample is read through the XLSX input: the sheet with the table (not the instructions tab) and its header row', async () => {
     const file = join(dir, 'produtos_bling.xlsx');
     await cp(join(PROJECT_ROOT, 'test', 'fixtures', 'inputs', 'bling', 'produtos_bling.xlsx'), file);
