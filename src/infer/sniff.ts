@@ -492,27 +492,7 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
     // a text field left-justified next to a field padded on the left with spaces is separated by the blank above
   }
-  // a date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
-  // (yyyyMMdd tried at every offset first: 0123|01202411 would read as the ddMMyyyy 23/01/2024)
-  const allDigits = (p: number) => lines.every((l) => isDigit(l[p]));
-  const extra: number[] = [];
-  for (let p = from; p < width; p++) {
-    if (!allDigits(p)) continue;
-    let e = p;
-    while (e < width && allDigits(e)) e++;
-    if (e - p > 8) {
-      for (const ymd of [true, false]) {
-        let found = -1;
-        for (let o = p; o + 8 <= e && found < 0; o++) if (lines.every((l) => isCompactDate(l.slice(o, o + 8), ymd))) found = o;
-        if (found >= 0) {
-          if (found > p) extra.push(found);
-          if (found + 8 < e) extra.push(found + 8);
-          break;
-        }
-      }
-    }
-    p = e;
-  }
+  const extra = datesInDigitRuns(lines, from, width);
   const all = [
     ...new Set([
       ...starts,
@@ -539,6 +519,33 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
   }
   return all;
+}
+
+/**
+ * A date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
+ * (yyyyMMdd tried at every offset first: 0123|01202411 would read as the ddMMyyyy 23/01/2024).
+ */
+function datesInDigitRuns(lines: string[], from: number, width: number): number[] {
+  const allDigits = (p: number) => lines.every((l) => isDigit(l[p]));
+  const extra: number[] = [];
+  for (let p = from; p < width; p++) {
+    if (!allDigits(p)) continue;
+    let e = p;
+    while (e < width && allDigits(e)) e++;
+    if (e - p > 8) {
+      for (const ymd of [true, false]) {
+        let found = -1;
+        for (let o = p; o + 8 <= e && found < 0; o++) if (lines.every((l) => isCompactDate(l.slice(o, o + 8), ymd))) found = o;
+        if (found >= 0) {
+          if (found > p) extra.push(found);
+          if (found + 8 < e) extra.push(found + 8);
+          break;
+        }
+      }
+    }
+    p = e;
+  }
+  return extra;
 }
 
 /**
