@@ -107,6 +107,8 @@ export async function proposeDrop(dir: string): Promise<DropResult> {
         if (result.proposals.some((x) => x.file === file && x.proposal.target === m[1])) continue;
         const other = await propose(file, sniffed, { channel, target: m[1]!, name: `${proposal.name}-${m[1]!.toLowerCase()}` });
         result.proposals.push({ file, proposal: other });
+        // both read the file on purpose: declared in one of them, as check wants it
+        proposal.sharesFilesWith = [...(proposal.sharesFilesWith ?? []), other.name];
       }
     } catch (err) {
       result.refused.push({ file, reason: errorMessage(err).replace(/^infer: /, '') });

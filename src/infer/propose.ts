@@ -30,6 +30,8 @@ export interface Proposal {
   name: string;
   description: string;
   match: { channel: string; files: string };
+  /** other mappings of the same drop that read the same files on purpose (one table, several targets) */
+  sharesFilesWith?: string[];
   source: ParseOptionsInput;
   target: Target;
   targetConfidence: number;
@@ -40,6 +42,8 @@ export interface Proposal {
     /** fixed-width documents: a header record starts a document, its detail records follow */
     headerRecord?: string;
     itemRecord?: string;
+    /** delimited C/I/L: a lot record under an item makes one item per lot */
+    lotRecord?: string;
     items: 'pickingItens' | 'purchaseOrderItens';
     explode?: string;
     contiguous: boolean;
@@ -78,8 +82,25 @@ export function sourceOptions(s: Sniffed): ParseOptionsInput {
       const d = s.delimited!;
       const o: Record<string, unknown> = { format: 'delimited', delimiter: d.delimiter, ...enc };
       if (d.quote === false) o['quote'] = false;
+      const m = s.multiRecord;
+      if (m?.roles) {
+        // record types by their first cell, each with its own cells named by position (c_2: cell 2 of a C line)
+        if (s.skipLines && /^\s*#/.test(s.text)) o['comment'] = '#';
+        else if (s.skipLines) o['skipLines'] = s.skipLines;
+        o['header'] = false;
+        o['records'] = m.types.map((t) => ({ type: t.value, match: { col: 0, value: t.value }, columns: recordColumns(t.value, t.cells) }));
+        if (m.trailer) {
+          o['trailer'] = {
+            type: m.trailer.type,
+            countField: recordColumns(m.trailer.type, m.trailer.cell + 1)[m.trailer.cell],
+            counts: m.trailer.counts,
+            ...(m.trailer.offset ? { offset: m.trailer.offset } : {}),
+          };
+        }
+        return o as ParseOptionsInput;
+      }
       if (s.skipLines) o['skipLines'] = s.skipLines;
-      if (s.multiRecord) o['relaxColumnCount'] = true;
+      if (m) o['relaxColumnCount'] = true;
       if (!d.header) {
         o['header'] = false;
         o['columns'] = Array.from({ length: d.columns }, (_, i) => `coluna_${i + 1}`);
@@ -107,7 +128,17 @@ export function sourceOptions(s: Sniffed): ParseOptionsInput {
       return { format: 'json', ...(s.json?.itemPath ? { itemPath: s.json.itemPath } : {}), ...enc } as ParseOptionsInput;
     case 'jsonl':
       return { format: 'jsonl', ...enc } as ParseOptionsInput;
+    case 'xlsx': {
+      const x = s.xlsx!;
+      return { format: 'xlsx', sheet: x.sheet, ...(x.headerRow > 1 ? { headerRow: x.headerRow } : {}) } as ParseOptionsInput;
+    }
   }
+}
+
+/** The cells of a record type named by position: `i_4` is cell 4 of an `I` line; cell 1, the type, is `tipo` in every type. */
+export function recordColumns(type: string, cells: number): string[] {
+  const slug = type.toLowerCase().replace(/[^a-z0-9]/g, '') || 'r';
+  return Array.from({ length: cells }, (_, i) => (i === 0 ? 'tipo' : `${slug}_${i + 1}`));
 }
 
 async function readRows(path: string, source: ParseOptionsInput): Promise<{ rows: RawRow[]; errors: number }> {
@@ -204,7 +235,7 @@ function chooseTarget(fileName: string, cols: ColumnProfile[], forced: string | 
 type Reader = 'col' | 'field' | 'path';
 
 function readerOf(s: Sniffed): Reader {
-  return s.format === 'delimited' ? 'col' : s.format === 'fixed-width' ? 'field' : 'path';
+  return s.format === 'delimited' || s.format === 'xlsx' ? 'col' : s.format === 'fixed-width' ? 'field' : 'path';
 }
 
 function numberTransform(c: ColumnProfile, fileDecimal: ',' | '.'): unknown {
@@ -367,6 +398,16 @@ function contentGuess(f: FieldDef, c: ColumnProfile): { score: number; why: stri
   if (f.kind === 'ref' && (f.ref === 'Category' || f.ref === 'Family') && codeLike && c.distinct >= 3 && c.distinct <= rows * 0.5)
     return { score: 0.5, why: `a code repeating across rows (${c.distinct} values over ${rows} rows): a reference to a ${f.ref}` };
   if (f.kind === 'number' && (k === 'implied' || k === 'decimal')) return { score: 0.52, why: 'a decimal number column' };
+  // the words of a field's value map (BAIXA/NORMAL/ALTA/URGENTE: a priority; CIF/FOB: freight)
+  if (f.kind === 'map' && f.map) {
+    const words = new Set(
+      Object.keys(f.map)
+        .filter((w) => w.length > 1)
+        .map((w) => w.toUpperCase()),
+    );
+    if (words.size >= 2 && share(c, (v) => words.has(v.toUpperCase())) >= 0.9)
+      return { score: 0.56, why: `the values are ${f.field} words (${(c.distinctValues ?? []).slice(0, 4).join(', ')})` };
+  }
   return undefined;
 }
 
@@ -607,6 +648,8 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     const main = mainRecord(s);
     rows = allRows.filter((r) => r.recordType === main.type);
   }
+  const roles = s.format === 'delimited' ? s.multiRecord?.roles : undefined;
+  if (roles) rows = allRows.filter((r) => r.recordType === roles.main);
   if (rows.length === 0)
     throw new ConfigError(`infer: ${fileName} gave no data rows with the sniffed options (${JSON.stringify(source)}); ${errors} parse error(s)`);
   // columns in file order
@@ -619,7 +662,7 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
       colNames.push(k);
     }
   }
-  const usable = colNames.filter((n) => !(s.format === 'fixed-width' && n === 'tipo' && s.fixed!.tagLength > 0));
+  const usable = colNames.filter((n) => !(n === 'tipo' && ((s.format === 'fixed-width' && s.fixed!.tagLength > 0) || roles)));
   const rawCols = usable.map((n) => rows.map((r) => r.fields[n] ?? ''));
   const fd = s.format === 'xml' || s.format === 'json' || s.format === 'jsonl' ? { decimal: '.' as const, comma: 0, dot: 0 } : fileDecimalSeparator(rawCols);
   const cols = usable.map((n, i) => {
@@ -633,6 +676,7 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
     }
     return p;
   });
+  if (s.format === 'fixed-width') zeroPaddedCodes(cols);
   // unnamed fixed-width fields get names from their type, so the mapping reads well
   const unnamed = (s.format === 'fixed-width' && !s.fixed!.titleLine) || (s.format === 'delimited' && !s.delimited!.header);
   if (unnamed && s.format === 'fixed-width') renameFixedFields(s, cols, source);
@@ -651,37 +695,84 @@ async function readSample(path: string, s: Sniffed, opts: ProposeOptions): Promi
   return { path, s, source, fileName, reader, allRows, rows, cols, unnamed, fd, base };
 }
 
+/**
+ * Two zero-padded numbers in one fixed-width record, one with implied decimals seen (shared trailing zeros)
+ * and one without: the one without, distinct on most lines, is a zero-padded code (a product `0000041780`),
+ * not a second quantity.
+ */
+function zeroPaddedCodes(cols: ColumnProfile[]): void {
+  const implied = cols.filter((c) => c.type.kind === 'implied');
+  if (implied.length < 2 || !implied.some((c) => (c.type.scale ?? 0) > 0)) return;
+  for (const c of implied) {
+    if ((c.type.scale ?? 0) > 0 || c.distinct < c.values.length * 0.8) continue;
+    c.type = {
+      kind: 'code',
+      share: 1,
+      leadingZeros: true,
+      evidence: `zero-padded digits without shared trailing zeros, distinct on ${pct(c.distinct / c.values.length)} of the lines, beside a number with implied decimals: a code (kept as text)`,
+    };
+  }
+}
+
 /** How the rows form documents: header records (fixed-width) with their profiled fields, or a key column that repeats. */
 interface DocumentShape {
   fixedDoc: boolean;
   headerRec: NonNullable<Sniffed['fixed']>['records'][number] | undefined;
   headerCols: ColumnProfile[];
+  /** the fields of a lot record under an item (delimited C/I/L) */
+  lotCols: ColumnProfile[];
+  /** item columns that repeat their header line's value (the document link) */
+  linkCols: Set<string>;
   doc: ReturnType<typeof findDocumentKey>;
   groups: Map<string, number[]> | undefined;
 }
 
-function documentShape(sample: Sample, def: TargetDef): DocumentShape {
-  const { s, allRows, cols, unnamed, fd } = sample;
-  // fixed-width documents: one header record per document, its detail records after it
-  const headerRec = s.format === 'fixed-width' ? s.fixed!.records.find((r) => r.type === 'header') : undefined;
-  const fixedDoc = !!def.document && s.format === 'fixed-width' && s.fixed!.tagLength > 0 && (headerRec?.lines ?? 0) >= 2;
-  let headerCols: ColumnProfile[] = [];
-  if (fixedDoc) {
-    const hrows = allRows.filter((r) => r.recordType === 'header');
-    const hfields = headerRec!.fields.filter((f) => f.name !== 'tipo');
-    headerCols = hfields.map((f, i) => {
+/** A delimited record type as the fixed-width guesses describe one (its cells, without the type cell). */
+function delimitedRecord(s: Sniffed, type: string): NonNullable<Sniffed['fixed']>['records'][number] {
+  const t = s.multiRecord!.types.find((x) => x.value === type)!;
+  const fields = recordColumns(type, t.cells)
+    .slice(1)
+    .map((name) => ({ name, start: 0, length: 0 }));
+  return { type, tag: type, fields, lines: t.rows };
+}
+
+/** Profiles the fields of one record type from its lines. */
+function recordCols(sample: Sample, rec: NonNullable<Sniffed['fixed']>['records'][number]): ColumnProfile[] {
+  const fixed = sample.s.format === 'fixed-width';
+  const rows = sample.allRows.filter((r) => r.recordType === rec.type);
+  return rec.fields
+    .filter((f) => f.name !== 'tipo')
+    .map((f, i) => {
       const p = profileColumn(
         f.name,
         i,
-        hrows.map((r) => r.fields[f.name] ?? ''),
-        { fileDecimal: fd.decimal, fixedWidth: true },
+        rows.map((r) => r.fields[f.name] ?? ''),
+        { fileDecimal: sample.fd.decimal, fixedWidth: fixed },
       );
-      p.start = f.start;
-      p.length = f.length;
+      if (fixed) {
+        p.start = f.start;
+        p.length = f.length;
+      }
       return p;
     });
-    if (unnamed) renameFixedFields(s, headerCols, sample.source, 'header');
+}
+
+function documentShape(sample: Sample, def: TargetDef): DocumentShape {
+  const { s, cols, unnamed } = sample;
+  // documents of header records (fixed-width H/D, delimited C/I lines): one header record per document, its items after it
+  const roles = s.format === 'delimited' ? s.multiRecord?.roles : undefined;
+  const headerRec =
+    s.format === 'fixed-width' ? s.fixed!.records.find((r) => r.type === 'header') : roles?.header && roles.item ? delimitedRecord(s, roles.header) : undefined;
+  const fixedDoc =
+    !!def.document && ((s.format === 'fixed-width' && s.fixed!.tagLength > 0 && (headerRec?.lines ?? 0) >= 2) || (!!roles?.item && roles.item === roles.main));
+  let headerCols: ColumnProfile[] = [];
+  let lotCols: ColumnProfile[] = [];
+  if (fixedDoc) {
+    headerCols = recordCols(sample, headerRec!);
+    if (unnamed && s.format === 'fixed-width') renameFixedFields(s, headerCols, sample.source, 'header');
+    if (roles?.lot) lotCols = recordCols(sample, delimitedRecord(s, roles.lot));
   }
+  const linkCols = fixedDoc && roles?.header ? parentLinks(sample, roles.header, roles.main) : new Set<string>();
   // documents: find the key first, header fields must be constant within a document
   let doc: ReturnType<typeof findDocumentKey>;
   let groups: Map<string, number[]> | undefined;
@@ -694,7 +785,30 @@ function documentShape(sample: Sample, def: TargetDef): DocumentShape {
     doc = findDocumentKey(cols, pref);
     if (doc) groups = groupsOf(doc.key);
   }
-  return { fixedDoc, headerRec, headerCols, doc, groups };
+  return { fixedDoc, headerRec, headerCols, lotCols, linkCols, doc, groups };
+}
+
+/**
+ * Item columns that repeat a value of their header line (the order number on every item line): the link
+ * to the document, not an item's own value (never its product).
+ */
+function parentLinks(sample: Sample, header: string, item: string): Set<string> {
+  const hits = new Map<string, number>();
+  let parent: Record<string, string> | undefined;
+  let items = 0;
+  for (const r of sample.allRows) {
+    if (r.recordType === header) parent = r.fields as Record<string, string>;
+    else if (r.recordType === item && parent) {
+      items++;
+      const mine = new Set(
+        Object.entries(parent)
+          .filter(([k, v]) => k !== 'tipo' && String(v ?? '').trim() !== '')
+          .map(([, v]) => String(v).trim()),
+      );
+      for (const [k, v] of Object.entries(r.fields)) if (k !== 'tipo' && mine.has(String(v ?? '').trim())) hits.set(k, (hits.get(k) ?? 0) + 1);
+    }
+  }
+  return new Set([...hits].filter(([, n]) => items > 0 && n / items >= 0.9).map(([k]) => k));
 }
 
 type Assignment = Map<string, { c: ColumnProfile; score: number; why: string }>;
@@ -750,6 +864,7 @@ function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { 
   for (const f of def.fields) {
     if (f.sameAs) continue;
     for (const c of shape.fixedDoc && !f.item ? shape.headerCols : cols) {
+      if (f.item && shape.linkCols.has(c.name)) continue;
       const scored = score(f, c, unnamed);
       const why = scored.why;
       let sc = scored.score;
@@ -758,7 +873,7 @@ function assignColumns(sample: Sample, def: TargetDef, shape: DocumentShape): { 
       if (sc >= 0.5) pairs.push({ f, c, score: sc, why });
     }
   }
-  pairs.push(...relatedColumnPairs(def, shape.fixedDoc ? [] : cols));
+  pairs.push(...relatedColumnPairs(def, shape.fixedDoc ? (sample.s.format === 'delimited' ? shape.headerCols : []) : cols));
   pairs.sort((a, b) => b.score - a.score || def.fields.indexOf(a.f) - def.fields.indexOf(b.f));
   const byField: Assignment = new Map();
   const usedCols = new Set<string>();
@@ -891,6 +1006,22 @@ function proposeGroup(sample: Sample, def: TargetDef, shape: DocumentShape, head
   if (!items.some((i) => i.field === 'quantity'))
     throw new ConfigError(`infer: no column looks like the quantity of an order item; use a column named quantidade (or C6_QTDVEN)`);
   const s = sample.s;
+  const roles = s.format === 'delimited' ? s.multiRecord?.roles : undefined;
+  if (fixedDoc && roles?.header && roles.item) {
+    const lot = roles.lot ? lotItemFields(roles.item, roles.lot, shape.lotCols, items, sample.fd.decimal) : undefined;
+    const count = (t: string) => s.multiRecord!.types.find((x) => x.value === t)?.rows ?? 0;
+    return {
+      headerRecord: roles.header,
+      itemRecord: roles.item,
+      ...(lot ? { lotRecord: roles.lot } : {}),
+      items: def.document.items,
+      contiguous: true,
+      evidence:
+        `a '${roles.header}' line opens each document (${count(roles.header)} documents), the '${roles.item}' lines after it are its items (${count(roles.item)})` +
+        (lot ? `; '${roles.lot}' lines after an item are its lots (${count(roles.lot!)}: one item per lot; ${lot.evidence})` : ''),
+      itemFields: lot?.items ?? items,
+    };
+  }
   return fixedDoc
     ? {
         headerRecord: 'header',
@@ -907,6 +1038,64 @@ function proposeGroup(sample: Sample, def: TargetDef, shape: DocumentShape, head
         evidence: doc?.evidence ?? `documents keyed by '${keyCol.name}'`,
         itemFields: items,
       };
+}
+
+/** An expression's columns read from the item record (`I/i_4`), so a lot line under the item reads its item's values. */
+function fromItemRecord(expr: unknown, item: string): unknown {
+  if (Array.isArray(expr)) return expr.map((x) => fromItemRecord(x, item));
+  if (!expr || typeof expr !== 'object') return expr;
+  const o: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(expr as Record<string, unknown>)) {
+    if (k === 'col' && typeof v === 'string') o[k] = `${item}/${v}`;
+    else if (k === 'template' && typeof v === 'string') o[k] = v.replace(/\{([^}$]+)\}/g, `{${item}/$1}`);
+    else o[k] = fromItemRecord(v, item);
+  }
+  return o;
+}
+
+/**
+ * Lot records under an item (one item per lot): the item fields read their item (`I/...`); the lot number is
+ * the lot line's code that varies most, the quantity the lot's number when it has one (the item's otherwise).
+ */
+function lotItemFields(
+  item: string,
+  lot: string,
+  lotCols: ColumnProfile[],
+  items: FieldProposal[],
+  decimal: ',' | '.',
+): { items: FieldProposal[]; evidence: string } | undefined {
+  const out = items.map((f) => ({ ...f, expr: fromItemRecord(f.expr, item), columns: f.columns.map((c) => `${item}/${c}`) }));
+  const lotNo = lotCols
+    .filter((c) => (c.type.kind === 'code' || c.type.kind === 'text') && c.emptyShare === 0 && !/^\d+$/.test(c.values[0] ?? ''))
+    .sort((a, b) => b.distinct - a.distinct)[0];
+  const qty = lotCols.filter((c) => c.type.kind === 'decimal' || c.type.kind === 'integer').sort((a, b) => b.distinct - a.distinct)[0];
+  if (!lotNo) return undefined;
+  const why: string[] = [];
+  const put = (f: FieldProposal) => {
+    const i = out.findIndex((x) => x.field === f.field);
+    if (i >= 0) out[i] = f;
+    else out.push(f);
+  };
+  put({
+    field: 'lotNumber',
+    expr: { col: lotNo.name, transforms: ['trim'] },
+    confidence: 0.6,
+    evidence: `the '${lot}' line's code that varies most ('${lotNo.name}'): the lot`,
+    columns: [lotNo.name],
+  });
+  why.push(`lot number '${lotNo.name}'`);
+  const q = out.find((x) => x.field === 'quantity');
+  if (qty && q) {
+    const transforms = [qty.type.kind === 'decimal' ? numberTransform(qty, decimal) : { number: { decimal, thousands: decimal === ',' ? '.' : '' } }];
+    put({
+      ...q,
+      expr: { coalesce: [{ col: qty.name }, { col: q.columns[0] }], transforms },
+      evidence: `the lot's quantity '${qty.name}', else the item's ('${q.columns[0]}')`,
+      columns: [qty.name, ...q.columns],
+    });
+    why.push(`quantity '${qty.name}'`);
+  }
+  return { items: out, evidence: why.join(', ') };
 }
 
 /** An attachment list: the file column, and the picking list it goes to (by order, with the owner to fill in). */
@@ -969,7 +1158,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const shape = documentShape(sample, def);
   const { byField, usedCols } = assignColumns(sample, def, shape);
   const { header, items } = fieldProposals(sample, def, byField);
-  if (s.multiRecord && def.document)
+  if (s.multiRecord && def.document && !shape.fixedDoc)
     throw new ConfigError(
       `infer: ${fileName} NEEDS A PERSON: a multi-record file (${s.multiRecord.evidence}${s.skipLines ? `, after ${s.skipLines} comment line(s)` : ''}): ` +
         `${def.target} documents from header and item lines need the record-type declarations of the mapping language; no mapping written`,
@@ -980,7 +1169,7 @@ export async function propose(path: string, s: Sniffed, opts: ProposeOptions = {
   const readCols = new Set([...header, ...items].flatMap((h) => h.columns));
   if (shape.doc) readCols.add(shape.doc.key.name);
   for (const c of usedCols) readCols.add(c);
-  const filter = s.multiRecord ? multiRecordFilter(s, cols, reader) : shape.fixedDoc ? undefined : proposeFilter(cols, reader, s, def.target);
+  const filter = shape.fixedDoc ? undefined : s.multiRecord ? multiRecordFilter(s, cols, reader) : proposeFilter(cols, reader, s, def.target);
   for (const c of cols) if (filter && JSON.stringify(filter.expr).includes(JSON.stringify(c.name))) readCols.add(c.name);
   const { unused, smallSets } = unreadColumns(cols, shape.headerCols, readCols);
   return {
@@ -1015,6 +1204,15 @@ function requiredTextFields(target: Target): string[] {
  */
 function multiRecordFilter(s: Sniffed, cols: ColumnProfile[], reader: Reader): Proposal['filter'] {
   const m = s.multiRecord!;
+  if (m.roles) {
+    // record types declared: the lines of the type with the most lines are the records (the others skipped, counted)
+    const main = m.roles.main;
+    const others = m.types.filter((t) => t.value !== main).map((t) => `'${t.value}' (${t.rows} line(s))`);
+    return {
+      expr: { [reader]: 'tipo', equals: main },
+      evidence: `${m.evidence}: keeps the '${main}' lines${others.length ? `; ${others.join(', ')} are skipped (counted, not rejected)` : ''}`,
+    };
+  }
   const col = cols[0]?.name ?? 'coluna_1';
   return {
     expr: { [reader]: col, equals: 'TODO' },

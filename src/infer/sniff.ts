@@ -13,10 +13,23 @@
 import { open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { XMLParser } from 'fast-xml-parser';
-import { InputError } from '../shared/errors.js';
+import { InputError, errorMessage } from '../shared/errors.js';
+import { openParser } from '../parse/index.js';
+import type { ParseOptionsInput } from '../parse/options.js';
+import type { RawRow } from '../parse/types.js';
 import type { Encoding } from '../parse/options.js';
 
-export type SniffedFormat = 'delimited' | 'fixed-width' | 'xml' | 'json' | 'jsonl';
+export type SniffedFormat = 'delimited' | 'fixed-width' | 'xml' | 'json' | 'jsonl' | 'xlsx';
+
+/** The record types of a multi-record delimited file by role (values of the type cell). */
+export interface MultiRecordRoles {
+  header?: string;
+  item?: string;
+  lot?: string;
+  trailer?: string;
+  /** the type with the most lines: the data of a flat target */
+  main: string;
+}
 
 export interface EncodingGuess {
   encoding: Encoding;
@@ -76,10 +89,88 @@ export interface Sniffed {
   /** leading comment lines (# or //) the parser skips (skipLines) */
   skipLines?: number;
   /** a delimited file whose first cell is a record type with its own number of cells (header/item lines) */
-  multiRecord?: { types: Array<{ value: string; rows: number; cells: number }>; evidence: string };
+  multiRecord?: {
+    types: Array<{ value: string; rows: number; cells: number }>;
+    evidence: string;
+    /** what each type is, from the order of the lines: a header opens a document, items follow it, lots follow an item, a trailer ends the file */
+    roles?: MultiRecordRoles;
+    /** a trailer cell that counts the lines */
+    trailer?: { type: string; cell: number; counts: 'all' | string[]; offset?: number };
+  };
+  /** the sample is an Excel workbook: the sheet read and the row of its column names */
+  xlsx?: { sheet: string; headerRow: number; evidence: string };
 }
 
 const SAMPLE_BYTES = 1024 * 1024;
+
+/** A zip archive's first bytes: an .xlsx workbook is one */
+const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+
+/** The rows of a sheet read to find its header row. */
+const XLSX_SNIFF_ROWS = 40;
+
+/** The first rows of one sheet (by position), or undefined when the workbook has no such sheet. */
+async function sheetRows(path: string, sheet: number): Promise<RawRow[] | undefined> {
+  const rows: RawRow[] = [];
+  try {
+    for await (const item of openParser(path, { format: 'xlsx', header: false, sheet } as ParseOptionsInput)) {
+      if (item.kind === 'row') rows.push(item.row);
+      if (rows.length >= XLSX_SNIFF_ROWS) break;
+    }
+  } catch (err) {
+    if (sheet > 1) return undefined;
+    throw new InputError(
+      `${path} starts like a zip archive but is not a readable .xlsx workbook (${errorMessage(err)}); infer reads .xlsx, text, XML and JSON`,
+    );
+  }
+  return rows;
+}
+
+/** A sheet's header row: the first row of distinct non-numeric names with a data row below that fills at least half as many cells. */
+function sheetHeader(rows: RawRow[]): number {
+  const filled = (r: RawRow) => Object.values(r.fields).filter((v) => String(v ?? '').trim() !== '');
+  const isName = (v: string) => v.trim() !== '' && !/^[-+]?[\d.,]+$/.test(v.trim()) && !/^\d{2}\/\d{2}\/\d{4}/.test(v.trim());
+  return rows.findIndex((r, i) => {
+    const cells = filled(r).map(String);
+    const next = rows[i + 1];
+    return cells.length >= 2 && cells.every(isName) && new Set(cells).size === cells.length && !!next && filled(next).length >= Math.ceil(cells.length / 2);
+  });
+}
+
+/**
+ * An Excel workbook, read through the pipeline's own XLSX input (exceljs, streamed): the first sheet (of
+ * the first six) with a table, and its header row, the first row of distinct names with data below it
+ * (banner rows above it are skipped; a tab of instructions has no such row).
+ */
+async function sniffXlsx(path: string, size: number): Promise<Sniffed> {
+  let found: { rows: RawRow[]; header: number; index: number } | undefined;
+  let first: RawRow[] | undefined;
+  for (let index = 1; index <= 6 && !found; index++) {
+    const rows = await sheetRows(path, index);
+    if (!rows) break;
+    first ??= rows;
+    const header = sheetHeader(rows);
+    if (header >= 0) found = { rows, header, index };
+  }
+  if (!first?.length) throw new InputError(`${path}: the first sheet of the workbook has no rows`);
+  const rows = found?.rows ?? first;
+  const sheet = rows[0]!.sheet?.name ?? String(found?.index ?? 1);
+  const headerRow = rows[found?.header ?? 0]!.line;
+  const tab = (found?.index ?? 1) === 1 ? 'the first tab' : `tab ${found!.index}: the tabs before it hold no table`;
+  const evidence =
+    `Excel workbook (zip, .xlsx): sheet '${sheet}' (${tab}), column names on row ${headerRow}` +
+    `${headerRow > 1 ? ' (rows above it skipped: titles or an export banner)' : ''}${found ? '' : ' (no row of distinct names found: the first row is taken)'}; ` +
+    'cells read typed (numbers as their digits with a decimal comma, dates dd/MM/yyyy)';
+  return {
+    path,
+    bytes: size,
+    encoding: { encoding: 'utf-8', bom: false, ascii: true, evidence: 'a workbook: its XML is UTF-8' },
+    format: 'xlsx',
+    formatEvidence: evidence,
+    xlsx: { sheet, headerRow, evidence },
+    text: '',
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // encoding
@@ -379,10 +470,62 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
       starts.push(p);
       continue;
     }
+    // a sign column (+/- on every line) is a field of its own, after a number and before what follows
+    // (a '+' on some line: a constant '-' is a mask, CD-SP01, 12-3)
+    const sign = (q: number) =>
+      lines.every((l) => l[q] === '+' || l[q] === '-') &&
+      lines.some((l) => l[q] === '+') &&
+      (lines.every((l) => isDigit(l[q - 1])) || lines.every((l) => isDigit(l[q + 1])));
+    if (sign(p) || sign(p - 1)) {
+      starts.push(p);
+      continue;
+    }
+    // "...41780" + "0000007178134": a varying digit followed by 4+ zeros on every line, then digits, starts a zero-padded number
+    if (
+      prevDigit &&
+      lines.some((l) => l[p - 1] !== '0') &&
+      [0, 1, 2, 3].every((k) => lines.every((l) => l[p + k] === '0')) &&
+      lines.every((l) => isDigit(l[p + 4]))
+    ) {
+      starts.push(p);
+      continue;
+    }
     // a text field left-justified next to a field padded on the left with spaces is separated by the blank above
   }
-  // a date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
-  // (yyyyMMdd tried at every offset first: 0123|01202411 would read as the ddMMyyyy 23/01/2024)
+  const extra = datesInDigitRuns(lines, from, width);
+  const all = [
+    ...new Set([
+      ...starts,
+      ...extra,
+      ...maskedCodeStarts(
+        lines,
+        [...new Set([...starts, ...extra])].sort((a, b) => a - b),
+        width,
+      ),
+    ]),
+  ].sort((a, b) => a - b);
+  // text with blanks inside: a short segment, empty on most lines, one blank column after a text field,
+  // is the end of the longer values of that field ("... ESPERANÇA LTDA"), not a field of its own
+  const seg = (i: number) => lines.map((l) => l.slice(all[i], i + 1 < all.length ? all[i + 1] : width));
+  for (let i = 1; i < all.length; i++) {
+    const cur = seg(i);
+    const prev = seg(i - 1);
+    const emptyShare = cur.filter((v) => v.trim() === '').length / lines.length;
+    const prevText = prev.some((v) => /\p{L}{2,}/u.test(v) && / \S/.test(v.trim()));
+    const prevEnd = Math.max(...prev.map((v) => v.trimEnd().length)) + all[i - 1]!;
+    if (emptyShare >= 0.5 && prevText && all[i]! - prevEnd === 1 && cur.every((v) => !/\d/.test(v))) {
+      all.splice(i, 1);
+      i--;
+    }
+  }
+  return all;
+}
+
+/**
+ * A date inside a run of digits (order 012301 + date 20241105): 8 positions that are a date on every line
+ * (yyyyMMdd tried at every offset first: 0123|01202411 would read as the ddMMyyyy 23/01/2024).
+ */
+function datesInDigitRuns(lines: string[], from: number, width: number): number[] {
   const allDigits = (p: number) => lines.every((l) => isDigit(l[p]));
   const extra: number[] = [];
   for (let p = from; p < width; p++) {
@@ -402,22 +545,29 @@ export function fixedBoundaries(lines: string[], from: number, width: number): n
     }
     p = e;
   }
-  const all = [...new Set([...starts, ...extra])].sort((a, b) => a - b);
-  // text with blanks inside: a short segment, empty on most lines, one blank column after a text field,
-  // is the end of the longer values of that field ("... ESPERANÇA LTDA"), not a field of its own
-  const seg = (i: number) => lines.map((l) => l.slice(all[i], i + 1 < all.length ? all[i + 1] : width));
-  for (let i = 1; i < all.length; i++) {
-    const cur = seg(i);
-    const prev = seg(i - 1);
-    const emptyShare = cur.filter((v) => v.trim() === '').length / lines.length;
-    const prevText = prev.some((v) => /\p{L}{2,}/u.test(v) && / \S/.test(v.trim()));
-    const prevEnd = Math.max(...prev.map((v) => v.trimEnd().length)) + all[i - 1]!;
-    if (emptyShare >= 0.5 && prevText && all[i]! - prevEnd === 1 && cur.every((v) => !/\d/.test(v))) {
-      all.splice(i, 1);
-      i--;
-    }
+  return extra;
+}
+
+/**
+ * A masked code (`02.01`) right after a longer run of digits (a zero-padded product `0000041780`): the
+ * punctuation is constant on every line, and the mask's left part is as long as its right part, so the
+ * code starts that many digits before the punctuation.
+ */
+function maskedCodeStarts(lines: string[], starts: number[], width: number): number[] {
+  const out: number[] = [];
+  const digits = (q: number) => lines.every((l) => isDigit(l[q]));
+  for (let p = 1; p < width; p++) {
+    const c = lines[0]![p];
+    if (c === undefined || !'./-'.includes(c) || !lines.every((l) => l[p] === c)) continue;
+    const a = [...starts].reverse().find((x) => x <= p);
+    if (a === undefined) continue;
+    let r = 0;
+    while (p + 1 + r < width && digits(p + 1 + r) && !starts.includes(p + 1 + r)) r++;
+    let left = 0;
+    while (p - 1 - left >= a && digits(p - 1 - left)) left++;
+    if (r >= 1 && r <= 4 && left === p - a && left > r + 2) out.push(p - r);
   }
-  return all;
+  return out;
 }
 
 /** yyyyMMdd (ymd) or ddMMyyyy, years 1990-2099: a real calendar date. */
@@ -630,6 +780,7 @@ export async function sniffFile(path: string): Promise<Sniffed> {
     throw new InputError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   if (sample.length === 0) throw new InputError(`${path} is empty: infer needs a sample with data`);
+  if (sample.subarray(0, 4).equals(ZIP_MAGIC)) return sniffXlsx(path, size);
   const truncated = size > sample.length;
   const encoding = guessEncoding(sample, truncated);
   // an odd byte cut off a UTF-16 sample is not decoded
@@ -690,7 +841,7 @@ export async function sniffFile(path: string): Promise<Sniffed> {
   }
   s.delimited = d;
   s.formatEvidence = `delimited: ${d.evidence}${comments ? `; ${comments} comment line(s) first, skipped (skipLines)` : ''}`;
-  const multi = recordTypes(splitRecords(text, d.delimiter, d.quote));
+  const multi = recordTypes(splitRecords(text, d.delimiter, d.quote).filter((r) => !/^\s*#/.test(r[0] ?? '')));
   if (multi) s.multiRecord = multi;
   return s;
 }
@@ -711,8 +862,50 @@ function recordTypes(rows: string[][]): Sniffed['multiRecord'] {
   if (by.size < 2 || [...by.values()].some((e) => e.cells.size !== 1)) return undefined;
   const types = [...by].map(([value, e]) => ({ value, rows: e.rows, cells: [...e.cells][0]! }));
   if (new Set(types.map((t) => t.cells)).size < 2) return undefined;
+  const seq = rows.map((r) => (r[0] ?? '').trim());
+  const roles = recordRoles(seq, types);
+  const trailer = roles.trailer ? trailerCount(rows, seq, roles.trailer) : undefined;
   return {
     types,
     evidence: `the first cell is a record type: ${types.map((t) => `'${t.value}' ${t.rows} line(s) of ${t.cells} cells`).join(', ')}`,
+    roles,
+    ...(trailer ? { trailer } : {}),
   };
+}
+
+/**
+ * Roles of record types from the order of the lines: a type on the last line only is the trailer; of the
+ * others, in order of first appearance, the first opens documents (header), the next is their items, and a
+ * third whose every line follows an item (or another of its lines) is the item's lots.
+ */
+export function recordRoles(seq: string[], types: Array<{ value: string; rows: number }>): MultiRecordRoles {
+  const last = seq[seq.length - 1]!;
+  const trailer = types.find((t) => t.value === last && t.rows === 1 && seq[0] !== last)?.value;
+  const order = [...new Set(seq)].filter((v) => v !== trailer);
+  const main = [...types].filter((t) => t.value !== trailer).sort((a, b) => b.rows - a.rows)[0]!.value;
+  const roles: MultiRecordRoles = { main, ...(trailer ? { trailer } : {}) };
+  if (order.length < 2) return roles;
+  const [header, item, lot] = order as [string, string, string | undefined];
+  // a header opens a document: an item line never comes before the first header line
+  if (seq.indexOf(item) < seq.indexOf(header)) return roles;
+  roles.header = header;
+  roles.item = item;
+  if (lot && seq.every((v, i) => v !== lot || seq[i - 1] === item || seq[i - 1] === lot)) roles.lot = lot;
+  return roles;
+}
+
+/** A trailer cell holding the number of lines of the file (or of one record type). */
+function trailerCount(rows: string[][], seq: string[], type: string): NonNullable<Sniffed['multiRecord']>['trailer'] {
+  const t = rows[seq.lastIndexOf(type)]!;
+  for (let i = 1; i < t.length; i++) {
+    const v = (t[i] ?? '').trim();
+    if (!/^\d+$/.test(v)) continue;
+    const n = Number(v);
+    if (n === seq.length) return { type, cell: i, counts: 'all' };
+    // the lines before the trailer (it does not count itself)
+    if (n === seq.length - 1) return { type, cell: i, counts: 'all', offset: -1 };
+    const of = [...new Set(seq)].find((x) => x !== type && seq.filter((y) => y === x).length === n);
+    if (of) return { type, cell: i, counts: [of] };
+  }
+  return undefined;
 }

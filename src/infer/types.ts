@@ -196,20 +196,27 @@ export interface TypeOptions {
   name?: string;
 }
 
-/** Types one column from its values (trimmed values; `raw` untrimmed for fixed-width). */
-export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType {
-  const vals = values.map((v) => v.trim()).filter((v) => v !== '');
-  const n = vals.length;
-  if (n === 0) return { kind: 'empty', share: 1, evidence: 'always empty in the sample' };
-  const count = (pred: (v: string) => boolean): number => vals.filter(pred).length;
-  const lname = (opts.name ?? '').toLowerCase();
-  const digits = (v: string) => v.replace(/\D/g, '');
+/** What every type detector reads: the trimmed non-empty values, the raw values, the options. */
+interface TypeContext {
+  /** trimmed, non-empty */
+  vals: string[];
+  /** as given (untrimmed for fixed-width) */
+  values: string[];
+  n: number;
+  opts: TypeOptions;
+  /** the column name, lower case */
+  lname: string;
+  count: (pred: (v: string) => boolean) => number;
+}
 
-  // CNPJ / CPF (check digits)
+const digitsOf = (v: string) => v.replace(/\D/g, '');
+
+/** CNPJ (and CPF in the same column), or CPF alone: valid check digits. */
+function typeCnpjCpf({ n, count }: TypeContext): ColumnType | undefined {
   const cnpjShape = (v: string) => /^\d{14}$/.test(v) || /^\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2}$/.test(v);
-  const cnpjOk = count((v) => cnpjShape(v) && isValidCnpj(digits(v)));
+  const cnpjOk = count((v) => cnpjShape(v) && isValidCnpj(digitsOf(v)));
   const cpfShape = (v: string) => /^\d{11}$/.test(v) || /^\d{3}\.\d{3}\.\d{3}-\d{2}$/.test(v);
-  const cpfOk = count((v) => cpfShape(v) && isValidCpf(digits(v)));
+  const cpfOk = count((v) => cpfShape(v) && isValidCpf(digitsOf(v)));
   if ((cnpjOk + cpfOk) / n >= 0.8 && cnpjOk > 0) {
     const masked = count((v) => /[./-]/.test(v)) / n >= 0.5;
     return {
@@ -220,38 +227,43 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
     };
   }
   if (cpfOk / n >= 0.8) return { kind: 'cpf', share: cpfOk / n, evidence: `CPF, valid check digits in ${pct(cpfOk / n)} of ${n} values` };
+  return undefined;
+}
 
-  // GTIN (EAN-8/13, UPC-12, DUN-14)
+/** GTIN (EAN-8/13, UPC-12, DUN-14): valid check digit, mostly 12+ digits. */
+function typeGtin({ vals, n, count, lname }: TypeContext): ColumnType | undefined {
   const gtinOk = count((v) => isValidGtin(v));
   const long = count((v) => /^\d{12,14}$/.test(v));
-  if (gtinOk / n >= 0.8 && long / n >= 0.5 && !/ncm|cep|cgc|cnpj/.test(lname)) {
-    const lengths = [...new Set(vals.filter((v) => isValidGtin(v)).map((v) => v.length))].sort();
-    const what = lengths.includes(14) && !lengths.includes(13) ? 'DUN-14/GTIN-14' : `GTIN-${lengths.join('/')}`;
-    return {
-      kind: 'gtin',
-      share: gtinOk / n,
-      lengths,
-      evidence: `${lengths.join('/')} digits, valid ${what} check digit in ${pct(gtinOk / n)} of ${n} values`,
-    };
-  }
+  if (!(gtinOk / n >= 0.8 && long / n >= 0.5 && !/ncm|cep|cgc|cnpj/.test(lname))) return undefined;
+  const lengths = [...new Set(vals.filter((v) => isValidGtin(v)).map((v) => v.length))].sort();
+  const what = lengths.includes(14) && !lengths.includes(13) ? 'DUN-14/GTIN-14' : `GTIN-${lengths.join('/')}`;
+  return {
+    kind: 'gtin',
+    share: gtinOk / n,
+    lengths,
+    evidence: `${lengths.join('/')} digits, valid ${what} check digit in ${pct(gtinOk / n)} of ${n} values`,
+  };
+}
 
-  // dates (most values must fit one format)
+/** Dates and date-times: most values must fit one format. */
+function typeDate({ n, count }: TypeContext): ColumnType | undefined {
   let bestDate: { f: DateFormat; ok: number } | undefined;
   for (const f of DATE_FORMATS) {
     const ok = count((v) => validDate(f, v));
     if (ok > 0 && (!bestDate || ok > bestDate.ok)) bestDate = { f, ok };
   }
-  if (bestDate && bestDate.ok / n >= 0.8) {
-    const timeFmt = bestDate.f.time;
-    return {
-      kind: timeFmt ? 'datetime' : 'date',
-      share: bestDate.ok / n,
-      format: bestDate.f.format,
-      evidence: `${timeFmt ? 'date-time' : 'date'} '${bestDate.f.format}' in ${pct(bestDate.ok / n)} of ${n} values`,
-    };
-  }
+  if (!bestDate || bestDate.ok / n < 0.8) return undefined;
+  const timeFmt = bestDate.f.time;
+  return {
+    kind: timeFmt ? 'datetime' : 'date',
+    share: bestDate.ok / n,
+    format: bestDate.f.format,
+    evidence: `${timeFmt ? 'date-time' : 'date'} '${bestDate.f.format}' in ${pct(bestDate.ok / n)} of ${n} values`,
+  };
+}
 
-  // NCM / CEP (8 digits, or masked)
+/** NCM / CEP: 8 digits (a name settles which) or their masks. */
+function typeNcmCep({ n, count, lname }: TypeContext): ColumnType | undefined {
   const ncmMasked = count((v) => /^\d{4}\.\d{2}\.\d{2}$/.test(v));
   const cepMasked = count((v) => /^\d{5}-\d{3}$/.test(v));
   const eight = count((v) => /^\d{8}$/.test(v));
@@ -271,55 +283,68 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
       evidence: `CEP: 8 digits${cepMasked ? ' (masked 99999-999)' : ''} in ${pct((cepMasked + eight) / n)} of ${n} values`,
     };
   }
+  return undefined;
+}
 
-  // UF
+/** Brazilian state codes. */
+function typeUf({ n, count }: TypeContext): ColumnType | undefined {
   const uf = count((v) => UFS.has(v.toUpperCase()));
   if (uf / n >= 0.9 && count((v) => v.length === 2) === n)
     return { kind: 'uf', share: uf / n, evidence: `Brazilian state (UF) in ${pct(uf / n)} of ${n} values` };
+  return undefined;
+}
 
-  // S/N flags
+/** S/N, Sim/Não, Y/N, T/F, true/false: two values at most. */
+function typeFlag({ vals, n, count }: TypeContext): ColumnType | undefined {
   const flags = count((v) => FLAG_WORDS.has(v.toLowerCase()));
   const flagDistinct = new Set(vals.map((v) => v.toLowerCase())).size;
   if (flags === n && flagDistinct <= 2 && !count((v) => /^\d$/.test(v))) {
     return { kind: 'flag', share: 1, evidence: `yes/no flag (${[...new Set(vals)].slice(0, 4).join('/')})` };
   }
+  return undefined;
+}
 
-  // numbers
-  const ints = count((v) => INT_RE.test(v));
+/** Fixed-width zero-padded digits of one length >= 9: numbers with implied decimals. */
+function typeImplied({ values, n, count, opts }: TypeContext): ColumnType | undefined {
+  if (!opts.fixedWidth || count((v) => INT_RE.test(v)) !== n) return undefined;
+  // trailing blanks are the gap before the next field; leading zeros are the padding that matters
+  const rawDigits = values.map((v) => v.trimEnd()).filter((v) => /^\d+$/.test(v));
+  const lens = new Set(rawDigits.map((v) => v.length));
+  const padded = rawDigits.filter((v) => /^00/.test(v)).length;
+  if (!(lens.size === 1 && rawDigits.length === n && (rawDigits[0]?.length ?? 0) >= 9 && padded / n >= 0.8)) return undefined;
+  const { scale, share } = impliedScale(rawDigits);
+  return {
+    kind: 'implied',
+    share: 1,
+    decimal: ',',
+    thousands: '',
+    scale,
+    evidence:
+      `${rawDigits[0]?.length}-digit zero-padded numbers; ` +
+      (scale > 0
+        ? `the last ${scale} digits are zero in ${pct(share)} of ${n} values: read as ${scale} implied decimals`
+        : 'no trailing zeros shared: read without implied decimals'),
+  };
+}
+
+/** Digits only: a code when leading zeros are common (kept as text), else an integer. */
+function typeInteger({ vals, n, count }: TypeContext): ColumnType | undefined {
+  if (count((v) => INT_RE.test(v)) !== n) return undefined;
   const lead = count((v) => /^0\d/.test(v));
-  if (opts.fixedWidth && ints === n) {
-    // trailing blanks are the gap before the next field; leading zeros are the padding that matters
-    const rawDigits = values.map((v) => v.trimEnd()).filter((v) => /^\d+$/.test(v));
-    const lens = new Set(rawDigits.map((v) => v.length));
-    const padded = rawDigits.filter((v) => /^00/.test(v)).length;
-    if (lens.size === 1 && rawDigits.length === n && (rawDigits[0]?.length ?? 0) >= 9 && padded / n >= 0.8) {
-      const { scale, share } = impliedScale(rawDigits);
-      return {
-        kind: 'implied',
-        share: 1,
-        decimal: ',',
-        thousands: '',
-        scale,
-        evidence:
-          `${rawDigits[0]?.length}-digit zero-padded numbers; ` +
-          (scale > 0
-            ? `the last ${scale} digits are zero in ${pct(share)} of ${n} values: read as ${scale} implied decimals`
-            : 'no trailing zeros shared: read without implied decimals'),
-      };
-    }
+  if (lead / n >= 0.2) {
+    const lens = [...new Set(vals.map((v) => v.length))];
+    return {
+      kind: 'code',
+      share: 1,
+      leadingZeros: true,
+      evidence: `digits with leading zeros in ${pct(lead / n)} of ${n} values (${lens.length === 1 ? `${lens[0]} characters, ` : ''}kept as text)`,
+    };
   }
-  if (ints === n) {
-    if (lead / n >= 0.2) {
-      const lens = [...new Set(vals.map((v) => v.length))];
-      return {
-        kind: 'code',
-        share: 1,
-        leadingZeros: true,
-        evidence: `digits with leading zeros in ${pct(lead / n)} of ${n} values (${lens.length === 1 ? `${lens[0]} characters, ` : ''}kept as text)`,
-      };
-    }
-    return { kind: 'integer', share: 1, evidence: `integers in all ${n} values` };
-  }
+  return { kind: 'integer', share: 1, evidence: `integers in all ${n} values` };
+}
+
+/** Decimal numbers: which separator, settled by the file's majority when a column fits both. */
+function typeDecimal({ n, count, opts }: TypeContext): ColumnType | undefined {
   const commaDec = count((v) => COMMA_DEC_RE.test(v));
   const dotDec = count((v) => DOT_DEC_RE.test(v));
   const commaThousandsInt = count((v) => COMMA_THOUSANDS_INT_RE.test(v));
@@ -327,24 +352,27 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
   const numeric = (pred: (v: string) => boolean) => count((v) => INT_RE.test(v) || pred(v));
   const commaAll = numeric((v) => COMMA_DEC_RE.test(v) || DOT_THOUSANDS_INT_RE.test(v));
   const dotAll = numeric((v) => DOT_DEC_RE.test(v) || COMMA_THOUSANDS_INT_RE.test(v));
-  if (commaAll / n >= 0.95 || dotAll / n >= 0.95) {
-    let decimal: ',' | '.';
-    if (commaAll === dotAll) decimal = opts.fileDecimal ?? ',';
-    else if (commaAll / n >= 0.95 && dotAll / n >= 0.95) decimal = commaDec >= dotDec ? ',' : '.';
-    else decimal = commaAll > dotAll ? ',' : '.';
-    // ambiguous columns (every value like 1.234 or 1,234) follow the file
-    if (commaDec + dotDec === commaThousandsInt + dotThousandsInt && opts.fileDecimal) decimal = opts.fileDecimal;
-    const thousandsSeen = decimal === ',' ? count((v) => /\d\.\d{3}(,|$)/.test(v)) : count((v) => /\d,\d{3}(\.|$)/.test(v));
-    return {
-      kind: 'decimal',
-      share: (decimal === ',' ? commaAll : dotAll) / n,
-      decimal,
-      thousands: decimal === ',' ? '.' : thousandsSeen ? ',' : '',
-      evidence: `decimal numbers with '${decimal}' as decimal separator${thousandsSeen ? ` and '${decimal === ',' ? '.' : ','}' thousands` : ''} in ${pct((decimal === ',' ? commaAll : dotAll) / n)} of ${n} values`,
-    };
-  }
+  if (commaAll / n < 0.95 && dotAll / n < 0.95) return undefined;
+  // fixed-width '01.02', '02.01': a masked code with a leading zero on most lines, not a number
+  if (opts.fixedWidth && count((v) => /^0\d[.,]\d+$/.test(v)) / n >= 0.8) return undefined;
+  let decimal: ',' | '.';
+  if (commaAll === dotAll) decimal = opts.fileDecimal ?? ',';
+  else if (commaAll / n >= 0.95 && dotAll / n >= 0.95) decimal = commaDec >= dotDec ? ',' : '.';
+  else decimal = commaAll > dotAll ? ',' : '.';
+  // ambiguous columns (every value like 1.234 or 1,234) follow the file
+  if (commaDec + dotDec === commaThousandsInt + dotThousandsInt && opts.fileDecimal) decimal = opts.fileDecimal;
+  const thousandsSeen = decimal === ',' ? count((v) => /\d\.\d{3}(,|$)/.test(v)) : count((v) => /\d,\d{3}(\.|$)/.test(v));
+  return {
+    kind: 'decimal',
+    share: (decimal === ',' ? commaAll : dotAll) / n,
+    decimal,
+    thousands: decimal === ',' ? '.' : thousandsSeen ? ',' : '',
+    evidence: `decimal numbers with '${decimal}' as decimal separator${thousandsSeen ? ` and '${decimal === ',' ? '.' : ','}' thousands` : ''} in ${pct((decimal === ',' ? commaAll : dotAll) / n)} of ${n} values`,
+  };
+}
 
-  // codes: short tokens without spaces (CD-SP01, T001, MERC)
+/** Codes: short tokens without spaces (CD-SP01, T001, MERC). */
+function typeToken({ vals, n, count }: TypeContext): ColumnType | undefined {
   const tokens = count((v) => /^[A-Za-z0-9][A-Za-z0-9._\-/]*$/.test(v) && v.length <= 20);
   if (tokens / n >= 0.9 && count((v) => /[A-Za-z]/.test(v)) > 0) {
     return {
@@ -352,6 +380,33 @@ export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType
       share: tokens / n,
       evidence: `codes without spaces (${[...new Set(vals)].slice(0, 3).join(', ')}${new Set(vals).size > 3 ? '...' : ''})`,
     };
+  }
+  return undefined;
+}
+
+/** The detectors in the order they are tried: the first that fits wins. */
+const TYPE_DETECTORS: Array<(ctx: TypeContext) => ColumnType | undefined> = [
+  typeCnpjCpf,
+  typeGtin,
+  typeDate,
+  typeNcmCep,
+  typeUf,
+  typeFlag,
+  typeImplied,
+  typeInteger,
+  typeDecimal,
+  typeToken,
+];
+
+/** Types one column from its values (trimmed values; `raw` untrimmed for fixed-width). */
+export function typeColumn(values: string[], opts: TypeOptions = {}): ColumnType {
+  const vals = values.map((v) => v.trim()).filter((v) => v !== '');
+  const n = vals.length;
+  if (n === 0) return { kind: 'empty', share: 1, evidence: 'always empty in the sample' };
+  const ctx: TypeContext = { vals, values, n, opts, lname: (opts.name ?? '').toLowerCase(), count: (pred) => vals.filter(pred).length };
+  for (const detect of TYPE_DETECTORS) {
+    const t = detect(ctx);
+    if (t) return t;
   }
   return { kind: 'text', share: 1, evidence: `text, up to ${Math.max(...vals.map((v) => v.length))} characters` };
 }

@@ -68,6 +68,7 @@ export function toMappingObject(p: Proposal): Record<string, unknown> {
     name: p.name,
     description: p.description,
     match: p.match,
+    ...(p.sharesFilesWith?.length ? { sharesFilesWith: p.sharesFilesWith } : {}),
     source: p.source,
     target: p.target,
   };
@@ -76,6 +77,7 @@ export function toMappingObject(p: Proposal): Record<string, unknown> {
     m['group'] = {
       ...(p.group.by !== undefined ? { by: p.group.by } : {}),
       ...(p.group.headerRecord ? { headerRecord: p.group.headerRecord, itemRecord: p.group.itemRecord } : {}),
+      ...(p.group.lotRecord ? { lotRecord: p.group.lotRecord } : {}),
       items: p.group.items,
       ...(p.group.explode ? { explode: p.group.explode } : {}),
       contiguous: p.group.contiguous,
@@ -97,8 +99,11 @@ function sourceLines(p: Proposal): string[] {
       for (const r of v as Array<Record<string, unknown>>) {
         out.push(`    - type: ${scalar(r['type'])}`);
         out.push(`      match: ${flow(r['match'])}`);
-        out.push('      fields:');
-        for (const f of r['fields'] as unknown[]) out.push(`        - ${flow(f)}`);
+        if (Array.isArray(r['columns'])) out.push(`      columns: ${flow(r['columns'])}`);
+        else {
+          out.push('      fields:');
+          for (const f of r['fields'] as unknown[]) out.push(`        - ${flow(f)}`);
+        }
       }
     } else out.push(`  ${k}: ${flow(v)}`);
   }
@@ -128,6 +133,10 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
   L.push(`name: ${scalar(p.name)}`);
   L.push(`description: ${scalar(p.description)}`);
   L.push(`match: ${flow(p.match)}`);
+  if (p.sharesFilesWith?.length) {
+    L.push(...comment('', `the same files are read by ${p.sharesFilesWith.join(', ')} on purpose: one table, several targets, each with its filter`));
+    L.push(`sharesFilesWith: ${flow(p.sharesFilesWith)}`);
+  }
   L.push(...sourceLines(p));
   L.push(`target: ${p.target}`);
   if (p.filter) {
@@ -139,6 +148,7 @@ export function toYaml(p: Proposal, meta: WriteMeta): string {
     L.push(...comment('  ', p.group.evidence));
     if (p.group.by !== undefined) L.push(`  by: ${flow(p.group.by)}`);
     if (p.group.headerRecord) L.push(`  headerRecord: ${scalar(p.group.headerRecord)}`, `  itemRecord: ${scalar(p.group.itemRecord)}`);
+    if (p.group.lotRecord) L.push(`  lotRecord: ${scalar(p.group.lotRecord)}`);
     L.push(`  items: ${p.group.items}`);
     if (p.group.explode) L.push(`  explode: ${scalar(p.group.explode)}`);
     L.push(`  contiguous: ${p.group.contiguous}`);

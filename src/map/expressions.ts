@@ -87,107 +87,124 @@ export function compileExpr(cc: CompileCtx, spec: ExprSpec, path: Array<string |
   return column === undefined ? e : withColumn(e, column);
 }
 
+/** `template`: literal text and `{column}` (or `$file`, `$line`, `$now`); missing if any column is. */
+function compileTemplate(cc: CompileCtx, template: string, path: Array<string | number>): Eval {
+  const parts = parseTemplate(cc, template, path);
+  return (row, st) => {
+    let out = '';
+    for (const p of parts) {
+      if (p.lit !== undefined) {
+        out += p.lit;
+        continue;
+      }
+      const name = p.name ?? '';
+      let v: unknown;
+      if (name === '$file') v = st.ctx.file;
+      else if (name === '$line') v = st.line;
+      else if (name === '$now') v = st.ctx.now.toISOString();
+      else v = row.fields[name];
+      if (isMissing(v)) return undefined;
+      out += typeof v === 'string' ? v : String(v);
+    }
+    return out;
+  };
+}
+
+/** `concat` with `sep`: the parts that are not missing, joined. */
+function compileConcat(cc: CompileCtx, s: Record<string, unknown>, path: Array<string | number>): Eval {
+  const list = (s['concat'] as ExprSpec[]).map((e, i) => compileExpr(cc, e, [...path, 'concat', i]));
+  const sep = (s['sep'] as string | undefined) ?? '';
+  return (row, st) => {
+    let out: string | undefined;
+    for (const e of list) {
+      const v = e(row, st);
+      if (isMissing(v)) continue;
+      const t = typeof v === 'string' ? v : safeString(v);
+      out = out === undefined ? t : out + sep + t;
+    }
+    return out;
+  };
+}
+
+/** `coalesce`: the first part that is not missing. */
+function compileCoalesce(cc: CompileCtx, s: Record<string, unknown>, path: Array<string | number>): Eval {
+  const list = (s['coalesce'] as ExprSpec[]).map((e, i) => compileExpr(cc, e, [...path, 'coalesce', i]));
+  return (row, st) => {
+    for (const e of list) {
+      const v = e(row, st);
+      if (!isMissing(v)) return v;
+    }
+    return undefined;
+  };
+}
+
+/** `ref`: a reference to a resource wmsbridge sends, resolved at send time. */
+function compileRef(cc: CompileCtx, s: Record<string, unknown>, path: Array<string | number>, forceRequired: boolean, requiredWhy: string): Eval {
+  const resource = s['ref'] as RefResource;
+  const from = finish(cc, compileExpr(cc, s['from'] as ExprSpec, [...path, 'from']), s as CommonLike, path, forceRequired, requiredWhy);
+  return (row, st) => {
+    const v = from(row, st);
+    if (isMissing(v)) return undefined;
+    const ref: RefValue = { $ref: { resource, value: typeof v === 'string' ? v : safeString(v) } };
+    return ref;
+  };
+}
+
+/** `table`: a static table of the mapping; a value it does not hold is a reject naming the known ones. */
+function compileTable(cc: CompileCtx, s: Record<string, unknown>, path: Array<string | number>, forceRequired: boolean, requiredWhy: string): Eval {
+  const ignoreCase = s['ignoreCase'] === true;
+  const table = new Map<string, unknown>();
+  for (const [k, v] of Object.entries(s['table'] as Record<string, unknown>)) table.set(ignoreCase ? k.toLowerCase() : k, v);
+  const known = [...table.keys()].slice(0, 12).join(', ');
+  const from = finish(cc, compileExpr(cc, s['from'] as ExprSpec, [...path, 'from']), s as CommonLike, path, forceRequired, requiredWhy);
+  return (row, st) => {
+    const v = from(row, st);
+    if (isMissing(v)) return undefined;
+    const k = typeof v === 'string' ? v : safeString(v);
+    const hit = table.get(ignoreCase ? k.toLowerCase() : k);
+    if (hit === undefined && !table.has(ignoreCase ? k.toLowerCase() : k)) {
+      throw new RowFail('table_unknown', `${q(k)} is not in the mapping's table (known: ${known})`, k);
+    }
+    return hit;
+  };
+}
+
+/** The value before the common options (transforms, default, required) apply; undefined for an unknown kind. */
+function compileBase(cc: CompileCtx, kind: string | undefined, s: Record<string, unknown>, path: Array<string | number>): Eval | undefined {
+  switch (kind) {
+    case 'col':
+      return compileSourceName(cc, 'col', s['col'] as string | number, [...path, 'col']);
+    case 'path':
+      return compileSourceName(cc, 'path', s['path'] as string, [...path, 'path']);
+    case 'field':
+      return compileSourceName(cc, 'field', s['field'] as string, [...path, 'field']);
+    case 'const': {
+      const v = s['const'];
+      return () => v;
+    }
+    case 'template':
+      return compileTemplate(cc, s['template'] as string, [...path, 'template']);
+    case 'concat':
+      return compileConcat(cc, s, path);
+    case 'coalesce':
+      return compileCoalesce(cc, s, path);
+    default:
+      return undefined;
+  }
+}
+
 function compileExprOf(cc: CompileCtx, spec: ExprSpec, path: Array<string | number>, forceRequired: boolean, requiredWhy: string): Eval {
   if (typeof spec === 'string') return finish(cc, compileSourceName(cc, 'short', spec, path), undefined, path, forceRequired, requiredWhy);
   const s = spec as Record<string, unknown>;
-  const kinds = EXPR_KEYS.filter((k) => k in s);
-  const kind = kinds[0];
-  let base: Eval;
-  switch (kind) {
-    case 'col':
-      base = compileSourceName(cc, 'col', s['col'] as string | number, [...path, 'col']);
-      break;
-    case 'path':
-      base = compileSourceName(cc, 'path', s['path'] as string, [...path, 'path']);
-      break;
-    case 'field':
-      base = compileSourceName(cc, 'field', s['field'] as string, [...path, 'field']);
-      break;
-    case 'const': {
-      const v = s['const'];
-      base = () => v;
-      break;
-    }
-    case 'template': {
-      const parts = parseTemplate(cc, s['template'] as string, [...path, 'template']);
-      base = (row, st) => {
-        let out = '';
-        for (const p of parts) {
-          if (p.lit !== undefined) {
-            out += p.lit;
-            continue;
-          }
-          const name = p.name ?? '';
-          let v: unknown;
-          if (name === '$file') v = st.ctx.file;
-          else if (name === '$line') v = st.line;
-          else if (name === '$now') v = st.ctx.now.toISOString();
-          else v = row.fields[name];
-          if (isMissing(v)) return undefined;
-          out += typeof v === 'string' ? v : String(v);
-        }
-        return out;
-      };
-      break;
-    }
-    case 'concat': {
-      const list = (s['concat'] as ExprSpec[]).map((e, i) => compileExpr(cc, e, [...path, 'concat', i]));
-      const sep = (s['sep'] as string | undefined) ?? '';
-      base = (row, st) => {
-        let out: string | undefined;
-        for (const e of list) {
-          const v = e(row, st);
-          if (isMissing(v)) continue;
-          const t = typeof v === 'string' ? v : safeString(v);
-          out = out === undefined ? t : out + sep + t;
-        }
-        return out;
-      };
-      break;
-    }
-    case 'coalesce': {
-      const list = (s['coalesce'] as ExprSpec[]).map((e, i) => compileExpr(cc, e, [...path, 'coalesce', i]));
-      base = (row, st) => {
-        for (const e of list) {
-          const v = e(row, st);
-          if (!isMissing(v)) return v;
-        }
-        return undefined;
-      };
-      break;
-    }
-    case 'ref': {
-      const resource = s['ref'] as RefResource;
-      const from = finish(cc, compileExpr(cc, s['from'] as ExprSpec, [...path, 'from']), s as CommonLike, path, forceRequired, requiredWhy);
-      return (row, st) => {
-        const v = from(row, st);
-        if (isMissing(v)) return undefined;
-        const ref: RefValue = { $ref: { resource, value: typeof v === 'string' ? v : safeString(v) } };
-        return ref;
-      };
-    }
-    case 'lookup':
-      return compileLookup(cc, s, path, forceRequired, requiredWhy);
-    case 'table': {
-      const ignoreCase = s['ignoreCase'] === true;
-      const table = new Map<string, unknown>();
-      for (const [k, v] of Object.entries(s['table'] as Record<string, unknown>)) table.set(ignoreCase ? k.toLowerCase() : k, v);
-      const known = [...table.keys()].slice(0, 12).join(', ');
-      const from = finish(cc, compileExpr(cc, s['from'] as ExprSpec, [...path, 'from']), s as CommonLike, path, forceRequired, requiredWhy);
-      return (row, st) => {
-        const v = from(row, st);
-        if (isMissing(v)) return undefined;
-        const k = typeof v === 'string' ? v : safeString(v);
-        const hit = table.get(ignoreCase ? k.toLowerCase() : k);
-        if (hit === undefined && !table.has(ignoreCase ? k.toLowerCase() : k)) {
-          throw new RowFail('table_unknown', `${q(k)} is not in the mapping's table (known: ${known})`, k);
-        }
-        return hit;
-      };
-    }
-    default:
-      problem(cc, path, 'not an expression');
-      return () => undefined;
+  const kind = EXPR_KEYS.filter((k) => k in s)[0];
+  // ref, lookup and table apply the common options to their `from`, not to their result
+  if (kind === 'ref') return compileRef(cc, s, path, forceRequired, requiredWhy);
+  if (kind === 'lookup') return compileLookup(cc, s, path, forceRequired, requiredWhy);
+  if (kind === 'table') return compileTable(cc, s, path, forceRequired, requiredWhy);
+  const base = compileBase(cc, kind, s, path);
+  if (!base) {
+    problem(cc, path, 'not an expression');
+    return () => undefined;
   }
   return finish(cc, base, s as CommonLike, path, forceRequired, requiredWhy);
 }

@@ -325,63 +325,55 @@ function excelSerialDate(emit: EmitDate, output: 'auto' | 'date' | 'datetime'): 
   };
 }
 
-export function compileDate(
-  o: { format: string; timeZone?: string | undefined; output: 'auto' | 'date' | 'datetime' },
-  options: TransformCompileOptions,
-  basePath: Array<string | number>,
-): TransformFn {
-  const tz = o.timeZone ?? options.timeZone;
-  let offsetOf: (utcMs: number) => number;
-  try {
-    offsetOf = zoneOffsetFn(tz);
-  } catch (err) {
-    if (err instanceof TransformSpecError) throw new TransformSpecError(err.message, [...basePath, 'timeZone']);
-    throw err;
-  }
-  const fmtLabel = o.format;
-  const emit = (y: number, mo: number, d: number, h: number, mi: number, s: number, hasTime: boolean, offsetMs: number | undefined): string => {
-    const asDate = o.output === 'date' || (o.output === 'auto' && !hasTime);
+type CheckDate = (v: unknown, y: number, mo: number, d: number, h: number, mi: number, s: number) => void;
+
+/** The date transform's output: `yyyy-MM-dd` for a date, else the UTC instant of the wall-clock time in the zone (or at the offset read). */
+function dateEmitter(output: 'auto' | 'date' | 'datetime', offsetOf: (utcMs: number) => number): EmitDate {
+  return (y, mo, d, h, mi, s, hasTime, offsetMs) => {
+    const asDate = output === 'date' || (output === 'auto' && !hasTime);
     if (asDate) return `${p4(y)}-${p2(mo)}-${p2(d)}`;
     const wall = Date.UTC(y, mo - 1, d, h, mi, s);
     const utc = offsetMs !== undefined ? wall - offsetMs : wallToUtc(wall, offsetOf);
     return new Date(utc).toISOString();
   };
-  const check = (v: unknown, y: number, mo: number, d: number, h: number, mi: number, s: number): void => {
+}
+
+/** Rejects a calendar date or time of day that does not exist (31/02, 25:00). */
+function dateChecker(fmtLabel: string): CheckDate {
+  return (v, y, mo, d, h, mi, s) => {
     if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59 || y < 1000) {
       throw new RowFail('invalid_date', `${q(v)} is not a valid date (${fmtLabel})`, v);
     }
   };
-  if (o.format === 'excel') return excelSerialDate(emit, o.output);
-  if (o.format === 'iso') {
-    return (v) => {
-      const m = ISO_RE.exec(str(v).trim());
-      if (m === null) throw new RowFail('invalid_date', `${q(v)} is not an ISO 8601 date`, v);
-      const y = Number(m[1]),
-        mo = Number(m[2]),
-        d = Number(m[3]);
-      const hasTime = m[4] !== undefined;
-      const h = Number(m[4] ?? 0),
-        mi = Number(m[5] ?? 0),
-        s = Number(m[6] ?? 0);
-      check(v, y, mo, d, h, mi, s);
-      let off: number | undefined;
-      const z = m[8];
-      if (z === 'Z') off = 0;
-      else if (z !== undefined) {
-        const sign = z[0] === '-' ? -1 : 1;
-        const digits = z.slice(1).replace(':', '');
-        off = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
-      }
-      return emit(y, mo, d, h, mi, s, hasTime || o.output === 'datetime', off);
-    };
-  }
-  let parts: DatePart[];
-  try {
-    parts = compileDateFormat(o.format);
-  } catch (err) {
-    if (err instanceof TransformSpecError) throw new TransformSpecError(err.message, [...basePath, ...err.path]);
-    throw err;
-  }
+}
+
+/** `date: {format: iso}`: ISO 8601, with or without a time, `Z` or an offset. */
+function isoDate(emit: EmitDate, check: CheckDate, output: 'auto' | 'date' | 'datetime'): TransformFn {
+  return (v) => {
+    const m = ISO_RE.exec(str(v).trim());
+    if (m === null) throw new RowFail('invalid_date', `${q(v)} is not an ISO 8601 date`, v);
+    const y = Number(m[1]),
+      mo = Number(m[2]),
+      d = Number(m[3]);
+    const hasTime = m[4] !== undefined;
+    const h = Number(m[4] ?? 0),
+      mi = Number(m[5] ?? 0),
+      s = Number(m[6] ?? 0);
+    check(v, y, mo, d, h, mi, s);
+    let off: number | undefined;
+    const z = m[8];
+    if (z === 'Z') off = 0;
+    else if (z !== undefined) {
+      const sign = z[0] === '-' ? -1 : 1;
+      const digits = z.slice(1).replace(':', '');
+      off = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
+    }
+    return emit(y, mo, d, h, mi, s, hasTime || output === 'datetime', off);
+  };
+}
+
+/** A date in a pattern (`dd/MM/yyyy`, `yyyyMMdd`...): fixed positions, digits only where a token is. */
+function patternDate(parts: DatePart[], fmtLabel: string, emit: EmitDate, check: CheckDate): TransformFn {
   const total = parts.reduce((n, p) => n + p.length, 0);
   const hasTime = parts.some((p) => p.token === 'HH');
   return (v) => {
@@ -431,6 +423,39 @@ export function compileDate(
     check(v, y, mo, d, h, mi, s);
     return emit(y, mo, d, h, mi, s, hasTime, undefined);
   };
+}
+
+/** Runs a spec check, its error's path placed under `basePath`. */
+function atPath<T>(basePath: Array<string | number>, fn: () => T, sub: (err: TransformSpecError) => Array<string | number>): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof TransformSpecError) throw new TransformSpecError(err.message, [...basePath, ...sub(err)]);
+    throw err;
+  }
+}
+
+export function compileDate(
+  o: { format: string; timeZone?: string | undefined; output: 'auto' | 'date' | 'datetime' },
+  options: TransformCompileOptions,
+  basePath: Array<string | number>,
+): TransformFn {
+  const tz = o.timeZone ?? options.timeZone;
+  const offsetOf = atPath(
+    basePath,
+    () => zoneOffsetFn(tz),
+    () => ['timeZone'],
+  );
+  const emit = dateEmitter(o.output, offsetOf);
+  const check = dateChecker(o.format);
+  if (o.format === 'excel') return excelSerialDate(emit, o.output);
+  if (o.format === 'iso') return isoDate(emit, check, o.output);
+  const parts = atPath(
+    basePath,
+    () => compileDateFormat(o.format),
+    (err) => err.path,
+  );
+  return patternDate(parts, o.format, emit, check);
 }
 
 // ---------------------------------------------------------------------------------------------

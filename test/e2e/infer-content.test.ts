@@ -12,6 +12,7 @@ import { PROJECT_ROOT, runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { loadMappingFile, loadMappingsDir } from '../../src/map/load.js';
 import { cnpjCheckDigits } from '../../src/map/checks.js';
+import { channelSharing } from '../../src/map/multi.js';
 
 let dir = '';
 let cleanup: () => Promise<void> = async () => {};
@@ -137,23 +138,70 @@ describe('infer: content first', () => {
     assert.match(p.stderr, /: \d+ row\(s\) read, 0 record\(s\), 0 reject\(s\), \d+ not selected/);
   });
 
-  test('a multi-record ";" file after a "#" comment line: delimited, the comment skipped, the record types reported as needing a person', async () => {
+  test('a multi-record ";" file after a "#" comment line: record types declared, header lines grouping their items, the comment skipped', async () => {
     const text =
       '# exportado em 05/11/2024\nH;1001;05/11/2024;CLIENTE A LTDA\nI;1001;1;P0001;2,000;10,50\nI;1001;2;P0002;1,000;3,20\nH;1002;05/11/2024;CLIENTE B LTDA\nI;1002;1;P0003;5,000;1,00\n';
     const file = join(dir, 'PEDIDOS_MR_20241105.csv');
     await writeFile(file, text);
     const orders = await runCli(['infer', file, '--out', join(dir, 'mr.yaml')], { cwd: dir, timeoutMs: 60_000 });
-    assert.equal(orders.code, 2);
-    assert.match(
-      orders.stderr,
-      /NEEDS A PERSON: a multi-record file \(the first cell is a record type: 'H' 2 line\(s\) of 4 cells, 'I' 3 line\(s\) of 6 cells, after 1 comment line\(s\)\)/,
-    );
+    const yaml = await readFile(join(dir, 'mr.yaml'), 'utf8');
+    // written and valid; exit 1 only for the company/branch/warehouse/owner a person fills in
+    assert.equal(orders.code, 1, orders.stderr);
+    assert.match(orders.stdout, /check: .* is valid/);
+    assert.match(orders.stdout, /preview: 5 row\(s\) read, 2 record\(s\), 0 reject\(s\)/);
+    assert.match(yaml, /comment: '#'/);
+    assert.match(yaml, /- type: H\n\s+match: \{ col: 0, value: H \}\n\s+columns: \[tipo, h_2, h_3, h_4\]/);
+    assert.match(yaml, /- type: I\n\s+match: \{ col: 0, value: I \}\n\s+columns: \[tipo, i_2, i_3, i_4, i_5, i_6\]/);
+    assert.match(yaml, /headerRecord: H\n\s+itemRecord: I\n/);
+    // the order number repeated on every item line is the link to its header, not the product
+    assert.match(yaml, /productID: \{ ref: Product, from: \{ col: i_4 \}/);
+    assert.match(yaml, /order: \{ col: h_2/);
+    assert.doesNotMatch(yaml, /relaxColumnCount/);
     const other = await infer(file, ['--target', 'Product']);
-    assert.match(other.yaml, /format: delimited/);
-    assert.match(other.yaml, /skipLines: 1/);
-    assert.match(other.yaml, /filter: \{ col: coluna_1, equals: TODO \}/);
-    assert.equal(other.code, 1);
-    assert.match(other.stdout, /FAIL: not finished, TODO in .*filter/);
+    assert.match(other.yaml, /records:/);
+    assert.match(other.yaml, /filter: \{ col: tipo, equals: I \}/);
+    assert.match(other.yaml, /code: \{ col: i_4/);
+  });
+
+  test('a multi-record file with lots and a trailer: lotRecord (one item per lot, the item read as I/...) and the trailer count checked', async () => {
+    const text =
+      'C;5001;05/11/2024;MERCADO UM LTDA\nI;5001;1;SKU-0001;12,000;4,50\nL;1;LT-A1;8,000;30/04/2025\nL;1;LT-A2;4,000;31/05/2025\nI;5001;2;SKU-0002;3,000;9,90\n' +
+      'C;5002;06/11/2024;MERCADO DOIS LTDA\nI;5002;1;SKU-0003;7,000;1,25\nL;1;LT-B7;7,000;15/06/2025\nT;8\n';
+    const file = join(dir, 'PEDIDOS_LOTES_20241105.txt');
+    await writeFile(file, text);
+    const r = await infer(file);
+    assert.match(r.yaml, /headerRecord: C\n\s+itemRecord: I\n\s+lotRecord: L\n/);
+    // 8 lines before the trailer's own: counted with offset -1, so a truncated file fails whole
+    assert.match(r.yaml, /trailer: \{ type: T, countField: t_2, counts: all, offset: -1 \}/);
+    assert.match(r.yaml, /productID: \{ ref: Product, from: \{ col: 'I\/i_4' \}/);
+    assert.match(r.yaml, /lotNumber: \{ col: l_3/);
+    assert.match(r.yaml, /quantity: \{ coalesce: \[\{ col: l_4 \}, \{ col: 'I\/i_5' \}\]/);
+    assert.match(r.stdout, /preview: 9 row\(s\) read, 2 record\(s\), 0 reject\(s\), 1 skipped/);
+  });
+
+  test('fixed-width H/D/T stock: detail boundaries from the data (zero-padded code, masked location, implied decimals, sign column, yyyyMMdd date)', async () => {
+    const file = join(dir, 'SALDOS_HDT_20241105.txt');
+    await cp(join(PROJECT_ROOT, 'test', 'fixtures', 'infer-corpus', 'files', 'rm', 'SALDOS_HDT_20241105.txt'), file);
+    const r = await infer(file);
+    const detail = /- type: detail\n[\s\S]*?(?=\n {4}- type:)/.exec(r.yaml)![0];
+    const starts = [...detail.matchAll(/start: (\d+), length: (\d+)/g)].map((m) => `${m[1]}+${m[2]}`);
+    // D | 0000041780 | 02.01 | 0000007178100 | + | 20240819
+    assert.deepEqual(starts, ['1+1', '2+10', '12+5', '17+13', '30+1', '31+8']);
+    assert.match(r.yaml, /productId: \{ ref: Product, from: \{ field: codigo \}/);
+    assert.match(r.yaml, /quantity: \{ field: quantidade, transforms: \[\{ number: \{ decimal: ',', thousands: '', scale: 2 \} \}\] \}/);
+    assert.match(r.yaml, /trailer: \{ type: trailer, countField: registros, counts: detail \}/);
+    assert.match(r.stdout, /check: .* is valid/);
+  });
+
+  test('an XLSX sample is read through the XLSX input: the sheet with the table (not the instructions tab) and its header row', async () => {
+    const file = join(dir, 'produtos_bling.xlsx');
+    await cp(join(PROJECT_ROOT, 'test', 'fixtures', 'inputs', 'bling', 'produtos_bling.xlsx'), file);
+    const r = await infer(file);
+    assert.match(r.yaml, /source:\n\s+format: xlsx\n\s+sheet: Produtos\n\s+headerRow: 3\n/);
+    assert.match(r.yaml, /target: Product/);
+    assert.match(r.yaml, /barCode: \{ col: 'GTIN\/EAN'/);
+    assert.match(r.stdout, /check: .* is valid/);
+    assert.match(r.stdout, /preview: 6 row\(s\) read, 6 record\(s\), 0 reject\(s\)/);
   });
 
   test('ISO-8859-1 and Windows-1252 cannot be told apart without 0x80-0x9F bytes: the proposal says so', async () => {
@@ -233,5 +281,15 @@ describe('infer <folder>: the mapping set of a drop', () => {
     assert.deepEqual([byTarget('Category')['equals'], byTarget('Family')['notEquals']], ['1', '1']);
     assert.match(r.stdout, /tgfgru-grupos-family\.categoryID -> tgfgru-grupos \(Category\)/);
     assert.ok(r.stdout.indexOf('parceiros-shippingcompany ') > 0);
+    // the pairs read one file on purpose: declared (sharesFilesWith), so check accepts them together
+    const byName = (n: string) => ms.find((m) => m.name === n)!;
+    assert.deepEqual(byName('parceiros').spec.sharesFilesWith, ['parceiros-shippingcompany']);
+    assert.deepEqual(byName('tgfgru-grupos').spec.sharesFilesWith, ['tgfgru-grupos-family']);
+    const sharing = channelSharing('cadastros', ms, ['PARCEIROS_20241105.txt', 'TGFGRU_GRUPOS_20241105.tsv']);
+    assert.deepEqual(sharing.problems, []);
+    assert.equal(sharing.notes.filter((n) => /are read by .* \(declared: sharesFilesWith\)/.test(n)).length, 2, sharing.notes.join('\n'));
+    // without the declaration the same pair is refused
+    const undeclared = ms.map((m) => (m.name === 'parceiros' ? { ...m, spec: { ...m.spec, sharesFilesWith: undefined } } : m)) as typeof ms;
+    assert.equal(channelSharing('cadastros', undeclared, ['PARCEIROS_20241105.txt']).problems.length, 1);
   });
 });
