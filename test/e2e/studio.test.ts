@@ -502,4 +502,3 @@ test("doctor: the configured WMS's read-only probes, as `wmsbridge doctor` print
     await sb.close();
   }
 });
-
