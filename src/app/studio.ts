@@ -38,10 +38,10 @@ function packageRoot(): string {
   return process.cwd();
 }
 
-/** `wmsbridge check` with the studio's configuration, as a child process: its exit code and its output. */
-function runCheck(configFile: string | undefined, mappingsDir: string): Promise<{ code: number; output: string }> {
+/** `wmsbridge <command>` with the studio's configuration, as a child process: its exit code and its output. */
+function runCommand(command: 'check' | 'doctor', configFile: string | undefined, extra: string[]): Promise<{ code: number; output: string }> {
   const bin = join(packageRoot(), 'bin', 'wmsbridge.mjs');
-  const args = [bin, 'check', ...(configFile ? ['--config', configFile] : []), '--mappings', mappingsDir];
+  const args = [bin, command, ...(configFile ? ['--config', configFile] : []), ...extra];
   return new Promise((resolveRun) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...processEnv(), WMSBRIDGE_LOG_PRETTY: '0' } });
     let output = '';
@@ -98,7 +98,9 @@ export async function openStudio(r: StudioRequest): Promise<Studio> {
     root: resolve(r.path),
     mappingsDir,
     references: refs.references,
-    check: () => runCheck(config.file ?? undefined, mappingsDir),
+    check: () => runCommand('check', config.file ?? undefined, ['--mappings', mappingsDir]),
+    // the configured WMS (its environment too, as the operator's runs read it): doctor's probes only read
+    doctor: () => runCommand('doctor', config.file ?? undefined, []),
     schema: generateMappingJsonSchema,
     tryIt: (sample, name, text) => trySample(join(packageRoot(), 'bin', 'wmsbridge.mjs'), sample, name, text),
     ...(r.port !== undefined ? { port: r.port } : {}),

@@ -866,6 +866,7 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
       { name: t('sheet.files'), columns: tables.files.columns, rows: tables.files.rows },
       { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
       { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
+      ...(tables.unsent.rows.length ? [{ name: t('sheet.unsent'), columns: tables.unsent.columns, rows: tables.unsent.rows }] : []),
     ],
     { timeZone: i18n.timeZone, ...modeOption(options.fileMode) },
   );
@@ -888,6 +889,7 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
     ['files.csv', tables.files],
     ['resources.csv', tables.resources],
     ['reasons.csv', tables.reasons],
+    ['unsent.csv', tables.unsent],
     ['attention.csv', tables.attentionCsv],
   ] as const) {
     await writeCsvFile(
@@ -1028,7 +1030,10 @@ function attentionTables(summary: RunSummary, i18n: I18n): { attention: Table; a
   };
 }
 
-export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table; files: Table; resources: Table; reasons: Table; attention: Table; attentionCsv: Table } {
+export function reportTables(
+  summary: RunSummary,
+  i18n: I18n,
+): { summary: Table; files: Table; resources: Table; reasons: Table; unsent: Table; attention: Table; attentionCsv: Table } {
   const { t } = i18n;
   return {
     summary: summaryTable(summary, i18n),
@@ -1049,6 +1054,36 @@ export function reportTables(summary: RunSummary, i18n: I18n): { summary: Table;
         .sort((a, b) => b.count - a.count)
         .map((r) => ({ reason: i18n.locale === 'en' && !r.code ? r.reason : reasonGroupText(r, i18n), code: r.code, count: r.count, example_file: r.example?.file, example_line: r.example?.line })),
     },
+    unsent: unsentTable(summary, i18n),
     ...attentionTables(summary, i18n),
+  };
+}
+
+/**
+ * Rows the files read and did not send (not selected by any mapping, excluded by a skip rule), as the HTML report's
+ * "Linhas lidas e não enviadas": one row per file, outcome and reason, with the lines (issue 39: the workbook and a
+ * CSV list them too, so the accountant who reads only the workbook learns which stock rows were not synchronised).
+ */
+function unsentTable(summary: RunSummary, i18n: I18n): Table {
+  const { t } = i18n;
+  return {
+    columns: [
+      col('file', t('col.file'), 'text'),
+      col('outcome', t('col.outcome'), 'text'),
+      col('reason', t('col.reason'), 'text'),
+      col('mapping', t('col.mapping'), 'text'),
+      col('count', t('col.count'), 'integer'),
+      col('lines', t('col.lines'), 'text'),
+    ],
+    rows: summary.files.flatMap((f) =>
+      (f.unsent ?? []).map((u) => ({
+        file: f.name,
+        outcome: i18n.locale === 'en' ? u.outcome : i18n.outcome(u.outcome),
+        reason: u.outcome === 'excluded' ? (u.reason ?? '') : t('report.notSelectedReason'),
+        mapping: u.mapping ?? '',
+        count: u.count,
+        lines: u.lines,
+      })),
+    ),
   };
 }

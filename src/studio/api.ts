@@ -34,6 +34,8 @@ export interface StudioDeps {
   references?: (resources: string[]) => Promise<ReferenceCache>;
   /** `wmsbridge check` of the whole configuration */
   check?: () => Promise<{ code: number; output: string }>;
+  /** `wmsbridge doctor` of the configured WMS: its read-only probes (login, reads, paging), never a write */
+  doctor?: () => Promise<{ code: number; output: string }>;
   /** the mapping JSON schema */
   schema: () => unknown;
   /** "try it": the sample's records sent to a throw-away embedded sandbox, each answer (app/studio-try.ts) */

@@ -152,6 +152,11 @@ async function api(o: StudioOptions, req: IncomingMessage, res: ServerResponse, 
       parseMappingText(b['text'], name, name.endsWith('.json'));
       return json(res, 200, await o.tryIt(f, name, b['text']));
     }
+    case 'POST /api/doctor': {
+      // POST (not GET): it reaches the configured WMS, so a cross-site page cannot trigger it (Origin is checked)
+      if (!o.doctor) throw new HttpError(404, 'doctor is not available here');
+      return json(res, 200, await o.doctor());
+    }
     case 'POST /api/save': {
       const b = await readJson(req);
       await mkdir(o.mappingsDir, { recursive: true });

@@ -469,3 +469,36 @@ test('try it: the sample goes to a throw-away sandbox, each record with its answ
   assert.equal(j.code, 1);
   assert.deepEqual(await readdir(ws.mappings), before);
 });
+
+test("doctor: the configured WMS's read-only probes, as `wmsbridge doctor` prints them; nothing written there", async () => {
+  const { startSandbox, sandboxCall } = await import('../helpers/sandbox.js');
+  const sb = await startSandbox();
+  const config = join(dir, 'doctor.config.yaml');
+  await writeFile(join(dir, 'wms.secret'), `${sb.secretKey}\n`);
+  await writeFile(
+    config,
+    `inboxDir: ${ws.inbox}\noutboxDir: ${join(dir, 'outbox')}\nstateDir: ${join(dir, 'state-doctor')}\nmappingsDir: ${ws.mappings}\n` +
+      `wms:\n  url: ${sb.url}\n  accessKeyId: ${sb.accessKeyID}\n  secretKeyFile: ${join(dir, 'wms.secret')}\n`,
+  );
+  const s = await openStudio({ path: ws.inbox, configFile: config });
+  try {
+    const count = async (resource: string): Promise<number> => {
+      const j = (await sandboxCall(sb, 'GET', `/__sandbox/state?resource=${resource}`)).json as unknown;
+      return Array.isArray(j) ? j.length : JSON.stringify(j).length;
+    };
+    const before = await Promise.all(['Product', 'Category', 'Provider'].map(count));
+    const headers = { 'x-studio-token': s.token, 'content-type': 'application/json' };
+    // a cross-site page cannot make the studio reach the WMS
+    const cross = await http(s.port, '/api/doctor', { method: 'POST', headers: { ...headers, origin: 'http://evil.example' }, body: '{}' });
+    assert.equal(cross.status, 403);
+    const r = await http(s.port, '/api/doctor', { method: 'POST', headers, body: '{}' });
+    assert.equal(r.status, 200, r.body);
+    const j = JSON.parse(r.body) as { code: number; output: string };
+    assert.equal(j.code, 0, j.output);
+    assert.match(j.output, new RegExp(sb.url.replace(/[.:/]/g, '\\$&')), 'the report names the configured WMS');
+    assert.deepEqual(await Promise.all(['Product', 'Category', 'Provider'].map(count)), before, 'doctor only reads');
+  } finally {
+    await s.close();
+    await sb.close();
+  }
+});

@@ -1,6 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import ExcelJS from 'exceljs';
 import { makeTempDir } from '../helpers/tmp.js';
 import { reportCauses, renderReportHtml, statusInWords, writeRunReport } from '../../src/outbox/report.js';
@@ -219,6 +220,28 @@ describe('report.xlsx and typed cells', () => {
     const files = wb.getWorksheet('Arquivos')!;
     assert.equal(files.getRow(2).getCell(6).value, 1250);
     assert.equal(typeof files.getRow(2).getCell(8).value, 'number');
+  });
+
+  test('rows read and not sent (not selected, excluded by a rule) have their own sheet and CSV, in pt-BR (issue 39)', async () => {
+    const outbox = join(dir, 'o-unsent');
+    const s = sampleRunSummary();
+    s.files[0]!.unsent = [
+      { outcome: 'excluded', mapping: 'estoque-sap', reason: 'posição negativa', count: 3, lines: '4, 9-10' },
+      { outcome: 'not-selected', count: 2, lines: '7, 12' },
+    ];
+    const p = await writeRunReport(outbox, s, { timeZone: 'America/Sao_Paulo' });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(p.xlsx);
+    const ws = wb.getWorksheet('Não enviadas');
+    assert.ok(ws, `sheets: ${wb.worksheets.map((w) => w.name).join(', ')}`);
+    const rows = [1, 2, 3].map((i) => (ws.getRow(i).values as unknown[]).slice(1));
+    assert.deepEqual(rows[0], ['arquivo', 'resultado', 'motivo', 'mapeamento', 'quantidade', 'linhas']);
+    assert.deepEqual(rows[1], [s.files[0]!.name, 'Não enviados (regra)', 'posição negativa', 'estoque-sap', 3, '4, 9-10']);
+    assert.deepEqual(rows[2]!.slice(0, 3), [s.files[0]!.name, 'Não selecionados', 'nenhum mapeamento do arquivo a seleciona (filter)']);
+    const bytes = await readFile(join(p.dir, 'unsent.csv'));
+    // UTF-8 with a BOM, or Windows-1252 (outbox.csv.encoding): Latin-1 reads the accents of both alike here
+    const csv = bytes[0] === 0xef ? bytes.subarray(3).toString('utf8') : bytes.toString('latin1');
+    assert.match(csv, /posição negativa;estoque-sap;3;4, 9-10/);
   });
 
   test('writeXlsx: text columns keep leading zeros even from numbers given as text', async () => {

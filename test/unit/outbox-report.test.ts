@@ -72,7 +72,17 @@ describe('run report', () => {
     assert.equal(p.dir, join(outbox, 'reports', '2025-07-29_145656-20250729-145656-a1b2'));
     for (const f of [p.html, p.csv, p.json, p.latest]) assert.ok(existsSync(f), f);
     const names = (await readdir(p.dir)).sort();
-    assert.deepEqual(names, ['attention.csv', 'files.csv', 'reasons.csv', 'report.html', 'report.xlsx', 'resources.csv', 'summary.csv', 'summary.json']);
+    assert.deepEqual(names, [
+      'attention.csv',
+      'files.csv',
+      'reasons.csv',
+      'report.html',
+      'report.xlsx',
+      'resources.csv',
+      'summary.csv',
+      'summary.json',
+      'unsent.csv',
+    ]);
     assert.deepEqual(
       (await readdir(join(outbox, 'reports'))).filter((n) => n.startsWith('.')),
       [],

@@ -64,6 +64,7 @@ const ui = {
   fileName: el('input', { type: 'text', class: 'file-name', 'data-testid': 'file-name', spellcheck: 'false' }),
   save: el('button', { class: 'save', 'data-testid': 'save' }),
   tryIt: el('button', { class: 'try', 'data-testid': 'try' }),
+  doctor: el('button', { class: 'try', 'data-testid': 'doctor' }),
   answers: el('div', { class: 'answers', 'data-testid': 'answers' }),
   check: el('pre', { class: 'check', 'data-testid': 'check' }),
   stats: el('div', { class: 'stats', 'data-testid': 'stats' }),
@@ -85,7 +86,7 @@ app.append(
       h('mapping'),
       ui.mappingInfo,
       ui.editorHost,
-      el('div', { class: 'save-row' }, el('label', {}, el('span', { id: 'file-name-label' }, t('fileName')), ui.fileName), ui.tryIt, ui.save),
+      el('div', { class: 'save-row' }, el('label', {}, el('span', { id: 'file-name-label' }, t('fileName')), ui.fileName), ui.tryIt, ui.doctor, ui.save),
       ui.check,
       ui.answers,
     ),
@@ -95,6 +96,8 @@ app.append(
 ui.save.textContent = t('save');
 ui.tryIt.textContent = t('tryIt');
 ui.tryIt.title = t('tryItHelp');
+ui.doctor.textContent = t('doctor');
+ui.doctor.title = t('doctorHelp');
 ui.lang.addEventListener('change', () => {
   localStorage.setItem('wmsbridge-studio-lang', ui.lang.value);
   location.reload();
@@ -468,6 +471,24 @@ ui.tryIt.addEventListener('click', async () => {
     put(ui.answers, el('div', { class: 'problem' }, t('error', { message: err.message })));
   } finally {
     ui.tryIt.disabled = false;
+  }
+});
+
+// ---- doctor: the configured WMS's read-only probes, as `wmsbridge doctor` prints them ------------------------
+ui.doctor.addEventListener('click', async () => {
+  ui.doctor.disabled = true;
+  ui.check.className = 'check';
+  ui.check.textContent = t('doctoring');
+  try {
+    const r = await call('/api/doctor', {});
+    ui.check.className = `check ${r.code === 0 ? 'ok' : 'fail'}`;
+    ui.check.textContent = `${t(r.code === 0 ? 'doctorOk' : 'doctorFail', { code: r.code })}\n\n${r.output}`;
+    document.body.dataset.doctor = String(r.code);
+  } catch (err) {
+    ui.check.className = 'check fail';
+    ui.check.textContent = t('error', { message: err.message });
+  } finally {
+    ui.doctor.disabled = false;
   }
 });
 
