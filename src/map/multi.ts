@@ -11,6 +11,8 @@
  */
 import { InputError } from '../shared/errors.js';
 import type { ParsedItem } from '../parse/types.js';
+import { jsonItemPathOf } from '../parse/index.js';
+import type { ParseOptions } from '../parse/options.js';
 import { TARGET_INFO } from '../wms/targets.js';
 import type { CompiledMapping } from './compile.js';
 import type { MapContext, MapOutput, MapStats, UnsentSink } from './types.js';
@@ -33,11 +35,35 @@ export function sharingProblem(parts: readonly CompiledMapping[]): string | null
       `If each of them is meant to read it, declare it (sharesFilesWith: [${parts[1]!.name}] in mapping ${parts[0]!.name}; ` +
       `not declared: ${undeclared.join(', ')}); otherwise narrow match.files`
     );
-  const source = JSON.stringify(parts[0]!.source);
-  const other = parts.find((p) => JSON.stringify(p.source) !== source);
+  const source = JSON.stringify(sameButItemPath(parts[0]!.source));
+  const other = parts.find((p) => JSON.stringify(sameButItemPath(p.source)) !== source);
   if (other)
     return `taken by mappings ${parts[0]!.name} and ${other.name}, which read it with different source options: mappings that share a file read it the same way (the same source block)`;
   return null;
+}
+
+/**
+ * A source without what mappings sharing a JSON file may read differently: its itemPath (the levels of one
+ * document: departamentos -> Category, departamentos/secoes -> Family). Other formats: the source as it is.
+ */
+function sameButItemPath(source: ParseOptions): unknown {
+  if (source.format !== 'json' || Array.isArray(source.itemPath)) return source;
+  return { ...source, itemPath: undefined };
+}
+
+/** Each part's own JSON itemPath when the parts read one file at different levels (rows go to their level's parts). */
+function levelsOf(parts: readonly CompiledMapping[]): Array<string | undefined> | null {
+  const paths = parts.map((p) => (p.source.format === 'json' && !Array.isArray(p.source.itemPath) ? (p.source.itemPath ?? '') : undefined));
+  if (paths.some((p) => p === undefined) || new Set(paths).size < 2) return null;
+  return paths;
+}
+
+/** The source a file shared at several JSON levels is read with: every level's items, one level after the other. */
+function composedSource(parts: readonly CompiledMapping[]): ParseOptions {
+  const levels = levelsOf(parts);
+  const first = parts[0]!.source;
+  if (!levels || first.format !== 'json') return first;
+  return { ...first, itemPath: [...new Set(levels as string[])] };
 }
 
 /** The mapping a file goes through: the one that matches it, or all of them as one (in the order given). */
@@ -51,7 +77,7 @@ export function composeMappings(parts: readonly CompiledMapping[], fileName: str
     name: parts.map((p) => p.name).join('+'),
     file: first.file,
     match: { files: [...new Set(parts.flatMap((p) => p.match.files))] },
-    source: first.source,
+    source: composedSource(parts),
     // the lowest tier: what a file may hold that others depend on (run-state.ts targetOfFile), the duplicate policy
     target: lowest.target,
     op: lowest.op,
@@ -150,6 +176,7 @@ async function* mapTogether(parts: readonly CompiledMapping[], items: AsyncItera
     notSelected: () => void leftBy++,
     excluded: (line, mapping, reason, lineEnd, target) => ctx.unsent?.excluded(line, mapping, reason, lineEnd, target),
   };
+  const levels = levelsOf(parts);
   const owns: MapStats[] = [];
   const running: Part[] = parts.map((m) => {
     const feed = new Feed();
@@ -169,12 +196,14 @@ async function* mapTogether(parts: readonly CompiledMapping[], items: AsyncItera
     for await (const item of items) {
       if (stats) stats.rows++;
       leftBy = 0;
-      const to = item.kind === 'error' ? running.slice(0, 1) : running;
+      // a JSON file read at several levels: a row goes to the mappings of its level only
+      const level = levels && item.kind === 'row' ? jsonItemPathOf(item.row.recordType) : undefined;
+      const to = item.kind === 'error' ? running.slice(0, 1) : level !== undefined ? running.filter((_, i) => levels![i] === level) : running;
       for (const p of to) {
         p.feed.push({ done: false, value: item });
         for await (const o of drain(p, false)) yield counted(o);
       }
-      if (item.kind === 'row' && leftBy === running.length) {
+      if (item.kind === 'row' && leftBy === to.length) {
         if (stats) stats.skipped++;
         ctx.unsent?.notSelected(item.row.line, item.row.lineEnd);
       }

@@ -22,6 +22,7 @@ export * from './types.js';
 export { splitRecord, resolveHeader } from './delimited.js';
 export { matchRecord, cutFields } from './fixed-width.js';
 export { flatten, decodeXmlEntities } from './flatten.js';
+export { jsonItemPathOf } from './json.js';
 export { columnLetter, type TypedCell } from './xlsx.js';
 
 export interface ParserHandle extends AsyncIterable<ParsedItem> {

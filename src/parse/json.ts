@@ -115,9 +115,15 @@ export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts
   } catch (err) {
     throw new InputError(`${path}: JSON is not valid: ${errorMessage(err)}`, { cause: err, details: { file: path } });
   }
-  const segs = o.itemPath ? o.itemPath.split('/') : [];
-  const arrays = itemArrays(path, doc, segs, o.itemPath);
-  facts.itemPath = o.itemPath ?? '';
+  const paths = Array.isArray(o.itemPath) ? o.itemPath : [o.itemPath];
+  facts.itemPath = paths.map((p) => p ?? '').join(', ');
+  for (const itemPath of paths) yield* itemsAt(path, text, doc, itemPath);
+}
+
+/** The rows of the items at one itemPath (undefined: the top level), in document order. */
+function* itemsAt(path: string, text: string, doc: unknown, itemPath: string | undefined): Generator<ParsedItem> {
+  const segs = itemPath ? itemPath.split('/') : [];
+  const arrays = itemArrays(path, doc, segs, itemPath);
   const lines = locateArrayElements(text, segs);
   let k = 0;
   for (const a of arrays) {
@@ -137,6 +143,11 @@ export async function* parseJson(path: string, o: JsonOptions, facts: ParseFacts
       yield { kind: 'row', row: { line, fields: { ...a.document, ...flatten(item) }, recordType: where, text: JSON.stringify(item) } };
     }
   }
+}
+
+/** The itemPath of a JSON row's recordType, without indexes: `data[2]/itens[0]` -> `data/itens`, `[3]` -> ''. */
+export function jsonItemPathOf(recordType: string | undefined): string {
+  return (recordType ?? '').replace(/\[\d+\]/g, '');
 }
 
 /** One array of items found at itemPath, with where it is (`pedidos[2]/itens`) and its document fields. */

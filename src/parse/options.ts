@@ -331,11 +331,16 @@ export type XmlOptions = z.output<typeof XmlOptionsSchema>;
 export const JsonOptionsSchema = z
   .strictObject({
     format: z.literal('json'),
-    itemPath: SlashPath.optional().describe(
-      'Slash path of object keys from the top level to the array of items (e.g. "data/items"); it may cross arrays ' +
-        '("pedidos/itens": the items of every order, each row also carrying its order\'s fields as "/pedidos/numero"). ' +
-        '@default none: the top level is the array',
-    ),
+    itemPath: z
+      .union([SlashPath, z.array(SlashPath).min(1)])
+      .optional()
+      .describe(
+        'Slash path of object keys from the top level to the array of items (e.g. "data/items"); it may cross arrays ' +
+          '("pedidos/itens": the items of every order, each row also carrying its order\'s fields as "/pedidos/numero"). ' +
+          "A list reads the items of each path, one after the other (each row's recordType names its path): how " +
+          'mappings sharing one file at different levels read it (departamentos -> Category, departamentos/secoes -> Family). ' +
+          '@default none: the top level is the array',
+      ),
     maxBytes: MaxBytes,
     encoding: Encoding.default('utf-8').describe('Character encoding. @default "utf-8"'),
   })

@@ -54,6 +54,7 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     await drop('notfis', join(FIX, 'notfis', 'NOTFIS_VALEVERDE_20241105.txt'));
     await drop('pedidos-snk', join(FIX, 'sankhya', 'PEDIDOS_SNK_20241105.txt'));
     await drop('pedidos-ecom', join(FIX, 'ecom', 'PEDIDOS_ECOM_20241105.json'));
+    await drop('cadastros-ecom', join(FIX, 'ecom', 'HIERARQUIA_ECOM_20241105.json'));
   });
   after(async () => {
     await sb?.close();
@@ -100,6 +101,18 @@ describe('multi-record files through run (SPED, NOTFIS, Sankhya-like)', () => {
     const e2 = lists.find((p) => p['order'] === '90002')!;
     assert.deepEqual(items(e2, 'pickingItens'), ['SNK-1003 24']);
     assert.equal(e2['clientName'], 'EMPÓRIO BOA VISTA EIRELI', "the second order's header, not the first's");
+
+    // one nested JSON file, two levels, two targets: departments -> Categories, their sections -> Families
+    const categories = await state('Category');
+    const ecomCats = categories.filter((c) => String(c['codeERP']).startsWith('ECOM-'));
+    assert.deepEqual(ecomCats.map((c) => `${c['codeERP']} ${c['name']}`).sort(), ['ECOM-LIMP Limpeza', 'ECOM-MERC Mercearia', 'ECOM-PET Pet Shop']);
+    const catOf = (id: string): string => categories.find((c) => c['id'] === id)?.['codeERP'] ?? `?${id}`;
+    const families = (await state('Family')).filter((f) => String(f['codeERP']).startsWith('ECOM-'));
+    assert.deepEqual(
+      families.map((f) => `${f['codeERP']} < ${catOf(f['categoryID'])}`).sort(),
+      ['ECOM-GRAOS < ECOM-MERC', 'ECOM-OLEOS < ECOM-MERC', 'ECOM-SABAO < ECOM-LIMP'],
+      "each section's parent is the department that holds it",
+    );
   });
 
   test('bad input: rejects name the line and record type; a trailer total that disagrees fails the file, nothing sent', { timeout: 180_000 }, async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeTempDir } from '../helpers/tmp.js';
-import { collectItems, flatten, type ParsedItem } from '../../src/parse/index.js';
+import { collectItems, flatten, jsonItemPathOf, type ParsedItem } from '../../src/parse/index.js';
 import { InputError } from '../../src/shared/errors.js';
 import type { RawRow } from '../../src/parse/types.js';
 
@@ -91,6 +91,21 @@ describe('json', () => {
     );
     // a path found nowhere is still an InputError naming it
     await assert.rejects(collectItems(await file(doc), { format: 'json', itemPath: 'data/linhas' }), /no "data\/linhas" in the JSON document/);
+  });
+
+  test('a list of itemPaths: the items of each level, one level after the other, each row naming its path', async () => {
+    const doc = '{"deps": [\n {"c": "D1", "secs": [{"c": "S1"}, {"c": "S2"}]},\n {"c": "D2", "secs": []}\n]}';
+    const { items, facts } = await collectItems(await file(doc), { format: 'json', itemPath: ['deps', 'deps/secs'] });
+    assert.deepEqual(
+      rows(items).map((r) => [r.line, r.recordType, jsonItemPathOf(r.recordType), r.fields['c'], r.fields['/deps/c'] ?? '']),
+      [
+        [2, 'deps[0]', 'deps', 'D1', ''],
+        [3, 'deps[1]', 'deps', 'D2', ''],
+        [2, 'deps[0]/secs[0]', 'deps/secs', 'S1', 'D1'],
+        [2, 'deps[0]/secs[1]', 'deps/secs', 'S2', 'D1'],
+      ],
+    );
+    assert.equal(facts.itemPath, 'deps, deps/secs');
   });
 
   test('a top-level array of orders: itemPath names the items of each', async () => {
