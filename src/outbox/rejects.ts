@@ -24,6 +24,7 @@ import { bomBytes, iconvName } from '../parse/text-source.js';
 import { REJECT_REASON_COLUMN } from '../parse/types.js';
 import { createI18n, type I18n } from '../i18n/index.js';
 import { createXlsxRejectsWriter } from './rejects-xlsx.js';
+import { DEFAULT_OUTBOX_FILE_MODE } from './atomic.js';
 
 export interface RejectItem {
   line: number;
@@ -55,7 +56,7 @@ export type RejectsWriterOptions = (ParseOptions | ParseOptionsInput) & {
   /** xlsx: the sheet read and every sheet of the workbook (ParseFacts.sheet, .sheets) */
   sheetName?: string;
   sheetNames?: string[];
-  /** xlsx: mode of the workbook (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
+  /** mode of the rejects file, its listing and the workbook (outbox.fileMode). @default DEFAULT_OUTBOX_FILE_MODE */
   fileMode?: number;
 };
 
@@ -112,12 +113,14 @@ class AtomicFile {
   constructor(
     readonly path: string,
     private readonly head?: Buffer,
+    /** the file's mode (outbox.fileMode; the umask still applies, as for every outbox file) */
+    private readonly mode: number = DEFAULT_OUTBOX_FILE_MODE,
   ) {
     this.temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   }
   write(buf: Buffer): void {
     if (this.fd === undefined) {
-      this.fd = openSync(this.temp, 'wx');
+      this.fd = openSync(this.temp, 'wx', this.mode);
       if (this.head) this.write(this.head);
     }
     let off = 0;
@@ -206,8 +209,8 @@ export function createRejectsWriter(path: string, original: RejectsWriterOptions
   const encoding = 'encoding' in o && o.encoding !== undefined ? o.encoding : 'utf-8';
   const enc = (s: string): Buffer => iconv.encode(s, iconvName(encoding), { addBOM: false });
   // the same byte order mark as the source (Excel's "Unicode text" needs its FF FE to open as such)
-  const main = new AtomicFile(path, bom === true && TEXT_REJECTS.has(o.format) ? bomBytes(encoding) : undefined);
-  const side = new AtomicFile(sidecarPathOf(path));
+  const main = new AtomicFile(path, bom === true && TEXT_REJECTS.has(o.format) ? bomBytes(encoding) : undefined, fileMode);
+  const side = new AtomicFile(sidecarPathOf(path), undefined, fileMode);
   let count = 0;
   let closed = false;
 

@@ -12,6 +12,7 @@ import { sampleRunSummary } from '../helpers/sample-summary.js';
 import { writeRunReport } from '../../src/outbox/report.js';
 import { startXlsxWorker } from '../../src/outbox/xlsx-worker.js';
 import { DEFAULT_OUTBOX_FILE_MODE, outboxFileMode, writeFileAtomic } from '../../src/outbox/atomic.js';
+import { createRejectsWriter } from '../../src/outbox/rejects.js';
 
 const modeOf = async (path: string): Promise<number> => (await stat(path)).mode & 0o777;
 
@@ -33,6 +34,31 @@ test('outbox.fileMode: the report files and the workbook written on its thread g
   } finally {
     process.umask(umask);
     await worker.close();
+    await tmp.cleanup();
+  }
+});
+
+test('outbox.fileMode: a text rejects file gets the mode passed; no mode is 0640', async () => {
+  const tmp = await makeTempDir('wmsbridge-file-mode-rejects-');
+  const umask = process.umask(0);
+  try {
+    for (const [name, mode] of [
+      ['given.csv', 0o600],
+      ['default.csv', undefined],
+    ] as const) {
+      const out = join(tmp.dir, name);
+      const w = createRejectsWriter(out, {
+        format: 'delimited',
+        delimiter: ';',
+        headerCells: ['codigo'],
+        ...(mode !== undefined ? { fileMode: mode } : {}),
+      } as never);
+      w.write({ line: 2, cells: ['x'], reasons: 'r' });
+      await w.close();
+      assert.equal((await modeOf(out)).toString(8), (mode ?? DEFAULT_OUTBOX_FILE_MODE).toString(8), out);
+    }
+  } finally {
+    process.umask(umask);
     await tmp.cleanup();
   }
 });
