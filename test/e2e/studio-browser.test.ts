@@ -56,6 +56,8 @@ test('open a sample, accept the draft, fix a field, see the records change, save
     // the file list and infer's draft (pt-BR by default)
     await page.locator('[data-testid=file-state]', { hasText: 'sem mapeamento' }).waitFor();
     await page.locator('[data-testid=mapping-info]', { hasText: 'Rascunho proposto pelo infer' }).waitFor();
+    // the preview's line says what it found once it is done ("Pré-visualizando…" until then): wait for it, not time
+    await page.locator('[data-testid=stats]', { hasText: /TODO.*fields\.familyID/ }).waitFor();
     await page.locator('[data-testid=record]').first().waitFor();
     assert.equal(await page.locator('[data-testid=record]').count(), 19);
     assert.ok((await page.locator('.cm-todo-line').count()) >= 1, 'the TODO line is highlighted');
@@ -81,7 +83,19 @@ test('open a sample, accept the draft, fix a field, see the records change, save
     await page.keyboard.type('GERAL');
     await page.locator('[data-testid=record]', { hasText: '<ref Family GERAL>' }).first().waitFor({ timeout: 15_000 });
     assert.equal(await page.locator('.cm-todo-line').count(), 0, 'no TODO left to highlight');
-    assert.doesNotMatch((await page.locator('[data-testid=stats]').textContent()) ?? '', /TODO/);
+    // the stats line follows the same preview: waited for (a failure times out naming what it shows)
+    await page
+      .waitForFunction(
+        () =>
+          !(
+            (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(
+              '[data-testid=stats]',
+            )?.textContent ?? 'TODO'
+          ).includes('TODO'),
+        undefined,
+        { timeout: 15_000 },
+      )
+      .catch(async () => assert.fail(`the stats line still names a TODO: ${await page.locator('[data-testid=stats]').textContent()}`));
 
     // a record shows its source line and columns; a cell shows the fields it feeds
     await page.locator('[data-testid=record]').first().click();
