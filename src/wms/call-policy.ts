@@ -185,14 +185,11 @@ async function attemptOnce(m: Machinery, req: Prepared, attempt: number, replay:
   } catch {
     m.fail(notSent(req.method, req.path, attempt - 1, 'ABORTED', 'aborted by the caller while the WMS asked to wait (Retry-After)'));
   }
-  const taken = await takeToken(m, req, replay);
-  if (!(await enterSlot(m, req, attempt))) return { kind: 'again' };
-  // a token that aged while the call waited for its slot or the rate limit is taken again (the current one, or a
-  // refresh when it has expired meanwhile): with short tokens and a long queue it used to leave already expired
-  const { token, tokenAt } = await tokenInSlot(m, req, taken);
+  const { token, tokenAt } = await takeToken(m, req, replay);
   const headers: Record<string, string> = { 'user-agent': m.o.userAgent, accept: 'application/json' };
   if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
   if (req.contentType) headers['content-type'] = req.contentType;
+  if (!(await enterSlot(m, req, attempt))) return { kind: 'again' };
   const hooks = req.spec.write;
   if (hooks) await markBeforeWrite(m, hooks);
   const { res, failure } = await exchange(m, req, headers);
@@ -213,23 +210,6 @@ async function takeToken(m: Machinery, req: Prepared, replay: Replay): Promise<{
     return m.fail(authFailure(m.scrub, err, req.method, req.path));
   } finally {
     replay.token = undefined;
-  }
-}
-
-/** The attempt's token once it holds its slot: the one taken before, unless it is older than the stale bound. */
-async function tokenInSlot(
-  m: Machinery,
-  req: Prepared,
-  taken: { token: string | undefined; tokenAt: number },
-): Promise<{ token: string | undefined; tokenAt: number }> {
-  if (taken.token === undefined || m.clock.monotonic() - taken.tokenAt <= STALE_TOKEN_WAIT_MS) return taken;
-  try {
-    const token = await m.auth().getToken();
-    // the same token keeps when it was had: a 401 on it may still be an expiry in flight (judgeAnswer)
-    return token === taken.token ? taken : { token, tokenAt: m.clock.monotonic() };
-  } catch (err) {
-    m.slots.release();
-    return m.fail(authFailure(m.scrub, err, req.method, req.path));
   }
 }
 
