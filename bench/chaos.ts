@@ -1088,11 +1088,10 @@ export async function scenarioCombined(
         heldOnWire: heldDocs.filter((h) => onWireKeys.has(keyOf(h.key))).length,
         heldAnsweredBeforeKill: heldDocs.filter((h) => !onWireKeys.has(keyOf(h.key)) && arrivedKeys.has(keyOf(h.key))).length,
         heldNeverArrived: heldDocs.filter((h) => !arrivedKeys.has(keyOf(h.key))).length,
-        // how long before the kill each of those was marked (the journal's updated_at): marked right before the
-        // kill, its request not yet written (the mark must be durable before the write), or marked and left
-        neverArrivedMarkedMsBefore: [...heldDocs, ...sending.filter((x) => !DOCUMENT_TARGETS.has(x.target))]
-          .filter((h) => !(DOCUMENT_TARGETS.has(h.target) ? arrivedKeys : masterArrivedKeys).has(keyOf(h.key)))
-          .map((h) => killWall - Date.parse(h.updatedAt)),
+        // how long before the kill each held document whose request never arrived was marked (the journal's
+        // updated_at): marked right before the kill, its request not yet written (the mark must be durable before the
+        // write), or marked and left. Documents only: master data is marked before its slot (resent when in doubt)
+        neverArrivedMarkedMsBefore: heldDocs.filter((h) => !arrivedKeys.has(keyOf(h.key))).map((h) => killWall - Date.parse(h.updatedAt)),
         masterSendingOnWire: masterSending.filter((m) => masterOnWireKeys.has(m)).length,
         masterAnsweredBeforeKill: masterSending.filter((m) => !masterOnWireKeys.has(m) && masterArrivedKeys.has(m)).length,
         masterNeverArrived: masterSending.filter((m) => !masterArrivedKeys.has(m)).length,
