@@ -11,8 +11,7 @@
  *
  * Usage: `benchParse({ rows: 200_000 })`, or `node dist/bench/parse.js [rows]`.
  */
-import type { BenchResult } from './lib.js';
-import { spawn } from 'node:child_process';
+import { runJsonChild, type BenchResult } from './lib.js';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -123,24 +122,8 @@ async function childMain(phase: Phase, file: string): Promise<void> {
 }
 
 function spawnPhase(phase: Phase, file: string): Promise<PhaseResult> {
-  const self = fileURLToPath(import.meta.url);
   // keep the loader flags (e.g. --import tsx when run from .ts)
-  const child = spawn(process.execPath, [...process.execArgv, self, PHASE_FLAG, phase, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`bench phase ${phase} exited with ${code}: ${err.trim()}`));
-      try {
-        resolve(JSON.parse(out.trim().split('\n').at(-1)!) as PhaseResult);
-      } catch (e) {
-        reject(new Error(`bench phase ${phase}: bad output ${JSON.stringify(out)}: ${String(e)}`));
-      }
-    });
-  });
+  return runJsonChild<PhaseResult>(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), PHASE_FLAG, phase, file]);
 }
 
 export async function benchParse(opts: { rows: number; memoryFileMB?: number }): Promise<BenchResult> {

@@ -17,16 +17,15 @@
  *
  * Usage: `benchShapes({ orders: 20_000 })`, or `node dist/bench/shapes.js [orders]`.
  */
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import iconv from 'iconv-lite';
 import { parse as csvParse } from 'csv-parse';
-import type { BenchResult } from './lib.js';
+import { runJsonChild, type BenchResult } from './lib.js';
 import { openParser } from '../src/parse/index.js';
 import { parseMappingText, createStaticReferenceCache } from '../src/map/index.js';
 
@@ -295,23 +294,8 @@ async function childMain(phase: Phase, file: string): Promise<void> {
 }
 
 function spawnPhase(phase: Phase, file: string): Promise<PhaseResult> {
-  const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [...process.execArgv, self, PHASE_FLAG, phase, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`bench phase ${phase} exited with ${code}: ${err.trim()}`));
-      try {
-        resolve(JSON.parse(out.trim().split('\n').at(-1)!) as PhaseResult);
-      } catch (e) {
-        reject(new Error(`bench phase ${phase}: bad output ${JSON.stringify(out)}: ${String(e)}`));
-      }
-    });
-  });
+  // keep the loader flags (e.g. --import tsx when run from .ts)
+  return runJsonChild<PhaseResult>(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), PHASE_FLAG, phase, file]);
 }
 
 export async function benchShapes(opts: { orders: number }): Promise<BenchResult> {
@@ -367,7 +351,6 @@ export async function benchShapes(opts: { orders: number }): Promise<BenchResult
     figures['multi-record parse+map / csv-parse'] = ratio('multi-record-parse+map', 'multi-record-csv-parse');
     figures['xlsx parse+map / exceljs reader'] = ratio('xlsx-parse+map', 'xlsx-exceljs');
     figures['nested-json parse+map / JSON.parse'] = ratio('nested-json-parse+map', 'nested-json-parse');
-    await writeFile(join(dir, 'done'), '');
     return {
       name: 'shapes',
       figures,
