@@ -186,15 +186,12 @@ async function resolveReadOnly(refCache: LoadableReferenceCache, ref: RefValue['
   await refCache.load([resource]);
   const id = refCache.find(resource, by ?? 'codeERP', value) ?? refCache.find(resource, 'name', value);
   if (id) return { id };
-  return {
-    ok: false,
-    status: 'rejected',
-    code: 'lookup_not_found',
-    field,
-    resource,
-    value,
-    message: `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS`,
-  };
+  return notFound(ref, field, `${resource} with ${by ?? 'codeERP'} '${value}' not found in the WMS`);
+}
+
+/** A reference found nowhere: rejected, naming the field, the resource and the value, with what was tried. */
+function notFound(ref: RefValue['$ref'], field: string, message: string): RefFailure {
+  return { ok: false, status: 'rejected', code: 'lookup_not_found', field, resource: ref.resource, value: ref.value, message };
 }
 
 /** The cross-reference entry of what wmsbridge created, by key, else by the lookup's field. */
@@ -267,15 +264,7 @@ async function resolveByRead(journal: RefJournal, lookups: WmsLookups, ref: RefV
   // say exactly what was tried
   const tried = [`not created by wmsbridge (cross-reference by key${by ? ` and by ${by}, ${comparisonText(by)}` : ''})`];
   tried.push(read ? `not in the WMS (${read})` : `the interface has no read of ${resource}${by ? ` by ${by}` : ''}`);
-  return {
-    ok: false,
-    status: 'rejected',
-    code: 'lookup_not_found',
-    field,
-    resource,
-    value,
-    message: `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}`,
-  };
+  return notFound(ref, field, `${resource}${by ? ` with ${by}` : ''} '${value}' not found: ${tried.join('; ')}`);
 }
 
 /** One `$ref`: by id as given, from reference data, the cross-reference, the run's failures, or a WMS read. */
