@@ -45,10 +45,17 @@ export interface AuthManager {
   handleUnauthorized(usedToken: string): Promise<string>;
   /**
    * How long ago (ms) the manager obtained `token`; Infinity for a token it no longer holds. A replay's second 401
-   * reads as refused credentials only with a young token (call-policy.ts): the token handleUnauthorized hands over
-   * may be one another request renewed a while ago.
+   * reads as refused credentials only with a token young when its answer came (call-policy.ts): the token a call
+   * carries may be one another request renewed a while ago, whether the call took it, was handed it by
+   * handleUnauthorized, or picked it up after waiting for its slot.
    */
   ageMs(token: string): number;
+  /**
+   * The newest token held, without a request: undefined while a flight is in progress, when none is held, or when
+   * the held one is past its refresh point (getToken would renew it). A call picks it up right before its write,
+   * after waiting for a slot: a token taken before the wait may have aged, or been replaced, meanwhile.
+   */
+  latest(): string | undefined;
   /** forces a fresh authorize */
   authorize(): Promise<void>;
   /** secrets currently held (token, refreshToken), for scrubbing text before it goes into an error */
@@ -205,6 +212,9 @@ export function createAuthManager(options: AuthManagerOptions, transport: AuthTr
     async authorize(): Promise<void> {
       if (t.flight) await t.flight;
       await fly(t, doAuthorize);
+    },
+    latest(): string | undefined {
+      return !t.flight && t.held && !pastRefresh(t, t.held) ? t.held.token : undefined;
     },
     ageMs(token: string): number {
       return t.held && t.held.token === token ? Math.max(0, t.now() - t.held.obtained) : Infinity;

@@ -150,7 +150,6 @@ interface Replay {
    * a row, the second with a token fresh from the refresh, mean the credentials are refused */
   consecutive401: number;
   token: string | undefined;
-  tokenAt: number;
 }
 
 /** What one attempt came to: an envelope, a failure (maybe retried), or an attempt that does not count. */
@@ -185,27 +184,30 @@ async function attemptOnce(m: Machinery, req: Prepared, attempt: number, replay:
   } catch {
     m.fail(notSent(req.method, req.path, attempt - 1, 'ABORTED', 'aborted by the caller while the WMS asked to wait (Retry-After)'));
   }
-  const { token, tokenAt } = await takeToken(m, req, replay);
-  const headers: Record<string, string> = { 'user-agent': m.o.userAgent, accept: 'application/json' };
-  if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
-  if (req.contentType) headers['content-type'] = req.contentType;
+  let token = await takeToken(m, req, replay);
   if (!(await enterSlot(m, req, attempt))) return { kind: 'again' };
   const hooks = req.spec.write;
   if (hooks) await markBeforeWrite(m, hooks);
+  // the wait for the slot and the mark took time: the newest token held goes out (one renewed meanwhile)
+  if (token !== undefined) token = m.auth().latest() ?? token;
+  const headers: Record<string, string> = { 'user-agent': m.o.userAgent, accept: 'application/json' };
+  if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+  if (req.contentType) headers['content-type'] = req.contentType;
   const { res, failure } = await exchange(m, req, headers);
-  // the WMS checked the token somewhere between the request's start and its answer: a token older than the stale
-  // bound when the answer came may have expired in flight (a slow answer, a stalled process), not been refused
-  if (res) return afterAttempt(hooks, await judgeAnswer(m, req, res, attempt, token, m.clock.monotonic() - tokenAt > STALE_TOKEN_WAIT_MS, replay));
+  // the WMS checked the token somewhere between its renewal and the answer: a token obtained longer than the stale
+  // bound before the answer came (however it reached this attempt: taken, handed over by a refresh, picked up after
+  // the slot) may have expired meanwhile, not been refused
+  if (res)
+    return afterAttempt(hooks, await judgeAnswer(m, req, res, attempt, token, token !== undefined && m.auth().ageMs(token) > STALE_TOKEN_WAIT_MS, replay));
   return failedOnTheWire(m, req, failure!, attempt, hooks);
 }
 
-/** The token for this attempt (the one a 401 refresh handed over, else the current one) and when it was had. */
-async function takeToken(m: Machinery, req: Prepared, replay: Replay): Promise<{ token: string | undefined; tokenAt: number }> {
-  if (req.anonymous) return { token: undefined, tokenAt: 0 };
+/** The token for this attempt: the one a 401 refresh handed over, else the current one (renewed first when due). */
+async function takeToken(m: Machinery, req: Prepared, replay: Replay): Promise<string | undefined> {
+  if (req.anonymous) return undefined;
   try {
-    if (replay.token !== undefined) return { token: replay.token, tokenAt: replay.tokenAt };
-    const token = await m.auth().getToken();
-    return { token, tokenAt: m.clock.monotonic() };
+    if (replay.token !== undefined) return replay.token;
+    return await m.auth().getToken();
   } catch (err) {
     return m.fail(authFailure(m.scrub, err, req.method, req.path));
   } finally {
@@ -319,8 +321,6 @@ async function refreshForReplay(m: Machinery, req: Prepared, r: RawResponse, tok
   m.o.log.debug({ op: req.spec.name, status: r.status }, 'wms: 401, refreshing the token and replaying once');
   try {
     replay.token = await m.auth().handleUnauthorized(token);
-    // when the token was obtained, not handed over: one another request renewed a while ago is not fresh
-    replay.tokenAt = m.clock.monotonic() - m.auth().ageMs(replay.token);
   } catch (err) {
     m.fail(authFailure(m.scrub, err, req.method, req.path));
   }
@@ -400,7 +400,7 @@ async function retryOrThrow(m: Machinery, req: Prepared, error: WmsError, attemp
 
 /** Every attempt of one call until an answer, an error not retried, or the retries run out. */
 async function callWithRetries(m: Machinery, req: Prepared): Promise<Envelope> {
-  const replay: Replay = { consecutive401: 0, token: undefined, tokenAt: 0 };
+  const replay: Replay = { consecutive401: 0, token: undefined };
   for (let attempt = 1; ; attempt++) {
     const outcome = await attemptOnce(m, req, attempt, replay);
     if (outcome.kind === 'ok') return outcome.env;

@@ -630,6 +630,127 @@ describe('auth', () => {
     }
   });
 
+  test('a token renewed while a write was being marked: the write goes out with the renewed token, not the one it took', async () => {
+    // tok-1 is refused from the moment the test says so (an expiry the client was not told of)
+    let tok1Expired = false;
+    reset((req, res) => {
+      const token = String(req.headers['authorization'] ?? '').slice(7);
+      if (token.startsWith('tok-1-') && tok1Expired) json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' });
+      else if (req.method === 'POST') json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 }));
+      else json(res, 200, ok({ id: UUID(9), name: 'ms' }));
+    });
+    const c = client({ concurrency: 2 });
+    try {
+      await c.authorize();
+      let markStarted!: () => void;
+      const marking = new Promise<void>((r) => (markStarted = r));
+      let finishMark!: () => void;
+      const markDone = new Promise<void>((r) => (finishMark = r));
+      const events: string[] = [];
+      // the write takes tok-1, gets its slot, and is marked (a journal write) while the token is renewed elsewhere
+      const created = c.createCategory(
+        { name: 'X', status: 1 },
+        {
+          write: {
+            beforeWrite: async () => {
+              markStarted();
+              await markDone;
+            },
+            notApplied: async (why) => void events.push(why),
+          },
+        },
+      );
+      await marking;
+      tok1Expired = true;
+      // another call, in the other slot, is refused tok-1: it renews the token (tok-2) and goes through
+      const other = c.getMaterialStatus(UUID(9));
+      assert.equal((await other)?.name, 'ms');
+      assert.equal(c.stats().refreshes, 1);
+      finishMark();
+      assert.equal((await created).id, UUID(3));
+      const posts = apiCalls().filter((s) => s.method === 'POST');
+      assert.deepEqual(
+        posts.map((s) => s.headers['authorization']),
+        ['Bearer tok-2-abcdef'],
+        'one write, with the renewed token: no 401, no second refresh',
+      );
+      assert.equal(c.stats().refreshes, 1);
+      assert.deepEqual(events, []);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(
+    'a replay held back by a Retry-After takes the token held, renewed long before: its 401 is an expiry, not refused credentials',
+    { timeout: 10_000 },
+    async () => {
+      // tokens are refused from the moment the test says so (an expiry the client was not told of)
+      const clock = manualClock();
+      const expired = new Set<string>();
+      let throttled = 0;
+      reset((req, res) => {
+        const token = String(req.headers['authorization'] ?? '').slice(7);
+        if (expired.has(token)) json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'token expired' });
+        else if (req.url.endsWith(UUID(9)) && throttled++ === 0)
+          json(res, 429, { code: 429, message: 'Too Many Requests', data: null, error: 'slow down' }, { 'retry-after': '1' });
+        else if (req.method === 'POST') json(res, 200, ok({ id: UUID(3), name: 'X', status: 1 }));
+        else json(res, 200, ok({ id: UUID(9), name: 'ms' }));
+      });
+      const c = client({ clock, concurrency: 2 });
+      let inSecondMark!: () => void;
+      const secondMark = new Promise<void>((r) => (inSecondMark = r));
+      let endSecondMark!: () => void;
+      const secondMarkEnds = new Promise<void>((r) => (endSecondMark = r));
+      try {
+        await c.authorize();
+        expired.add('tok-1-abcdef');
+        let marks = 0;
+        const notApplied: string[] = [];
+        // the write: refused tok-1 (one refresh: tok-2), then its replay is marked...
+        const created = c.createCategory(
+          { name: 'X', status: 1 },
+          {
+            write: {
+              beforeWrite: async () => {
+                if (++marks !== 2) return;
+                inSecondMark();
+                await secondMarkEnds;
+              },
+              notApplied: async (why) => void notApplied.push(why),
+            },
+          },
+        );
+        await secondMark;
+        // ...while another call is answered 429: the replay is held back unwritten, and waits out the window
+        const other = c.getMaterialStatus(UUID(9));
+        await clock.nextSleep();
+        endSecondMark();
+        while (!notApplied.some((w) => /held back/.test(w))) await new Promise((r) => setImmediate(r));
+        // tok-2 expires while the window lasts: after it, the write takes tok-2, obtained a second before
+        expired.add('tok-2-abcdef');
+        await clock.advance(1_000);
+        // the other call's retry waits the window plus a random jitter: the clock moves on until both calls are done
+        let done = false;
+        void Promise.allSettled([created, other]).then(() => (done = true));
+        for (let i = 0; !done && i < 400; i++) {
+          if (clock.sleeping() > 0) await clock.advance(100);
+          else await new Promise((r) => setTimeout(r, 5)); // the requests are on the (real) loopback meanwhile
+        }
+        assert.equal((await created).id, UUID(3), 'a 401 on a token obtained 1 s before is an expiry: refreshed and replayed');
+        assert.equal((await other)?.name, 'ms');
+        const posts = apiCalls().filter((s) => s.method === 'POST');
+        assert.deepEqual(
+          posts.map((s) => s.headers['authorization']),
+          ['Bearer tok-1-abcdef', 'Bearer tok-2-abcdef', 'Bearer tok-3-abcdef'],
+        );
+      } finally {
+        endSecondMark();
+        await c.close();
+      }
+    },
+  );
+
   test('a second 401 is E_WMS_AUTH', async () => {
     reset((_req, res) => json(res, 401, { code: 401, message: 'Unauthorized', data: null, error: 'invalid token' }));
     const c = client();
