@@ -152,6 +152,13 @@ export interface WebhookEventRow {
   recordId: number | null;
 }
 
+/** What storing a webhook event answers: whether this call stored it (false: its dedupKey was stored before), the row's id and its link. */
+export interface WebhookEventStored {
+  stored: boolean;
+  id: number;
+  recordId: number | null;
+}
+
 export interface NewFile {
   channel: string;
   name: string;
@@ -421,13 +428,7 @@ export interface WebhookInbox {
    * else the latest document whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
    * transaction; the answer's recordId is the stored row's link (the earlier row's for a resend).
    */
-  addWebhookEvent(event: {
-    dedupKey: string;
-    kind: string;
-    body: string;
-    recordId?: number | null;
-    linkWmsId?: string | null;
-  }): Promise<{ stored: boolean; id: number; recordId: number | null }>;
+  addWebhookEvent(event: { dedupKey: string; kind: string; body: string; recordId?: number | null; linkWmsId?: string | null }): Promise<WebhookEventStored>;
   /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;
