@@ -11,7 +11,18 @@
  */
 import type { WriteOutcome } from './group-commit.js';
 import { createJournal, RECORD_STATUSES } from './policy.js';
-import { recordColumns, toFileRow, toRecordRow, toWebhook, toXref, type FileDbRow, type RecordDbRow, type WebhookDbRow, type XrefDbRow } from './rows.js';
+import {
+  recordColumns,
+  toFileRow,
+  toRecordRowFromText,
+  toWebhook,
+  toWebhookStored,
+  toXref,
+  type FileDbRow,
+  type RecordDbRow,
+  type WebhookDbRow,
+  type XrefDbRow,
+} from './rows.js';
 import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
 import {
   WEBHOOK_LINK_TARGETS,
@@ -24,6 +35,7 @@ import {
   type RecordStatus,
   type SettleXref,
   type WebhookEventRow,
+  type WebhookEventStored,
   type XrefEntry,
 } from './types.js';
 import type { RefResource, Target } from '../wms/targets.js';
@@ -97,8 +109,15 @@ const now = (): string => new Date().toISOString();
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString();
 const xrefKey = (resource: string, key: string): string => `${resource}\u0000${key}`;
 const fieldKey = (resource: string, field: string, value: string, key: string): string => [resource, field, value, key].join('\u0000');
-const fromMemory = (r: MemoryRecord, withoutRaw?: boolean): RecordRow => toRecordRow(withoutRaw ? { ...r, raw: null } : r, (v) => JSON.parse(v) as unknown);
+const fromMemory = (r: MemoryRecord, withoutRaw?: boolean): RecordRow => toRecordRowFromText(withoutRaw ? { ...r, raw: null } : r);
 const unclaimedAt = (r: MemoryRecord, ts: string): boolean => r.claim_owner === null || (r.claim_until ?? '') < ts;
+
+/** rows counted by status, in the order each status is first met (statuses without a row left out, as a GROUP BY) */
+function countByStatus<S>(rows: Iterable<{ status: S }>): Array<{ status: S; n: number }> {
+  const counts = new Map<S, number>();
+  for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => ({ status, n }));
+}
 
 /** The in-memory store: maps and the steps of each operation, nothing else (policy.ts decides). */
 class MemoryStore implements JournalStore {
@@ -167,9 +186,7 @@ class MemoryStore implements JournalStore {
   }
 
   countFilesByStatus(): Array<{ status: FileStatus; n: number }> {
-    const counts = new Map<FileStatus, number>();
-    for (const f of this.db.files.values()) counts.set(f.status, (counts.get(f.status) ?? 0) + 1);
-    return [...counts].map(([status, n]) => ({ status, n }));
+    return countByStatus(this.db.files.values());
   }
 
   updateFile(id: number, columns: ReadonlyArray<readonly [column: string, value: unknown]>): boolean {
@@ -427,9 +444,7 @@ class MemoryStore implements JournalStore {
   }
 
   countByStatus(query: StoreRecordQuery): Array<{ status: RecordStatus; n: number }> {
-    const counts = new Map<RecordStatus, number>();
-    for (const r of this.matching(query)) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
-    return [...counts].map(([status, n]) => ({ status, n }));
+    return countByStatus(this.matching(query));
   }
 
   targetsOf(fileIds: number[], statuses: readonly RecordStatus[]): Target[] {
@@ -551,9 +566,9 @@ class MemoryStore implements JournalStore {
     }
   }
 
-  private insertEvent(event: NewWebhookEvent, ts: string): { stored: boolean; id: number; recordId: number | null } {
+  private insertEvent(event: NewWebhookEvent, ts: string): WebhookEventStored {
     const known = this.db.webhookByDedup.get(event.dedupKey);
-    if (known !== undefined) return { stored: false, id: known, recordId: this.db.webhookEvents.get(known)?.record_id ?? null };
+    if (known !== undefined) return toWebhookStored(false, this.db.webhookEvents.get(known) ?? { id: known, record_id: null });
     const row: WebhookDbRow = {
       id: ++this.db.seq.event,
       dedup_key: event.dedupKey,
@@ -565,7 +580,7 @@ class MemoryStore implements JournalStore {
     };
     this.db.webhookEvents.set(row.id, row);
     this.db.webhookByDedup.set(row.dedup_key, row.id);
-    return { stored: true, id: row.id, recordId: row.record_id };
+    return toWebhookStored(true, row);
   }
 
   private markDelivered(ids: number[], ts: string): void {
@@ -623,7 +638,7 @@ class MemoryStore implements JournalStore {
     return true;
   }
 
-  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
+  insertWebhookEvent(event: NewWebhookEvent): WebhookEventStored {
     return this.insertEvent(event, now());
   }
 

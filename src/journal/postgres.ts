@@ -31,17 +31,19 @@ import {
   toFileRow,
   toRecordRow,
   toWebhook,
+  toWebhookStored,
   toXref,
   type FileDbRow,
   type RecordDbRow,
   type WebhookDbRow,
+  type WebhookLinkDbRow,
   type XrefDbRow,
 } from './rows.js';
 import { createJournal } from './policy.js';
 import { migrationsOf } from './migrations.js';
 import type { WriteOutcome } from './group-commit.js';
 import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
-import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, WebhookEventStored, XrefEntry } from './types.js';
 import type { RefResource, Target } from '../wms/targets.js';
 
 const { Pool, Client } = pg;
@@ -727,26 +729,24 @@ class PostgresStore implements JournalStore {
       const mine = inserted.get(e.dedupKey);
       const row = mine ?? earlier.get(e.dedupKey);
       if (!row) return { ok: false, error: new Error(`event ${e.dedupKey} conflicted but cannot be read back`) };
-      return { ok: true, value: { stored: mine !== undefined && firstOf.get(e.dedupKey) === i, id: row.id, recordId: row.record_id } };
+      return { ok: true, value: toWebhookStored(mine !== undefined && firstOf.get(e.dedupKey) === i, row) };
     });
   }
 
   /** the link (sqlite-writes.ts addWebhookEvent) is looked up in the INSERT itself: one round trip per event */
-  async insertWebhookEvent(event: NewWebhookEvent): Promise<{ stored: boolean; id: number; recordId: number | null }> {
-    const r = await this.q<{ id: number; record_id: number | null }>(
+  async insertWebhookEvent(event: NewWebhookEvent): Promise<WebhookEventStored> {
+    const r = await this.q<WebhookLinkDbRow>(
       `INSERT INTO ${this.S}.webhook_events (dedup_key, kind, received_at, body, record_id)
        VALUES ($1, $2, now(), $3, COALESCE($4::bigint, (${linkedRecordId(`${this.S}.records`, '$5')})))
        ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
       [event.dedupKey, event.kind, event.body, event.recordId ?? null, event.linkWmsId ?? null],
     );
     const stored = r.rows[0];
-    if (stored) return { stored: true, id: stored.id, recordId: stored.record_id };
+    if (stored) return toWebhookStored(true, stored);
     // the conflicting insert committed before ON CONFLICT saw it: this statement's snapshot has it
-    const existing = (
-      await this.q<{ id: number; record_id: number | null }>(`SELECT id, record_id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])
-    ).rows[0];
+    const existing = (await this.q<WebhookLinkDbRow>(`SELECT id, record_id FROM ${this.S}.webhook_events WHERE dedup_key = $1`, [event.dedupKey])).rows[0];
     if (!existing) throw new JournalError(`journal ${this.location}: addWebhookEvent: event ${event.dedupKey} conflicted but cannot be read back`);
-    return { stored: false, id: existing.id, recordId: existing.record_id };
+    return toWebhookStored(false, existing);
   }
 
   async listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]> {

@@ -1,7 +1,7 @@
 /**
- * Row shapes and row-to-object mapping shared by the SQLite and PostgreSQL journals: the two stores have the
- * same columns; they differ only in how a JSON column arrives (text in SQLite, already parsed by pg), which
- * the caller of toRecordRow says with `json`.
+ * Row shapes and row-to-object mapping shared by the journal's stores (SQLite, PostgreSQL and the in-memory store
+ * of the unit tests): they have the same columns; they differ only in how a JSON column arrives (text in SQLite and
+ * in memory, already parsed by pg), which the caller of toRecordRow says with `json`.
  */
 import type { Target, RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
@@ -13,6 +13,7 @@ import {
   type RecordRow,
   type RecordStatus,
   type WebhookEventRow,
+  type WebhookEventStored,
   type XrefEntry,
 } from './types.js';
 
@@ -154,6 +155,11 @@ export function toRecordRow<J>(r: RecordDbRow<J>, json: (v: J) => unknown): Reco
   return withOptionalColumns(row, r.attachment_path, r.raw, r.reason, json);
 }
 
+/** A records row whose JSON columns are text: SQLite's, and the in-memory store's (which holds them as SQLite does). */
+export function toRecordRowFromText(r: RecordDbRow<string>): RecordRow {
+  return toRecordRow(r, JSON.parse);
+}
+
 /** A row read as an array of the recordValuesList columns (text JSON columns, as SQLite returns them). */
 export function toRecordRowFromValues(v: readonly unknown[]): RecordRow {
   const row: RecordRow = {
@@ -209,6 +215,14 @@ export function toWebhook(r: WebhookDbRow): WebhookEventRow {
     deliveredAt: r.delivered_at,
     recordId: r.record_id,
   };
+}
+
+/** The columns of a webhook_events row that storing an event reads back (RETURNING id, record_id). */
+export type WebhookLinkDbRow = Pick<WebhookDbRow, 'id' | 'record_id'>;
+
+/** What storing an event answers, from the row it stored (`stored`) or found under its dedup key. */
+export function toWebhookStored(stored: boolean, r: WebhookLinkDbRow): WebhookEventStored {
+  return { stored, id: r.id, recordId: r.record_id };
 }
 
 /**

@@ -5,10 +5,10 @@
  * arguments, so a batch of them can cross to the thread as data and commit there in one transaction.
  */
 import type Database from 'better-sqlite3';
-import type { RecordResult, SettleXref } from './types.js';
+import type { RecordResult, SettleXref, WebhookEventStored } from './types.js';
 import type { NewWebhookEvent } from './store.js';
 import type { RefResource } from '../wms/targets.js';
-import { linkedRecordId, type RecordColumns } from './rows.js';
+import { linkedRecordId, toWebhookStored, type RecordColumns, type WebhookLinkDbRow } from './rows.js';
 
 export type StatementCache = (sql: string) => Database.Statement;
 
@@ -94,16 +94,15 @@ export const QUEUED_WRITES = {
    * up in the same statement, so the receiver's event loop does no query of its own per event (issue 19).
    * recordId answers the row's link: the new row's, or the stored one's for a resend.
    */
-  addWebhookEvent(stmt: StatementCache, event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
+  addWebhookEvent(stmt: StatementCache, event: NewWebhookEvent): WebhookEventStored {
     const inserted = stmt(
       `INSERT INTO webhook_events (dedup_key, kind, received_at, body, record_id)
        VALUES (?, ?, ?, ?, COALESCE(?, (${LINKED_RECORD_ID})))
        ON CONFLICT (dedup_key) DO NOTHING RETURNING id, record_id`,
-    ).get(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null, event.linkWmsId ?? null) as
-      { id: number; record_id: number | null } | undefined;
-    if (inserted) return { stored: true, id: inserted.id, recordId: inserted.record_id };
-    const existing = stmt('SELECT id, record_id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as { id: number; record_id: number | null };
-    return { stored: false, id: existing.id, recordId: existing.record_id };
+    ).get(event.dedupKey, event.kind, now(), event.body, event.recordId ?? null, event.linkWmsId ?? null) as WebhookLinkDbRow | undefined;
+    if (inserted) return toWebhookStored(true, inserted);
+    const existing = stmt('SELECT id, record_id FROM webhook_events WHERE dedup_key = ?').get(event.dedupKey) as WebhookLinkDbRow;
+    return toWebhookStored(false, existing);
   },
 
   /** the flush's mark (webhook/flush.ts), on the writer thread with the events it marks */

@@ -20,7 +20,7 @@ import {
   recordColumns,
   recordValuesList,
   toFileRow,
-  toRecordRow,
+  toRecordRowFromText,
   toRecordRowFromValues,
   toWebhook,
   toXref,
@@ -43,7 +43,7 @@ import type { WriteOutcome } from './group-commit.js';
 import { createJournal, RECORD_STATUSES } from './policy.js';
 import { migrationsOf } from './migrations.js';
 import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
-import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, XrefEntry } from './types.js';
+import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, WebhookEventStored, XrefEntry } from './types.js';
 import type { RefResource, Target } from '../wms/targets.js';
 
 export interface SqliteJournalOptions {
@@ -80,7 +80,6 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** SQLite returns JSON columns as text */
 type SqliteRecordRow = RecordDbRow<string>;
-const fromSqlite = (r: SqliteRecordRow): RecordRow => toRecordRow(r, JSON.parse);
 
 const now = (): string => new Date().toISOString();
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString();
@@ -518,7 +517,7 @@ class SqliteStore implements JournalStore {
          ORDER BY id LIMIT ?)
        RETURNING ${recordValuesList(true)}`,
     ).all(...params, limit) as SqliteRecordRow[];
-    return rows.map(fromSqlite).sort((a, b) => a.id - b.id);
+    return rows.map(toRecordRowFromText).sort((a, b) => a.id - b.id);
   }
 
   renewRecordClaims(owner: string, ttlMs: number, statuses: readonly RecordStatus[]): number {
@@ -555,12 +554,12 @@ class SqliteStore implements JournalStore {
       `SELECT * FROM records WHERE target = ? AND key = ? AND status IN ${inList(statuses)}${exclude ? ' AND file_id <> ?' : ''}
        ORDER BY id DESC LIMIT 1`,
     ).get(...(exclude ? [target, key, excludeFileId] : [target, key])) as SqliteRecordRow | undefined;
-    return r ? fromSqlite(r) : undefined;
+    return r ? toRecordRowFromText(r) : undefined;
   }
 
   findRecordByWmsId(wmsId: string): RecordRow | undefined {
     const r = this.stmt(`SELECT * FROM records WHERE id = (${LINKED_RECORD_ID})`).get(wmsId) as SqliteRecordRow | undefined;
-    return r ? fromSqlite(r) : undefined;
+    return r ? toRecordRowFromText(r) : undefined;
   }
 
   // ---- the send loop's writes ------------------------------------------------------------------
@@ -637,7 +636,7 @@ class SqliteStore implements JournalStore {
     return info.changes === 1;
   }
 
-  insertWebhookEvent(event: NewWebhookEvent): { stored: boolean; id: number; recordId: number | null } {
+  insertWebhookEvent(event: NewWebhookEvent): WebhookEventStored {
     return QUEUED_WRITES.addWebhookEvent(this.stmt, event);
   }
 

@@ -21,6 +21,7 @@ import type {
   RecordStatus,
   SettleXref,
   WebhookEventRow,
+  WebhookEventStored,
   XrefEntry,
 } from './types.js';
 
@@ -187,7 +188,7 @@ export interface JournalStore {
   setMeta(key: string, value: string): Awaitable<void>;
   /** writes `value` if the key holds `expected` (null: absent); returns whether it wrote */
   compareAndSetMeta(key: string, expected: string | null, value: string): Awaitable<boolean>;
-  insertWebhookEvent(event: NewWebhookEvent): Awaitable<{ stored: boolean; id: number; recordId: number | null }>;
+  insertWebhookEvent(event: NewWebhookEvent): Awaitable<WebhookEventStored>;
   /**
    * Stores a batch of events at once (the policy gathers them like the send loop's writes): one outcome per event,
    * in order, each `{ stored, id, recordId }` as insertWebhookEvent answers; a key twice in the batch is stored once.

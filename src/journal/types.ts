@@ -6,7 +6,7 @@
  * CrossReference, MetaStore, WebhookInbox, JournalUpkeep): a consumer takes the ones it uses, `Journal` is them all.
  */
 import type { LatencySnapshot } from '../shared/latency.js';
-import type { RawRow, RecordOp, SourceLocation } from '../shared/record-model.js';
+import type { JournaledRecord, KeptRawRow, RawRow } from '../shared/record-model.js';
 import { ORDER_TARGETS, type Target, type RefResource } from '../wms/targets.js';
 import type { Reason } from '../shared/reason.js';
 
@@ -61,28 +61,16 @@ export type RecordOutcome = 'created' | 'updated' | 'unchanged' | 'already-exist
  * column name (RawRow.fields): the mapping read them, nothing reads them back, and they held each row a third
  * time (a fifth of a category record's bytes). Rows journaled by wmsbridge before 2026-11-27 carry them too.
  */
-export type StoredRawRow = Omit<RawRow, 'fields'> & { fields?: RawRow['fields'] };
+export type StoredRawRow = KeptRawRow & { fields?: RawRow['fields'] };
 
-export interface NewRecord {
+/** A record to journal: its fields are the record model's (shared/record-model.ts JournaledRecord), which map/ makes. */
+export interface NewRecord extends JournaledRecord {
   target: Target;
-  op: RecordOp;
-  key: string;
-  source: SourceLocation;
-  mapping: string;
-  payload: Record<string, unknown>;
-  /** sha256 of the canonical JSON of the payload (refs unresolved) */
-  payloadHash: string;
-  attachmentPath?: string;
   /**
    * the source row(s) as read, so a record refused at send time (lookup not found, WMS validation)
    * can still be written to the rejects file in the original format
    */
   raw?: StoredRawRow[];
-  /** records rejected at map time are journaled too, with status 'rejected' and the issues */
-  status?: 'pending' | 'rejected';
-  error?: string;
-  /** the error as a stable code and its parameters: the outbox renders it in the reader's language */
-  reason?: Reason;
 }
 
 export interface RecordRow extends Omit<NewRecord, 'status' | 'error' | 'reason'> {
@@ -149,6 +137,13 @@ export interface WebhookEventRow {
   /** set when written to outbox */
   deliveredAt: string | null;
   /** linked record (a webhook about a document wmsbridge sent) */
+  recordId: number | null;
+}
+
+/** What storing a webhook event answers: whether this call stored it (false: its dedupKey was stored before), the row's id and its link. */
+export interface WebhookEventStored {
+  stored: boolean;
+  id: number;
   recordId: number | null;
 }
 
@@ -421,13 +416,7 @@ export interface WebhookInbox {
    * else the latest document whose send returned `linkWmsId` (as findRecordByWmsId), looked up in the insert's own
    * transaction; the answer's recordId is the stored row's link (the earlier row's for a resend).
    */
-  addWebhookEvent(event: {
-    dedupKey: string;
-    kind: string;
-    body: string;
-    recordId?: number | null;
-    linkWmsId?: string | null;
-  }): Promise<{ stored: boolean; id: number; recordId: number | null }>;
+  addWebhookEvent(event: { dedupKey: string; kind: string; body: string; recordId?: number | null; linkWmsId?: string | null }): Promise<WebhookEventStored>;
   /** Events in id order; `afterId` keeps those stored after a given one (reports: what arrived since). */
   listWebhookEvents(query: { undeliveredOnly?: boolean; afterId?: number; limit?: number }): Promise<WebhookEventRow[]>;
   markWebhookDelivered(ids: number[]): Promise<void>;

@@ -7,28 +7,20 @@ import type { ParsedItem, ParserHandle } from '../parse/index.js';
 import type { RawRow } from '../parse/types.js';
 import { InputError } from '../shared/errors.js';
 import { payloadHash } from '../shared/hash.js';
-import { reasonOfIssues, type Reason } from '../shared/reason.js';
+import { reasonOfIssues } from '../shared/reason.js';
+import type { JournaledRecord, KeptRawRow } from '../shared/record-model.js';
 import type { Target } from '../wms/targets.js';
 import type { CompiledMapping } from './compile.js';
-import type { MapOutput, RecordOp, SourceLocation } from './types.js';
+import type { MapOutput } from './types.js';
 
-/** A source row as the journal keeps it: the row without its fields by column name. */
-export type KeptRawRow = Omit<RawRow, 'fields'>;
-
-/** One output of a mapping as the journal takes it (journal/types.ts NewRecord): a record to send, or a reject. */
-export interface MappedRecord {
+/**
+ * One output of a mapping as the journal takes it (journal/types.ts NewRecord, the same JournaledRecord of the
+ * floor): a record to send, or a reject, with its status always said and its source rows kept (storedRows).
+ */
+export interface MappedRecord extends JournaledRecord {
   target: Target;
-  op: RecordOp;
-  key: string;
-  source: SourceLocation;
-  mapping: string;
-  payload: Record<string, unknown>;
-  payloadHash: string;
-  attachmentPath?: string;
   raw: KeptRawRow[];
   status: 'pending' | 'rejected';
-  error?: string;
-  reason?: Reason;
 }
 
 export function toNewRecord(out: MapOutput, mapping: CompiledMapping): MappedRecord {

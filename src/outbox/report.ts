@@ -856,17 +856,18 @@ export async function writeRunReport(outboxDir: string, summary: RunSummary, opt
   const i18n = reportI18n(options);
   const { t } = i18n;
   const tables = reportTables(summary, i18n);
+  const sheet = (name: string, table: Table) => ({ name: t(`sheet.${name}`), columns: table.columns, rows: table.rows });
 
   // the workbook first: on the run's workbook thread it is written while this thread writes the rest
   const workbook = (options.xlsx ?? writeXlsx)(
     paths.xlsx,
     [
-      { name: t('sheet.summary'), columns: tables.summary.columns, rows: tables.summary.rows.map((r) => ({ ...r, value: r['xlsx'] ?? r['value'] })) },
-      { name: t('sheet.attention'), columns: tables.attention.columns, rows: tables.attention.rows },
-      { name: t('sheet.files'), columns: tables.files.columns, rows: tables.files.rows },
-      { name: t('sheet.resources'), columns: tables.resources.columns, rows: tables.resources.rows },
-      { name: t('sheet.reasons'), columns: tables.reasons.columns, rows: tables.reasons.rows },
-      ...(tables.unsent.rows.length ? [{ name: t('sheet.unsent'), columns: tables.unsent.columns, rows: tables.unsent.rows }] : []),
+      sheet('summary', { ...tables.summary, rows: tables.summary.rows.map((r) => ({ ...r, value: r['xlsx'] ?? r['value'] })) }),
+      sheet('attention', tables.attention),
+      sheet('files', tables.files),
+      sheet('resources', tables.resources),
+      sheet('reasons', tables.reasons),
+      ...(tables.unsent.rows.length ? [sheet('unsent', tables.unsent)] : []),
     ],
     { timeZone: i18n.timeZone, ...modeOption(options.fileMode) },
   );
@@ -916,10 +917,24 @@ interface Table {
   rows: Array<Record<string, unknown>>;
 }
 
-/** The report's tables (CSV and XLSX share them): headers in the locale, typed columns for the workbook. */
 /** A column of the report's tables (and workbook sheets). */
 function col(key: string, header: string, type: XlsxColumn['type']): XlsxColumn {
   return { key, header, type };
+}
+
+/** Columns headed by their keys' names in the locale (col.<key>), text unless `types` says otherwise: most of the tables' columns. */
+function named<K extends string>(i18n: I18n, keys: readonly K[], types: Partial<Record<K, XlsxColumn['type']>> = {}): XlsxColumn[] {
+  return keys.map((key) => col(key, i18n.t(`col.${key}`), types[key] ?? 'text'));
+}
+
+/** An outcome as the tables name it: as is in English, else in the report's language. */
+function outcomeName(o: string, i18n: I18n): string {
+  return i18n.locale === 'en' ? o : i18n.outcome(o);
+}
+
+/** The figures of a file or a resource per outcome, one cell an outcome column (outcomeColumn). */
+function outcomeCells(outcomes: Partial<Record<Outcome, number>>): Record<string, number> {
+  return Object.fromEntries(OUTCOMES.map((o) => [o, outcomes[o] ?? 0]));
 }
 
 /** The run's figures, one metric a row. */
@@ -949,18 +964,18 @@ function summaryTable(summary: RunSummary, i18n: I18n): Table {
     m('wms_mean_latency_ms', summary.wms.meanLatencyMs ?? ''),
     m('files', tot.files),
     m('records', tot.records),
-    ...OUTCOMES.map((o) => ({ metric: i18n.locale === 'en' ? o : i18n.outcome(o), value: tot[o] ?? 0 })),
+    ...OUTCOMES.map((o) => ({ metric: outcomeName(o, i18n), value: tot[o] ?? 0 })),
     m('need_attention', attentionCount(summary)),
     ...(summary.outage ? [m('outage_waiting', summary.outage.waiting)] : []),
   ];
   // metric values mix text and numbers: the workbook keeps each as what it is (the column is "text"
   // typed only for the number format; numbers stay numbers)
-  return { columns: [col('metric', t('col.metric'), 'text'), { key: 'value', header: t('col.value'), type: 'auto' }], rows: headline };
+  return { columns: named(i18n, ['metric', 'value'], { value: 'auto' }), rows: headline };
 }
 
 /** An outcome's column, named in the report's language. */
 function outcomeColumn(o: Outcome, i18n: I18n): XlsxColumn {
-  return col(o, i18n.locale === 'en' ? o : i18n.outcome(o), 'integer');
+  return col(o, outcomeName(o, i18n), 'integer');
 }
 
 /** One row a file: its status, figures per outcome and where its result, rejects and original went. */
@@ -969,18 +984,9 @@ function filesTable(summary: RunSummary, i18n: I18n): Table {
   const fileStatus = (s: string): string => (i18n.has(`fileStatus.${s}`) ? t(`fileStatus.${s}`) : s);
   return {
     columns: [
-      col('channel', t('col.channel'), 'text'),
-      col('file', t('col.file'), 'text'),
-      col('status', t('col.status'), 'text'),
-      col('mapping', t('col.mapping'), 'text'),
-      col('target', t('col.target'), 'text'),
-      col('rows', t('col.rows'), 'integer'),
+      ...named(i18n, ['channel', 'file', 'status', 'mapping', 'target', 'rows'], { rows: 'integer' }),
       ...OUTCOMES.map((o) => outcomeColumn(o, i18n)),
-      col('duration_ms', t('col.duration_ms'), 'integer'),
-      col('result_file', t('col.result_file'), 'text'),
-      col('rejects_file', t('col.rejects_file'), 'text'),
-      col('archived_to', t('col.archived_to'), 'text'),
-      col('error', t('col.error'), 'text'),
+      ...named(i18n, ['duration_ms', 'result_file', 'rejects_file', 'archived_to', 'error'], { duration_ms: 'integer' }),
     ],
     rows: summary.files.map((f) => ({
       channel: f.channel,
@@ -989,7 +995,7 @@ function filesTable(summary: RunSummary, i18n: I18n): Table {
       mapping: f.mapping,
       target: f.target,
       rows: f.rows,
-      ...Object.fromEntries(OUTCOMES.map((o) => [o, f.outcomes[o] ?? 0])),
+      ...outcomeCells(f.outcomes),
       duration_ms: f.durationMs,
       result_file: f.resultFile,
       rejects_file: f.rejectsFile,
@@ -1003,23 +1009,15 @@ function filesTable(summary: RunSummary, i18n: I18n): Table {
 function attentionTables(summary: RunSummary, i18n: I18n): { attention: Table; attentionCsv: Table } {
   const { t } = i18n;
   const reasonOfItem = (a: RunSummary['attention'][number]): string => i18n.reason(a.code ? { code: a.code, ...(a.params ? { params: a.params } : {}) } : undefined, a.reason, true);
-  const outcomeName = (o: Outcome): string => (i18n.locale === 'en' ? o : i18n.outcome(o));
   const maxOriginal = Math.min(40, Math.max(0, ...summary.attention.map((a) => a.original?.length ?? 0)));
   const originalCols = Array.from({ length: maxOriginal }, (_, i) => col(`o${i + 1}`, `${t('col.original')} ${i + 1}`, 'text'));
-  const attentionBase = [
-    col('file', t('col.file'), 'text'),
-    col('line', t('col.line'), 'integer'),
-    col('target', t('col.target'), 'text'),
-    col('key', t('col.key'), 'text'),
-    col('outcome', t('col.outcome'), 'text'),
-    col('reason', t('col.reason'), 'text'),
-  ];
+  const attentionBase = named(i18n, ['file', 'line', 'target', 'key', 'outcome', 'reason'], { line: 'integer' });
   const attentionRows = summary.attention.map((a) => ({
     file: a.file,
     line: a.line,
     target: a.target,
     key: a.key,
-    outcome: outcomeName(a.outcome),
+    outcome: outcomeName(a.outcome, i18n),
     reason: reasonOfItem(a),
     ...Object.fromEntries((a.original ?? []).slice(0, maxOriginal).map((v, i) => [`o${i + 1}`, v])),
   }));
@@ -1030,26 +1028,20 @@ function attentionTables(summary: RunSummary, i18n: I18n): { attention: Table; a
   };
 }
 
+/** The report's tables (CSV and XLSX share them): headers in the locale, typed columns for the workbook. */
 export function reportTables(
   summary: RunSummary,
   i18n: I18n,
 ): { summary: Table; files: Table; resources: Table; reasons: Table; unsent: Table; attention: Table; attentionCsv: Table } {
-  const { t } = i18n;
   return {
     summary: summaryTable(summary, i18n),
     files: filesTable(summary, i18n),
     resources: {
-      columns: [col('target', t('col.target'), 'text'), col('records', t('col.records'), 'integer'), ...OUTCOMES.map((o) => outcomeColumn(o, i18n))],
-      rows: summary.resources.map((r) => ({ target: r.target, records: outcomeSum(r.outcomes), ...Object.fromEntries(OUTCOMES.map((o) => [o, r.outcomes[o] ?? 0])) })),
+      columns: [...named(i18n, ['target', 'records'], { records: 'integer' }), ...OUTCOMES.map((o) => outcomeColumn(o, i18n))],
+      rows: summary.resources.map((r) => ({ target: r.target, records: outcomeSum(r.outcomes), ...outcomeCells(r.outcomes) })),
     },
     reasons: {
-      columns: [
-        col('reason', t('col.reason'), 'text'),
-        col('code', t('col.code'), 'text'),
-        col('count', t('col.count'), 'integer'),
-        col('example_file', t('col.example_file'), 'text'),
-        col('example_line', t('col.example_line'), 'integer'),
-      ],
+      columns: named(i18n, ['reason', 'code', 'count', 'example_file', 'example_line'], { count: 'integer', example_line: 'integer' }),
       rows: [...summary.errorReasons]
         .sort((a, b) => b.count - a.count)
         .map((r) => ({ reason: i18n.locale === 'en' && !r.code ? r.reason : reasonGroupText(r, i18n), code: r.code, count: r.count, example_file: r.example?.file, example_line: r.example?.line })),
@@ -1067,18 +1059,11 @@ export function reportTables(
 function unsentTable(summary: RunSummary, i18n: I18n): Table {
   const { t } = i18n;
   return {
-    columns: [
-      col('file', t('col.file'), 'text'),
-      col('outcome', t('col.outcome'), 'text'),
-      col('reason', t('col.reason'), 'text'),
-      col('mapping', t('col.mapping'), 'text'),
-      col('count', t('col.count'), 'integer'),
-      col('lines', t('col.lines'), 'text'),
-    ],
+    columns: named(i18n, ['file', 'outcome', 'reason', 'mapping', 'count', 'lines'], { count: 'integer' }),
     rows: summary.files.flatMap((f) =>
       (f.unsent ?? []).map((u) => ({
         file: f.name,
-        outcome: i18n.locale === 'en' ? u.outcome : i18n.outcome(u.outcome),
+        outcome: outcomeName(u.outcome, i18n),
         reason: u.outcome === 'excluded' ? (u.reason ?? '') : t('report.notSelectedReason'),
         mapping: u.mapping ?? '',
         count: u.count,

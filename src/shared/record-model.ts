@@ -4,6 +4,7 @@
  * so the journal depends on neither parse/ nor map/ (eslint.config.js LAYERS). parse/types.ts and map/types.ts
  * re-export them: their producers' faces.
  */
+import type { Reason } from './reason.js';
 
 /** A parsed source row: values by column name (or index) plus its location. */
 export interface RawRow {
@@ -39,3 +40,30 @@ export interface SourceLocation {
 
 /** What a record asks the WMS to do with its key. */
 export type RecordOp = 'create' | 'update' | 'upsert' | 'delete';
+
+/**
+ * A source row as the journal keeps it: the row without its fields by column name (journal/types.ts StoredRawRow
+ * says why).
+ */
+export type KeptRawRow = Omit<RawRow, 'fields'>;
+
+/**
+ * A record as it is journaled, but for its target (wms/targets.ts, above this floor) and its source rows (which each
+ * side types its own way): what map/ makes of a mapping's output (map/mapped-records.ts MappedRecord, a record to send
+ * or a reject) and the journal takes (journal/types.ts NewRecord), stated once for both.
+ */
+export interface JournaledRecord {
+  op: RecordOp;
+  key: string;
+  source: SourceLocation;
+  mapping: string;
+  payload: Record<string, unknown>;
+  /** sha256 of the canonical JSON of the payload (refs unresolved) */
+  payloadHash: string;
+  attachmentPath?: string;
+  /** records rejected at map time are journaled too, with status 'rejected' and the issues */
+  status?: 'pending' | 'rejected';
+  error?: string;
+  /** the error as a stable code and its parameters: the outbox renders it in the reader's language */
+  reason?: Reason;
+}

@@ -6,7 +6,7 @@
  * without a port (./inject.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebhookInbox } from '../journal/types.js';
+import type { WebhookEventStored, WebhookInbox } from '../journal/types.js';
 import type { Logger } from '../shared/logger.js';
 import { errorMessage } from '../shared/errors.js';
 import { computeDedupKey, extractEventId, extractLinkId } from './event.js';
@@ -280,7 +280,7 @@ async function storeEvent(r: Receiving, req: IncomingMessage, res: ServerRespons
   // the journaled record that created the document (its WMS id in the payload) is looked up by the journal in
   // the insert's own transaction: no query of its own on this event loop (issue 19)
   const linkWmsId = extractLinkId(payload) ?? null;
-  let result: { stored: boolean; id: number; recordId: number | null };
+  let result: WebhookEventStored;
   try {
     result = await journal.addWebhookEvent({ dedupKey, kind, body: raw.toString('utf8'), linkWmsId });
   } catch (err) {

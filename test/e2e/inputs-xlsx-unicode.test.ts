@@ -19,19 +19,22 @@ import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
 
 const FIX = join(PROJECT_ROOT, 'test', 'fixtures', 'inputs');
 
+/** The fields both product mappings read alike: the two files name these columns the same way. */
+const SHARED_FIELDS = `  code: { col: Código }
+  codeERP: { col: Código }
+  name: { col: Descrição }
+  categoryID: { ref: Category, from: { col: Categoria } }
+  familyID: { ref: Family, from: { col: Família } }
+  logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
+  unitmeasurement: { col: Unidade }`;
+
 const BLING_MAPPING = `name: produtos-bling
 match: { channel: cadastros, files: 'produtos_bling*.xlsx' }
 source: { format: xlsx, sheet: Produtos, headerRow: 3 }
 target: Product
 filter: { col: Situação, equals: Ativo }
 fields:
-  code: { col: Código }
-  codeERP: { col: Código }
-  name: { col: Descrição }
-  categoryID: { ref: Category, from: { col: Categoria } }
-  familyID: { ref: Family, from: { col: Família } }
-  logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
-  unitmeasurement: { col: Unidade }
+${SHARED_FIELDS}
   barCode: { col: GTIN/EAN, transforms: [ean] }
   ncm: { col: NCM, transforms: [{ padStart: { length: 8 } }, ncm] }
   weight: { col: 'Peso bruto (Kg)', transforms: [number] }
@@ -42,13 +45,7 @@ match: { channel: cadastros, files: 'PRODUTOS_unicode*.txt' }
 source: { format: delimited, delimiter: "\\t" }
 target: Product
 fields:
-  code: { col: Código }
-  codeERP: { col: Código }
-  name: { col: Descrição }
-  categoryID: { ref: Category, from: { col: Categoria } }
-  familyID: { ref: Family, from: { col: Família } }
-  logisticsProfileID: { lookup: LogisticsProfile, by: mnemonic, from: { const: PADRAO } }
-  unitmeasurement: { col: Unidade }
+${SHARED_FIELDS}
   barCode: { col: EAN, transforms: [ean] }
   ncm: { col: NCM, transforms: [ncm] }
   weight: { col: Peso, transforms: [number] }
