@@ -1,15 +1,19 @@
 /**
- * In doubt only what was really on the wire (issue 41): `wmsbridge run` (a child process) is sending picking
- * lists (documents: held for a person when in doubt) when the WMS starts answering 429 with a long Retry-After.
- * While the client waits out the window, with documents queued and in its request slots, none of them is marked
- * `sending` (the mark is made per attempt, right before the request is written, and cleared by the 429); it is
- * then killed with SIGKILL, and the journal (read directly) holds no record in doubt. The next run delivers every
- * order exactly once and holds none.
+ * In doubt only what was really on the wire (issue 41): `wmsbridge run` (a child process) is sending records when
+ * the WMS starts answering 429 with a long Retry-After. While the client waits out the window, with records queued
+ * in its send window and request slots, none of them is marked `sending` (the mark is made per attempt, right
+ * before the request is written, and cleared by the 429); it is then killed with SIGKILL, and the journal (read
+ * directly) holds no record in doubt. The next run delivers every record exactly once and holds none.
+ *
+ * Two kinds of records, each its own scenario: picking lists (documents: held for a person when in doubt) and
+ * categories (master data: no read-back, so one left in doubt would be resent, i.e. created twice).
  *
  * On the code before issue 41 a document was marked once it had a request slot and stayed marked through the
- * Retry-After wait: the journal holds up to `concurrency` records `sending` at the kill, held after it.
+ * Retry-After wait: the journal held up to `concurrency` records `sending` at the kill, held after it. Master
+ * data, marked ahead (before its slot) until the token fix, left the send window's records (`concurrency` plus
+ * a quarter, at least 2) `sending`, each resent by the next run.
  */
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,36 +22,27 @@ import Database from 'better-sqlite3';
 import { makeTempDir } from '../helpers/tmp.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startSandbox, sandboxCall, type Sandbox } from '../helpers/sandbox.js';
-import { pickingListMapping, seededProductId } from '../helpers/fixtures.js';
+import { categoryMapping, pickingListMapping, seededProductId } from '../helpers/fixtures.js';
 
-const ORDERS = 60;
+/** One scenario: what is sent, and how each record's creation is counted by the WMS. */
+interface Scenario {
+  channel: string;
+  /** the mapping file's text, given the sandbox (a product id to order) */
+  mapping: (sb: Sandbox) => Promise<string>;
+  /** the export's lines, header first */
+  lines: (sb: Sandbox) => Promise<string[]>;
+  /** the endpoint the records are created through (the sandbox's arrivals) */
+  path: string;
+  /** delivered before the WMS starts throttling: the send loop is going, the others queued behind them */
+  deliveredFirst: number;
+  /** the sandbox's creations key, and the ERP keys each expected exactly once */
+  target: string;
+  keys: string[];
+}
 
-let sb: Sandbox;
-let tmp: { dir: string; cleanup: () => Promise<void> };
-
-before(async () => {
-  sb = await startSandbox({ latencyMs: 20 });
-  tmp = await makeTempDir('wmsbridge-on-wire-');
-  const d = tmp.dir;
-  await mkdir(join(d, 'inbox', 'pedidos'), { recursive: true });
-  await mkdir(join(d, 'mappings'));
-  const productId = await seededProductId(sb);
-  await writeFile(join(d, 'mappings', 'ped.yaml'), pickingListMapping({ channel: 'pedidos', files: 'PED_*.csv' }));
-  const peds = ['pedido;produto;qtd', ...Array.from({ length: ORDERS }, (_, i) => `${700000 + i};${productId};${1 + (i % 5)}`)];
-  await writeFile(join(d, 'inbox', 'pedidos', 'PED_1.csv'), peds.join('\n'));
-  await writeFile(
-    join(d, 'wmsbridge.config.json'),
-    JSON.stringify({
-      channels: [{ name: 'pedidos', readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
-      sending: { concurrency: 4 },
-      wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 5, timeoutMs: 5000 },
-    }),
-  );
-});
-
+const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
-  await sb?.close();
-  await tmp?.cleanup();
+  for (const c of cleanups.reverse()) await c();
 });
 
 /** Polls `check` every 20 ms until it is true or `ms` passed; the last value. */
@@ -60,8 +55,8 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms: number): Pro
   }
 }
 
-function inDoubt(): { sending: number; inDoubt: number } {
-  const db = new Database(join(tmp.dir, 'state', 'journal.db'), { readonly: true, fileMustExist: true });
+function inDoubt(dir: string): { sending: number; inDoubt: number } {
+  const db = new Database(join(dir, 'state', 'journal.db'), { readonly: true, fileMustExist: true });
   try {
     const rows = db.prepare(`SELECT status, COUNT(*) AS n FROM records WHERE status IN ('sending', 'in_doubt') GROUP BY status`).all() as Array<{
       status: string;
@@ -74,38 +69,92 @@ function inDoubt(): { sending: number; inDoubt: number } {
   }
 }
 
-test('kill -9 while waiting out a long Retry-After with documents queued: no record in doubt, then each order exactly once', { timeout: 180_000 }, async () => {
+async function setUp(s: Scenario): Promise<{ sb: Sandbox; dir: string }> {
+  const sb = await startSandbox({ latencyMs: 20 });
+  const tmp = await makeTempDir(`wmsbridge-on-wire-${s.channel}-`);
+  cleanups.push(async () => {
+    await sb.close();
+    await tmp.cleanup();
+  });
+  const d = tmp.dir;
+  await mkdir(join(d, 'inbox', s.channel), { recursive: true });
+  await mkdir(join(d, 'mappings'));
+  await writeFile(join(d, 'mappings', `${s.channel}.yaml`), await s.mapping(sb));
+  await writeFile(join(d, 'inbox', s.channel, 'EXPORT_1.csv'), (await s.lines(sb)).join('\n'));
+  await writeFile(
+    join(d, 'wmsbridge.config.json'),
+    JSON.stringify({
+      channels: [{ name: s.channel, readiness: { mode: 'stable', checks: 1, intervalMs: 10 } }],
+      sending: { concurrency: 4 },
+      wms: { url: sb.url, accessKeyId: sb.accessKeyID, retries: 5, timeoutMs: 5000 },
+    }),
+  );
+  return { sb, dir: d };
+}
+
+/** Runs the scenario: kill -9 while waiting out the window, nothing in doubt, then every record exactly once. */
+async function killWhileThrottled(s: Scenario): Promise<void> {
+  const { sb, dir } = await setUp(s);
   const env = { WMS_SECRET_KEY: sb.secretKey, WMSBRIDGE_LOG_LEVEL: 'warn' };
-  const cfg = ['--config', join(tmp.dir, 'wmsbridge.config.json')];
-  const child = spawnCli(['run', ...cfg], { env, cwd: tmp.dir });
+  const cfg = ['--config', join(dir, 'wmsbridge.config.json')];
+  const arrived = async () => ((await sandboxCall(sb, 'GET', `/__sandbox/arrivals?path=${s.path}`)).json as unknown[]).length;
+  const child = spawnCli(['run', ...cfg], { env, cwd: dir });
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
   try {
-    // some orders delivered: the send loop is going, the others queued behind them
-    const delivering = await waitFor(async () => {
-      const a = (await sandboxCall(sb, 'GET', '/__sandbox/arrivals?path=/open/v1/pickinglist')).json as unknown[];
-      return a.length >= 4;
-    }, 60_000);
+    const delivering = await waitFor(async () => (await arrived()) >= s.deliveredFirst, 60_000);
     assert.ok(delivering, `the run did not start delivering: ${stderr.slice(-2000)}`);
     sb.setFaults({ rate429: 1, retryAfterSeconds: 120 });
     const throttled = await waitFor(async () => ((await sandboxCall(sb, 'GET', '/__sandbox/retry-after')).json as unknown[]).length >= 1, 30_000);
     assert.ok(throttled, 'the WMS answered a 429');
     // the client waits out the window: the records whose requests got the 429 are cleared (bounded wait)
-    await waitFor(() => inDoubt().sending === 0, 10_000);
+    await waitFor(() => inDoubt(dir).sending === 0, 10_000);
+    const delivered = await arrived();
+    assert.ok(delivered < s.keys.length, `records were still queued at the kill (${delivered} of ${s.keys.length} delivered)`);
     assert.equal(child.exitCode, null, 'still running (waiting out the Retry-After)');
     child.kill('SIGKILL');
     await once(child, 'close');
-    assert.deepEqual(inDoubt(), { sending: 0, inDoubt: 0 }, 'no record in doubt after the kill: none was on the wire');
+    assert.deepEqual(inDoubt(dir), { sending: 0, inDoubt: 0 }, 'no record in doubt after the kill: none was on the wire');
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     sb.setFaults({ rate429: 0, retryAfterSeconds: 1 });
   }
 
-  const next = await runCli(['run', ...cfg], { env, cwd: tmp.dir, timeoutMs: 120_000 });
+  const next = await runCli(['run', ...cfg], { env, cwd: dir, timeoutMs: 120_000 });
   assert.equal(next.code, 0, `${next.stdout}\n${next.stderr.slice(-2000)}`);
   const created = (await sandboxCall(sb, 'GET', '/__sandbox/counts')).json.creations as Record<string, Record<string, number>>;
-  const perOrder = new Map<string, number>();
-  for (const [k, n] of Object.entries(created['PickingList'] ?? {})) perOrder.set(k.split('|')[0]!, (perOrder.get(k.split('|')[0]!) ?? 0) + n);
-  for (let i = 0; i < ORDERS; i++) assert.equal(perOrder.get(String(700000 + i)) ?? 0, 1, `order ${700000 + i} exactly once`);
-  assert.deepEqual(inDoubt(), { sending: 0, inDoubt: 0 });
-});
+  const perKey = new Map<string, number>();
+  for (const [k, n] of Object.entries(created[s.target] ?? {})) perKey.set(k.split('|')[0]!, (perKey.get(k.split('|')[0]!) ?? 0) + n);
+  for (const key of s.keys) assert.equal(perKey.get(key) ?? 0, 1, `${s.target} ${key} exactly once`);
+  assert.deepEqual(inDoubt(dir), { sending: 0, inDoubt: 0 });
+}
+
+const ORDERS = Array.from({ length: 60 }, (_, i) => String(700000 + i));
+const CATEGORIES = Array.from({ length: 200 }, (_, i) => `MC${i}`);
+
+test('kill -9 while waiting out a long Retry-After with documents queued: no record in doubt, then each order exactly once', { timeout: 180_000 }, () =>
+  killWhileThrottled({
+    channel: 'pedidos',
+    mapping: async () => pickingListMapping({ channel: 'pedidos', files: 'EXPORT_*.csv' }),
+    lines: async (sb) => {
+      const productId = await seededProductId(sb);
+      return ['pedido;produto;qtd', ...ORDERS.map((o, i) => `${o};${productId};${1 + (i % 5)}`)];
+    },
+    path: '/open/v1/pickinglist',
+    deliveredFirst: 4,
+    target: 'PickingList',
+    keys: ORDERS,
+  }),
+);
+
+test('kill -9 while waiting out a long Retry-After with master data queued: no record in doubt, then each category exactly once', { timeout: 180_000 }, () =>
+  killWhileThrottled({
+    channel: 'cadastros',
+    mapping: async () => categoryMapping({ channel: 'cadastros', files: 'EXPORT_*.csv' }),
+    lines: async () => ['codigo;nome', ...CATEGORIES.map((c, i) => `${c};Categoria ${i}`)],
+    path: '/open/v1/category',
+    deliveredFirst: 8,
+    target: 'Category',
+    keys: CATEGORIES,
+  }),
+);
