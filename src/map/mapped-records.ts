@@ -17,13 +17,13 @@ import type { MapOutput } from './types.js';
  * One output of a mapping as the journal takes it (journal/types.ts NewRecord, the same JournaledRecord of the
  * floor): a record to send, or a reject, with its status always said and its source rows kept (storedRows).
  */
-export interface MappedRecord extends JournaledRecord {
+export interface RecordToJournal extends JournaledRecord {
   target: Target;
   raw: KeptRawRow[];
   status: 'pending' | 'rejected';
 }
 
-export function toNewRecord(out: MapOutput, mapping: CompiledMapping): MappedRecord {
+export function toNewRecord(out: MapOutput, mapping: CompiledMapping): RecordToJournal {
   if (out.ok) {
     const r = out.record;
     return {

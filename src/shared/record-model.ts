@@ -48,9 +48,9 @@ export type RecordOp = 'create' | 'update' | 'upsert' | 'delete';
 export type KeptRawRow = Omit<RawRow, 'fields'>;
 
 /**
- * A record as it is journaled, but for its target (wms/targets.ts, above this floor) and its source rows (which each
- * side types its own way): what map/ makes of a mapping's output (map/mapped-records.ts MappedRecord, a record to send
- * or a reject) and the journal takes (journal/types.ts NewRecord), stated once for both.
+ * A record as it is journaled, but for its target (wms/targets.ts, above this floor) and its source rows (which
+ * each side types its own way): what map/ makes of a mapping's output (map/mapped-records.ts RecordToJournal, a
+ * record to send or a reject) and the journal takes (journal/types.ts NewRecord), stated once for both.
  */
 export interface JournaledRecord {
   op: RecordOp;
