@@ -194,16 +194,15 @@ class RecordSender {
   }
 
   /**
-   * The request. Every record is marked `sending` per attempt, by the client, once the attempt is past the
-   * Retry-After gate, its request slot and any retry's delay, right before the request is written, and the mark
-   * is cleared when an answer proves nothing was applied (issue 41: writeHooks): a kill leaves in doubt only
-   * records whose request may have been written, master data and documents alike. A record held when in doubt
-   * (documents by default) needs a person after a crash: it is settled before its slot is released. One that
-   * resolves itself (read back, or resent) is settled after its slot is released, so the slot does not wait for
-   * that commit.
+   * The request. A record that resolves itself when in doubt (read back, or resent) is marked ahead,
+   * while the request slots are busy, and settled after its slot is released. One held when in doubt
+   * (documents by default) needs a person after a crash: it is marked per attempt, by the client, once the
+   * attempt is past the Retry-After gate, its slot and any retry's delay, right before the request is written,
+   * and the mark is cleared when an answer proves nothing was applied (issue 41: writeHooks); it is settled
+   * before its slot is released. A kill then leaves in doubt only records whose request may have been written.
    */
   private async sendOnce(row: RecordRow, input: SendInput, releaseWindow?: () => void): Promise<void> {
-    const settleInSlot = this.run.inDoubtPolicy(row) === 'hold';
+    const markAhead = this.run.inDoubtPolicy(row) !== 'hold';
     let marked = false;
     const mark = async (): Promise<void> => {
       await this.run.journal.markSending(row.id);
@@ -211,14 +210,22 @@ class RecordSender {
     };
     let out: SendOutput | undefined;
     let sendError: { err: unknown; action: ErrorAction } | null = null;
-    const hooks = this.writeHooks(
-      row,
-      mark,
-      () => marked,
-      (m) => (marked = m),
-    );
-    const ctx = { ...this.ctxOf(row), client: withWriteHooks(this.run.client, hooks) };
+    const ctx = markAhead
+      ? this.ctxOf(row)
+      : {
+          ...this.ctxOf(row),
+          client: withWriteHooks(
+            this.run.client,
+            this.writeHooks(
+              row,
+              mark,
+              () => marked,
+              (m) => (marked = m),
+            ),
+          ),
+        };
     try {
+      if (markAhead) await mark();
       await this.run.requestSlot(row, async () => {
         try {
           out = await send(input, ctx);
@@ -229,12 +236,12 @@ class RecordSender {
           sendError = { err, action };
           return;
         }
-        if (settleInSlot) await this.afterSent(row, out);
+        if (!markAhead) await this.afterSent(row, out);
       });
     } catch (err) {
       // the slot was refused (the run is stopping) or the journal failed
       if (err !== this.run.fatal) throw err;
-      // nothing was sent: the record stays pending (marked: back to pending, the attempt counted)
+      // nothing was sent: the record stays pending (marked ahead: back to pending, the attempt counted)
       if (marked) await this.run.unmark(row, 'not sent: the run stopped (the WMS refused authentication)');
       return;
     }
@@ -244,10 +251,10 @@ class RecordSender {
       else await this.apply(row, input, err, action);
       return;
     }
-    if (!settleInSlot && out) await this.afterSent(row, out, releaseWindow);
+    if (markAhead && out) await this.afterSent(row, out, releaseWindow);
   }
 
-  /** The per-attempt mark of a record: `sending` right before a write, back to pending when nothing was applied. */
+  /** The per-attempt mark of a record held when in doubt: `sending` right before a write, back to pending when nothing was applied. */
   private writeHooks(row: RecordRow, mark: () => Promise<void>, isMarked: () => boolean, setMarked: (m: boolean) => void): WriteHooks {
     return {
       beforeWrite: mark,

@@ -1,17 +1,18 @@
 /**
  * In doubt only what was really on the wire (issue 41): `wmsbridge run` (a child process) is sending records when
- * the WMS starts answering 429 with a long Retry-After. While the client waits out the window, with records queued
- * in its send window and request slots, none of them is marked `sending` (the mark is made per attempt, right
- * before the request is written, and cleared by the 429); it is then killed with SIGKILL, and the journal (read
- * directly) holds no record in doubt. The next run delivers every record exactly once and holds none.
+ * the WMS starts answering 429 with a long Retry-After, then killed with SIGKILL while it waits out the window;
+ * the journal is read directly, and the next run must deliver every record exactly once.
  *
- * Two kinds of records, each its own scenario: picking lists (documents: held for a person when in doubt) and
- * categories (master data: no read-back, so one left in doubt would be resent, i.e. created twice).
+ * Documents (picking lists, held for a person when in doubt) are marked `sending` per attempt, right before the
+ * request is written, and the mark is cleared by the 429: none is left in doubt by the kill. On the code before
+ * issue 41 a document was marked once it had a request slot and stayed marked through the wait (up to
+ * `concurrency` held after the kill).
  *
- * On the code before issue 41 a document was marked once it had a request slot and stayed marked through the
- * Retry-After wait: the journal held up to `concurrency` records `sending` at the kill, held after it. Master
- * data, marked ahead (before its slot) until the token fix, left the send window's records (`concurrency` plus
- * a quarter, at least 2) `sending`, each resent by the next run.
+ * Master data (categories: no read-back, resent when in doubt) is marked ahead, before its request slot, so that
+ * no slot waits for a journal commit: at most the send window (concurrency plus a quarter, at least 2) is left
+ * `sending`, and as none of their requests reached the WMS the resend creates each exactly once. (Marked per
+ * attempt, the throughput at concurrency 32 and 20 ms fell from 0.89 to 0.80 of the Little's-law bound:
+ * docs/RELIABILITY.md.)
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,6 +39,8 @@ interface Scenario {
   /** the sandbox's creations key, and the ERP keys each expected exactly once */
   target: string;
   keys: string[];
+  /** records left `sending` at the kill at most: 0 for documents (marked per attempt) */
+  sendingAtKill: number;
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -108,13 +111,15 @@ async function killWhileThrottled(s: Scenario): Promise<void> {
     const throttled = await waitFor(async () => ((await sandboxCall(sb, 'GET', '/__sandbox/retry-after')).json as unknown[]).length >= 1, 30_000);
     assert.ok(throttled, 'the WMS answered a 429');
     // the client waits out the window: the records whose requests got the 429 are cleared (bounded wait)
-    await waitFor(() => inDoubt(dir).sending === 0, 10_000);
+    await waitFor(() => inDoubt(dir).sending <= s.sendingAtKill, 10_000);
     const delivered = await arrived();
     assert.ok(delivered < s.keys.length, `records were still queued at the kill (${delivered} of ${s.keys.length} delivered)`);
     assert.equal(child.exitCode, null, 'still running (waiting out the Retry-After)');
     child.kill('SIGKILL');
     await once(child, 'close');
-    assert.deepEqual(inDoubt(dir), { sending: 0, inDoubt: 0 }, 'no record in doubt after the kill: none was on the wire');
+    const atKill = inDoubt(dir);
+    assert.equal(atKill.inDoubt, 0);
+    assert.ok(atKill.sending <= s.sendingAtKill, `${atKill.sending} record(s) sending after the kill, at most ${s.sendingAtKill}: none was on the wire`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     sb.setFaults({ rate429: 0, retryAfterSeconds: 1 });
@@ -144,17 +149,24 @@ test('kill -9 while waiting out a long Retry-After with documents queued: no rec
     deliveredFirst: 4,
     target: 'PickingList',
     keys: ORDERS,
+    sendingAtKill: 0,
   }),
 );
 
-test('kill -9 while waiting out a long Retry-After with master data queued: no record in doubt, then each category exactly once', { timeout: 180_000 }, () =>
-  killWhileThrottled({
-    channel: 'cadastros',
-    mapping: async () => categoryMapping({ channel: 'cadastros', files: 'EXPORT_*.csv' }),
-    lines: async () => ['codigo;nome', ...CATEGORIES.map((c, i) => `${c};Categoria ${i}`)],
-    path: '/open/v1/category',
-    deliveredFirst: 8,
-    target: 'Category',
-    keys: CATEGORIES,
-  }),
+test(
+  'kill -9 while waiting out a long Retry-After with master data queued: at most the send window left sending, then each category exactly once',
+  { timeout: 180_000 },
+  () =>
+    killWhileThrottled({
+      channel: 'cadastros',
+      mapping: async () => categoryMapping({ channel: 'cadastros', files: 'EXPORT_*.csv' }),
+      lines: async () => ['codigo;nome', ...CATEGORIES.map((c, i) => `${c};Categoria ${i}`)],
+      path: '/open/v1/category',
+      deliveredFirst: 8,
+      target: 'Category',
+      keys: CATEGORIES,
+      // marked ahead, before its slot (so no request slot waits for a journal commit): at most the send window,
+      // concurrency 4 plus a quarter, at least 2: 6
+      sendingAtKill: 6,
+    }),
 );
