@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { withSqliteJournalAndOther } from '../helpers/journal.js';
-import type { NewRecord } from '../../src/journal/types.js';
+import type { NewRecord, WebhookEventStored } from '../../src/journal/types.js';
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -36,7 +36,7 @@ test('batches posted while the writer thread is busy commit in one transaction, 
     await turn();
     other.exec('COMMIT');
 
-    const [a, b, r, c, d] = (await Promise.all(pending)) as Array<{ stored: boolean; id: number; recordId: number | null }>;
+    const [a, b, r, c, d] = (await Promise.all(pending)) as WebhookEventStored[];
     await assert.rejects(missing, /record 987654 not found/);
     assert.equal(a!.stored, true);
     assert.equal(b!.stored, true);
