@@ -23,7 +23,16 @@ import {
   type WebhookDbRow,
   type XrefDbRow,
 } from './rows.js';
-import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
+import {
+  inProcessLeaderLock,
+  type FileInsert,
+  type JournalStore,
+  type JournalWrite,
+  type NewWebhookEvent,
+  type PruneRule,
+  type StoreLeaderLock,
+  type StoreRecordQuery,
+} from './store.js';
 import {
   WEBHOOK_LINK_TARGETS,
   type FileRow,
@@ -242,21 +251,7 @@ class MemoryStore implements JournalStore {
 
   /** exclusive among the journals opened on this database */
   tryLeaderLock(name: string): StoreLeaderLock | null {
-    const held = this.db.leaderLocks;
-    if (held.has(name)) return null;
-    held.add(name);
-    this.ownLocks.add(name);
-    let released = false;
-    const own = this.ownLocks;
-    return {
-      isHeld: () => !released,
-      release: async () => {
-        if (released) return;
-        released = true;
-        own.delete(name);
-        held.delete(name);
-      },
-    };
+    return inProcessLeaderLock(this.db.leaderLocks, this.ownLocks, name);
   }
 
   // ---- record claims ---------------------------------------------------------------------------

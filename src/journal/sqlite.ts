@@ -42,7 +42,16 @@ import { startWriterThread, type WriterThread } from './sqlite-writer.js';
 import type { WriteOutcome } from './group-commit.js';
 import { createJournal, RECORD_STATUSES } from './policy.js';
 import { migrationsOf } from './migrations.js';
-import type { FileInsert, JournalStore, JournalWrite, NewWebhookEvent, PruneRule, StoreLeaderLock, StoreRecordQuery } from './store.js';
+import {
+  inProcessLeaderLock,
+  type FileInsert,
+  type JournalStore,
+  type JournalWrite,
+  type NewWebhookEvent,
+  type PruneRule,
+  type StoreLeaderLock,
+  type StoreRecordQuery,
+} from './store.js';
 import type { FileRow, FileStatus, Journal, NewRecord, RecordRow, RecordStatus, WebhookEventRow, WebhookEventStored, XrefEntry } from './types.js';
 import type { RefResource, Target } from '../wms/targets.js';
 
@@ -307,20 +316,7 @@ class SqliteStore implements JournalStore {
   tryLeaderLock(name: string): StoreLeaderLock | null {
     let held = leaderLocks.get(this.lockKey);
     if (!held) leaderLocks.set(this.lockKey, (held = new Set()));
-    if (held.has(name)) return null;
-    held.add(name);
-    this.ownLocks.add(name);
-    let released = false;
-    const own = this.ownLocks;
-    return {
-      isHeld: () => !released,
-      release: async () => {
-        if (released) return;
-        released = true;
-        own.delete(name);
-        held.delete(name);
-      },
-    };
+    return inProcessLeaderLock(held, this.ownLocks, name);
   }
 
   // ---- records ---------------------------------------------------------------------------------

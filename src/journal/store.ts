@@ -77,6 +77,26 @@ export interface StoreLeaderLock {
   release(): Promise<void>;
 }
 
+/**
+ * A leader lock held in this process (the in-memory store; SQLite, whose journals of one process share a file):
+ * `held` names the locks taken on the database, `own` those this journal took (given back when it closes).
+ */
+export function inProcessLeaderLock(held: Set<string>, own: Set<string>, name: string): StoreLeaderLock | null {
+  if (held.has(name)) return null;
+  held.add(name);
+  own.add(name);
+  let released = false;
+  return {
+    isHeld: () => !released,
+    release: async () => {
+      if (released) return;
+      released = true;
+      own.delete(name);
+      held.delete(name);
+    },
+  };
+}
+
 export interface JournalStore {
   /** the store's name for messages */
   readonly location: string;
