@@ -6,7 +6,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../shared/package-root.js';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import { loadMappingFile, loadMappingsDir } from '../map/load.js';
 import { previewWith } from '../map/preview.js';
@@ -28,15 +28,6 @@ export interface InferOptions {
 
 /** records + rejects the preview keeps in memory before it stops (a huge sample is not mapped whole) */
 const PREVIEW_LIMIT = 20_000;
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    dir = dirname(dir);
-  }
-  return process.cwd();
-}
 
 function schemaPathFor(out: string): string {
   const local = resolve('schemas', 'mapping.schema.json');

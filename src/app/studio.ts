@@ -6,8 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { packageRoot } from '../shared/package-root.js';
 import { loadConfig, processEnv } from '../config/load.js';
 import { generateMappingJsonSchema } from '../map/json-schema.js';
 import type { ReferenceCache } from '../map/types.js';
@@ -27,15 +27,6 @@ export interface StudioRequest {
   /** --config, --mappings: where mappings are saved (the configuration's mappings folder) */
   configFile?: string;
   mappingsDir?: string;
-}
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    dir = dirname(dir);
-  }
-  return process.cwd();
 }
 
 /** `wmsbridge <command>` with the studio's configuration, as a child process: its exit code and its output. */

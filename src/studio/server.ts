@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
+import { packageRoot } from '../shared/package-root.js';
 import { errorMessage, MappingError } from '../shared/errors.js';
 import { draftFor, fileById, listFiles, previewText, sampleGrid, saveMapping, type StudioDeps } from './api.js';
 import { sampleItemsCache } from './items-cache.js';
@@ -49,12 +49,7 @@ const HEADERS = {
 
 /** dist/studio-web, found from this module (dist/src/studio or src/studio under tsx). */
 export function assetsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist', 'studio-web');
-    dir = dirname(dir);
-  }
-  return join(process.cwd(), 'dist', 'studio-web');
+  return join(packageRoot(), 'dist', 'studio-web');
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
