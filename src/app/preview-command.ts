@@ -106,7 +106,8 @@ async function wmsReferences(values: PreviewCommandOptions, resources: string[])
   return loadReferences(url, key, secret, resources);
 }
 
-async function loadReferences(url: string, key: string, secret: string, resources: string[]): Promise<ReferenceCache> {
+/** The reference data of `resources` read once from a WMS (or a sandbox) through a client closed after it. */
+export async function loadReferences(url: string, key: string, secret: string, resources: string[]): Promise<ReferenceCache> {
   // the WMS client and the reference cache belong to the pipeline; loaded only when asked for
   const { createWmsClient } = await import('../wms/client.js');
   const { createReferenceCache } = await import('../push/reference-cache.js');

@@ -11,11 +11,9 @@ import { packageRoot } from '../shared/package-root.js';
 import { loadConfig, processEnv } from '../config/load.js';
 import { generateMappingJsonSchema } from '../map/json-schema.js';
 import type { ReferenceCache } from '../map/types.js';
-import { createReferenceCache } from '../push/reference-cache.js';
 import { ConfigError } from '../shared/errors.js';
 import { startStudio, type Studio, type StudioLang } from '../studio/server.js';
-import type { RefResource } from '../wms/targets.js';
-import { createWmsClient } from '../wms/client.js';
+import { loadReferences } from './preview-command.js';
 import { trySample } from './studio-try.js';
 
 export interface StudioRequest {
@@ -51,14 +49,7 @@ function sandboxReferences(): { references: (resources: string[]) => Promise<Ref
     const { createSandbox } = await import('../sandbox/index.js');
     sandbox ??= createSandbox({ port: 0, host: '127.0.0.1' });
     const sb = await sandbox;
-    const client = createWmsClient({ baseUrl: sb.url, accessKeyID: sb.accessKeyID, secretKey: sb.secretKey });
-    const cache = createReferenceCache(client);
-    try {
-      await cache.load(resources as RefResource[]);
-    } finally {
-      await (client as unknown as { close?: () => Promise<void> }).close?.();
-    }
-    return cache;
+    return loadReferences(sb.url, sb.accessKeyID, sb.secretKey, resources);
   };
   return {
     references: (resources) => {
