@@ -31,6 +31,7 @@ import { request } from 'undici';
 import Database from 'better-sqlite3';
 import { cliCommand, PROJECT_ROOT } from './lib.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import type { WireEntry } from '../src/sandbox/wire-log.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { cnpjCheckDigits } from '../src/map/checks.js';
 import { categoryMapping, familyMapping, pickingListMapping, providerMapping } from '../test/helpers/fixtures.js';
@@ -875,18 +876,8 @@ const DOCUMENT_TARGETS = new Set(['PickingList', 'PurchaseOrder', 'PickingListAt
 const DOCUMENT_PATHS = ['/open/v1/pickinglist', '/open/v1/purchaseorder', '/wms/v1/pickinglist/attachment'];
 const AUTH_PATHS = ['/open/v1/authorize', '/open/v1/refreshtoken'];
 
-/** GET /__sandbox/wire entry (src/sandbox/wire-log.ts) */
-interface WireEntryJson {
-  seq: number;
-  method: string;
-  path: string;
-  body: Record<string, unknown> | null;
-  arrivedAt: number;
-  endedAt: number | null;
-  fate: 'open' | 'answered' | 'reset-before' | 'reset-after' | 'gone';
-  status: number | null;
-  unread: boolean;
-}
+/** GET /__sandbox/wire entry (src/sandbox/wire-log.ts), its body read as a JSON object */
+type WireEntryJson = Omit<WireEntry, 'body'> & { body: Record<string, unknown> | null };
 
 /** What one kill left, as the journal and the WMS tell it. */
 export interface KillFigures {

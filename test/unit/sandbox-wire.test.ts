@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startSandbox, sandboxCall, sandboxToken, type Sandbox } from '../helpers/sandbox.js';
+import type { WireEntry } from '../../src/sandbox/wire-log.js';
 
 let sb: Sandbox;
 let token: string;
@@ -19,17 +20,8 @@ after(async () => {
   await sb?.close();
 });
 
-interface Entry {
-  seq: number;
-  method: string;
-  path: string;
-  body: Record<string, unknown> | null;
-  arrivedAt: number;
-  endedAt: number | null;
-  fate: string;
-  status: number | null;
-  unread: boolean;
-}
+/** GET /__sandbox/wire entry, as the sandbox's wire log states it */
+type Entry = WireEntry;
 
 async function wire(since = 0): Promise<{ now: number; entries: Entry[] }> {
   return (await sandboxCall(sb, 'GET', `/__sandbox/wire?since=${since}`)).json;
