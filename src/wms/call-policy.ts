@@ -194,11 +194,7 @@ async function attemptOnce(m: Machinery, req: Prepared, attempt: number, replay:
   if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
   if (req.contentType) headers['content-type'] = req.contentType;
   const { res, failure } = await exchange(m, req, headers);
-  // the WMS checked the token somewhere between its renewal and the answer: a token obtained longer than the stale
-  // bound before the answer came (however it reached this attempt: taken, handed over by a refresh, picked up after
-  // the slot) may have expired meanwhile, not been refused
-  if (res)
-    return afterAttempt(hooks, await judgeAnswer(m, req, res, attempt, token, token !== undefined && m.auth().ageMs(token) > STALE_TOKEN_WAIT_MS, replay));
+  if (res) return afterAttempt(hooks, await judgeAnswer(m, req, res, attempt, token, replay));
   return failedOnTheWire(m, req, failure!, attempt, hooks);
 }
 
@@ -291,24 +287,19 @@ async function exchange(m: Machinery, req: Prepared, headers: Record<string, str
 }
 
 /** An answer: success, a 401 to replay after one refresh, or the error it means. */
-async function judgeAnswer(
-  m: Machinery,
-  req: Prepared,
-  r: RawResponse,
-  attempt: number,
-  token: string | undefined,
-  waited: boolean,
-  replay: Replay,
-): Promise<Outcome> {
+async function judgeAnswer(m: Machinery, req: Prepared, r: RawResponse, attempt: number, token: string | undefined, replay: Replay): Promise<Outcome> {
   m.breaker.answered();
   // a throttling answer closed the gate in `exchange`, before its slot was released
   if (throttleOf(r, m.clock.now()) === undefined && r.status < 500) m.throttle.answeredHealthy();
   const env = parseBody(r);
   if (isSuccess(r, env)) return { kind: 'ok', env };
   const unauthorized = !req.anonymous && isUnauthorized(r, env) && token !== undefined;
-  // a second 401 means refused credentials only when the fresh token went out at once; one that
-  // waited (for a slot, or a Retry-After) may simply have expired meanwhile: refreshed again (bounded)
-  if (unauthorized && (replay.consecutive401 === 0 || (waited && replay.consecutive401 < 3))) {
+  // a second 401 means refused credentials only when the token was young when the answer came; the WMS checked it
+  // somewhere between its renewal and the answer, so one obtained longer than the stale bound before (however it
+  // reached this attempt: taken, handed over by a refresh, picked up after the slot; it waited for a slot or a
+  // Retry-After, or the answer was slow) may simply have expired meanwhile: refreshed again (bounded)
+  const aged = (): boolean => m.auth().ageMs(token!) > STALE_TOKEN_WAIT_MS;
+  if (unauthorized && (replay.consecutive401 === 0 || (replay.consecutive401 < 3 && aged()))) {
     await refreshForReplay(m, req, r, token!, replay);
     return { kind: 'again' }; // the replay is not a retry
   }
